@@ -1,0 +1,60 @@
+# The project's front door. `make run` and `make test` do all set-up on a fresh Debian 12 machine
+# (they call `deps` first); every other target is listed by `make help`.
+BUILD   ?= build
+JOBS    ?= $(shell nproc)
+CMAKE_FLAGS ?=
+CTEST   := ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+
+.PHONY: help deps configure build test test-full docs notebooks run clean
+.DEFAULT_GOAL := help
+
+help:
+	@echo "make run          train the default model on the embedded dataset (does all set-up)"
+	@echo "make test         build, run every test, build the docs, execute the notebooks"
+	@echo "make test-chN     run only chapter N's tests (e.g. make test-ch1)"
+	@echo "make test-full    the larger test matrix"
+	@echo "make chapter-N    build and run chapter N's program (e.g. make chapter-1)"
+	@echo "make deps         install missing Debian packages (apt-get as root)"
+	@echo "make build        configure and build into $(BUILD)/ (Release)"
+	@echo "make docs         Doxygen API docs into $(BUILD)/docs (warnings are errors)"
+	@echo "make notebooks    execute notebooks/ headlessly; plots go to $(BUILD)/notebooks"
+	@echo "make clean        remove $(BUILD)/"
+
+deps:
+	@scripts/deps.sh
+
+$(BUILD)/CMakeCache.txt:
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
+
+configure: deps $(BUILD)/CMakeCache.txt
+
+build: configure
+	cmake --build $(BUILD) -j $(JOBS)
+
+test: build
+	$(CTEST) -LE full
+	scripts/check_gpu_build.sh $(BUILD)
+	$(MAKE) --no-print-directory docs notebooks
+
+test-full: build
+	$(CTEST)
+
+test-ch%: build
+	$(CTEST) -L 'ch$*$$'
+
+chapter-%: build
+	@scripts/run_chapter.sh $(BUILD) $*
+
+docs: deps
+	@mkdir -p $(BUILD)/docs
+	doxygen docs/Doxyfile
+	@echo "docs: $(BUILD)/docs/html/index.html (zero warnings)"
+
+notebooks: build
+	scripts/run_notebooks.sh $(BUILD)
+
+run: build
+	scripts/run_main.sh $(BUILD)
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,35 @@
+# Small helpers so that each folder's CMakeLists reads as a list of what it builds.
+
+# zt_module(NAME SOURCES ... DEPS ...): one src/ module as its own static library `zt_NAME`,
+# so that a chapter links only the modules it has introduced. Headers are included as
+# "NAME/file.h" from the src/ root.
+function(zt_module name)
+  cmake_parse_arguments(M "" "" "SOURCES;DEPS" ${ARGN})
+  if(M_SOURCES)
+    add_library(zt_${name} STATIC ${M_SOURCES})
+    target_include_directories(zt_${name} PUBLIC ${PROJECT_SOURCE_DIR}/src)
+    target_link_libraries(zt_${name} PUBLIC ${M_DEPS})
+  else()
+    add_library(zt_${name} INTERFACE)
+    target_include_directories(zt_${name} INTERFACE ${PROJECT_SOURCE_DIR}/src)
+    target_link_libraries(zt_${name} INTERFACE ${M_DEPS})
+  endif()
+endfunction()
+
+# zt_test(NAME SOURCES ... DEPS ... CHAPTERS 1 4 ...): one Catch2 executable; every test case in
+# it must carry a chapter tag [chN] for one of CHAPTERS. Each chapter's cases are registered with
+# CTest under the label chN, so `ctest -L chN` (make test-chN) runs one chapter's tests.
+function(zt_test name)
+  cmake_parse_arguments(T "" "TIMEOUT" "SOURCES;DEPS;CHAPTERS" ${ARGN})
+  add_executable(${name} ${T_SOURCES})
+  target_link_libraries(${name} PRIVATE ${T_DEPS} Catch2::Catch2WithMain)
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests)
+  if(NOT T_TIMEOUT)
+    set(T_TIMEOUT 300)
+  endif()
+  foreach(ch IN LISTS T_CHAPTERS)
+    catch_discover_tests(${name} TEST_SPEC "[ch${ch}]" TEST_PREFIX "ch${ch}: "
+      PROPERTIES LABELS "ch${ch}" TIMEOUT ${T_TIMEOUT}
+      WORKING_DIRECTORY ${PROJECT_BINARY_DIR})
+  endforeach()
+endfunction()

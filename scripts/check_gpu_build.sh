@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# scripts/check_gpu_build.sh BUILD — fail when nvcc is installed but the GPU targets were not
+# built: a CUDA build that silently disappears would let GPU code rot unnoticed.
+set -euo pipefail
+build=$1
+if command -v nvcc >/dev/null 2>&1 || [[ -x /usr/local/cuda/bin/nvcc ]]; then
+  if ! grep -q '^ZT_HAVE_CUDA_BUILT:INTERNAL=ON' "$build/CMakeCache.txt"; then
+    echo "check_gpu_build: nvcc is present but the GPU targets were not configured" >&2; exit 1
+  fi
+  libs=$(find "$build/lib" -name 'libzt_*_cuda.a' | wc -l)
+  [[ "$libs" -ge 1 ]] || { echo "check_gpu_build: nvcc is present but no GPU library was built" >&2; exit 1; }
+  echo "check_gpu_build: GPU targets built ($libs CUDA libraries)"
+else
+  echo "check_gpu_build: no nvcc on this machine; GPU targets skipped"
+fi

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# scripts/run_notebooks.sh BUILD — execute every notebook in notebooks/ headlessly with Debian's
+# Python (/usr/bin/python3, where make deps installed matplotlib and nbconvert). Executed copies go
+# to BUILD/notebooks/, and so do the plots they write. A failing cell fails this script.
+set -euo pipefail
+build=$(cd "$1" && pwd)
+out="$build/notebooks"
+mkdir -p "$out"
+export ZT_BUILD="$build" ZT_NOTEBOOK_OUT="$out" MPLBACKEND=Agg PYDEVD_DISABLE_FILE_VALIDATION=1
+shopt -s nullglob
+books=(notebooks/*.ipynb)
+[[ ${#books[@]} -gt 0 ]] || { echo "notebooks: none found"; exit 0; }
+for nb in "${books[@]}"; do
+  echo "notebooks: executing $nb"
+  /usr/bin/python3 -m jupyter nbconvert --to notebook --execute --ExecutePreprocessor.timeout=600 \
+    --output-dir "$out" "$nb" >/dev/null
+done
+echo "notebooks: ${#books[@]} executed; outputs in $out"

@@ -1,0 +1,55 @@
+// fp/cuda/convert_cuda.cu — device kernels for the array casts declared in convert_cuda.h.
+#include "fp/cuda/convert_cuda.h"
+
+#include <cuda_runtime.h>
+
+#include "core/check.h"
+#include "fp/bf16.h"
+#include "fp/fp16.h"
+
+namespace zt::cuda {
+namespace {
+
+void check(cudaError_t err, const char* what) {
+  ZT_CHECK(err == cudaSuccess, "CUDA ", what, ": ", cudaGetErrorString(err));
+}
+
+template <uint16_t (*Round)(float)>
+__global__ void round_kernel(const float* in, uint16_t* out, std::size_t n) {
+  const std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  if (i < n) out[i] = Round(in[i]);
+}
+
+__device__ uint16_t to_fp16(float f) { return fp16_bits_from_float(f); }
+__device__ uint16_t to_bf16(float f) { return bf16_bits_from_float(f); }
+
+template <uint16_t (*Round)(float)>
+void round_on_device(const float* in, uint16_t* out, std::size_t n) {
+  if (n == 0) return;
+  float* d_in = nullptr;
+  uint16_t* d_out = nullptr;
+  check(cudaMalloc(&d_in, n * sizeof(float)), "cudaMalloc");
+  check(cudaMalloc(&d_out, n * sizeof(uint16_t)), "cudaMalloc");
+  check(cudaMemcpy(d_in, in, n * sizeof(float), cudaMemcpyHostToDevice), "copy in");
+  const unsigned threads = 256;
+  const unsigned blocks = static_cast<unsigned>((n + threads - 1) / threads);
+  round_kernel<Round><<<blocks, threads>>>(d_in, d_out, n);
+  check(cudaGetLastError(), "kernel launch");
+  check(cudaMemcpy(out, d_out, n * sizeof(uint16_t), cudaMemcpyDeviceToHost), "copy out");
+  cudaFree(d_in);
+  cudaFree(d_out);
+}
+
+}  // namespace
+
+int device_count() {
+  int count = 0;
+  // Without a GPU this fails ("driver version is insufficient" / "no CUDA-capable device").
+  if (cudaGetDeviceCount(&count) != cudaSuccess) return 0;
+  return count;
+}
+
+void round_to_fp16(const float* in, uint16_t* out, std::size_t n) { round_on_device<to_fp16>(in, out, n); }
+void round_to_bf16(const float* in, uint16_t* out, std::size_t n) { round_on_device<to_bf16>(in, out, n); }
+
+}  // namespace zt::cuda

@@ -1,0 +1,24 @@
+// fp/cuda/convert_cuda.h — float <-> fp16/bf16 conversion of whole arrays on a CUDA device.
+//
+// The kernels call the very same scalar functions as the CPU (fp16.h, bf16.h), so a tensor cast
+// on the GPU has the same bits as one cast on the CPU. It is not an optimised cast kernel.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace zt::cuda {
+
+/// Number of CUDA devices usable by this process; 0 when there is no GPU or no driver.
+/// @return the device count.
+int device_count();
+
+/// Round n floats (host memory) to fp16 on the current device, results copied back to host.
+/// @param in host input. @param out host output of fp16 bit patterns. @param n element count.
+void round_to_fp16(const float* in, uint16_t* out, std::size_t n);
+
+/// Round n floats (host memory) to bf16 on the current device, results copied back to host.
+/// @param in host input. @param out host output of bf16 bit patterns. @param n element count.
+void round_to_bf16(const float* in, uint16_t* out, std::size_t n);
+
+}  // namespace zt::cuda

@@ -1,0 +1,67 @@
+// train/train_config.cc — flag table and validation of TrainConfig (see train_config.h).
+#include "train/train_config.h"
+
+#include "core/check.h"
+#include "core/cli.h"
+
+namespace zt::train {
+
+bool parse_train_config(int argc, char** argv, TrainConfig& c) {
+  ArgParser p("zero-train", "Train a GPT-2-style model with mixed precision on one rank.");
+  const int64_t big = int64_t{1} << 40;
+  p.add_choice("model", &c.model, {"gpt"}, "model family");
+  p.add_int("layers", &c.layers, "transformer blocks L", 1, 1024);
+  p.add_int("heads", &c.heads, "attention heads H", 1, 1024);
+  p.add_int("width", &c.width, "channels C (divisible by heads)", 1, 65536);
+  p.add_int("context", &c.context, "sequence length T", 1, 65536);
+  p.add_int("vocab", &c.vocab, "vocabulary size V (default: the dataset's alphabet)", 1, 1 << 24);
+  p.add_choice("precision", &c.precision, {"fp32", "fp16", "bf16"}, "compute precision");
+  p.add_choice("optimizer", &c.optimizer, {"adam", "adamw", "sgd"}, "optimizer");
+  p.add_choice("reduce-dtype", &c.reduce_dtype, {"fp32", "compute"}, "gradient storage width");
+  p.add_flag("no-master-weights", &c.no_master_weights, "update the 16-bit copy directly (teaching)");
+  p.add_double("lr", &c.lr, "peak learning rate", 0.0, 1e3);
+  p.add_double("min-lr", &c.min_lr, "cosine schedule floor", 0.0, 1e3);
+  p.add_int("warmup-steps", &c.warmup_steps, "linear warm-up steps", 0, big);
+  p.add_double("weight-decay", &c.weight_decay, "AdamW weight decay", 0.0, 1e3);
+  p.add_double("beta1", &c.beta1, "Adam beta1", 0.0, 0.999999);
+  p.add_double("beta2", &c.beta2, "Adam beta2", 0.0, 0.999999999);
+  p.add_double("eps", &c.eps, "Adam epsilon", 1e-30, 1.0);
+  p.add_double("momentum", &c.momentum, "SGD momentum", 0.0, 0.999999);
+  p.add_double("clip-grad-norm", &c.clip_grad_norm, "global-norm clip (0: off)", 0.0, 1e30);
+  p.add_int("norm-block", &c.norm_block, "gradient-norm block size (power of two)", 1, 1 << 20);
+  p.add_double("loss-scale-init", &c.loss_scale_init, "initial loss scale (fp16)", 1.0, 1e30);
+  p.add_int("loss-scale-growth-interval", &c.loss_scale_growth_interval, "clean steps before growth", 1, big);
+  p.add_double("loss-scale-growth-factor", &c.loss_scale_growth_factor, "growth factor", 1.0, 1e6);
+  p.add_double("loss-scale-backoff", &c.loss_scale_backoff, "backoff factor", 1e-6, 1.0);
+  p.add_int("steps", &c.steps, "optimizer steps", 0, big);
+  p.add_int("global-batch", &c.global_batch, "sequences per optimizer step", 1, big);
+  p.add_int("micro-batch", &c.micro_batch, "sequences per micro-batch (default: global batch)", 1, big);
+  p.add_int("seed", &c.seed, "seed of init and data", 0, INT64_MAX);
+  p.add_double("memory-budget-mb", &c.memory_budget_mb, "per-rank arena capacity in MiB", 1e-6, 1e9);
+  p.add_int("blas-threads", &c.blas_threads, "BLAS threads per rank", 1, 256);
+  p.add_string("data", &c.data, "train byte-level on this text file instead of the embedded set");
+  p.add_int("eval-every", &c.eval_every, "held-out evaluation period (0: end only)", 0, big);
+  p.add_string("summary-json", &c.summary_json, "write the run summary as JSON");
+  p.add_string("dump-manifest", &c.dump_manifest, "write the parameter manifest as JSON");
+  p.add_string("dump-params", &c.dump_params, "write final FP32 master weights (raw float32 LE)");
+  p.add_string("dump-grads", &c.dump_grads, "write step 1's FP32 gradient (raw float32 LE)");
+  p.add_string("dump-batch", &c.dump_batch, "write step 1's global batch (int32 [B, T+1])");
+  if (!p.parse(argc, argv)) return false;
+  ZT_CHECK(p.rest().empty(), "unexpected arguments after --");
+  if (c.micro_batch == 0) c.micro_batch = c.global_batch;
+  validate(c);
+  return true;
+}
+
+void validate(const TrainConfig& c) {
+  ZT_CHECK(c.width % c.heads == 0, "--width ", c.width, " is not divisible by --heads ", c.heads);
+  ZT_CHECK(c.micro_batch > 0 && c.global_batch % c.micro_batch == 0, "--global-batch ",
+           c.global_batch, " does not split into micro-batches of ", c.micro_batch);
+  ZT_CHECK((c.norm_block & (c.norm_block - 1)) == 0, "--norm-block ", c.norm_block,
+           " is not a power of two");
+  ZT_CHECK(c.min_lr <= c.lr, "--min-lr ", c.min_lr, " is above --lr ", c.lr);
+  ZT_CHECK(!c.no_master_weights || c.precision != "fp32",
+           "--no-master-weights needs --precision fp16 or bf16 (fp32 has no separate master)");
+}
+
+}  // namespace zt::train

@@ -1,0 +1,74 @@
+// train/train_config.h — every setting of a training run, parsed strictly from the command line.
+//
+// One plain struct is the whole contract of `zero-train`'s flags (README, chapter 2). Validation
+// that needs only the settings themselves (sizes positive, width divisible by heads, batch
+// arithmetic) happens here, so a bad run stops before any memory is touched. It is not where the
+// dataset or the model are built.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace zt::train {
+
+/// All settings of one training run (defaults are the `make run` job).
+struct TrainConfig {
+  // model
+  std::string model = "gpt";   ///< model family (gpt)
+  int64_t layers = 2;          ///< L, transformer blocks
+  int64_t heads = 4;           ///< H, attention heads
+  int64_t width = 64;          ///< C, channels
+  int64_t context = 32;        ///< T, sequence length
+  int64_t vocab = 0;           ///< V; 0 means the dataset's alphabet size
+  // precision and optimizer
+  std::string precision = "fp32";    ///< fp32 | fp16 | bf16
+  std::string optimizer = "adamw";   ///< adam | adamw | sgd
+  std::string reduce_dtype = "fp32"; ///< gradient storage/reduction width: fp32 | compute
+  bool no_master_weights = false;    ///< update the 16-bit copy directly (teaching only)
+  double lr = 3e-3;                  ///< peak learning rate
+  double min_lr = 3e-4;              ///< floor of the cosine schedule
+  int64_t warmup_steps = 20;         ///< linear warm-up steps
+  double weight_decay = 0.0;         ///< AdamW decoupled weight decay
+  double beta1 = 0.9;                ///< Adam first-moment decay
+  double beta2 = 0.95;               ///< Adam second-moment decay
+  double eps = 1e-8;                 ///< Adam epsilon
+  double momentum = 0.9;             ///< SGD momentum
+  double clip_grad_norm = 1.0;       ///< global-norm clipping threshold; 0 disables
+  int64_t norm_block = 256;          ///< gradient-norm block size b (a power of two)
+  // loss scaling (fp16)
+  double loss_scale_init = 65536.0;       ///< initial dynamic loss scale
+  int64_t loss_scale_growth_interval = 2000; ///< clean steps before the scale grows
+  double loss_scale_growth_factor = 2.0;  ///< growth multiplier
+  double loss_scale_backoff = 0.5;        ///< multiplier after an overflow
+  // schedule and batch
+  int64_t steps = 300;          ///< optimizer steps
+  int64_t global_batch = 32;    ///< sequences per optimizer step
+  int64_t micro_batch = 0;      ///< sequences per micro-batch; 0 means global_batch
+  int64_t seed = 1234;          ///< seed of init and data
+  // resources
+  double memory_budget_mb = 1024.0;  ///< per-rank arena capacity, MiB
+  int64_t blas_threads = 1;          ///< BLAS threads per rank
+  // data and outputs
+  std::string data;           ///< byte-level text file; empty means the embedded dataset
+  int64_t eval_every = 50;    ///< held-out evaluation period in steps; 0 = only at the end
+  std::string summary_json;   ///< --summary-json FILE
+  std::string dump_manifest;  ///< --dump-manifest FILE
+  std::string dump_params;    ///< --dump-params FILE
+  std::string dump_grads;     ///< --dump-grads FILE
+  std::string dump_batch;     ///< --dump-batch FILE
+
+  /// Micro-batches per step on one rank: global_batch / micro_batch.
+  /// @return the count (validated to divide exactly).
+  int64_t micro_batches() const { return global_batch / micro_batch; }
+};
+
+/// Parse argv into a TrainConfig, validating it. Throws zt::Error on any bad input.
+/// @param argc as given to main. @param argv as given to main.
+/// @param config filled in. @return false when --help was printed (nothing to run).
+bool parse_train_config(int argc, char** argv, TrainConfig& config);
+
+/// Checks that need only the settings (sizes, divisibility, batch arithmetic).
+/// @param config the settings to check; throws zt::Error naming the first problem.
+void validate(const TrainConfig& config);
+
+}  // namespace zt::train

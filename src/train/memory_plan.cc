@@ -1,0 +1,53 @@
+// train/memory_plan.cc — closed-form predictions of the single-rank ledger (see memory_plan.h).
+#include "train/memory_plan.h"
+
+#include "memory/model_states.h"
+#include "model/manifest.h"
+#include "model/workspace.h"
+#include "optim/grad_norm.h"
+#include "reduce/canonical_tree.h"
+
+namespace zt::train {
+
+SingleRankShape single_rank_shape(const TrainConfig& c, int64_t vocab) {
+  SingleRankShape s;
+  s.model = {vocab, c.context, c.layers, c.heads, c.width};
+  model::validate(s.model);
+  s.precision = model::parse_precision(c.precision);
+  const model::Manifest manifest = model::make_manifest(s.model);
+  s.psi = static_cast<std::size_t>(manifest.param_count);
+  s.micro_batch = static_cast<std::size_t>(c.micro_batch);
+  s.micro_batches = static_cast<std::size_t>(c.micro_batches());
+  const bool fp32 = s.precision == model::Precision::fp32;
+  // s_g: the reduce dtype's width; with FP32 compute both choices are 4 bytes.
+  s.grad_width = (fp32 || c.reduce_dtype == "fp32") ? 4 : 2;
+  s.optimizer_k = zt::optimizer_k(c.optimizer);
+  s.master_weights = !c.no_master_weights;
+  s.norm_block = static_cast<std::size_t>(c.norm_block);
+  for (const auto& u : manifest.units)
+    s.norm_blocks += zt::norm_block_count(static_cast<std::size_t>(u.numel), s.norm_block);
+  return s;
+}
+
+std::map<std::string, std::size_t> predict_single_rank(const SingleRankShape& s) {
+  std::map<std::string, std::size_t> p;
+  const bool fp32 = s.precision == model::Precision::fp32;
+  const std::size_t psi = s.psi;
+  p[category::params] = psi * model::bytes_of(s.precision);
+  if (!fp32 && s.master_weights) p[category::master] = psi * 4;
+  p[category::optimizer] = psi * static_cast<std::size_t>(s.optimizer_k - 4);
+  p[category::grads] = psi * s.grad_width;
+  if (!fp32 && s.grad_width == 4) p[category::grad_staging] = psi * 2;
+  if (s.micro_batches > 1)  // the binary counter holds at most floor(log2 A) + 1 FP32 buffers
+    p[category::accum_partials] = canonical_max_live_partials(s.micro_batches) * psi * 4;
+  const auto B = static_cast<int64_t>(s.micro_batch);
+  p[category::activations] = model::activation_bytes(s.model, B, s.precision);
+  p[category::scratch] = model::scratch_bytes(s.model, B, s.precision);
+  const auto tokens = s.micro_batch * static_cast<std::size_t>(s.model.context);
+  p[category::batch] = (tokens + s.micro_batch) * sizeof(int32_t);
+  p[category::norm_blocks] = (s.norm_blocks + s.norm_block) * sizeof(float);
+  p[category::eval] = tokens * sizeof(int32_t);
+  return p;
+}
+
+}  // namespace zt::train

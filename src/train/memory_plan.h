@@ -1,0 +1,65 @@
+// train/memory_plan.h — the ledger categories of a single-rank run and their predicted peaks.
+//
+// Every buffer the training loop allocates comes from the arena under one of these categories,
+// and this file predicts each category's peak from the settings alone (closed forms in ψ, the
+// micro-batch count A, the model's workspace sizes). Tests assert measured == predicted exactly.
+// Model states follow the paper's accounting (widths 2, s_g, 4, K−4 bytes per element); the rest
+// are the residual states. It is the single-rank plan; the ZeRO stages have their own.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <string>
+
+#include "model/gpt_config.h"
+#include "model/precision.h"
+#include "train/train_config.h"
+
+namespace zt::train {
+
+/// Ledger category names (one per kind of buffer).
+namespace category {
+inline constexpr const char* params = "params";              ///< compute copy (fp32: the master)
+inline constexpr const char* master = "master";              ///< FP32 master copy
+inline constexpr const char* optimizer = "optimizer";        ///< Adam m, v / SGD momentum
+inline constexpr const char* grads = "grads";                ///< gradient storage, width s_g
+inline constexpr const char* grad_staging = "grad_staging";  ///< 16-bit model output when s_g = 4
+inline constexpr const char* accum_partials = "accum_partials";  ///< FP32 canonical-tree partials
+inline constexpr const char* activations = "activations";    ///< what backward needs
+inline constexpr const char* scratch = "scratch";            ///< per-op temporaries
+inline constexpr const char* batch = "batch";                ///< one micro-batch of token ids
+inline constexpr const char* norm_blocks = "norm_blocks";    ///< block sums + one block of FP32
+inline constexpr const char* eval = "eval";                  ///< argmax predictions
+}  // namespace category
+
+/// Sizes that determine a single-rank run's memory.
+struct SingleRankShape {
+  model::GptConfig model;       ///< the model
+  model::Precision precision;   ///< compute type
+  std::size_t psi = 0;          ///< parameter count
+  std::size_t micro_batch = 0;  ///< sequences per micro-batch
+  std::size_t micro_batches = 0;  ///< A, micro-batches per step
+  std::size_t grad_width = 4;   ///< s_g in bytes
+  int optimizer_k = 12;         ///< K bytes per parameter of master + optimizer state
+  bool master_weights = true;   ///< false with --no-master-weights
+  std::size_t norm_blocks = 0;  ///< gradient-norm blocks over all units
+  std::size_t norm_block = 256; ///< b
+};
+
+/// Derive the shape of a run from its settings (the dataset fixes V when --vocab is 0).
+/// @param config the settings. @param vocab the vocabulary size to use. @return the shape.
+SingleRankShape single_rank_shape(const TrainConfig& config, int64_t vocab);
+
+/// Predicted peak bytes of every category a run allocates (categories it never allocates are
+/// absent). @param shape the run. @return category name -> bytes.
+std::map<std::string, std::size_t> predict_single_rank(const SingleRankShape& shape);
+
+/// The four model-state categories, whose peaks add up to model_states_bytes.
+/// @return their names.
+inline const char* const* model_state_categories() {
+  static const char* const names[] = {category::params, category::grads, category::master,
+                                      category::optimizer, nullptr};
+  return names;
+}
+
+}  // namespace zt::train

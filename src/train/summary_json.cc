@@ -1,0 +1,91 @@
+// train/summary_json.cc — JSON writers for zero-train's outputs (see summary_json.h).
+#include "train/summary_json.h"
+
+#include <nlohmann/json.hpp>
+
+#include "model/manifest.h"
+
+namespace zt::train {
+namespace {
+
+using nlohmann::ordered_json;
+
+// A float widened to double is exact, and the JSON writer prints the shortest decimal that reads
+// back as that double, so the float32 bits survive the round trip.
+double exact(float x) { return static_cast<double>(x); }
+
+ordered_json config_object(const TrainConfig& c) {
+  ordered_json j;
+  j["model"] = c.model; j["layers"] = c.layers; j["heads"] = c.heads; j["width"] = c.width;
+  j["context"] = c.context; j["vocab"] = c.vocab; j["precision"] = c.precision;
+  j["optimizer"] = c.optimizer; j["reduce_dtype"] = c.reduce_dtype;
+  j["no_master_weights"] = c.no_master_weights; j["lr"] = c.lr; j["min_lr"] = c.min_lr;
+  j["warmup_steps"] = c.warmup_steps; j["weight_decay"] = c.weight_decay; j["beta1"] = c.beta1;
+  j["beta2"] = c.beta2; j["eps"] = c.eps; j["momentum"] = c.momentum;
+  j["clip_grad_norm"] = c.clip_grad_norm; j["norm_block"] = c.norm_block;
+  j["loss_scale_init"] = c.loss_scale_init;
+  j["loss_scale_growth_interval"] = c.loss_scale_growth_interval;
+  j["loss_scale_growth_factor"] = c.loss_scale_growth_factor;
+  j["loss_scale_backoff"] = c.loss_scale_backoff; j["steps"] = c.steps;
+  j["global_batch"] = c.global_batch; j["micro_batch"] = c.micro_batch;
+  j["micro_batches"] = c.micro_batches(); j["seed"] = c.seed;
+  j["memory_budget_mb"] = c.memory_budget_mb; j["blas_threads"] = c.blas_threads;
+  j["data"] = c.data; j["world_size"] = 1; j["stage"] = 0;
+  return j;
+}
+
+}  // namespace
+
+std::string config_json(const TrainConfig& config) { return config_object(config).dump(); }
+
+std::string summary_json(const TrainConfig& config, const RunResult& r) {
+  ordered_json j;
+  j["config"] = config_object(config);
+  j["param_count"] = r.param_count;
+  j["dataset"] = r.dataset;
+  j["steps"] = ordered_json::array();
+  for (const auto& s : r.steps) {
+    ordered_json e;
+    e["step"] = s.step;
+    e["loss"] = exact(s.loss);
+    e["loss_scale"] = exact(s.loss_scale);
+    e["skipped"] = s.skipped;
+    e["grad_norm"] = s.grad_norm ? ordered_json(exact(*s.grad_norm)) : ordered_json(nullptr);
+    e["clipped"] = s.clipped;
+    e["lr"] = exact(s.lr);
+    j["steps"].push_back(e);
+  }
+  j["evals"] = ordered_json::array();
+  for (const auto& e : r.evals)
+    j["evals"].push_back({{"step", e.step}, {"loss", exact(e.loss)}, {"accuracy", e.accuracy},
+                          {"problems", e.problems}});
+  ordered_json ranks = ordered_json::array();
+  for (const auto& m : r.memory) {
+    ordered_json e;
+    e["rank"] = m.rank;
+    e["model_states_bytes"] = m.model_states_bytes;
+    e["model_states_bytes_predicted"] = m.model_states_bytes_predicted;
+    e["peak_bytes"] = m.peak_bytes;
+    e["peak_bytes_predicted"] = m.peak_bytes_predicted;
+    e["padding_bytes"] = m.padding_bytes;
+    e["by_category"] = m.by_category;
+    e["by_category_predicted"] = m.by_category_predicted;
+    e["arena_capacity"] = m.arena_capacity;
+    ranks.push_back(e);
+  }
+  j["memory"] = {{"per_rank", ranks}};
+  j["tokens_per_s"] = r.tokens_per_s;
+  j["seconds"] = r.seconds;
+  j["frozen_fraction"] = r.frozen_fraction >= 0 ? ordered_json(r.frozen_fraction) : ordered_json(nullptr);
+  return j.dump(2) + "\n";
+}
+
+std::string manifest_json(const TrainConfig& c, int64_t vocab) {
+  const model::Manifest m = model::make_manifest({vocab, c.context, c.layers, c.heads, c.width});
+  ordered_json list = ordered_json::array();
+  for (const auto& p : m.params)
+    list.push_back({{"name", p.name}, {"shape", p.shape}, {"offset", p.offset}, {"numel", p.numel}});
+  return list.dump(1) + "\n";
+}
+
+}  // namespace zt::train

@@ -1,0 +1,31 @@
+// train/summary_json.h — the `--summary-json` document of zero-train.
+//
+// Layout (the contract that tests, notebooks and later issues read): config; param_count;
+// steps: [{step, loss, loss_scale, skipped, grad_norm (null when not finite), clipped, lr}];
+// evals: [{step, loss, accuracy, problems}]; memory: {per_rank: [{rank, model_states_bytes,
+// model_states_bytes_predicted, peak_bytes, peak_bytes_predicted, padding_bytes, by_category,
+// by_category_predicted, arena_capacity}]}; tokens_per_s; seconds; frozen_fraction (null unless
+// 16-bit). Every float is written so that parsing it back gives the same float32 bits.
+#pragma once
+
+#include <string>
+
+#include "train/run_result.h"
+#include "train/train_config.h"
+
+namespace zt::train {
+
+/// The settings as a JSON object text (also hashed to check that ranks agree, P4).
+/// @param config the settings. @return compact JSON.
+std::string config_json(const TrainConfig& config);
+
+/// The whole summary document. @param config the settings. @param result the run.
+/// @return pretty-printed JSON.
+std::string summary_json(const TrainConfig& config, const RunResult& result);
+
+/// The parameter manifest: [{name, shape, offset, numel}] in canonical order.
+/// @param config the settings (model shape). @param vocab the vocabulary in use.
+/// @return JSON text.
+std::string manifest_json(const TrainConfig& config, int64_t vocab);
+
+}  // namespace zt::train

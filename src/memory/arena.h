@@ -43,6 +43,7 @@ class Arena;
 class ArenaAllocation {
  public:
   ArenaAllocation() = default;
+  /// Releases the block.
   ~ArenaAllocation() { reset(); }
   /// Take over another allocation. @param other the source (left empty).
   ArenaAllocation(ArenaAllocation&& other) noexcept { swap(other); }
@@ -85,6 +86,7 @@ class Arena {
   /// Reserve the region. @param capacity_bytes the budget (> 0). @param name used in errors
   /// (e.g. "rank 3").
   explicit Arena(std::size_t capacity_bytes, std::string name = "arena");
+  /// Aborts with a message if allocations are still alive (they would dangle).
   ~Arena();
   Arena(const Arena&) = delete;
   Arena& operator=(const Arena&) = delete;

@@ -37,8 +37,10 @@ struct AdamConfig {
 /// Per-step scalars of one Adam step, rounded to float once on the host and shared by all
 /// elements (and all ranks): the kernel does float arithmetic only.
 struct AdamStepScalars {
-  float beta1 = 0, one_minus_beta1 = 0;  ///< β1 and 1 − β1
-  float beta2 = 0, one_minus_beta2 = 0;  ///< β2 and 1 − β2
+  float beta1 = 0;            ///< β1
+  float one_minus_beta1 = 0;  ///< 1 − β1, rounded once from double
+  float beta2 = 0;            ///< β2
+  float one_minus_beta2 = 0;  ///< 1 − β2, rounded once from double
   float step_size = 0;                   ///< η / (1 − β1^t)
   float sqrt_bias_correction2 = 0;       ///< √(1 − β2^t)
   float eps = 0;                         ///< ε

@@ -38,7 +38,7 @@ UnitElements unit_elements(std::string name, std::size_t numel, std::size_t worl
   ZT_CHECK(world_size >= 1 && block >= 1, "unit '", name, "': world size and block must be >= 1");
   const std::size_t per_rank = (numel + world_size - 1) / world_size;
   const std::size_t shard = (per_rank + block - 1) / block * block;
-  return UnitElements{std::move(name), numel, shard, shard * world_size};
+  return UnitElements{std::move(name), numel, shard, shard * world_size, std::nullopt};
 }
 
 StateWidths state_widths(bool fp32_precision, std::size_t grad_width, int k) {
@@ -52,10 +52,13 @@ StateWidths state_widths(bool fp32_precision, std::size_t grad_width, int k) {
 
 ModelStateBytes model_states_bytes(const ShardingDescription& desc, const StateWidths& widths,
                                    std::size_t rank) {
-  const ShardSpec& s = desc.spec;
-  ZT_CHECK(rank < s.world_size, "rank ", rank, " outside world of ", s.world_size);
+  ZT_CHECK(rank < desc.spec.world_size, "rank ", rank, " outside world of ",
+           desc.spec.world_size);
   ModelStateBytes b;
   for (const UnitElements& u : desc.units) {
+    const ShardSpec& s = u.spec ? *u.spec : desc.spec;
+    ZT_CHECK(s.world_size == desc.spec.world_size, "unit '", u.name, "': its spec has world size ",
+             s.world_size, ", the description ", desc.spec.world_size);
     ZT_CHECK(u.shard_numel * s.world_size <= u.full_numel || !(s.params || s.grads || s.optimizer),
              "unit '", u.name, "': ", s.world_size, " shards of ", u.shard_numel,
              " elements do not fit its flat size ", u.full_numel);

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,9 @@ struct UnitElements {
   std::size_t numel = 0;        ///< real elements (no padding)
   std::size_t shard_numel = 0;  ///< elements of one rank's shard, padding included
   std::size_t full_numel = 0;   ///< elements of the unsharded flat unit, padding included
+  /// A per-unit choice of what is sharded (e.g. stage 3 for a large unit, stage 2 for a small
+  /// one); empty means the description's spec. Its world_size must equal the description's.
+  std::optional<ShardSpec> spec;
 };
 
 /// The default layout: each of N shards has ceil(numel / N) elements rounded up to a multiple of
@@ -97,7 +101,8 @@ struct ModelStateBytes {
 };
 
 /// Model-state bytes that rank `rank` holds under `desc`: each state takes its width times the
-/// elements the rank holds of every unit (shard_numel if that state is sharded, else full_numel).
+/// elements the rank holds of every unit (shard_numel if that state is sharded, else full_numel),
+/// with each unit's own spec where it has one.
 /// @param desc the sharding description. @param widths bytes per element of each state.
 /// @param rank which rank (padding differs: the last shards hold the padding).
 /// @return the breakdown.

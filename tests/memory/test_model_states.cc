@@ -98,3 +98,17 @@ TEST_CASE("padding sits at shard ends and is reported per rank", "[ch3][memory]"
   CHECK(s1.padding == 4 * 536 + 12 * 24);
   CHECK_THROWS_AS(model_states_bytes(d, w, 3), Error);
 }
+
+TEST_CASE("a unit may carry its own sharding choice", "[ch3][memory]") {
+  // stage 3 for a large unit, stage 2 for a small one, on 4 ranks, no padding
+  ShardingDescription d{shard_spec_for_stage(2, 4),
+                        {unit_elements("big", 4096, 4, 256), unit_elements("small", 1024, 4, 256)}};
+  d.units[0].spec = shard_spec_for_stage(3, 4);
+  const auto w = state_widths(false, 2, 12);
+  const auto b = model_states_bytes(d, w, 1);
+  CHECK(b.params == 2 * 1024 + 2 * 1024);  // big: a quarter; small: replicated
+  CHECK(b.grads == 2 * 1024 + 2 * 256);
+  CHECK(b.master + b.optimizer == 12 * 1024 + 12 * 256);
+  d.units[1].spec = shard_spec_for_stage(3, 2);
+  CHECK_THROWS_AS(model_states_bytes(d, w, 0), Error);
+}

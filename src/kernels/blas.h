@@ -1,0 +1,44 @@
+// kernels/blas.h — the two BLAS calls the model makes (GEMM, triangular multiply), FP32 only.
+//
+// Why OpenBLAS. Its single-core sgemm runs near the machine's peak (bench/model/sgemm_rate), far
+// beyond a teaching kernel, and for a fixed shape, CPU kernel selection and thread count it runs
+// a fixed sequence of fused multiply-adds: deterministic. Its threads split the M and N
+// dimensions only, never K, so the bits do not depend on the thread count either (tested in
+// tests/model/test_gpt_determinism.cc). What can change the bits: another OpenBLAS version or
+// another CPU model (OpenBLAS picks its kernel per CPU at run time; OPENBLAS_CORETYPE pins it).
+//
+// Threads are pinned explicitly: one per rank unless set_blas_threads() says otherwise, applied
+// before the first call whatever OPENBLAS_NUM_THREADS says. Row-major everywhere; beta is 0.
+// Not here: 16-bit GEMMs (callers widen 16-bit inputs to float, exact, then round the output).
+#pragma once
+
+#include <cstdint>
+
+namespace zt::kernels {
+
+/// Pin OpenBLAS to n threads (n >= 1) for this process.
+/// @param n the number of threads.
+void set_blas_threads(int n);
+
+/// The number of threads OpenBLAS is pinned to (1 until set_blas_threads is called).
+/// @return that count.
+int blas_threads();
+
+/// C[M,N] = op(A) op(B) in FP32, row-major, overwriting C.
+/// @param trans_a use A^T (A stored [K,M]) instead of A ([M,K]).
+/// @param trans_b use B^T (B stored [N,K]) instead of B ([K,N]).
+/// @param m rows of C. @param n columns of C. @param k the summed dimension.
+/// @param a first operand. @param lda its row stride. @param b second operand.
+/// @param ldb its row stride. @param c the result (written). @param ldc its row stride.
+void gemm_f32(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a,
+              int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc);
+
+/// B[M,N] = op(A) B in place, A [M,M] lower triangular (its upper part is never read).
+/// @param trans use A^T (upper triangular) instead of A.
+/// @param m rows of B and order of A. @param n columns of B.
+/// @param a the triangular matrix. @param lda its row stride.
+/// @param b the matrix multiplied in place. @param ldb its row stride.
+void trmm_lower_left_f32(bool trans, int64_t m, int64_t n, const float* a, int64_t lda, float* b,
+                         int64_t ldb);
+
+}  // namespace zt::kernels

@@ -1,0 +1,74 @@
+// kernels/cross_entropy.h — softmax cross-entropy over V classes per position: forward (per-token
+// FP32 loss) and backward (gradient of the logits, times a seed grad_scale).
+//
+//   m = max_j l_j     s = sum_j exp(l_j - m)     loss = m + log s - l_y
+//   dl_j = grad_scale * (exp(l_j - m)/s - [j = y])
+// The logits are the T-typed output of the head GEMM; everything here is FP32. m and s are
+// cached so the backward recomputes exactly the forward's probabilities. s is a canonical tree
+// sum; exp and log are kernels/math.h's. Also the argmax of each row, for accuracy metrics.
+#pragma once
+
+#include <cstdint>
+
+#include "core/check.h"
+#include "kernels/cast.h"
+#include "kernels/math.h"
+#include "kernels/row_sum.h"
+#include "kernels/tokens.h"
+
+namespace zt::kernels {
+
+/// Per-position cross-entropy.
+/// @param loss [N] FP32 per-position losses (written). @param row_max [N] cache (written).
+/// @param row_sum [N] cache (written). @param logits [N,V]. @param targets [B,T] ids (N = B*T),
+/// each in [0,V). @param V classes.
+template <typename T>
+void cross_entropy_forward(float* loss, float* row_max, float* row_sum, const T* logits,
+                           const TokenView& targets, int64_t V) {
+  const int64_t N = targets.rows * targets.cols;
+  for (int64_t n = 0; n < N; ++n) {
+    const int32_t y = targets.flat(n);
+    ZT_CHECK(y >= 0 && y < V, "target ", y, " at position ", n, " is outside [0,", V, ")");
+    const T* l = logits + n * V;
+    float m = to_f(l[0]);
+    for (int64_t j = 1; j < V; ++j) m = to_f(l[j]) > m ? to_f(l[j]) : m;
+    const float s = canonical_sum_f(static_cast<std::size_t>(V),
+                                    [&](std::size_t j) { return exp_f(to_f(l[j]) - m); });
+    row_max[n] = m;
+    row_sum[n] = s;
+    loss[n] = (m + log_f(s)) - to_f(l[y]);
+  }
+}
+
+/// Gradient of grad_scale * (sum of the per-position losses) with respect to the logits.
+/// @param dlogits [N,V] (written). @param logits [N,V]. @param row_max [N] and @param row_sum [N]
+/// the forward caches. @param targets [B,T] ids. @param V classes.
+/// @param grad_scale the seed gradient of every position's loss.
+template <typename T>
+void cross_entropy_backward(T* dlogits, const T* logits, const float* row_max, const float* row_sum,
+                            const TokenView& targets, int64_t V, float grad_scale) {
+  const int64_t N = targets.rows * targets.cols;
+  for (int64_t n = 0; n < N; ++n) {
+    const int32_t y = targets.flat(n);
+    const T* l = logits + n * V;
+    T* d = dlogits + n * V;
+    for (int64_t j = 0; j < V; ++j) {
+      const float p = exp_f(to_f(l[j]) - row_max[n]) / row_sum[n];
+      d[j] = from_f<T>((p - (j == y ? 1.0f : 0.0f)) * grad_scale);
+    }
+  }
+}
+
+/// Index of the largest logit of each row (the lowest index among equals).
+/// @param out [N] (written). @param logits [N,V]. @param N rows. @param V classes.
+template <typename T>
+void argmax_rows(int32_t* out, const T* logits, int64_t N, int64_t V) {
+  for (int64_t n = 0; n < N; ++n) {
+    const T* l = logits + n * V;
+    int64_t best = 0;
+    for (int64_t j = 1; j < V; ++j) best = to_f(l[j]) > to_f(l[best]) ? j : best;
+    out[n] = static_cast<int32_t>(best);
+  }
+}
+
+}  // namespace zt::kernels

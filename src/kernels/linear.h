@@ -1,0 +1,82 @@
+// kernels/linear.h — y = x W^T + b (PyTorch nn.Linear: W is [out, in], row-major): forward and
+// backward, through the FP32 GEMM of kernels/blas.h.
+//
+// 16-bit compute types follow tensor-core semantics: the GEMM's inputs are the 16-bit values
+// (widened to float, exactly), products are accumulated in FP32, the bias is added in FP32 and
+// the output rounded to 16 bits once. The backward does the same: dx = dy W and dW = dy^T x are
+// FP32 GEMMs over the 16-bit dy, W, x, each rounded once; db = sum over rows of dy (canonical
+// tree, FP32) rounded once. For T = float every "rounding" is the identity.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "kernels/blas.h"
+#include "kernels/cast.h"
+#include "kernels/row_sum.h"
+
+namespace zt::kernels {
+
+/// Floats of scratch linear_forward needs.
+/// @param N rows. @param in input width. @param out output width.
+/// @param narrow_type true for a 16-bit compute type. @return the count.
+inline int64_t linear_forward_scratch_floats(int64_t N, int64_t in, int64_t out, bool narrow_type) {
+  return N * out + (narrow_type ? N * in + out * in : 0);
+}
+/// Floats of scratch linear_backward needs.
+/// @param N rows. @param in input width. @param out output width.
+/// @param narrow_type true for a 16-bit compute type. @return the count.
+inline int64_t linear_backward_scratch_floats(int64_t N, int64_t in, int64_t out, bool narrow_type) {
+  return N * out + (narrow_type ? 2 * N * in + 2 * out * in : 0);
+}
+
+/// y = x W^T + b.
+/// @param y [N,out] (written). @param x [N,in]. @param W [out,in]. @param b [out] or nullptr.
+/// @param N rows. @param in input width. @param out output width.
+/// @param scratch linear_forward_scratch_floats() floats.
+template <typename T>
+void linear_forward(T* y, const T* x, const T* W, const T* b, int64_t N, int64_t in, int64_t out,
+                    float* scratch) {
+  constexpr bool kNarrow = !std::is_same_v<T, float>;
+  float* y_f = scratch;
+  const float* x_f = widen(x, static_cast<std::size_t>(N * in), scratch + N * out);
+  const float* W_f = widen(W, static_cast<std::size_t>(out * in), scratch + N * out + (kNarrow ? N * in : 0));
+  gemm_f32(false, true, N, out, in, x_f, in, W_f, in, y_f, out);
+  for (int64_t i = 0; i < N; ++i) {
+    float* row = y_f + i * out;
+    if (b) {
+      for (int64_t j = 0; j < out; ++j) row[j] += to_f(b[j]);
+    }
+    narrow(y + i * out, row, static_cast<std::size_t>(out));
+  }
+}
+
+/// Gradients of y = x W^T + b.
+/// @param dx [N,in] (written). @param dW [out,in] (written). @param db [out] (written) or nullptr.
+/// @param dy [N,out] gradient of y. @param x [N,in] forward input. @param W [out,in].
+/// @param N rows. @param in input width. @param out output width.
+/// @param scratch linear_backward_scratch_floats() floats.
+template <typename T>
+void linear_backward(T* dx, T* dW, T* db, const T* dy, const T* x, const T* W, int64_t N,
+                     int64_t in, int64_t out, float* scratch) {
+  constexpr bool kNarrow = !std::is_same_v<T, float>;
+  float* dy_f = scratch;  // a private copy: the bias sum below consumes it
+  for (int64_t i = 0; i < N * out; ++i) dy_f[i] = to_f(dy[i]);
+  float* rest = scratch + N * out;
+  const float* W_f = widen(W, static_cast<std::size_t>(out * in), rest);
+  const float* x_f = widen(x, static_cast<std::size_t>(N * in), rest + (kNarrow ? out * in : 0));
+  float* dx_f = kNarrow ? rest + out * in + N * in : reinterpret_cast<float*>(dx);
+  float* dW_f = kNarrow ? rest + out * in + 2 * N * in : reinterpret_cast<float*>(dW);
+  gemm_f32(false, false, N, in, out, dy_f, out, W_f, in, dx_f, in);
+  gemm_f32(true, false, out, in, N, dy_f, out, x_f, in, dW_f, in);
+  narrow(dx, dx_f, static_cast<std::size_t>(N * in));
+  narrow(dW, dW_f, static_cast<std::size_t>(out * in));
+  if (db) {
+    const float* s = canonical_rows_sum_inplace(dy_f, out, out, static_cast<std::size_t>(N),
+                                                [](std::size_t i) { return i; });
+    narrow(db, s, static_cast<std::size_t>(out));
+  }
+}
+
+}  // namespace zt::kernels

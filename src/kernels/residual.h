@@ -1,0 +1,31 @@
+// kernels/residual.h — the residual connection x + f(x): forward, and the backward join.
+//
+// Forward: out = a + b in FP32, rounded once to T (out may alias a or b).
+// Backward: the gradient of out reaches both a and b unchanged; where a tensor feeds both the
+// skip path and a branch, its gradient is the sum of the two, which residual_grad_join forms:
+// skip + branch in FP32, rounded once. That add and the final rounding are the only places an
+// activation gradient is rounded outside the ops that produce it.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/cast.h"
+
+namespace zt::kernels {
+
+/// out = a + b, element-wise. @param out n values (written; may alias a or b).
+/// @param a n values. @param b n values. @param n count.
+template <typename T>
+void residual_forward(T* out, const T* a, const T* b, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = from_f<T>(to_f(a[i]) + to_f(b[i]));
+}
+
+/// skip += branch: the gradient of a tensor used by both the skip path and a branch.
+/// @param skip n values: on entry the skip-path gradient, on exit the sum.
+/// @param branch n values: the branch's gradient. @param n count.
+template <typename T>
+void residual_grad_join(T* skip, const T* branch, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) skip[i] = from_f<T>(to_f(skip[i]) + to_f(branch[i]));
+}
+
+}  // namespace zt::kernels

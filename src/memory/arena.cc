@@ -1,0 +1,131 @@
+// memory/arena.cc — implementation of the first-fit arena (see arena.h for the policy).
+#include "memory/arena.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <iterator>
+#include <utility>
+
+#include "core/check.h"
+
+namespace zt {
+
+void ArenaAllocation::swap(ArenaAllocation& other) noexcept {
+  std::swap(arena_, other.arena_);
+  std::swap(data_, other.data_);
+  std::swap(offset_, other.offset_);
+  std::swap(bytes_, other.bytes_);
+  std::swap(category_, other.category_);
+}
+
+void ArenaAllocation::reset() noexcept {
+  if (arena_ != nullptr) arena_->release(offset_, bytes_, *category_);
+  arena_ = nullptr;
+  data_ = nullptr;
+  offset_ = 0;
+  bytes_ = 0;
+  category_ = nullptr;
+}
+
+namespace {
+std::byte* reserve_region(std::size_t capacity) {
+  // std::aligned_alloc wants a size that is a multiple of the alignment; the tail beyond
+  // `capacity` is never handed out. Pages are touched only when used, so a large budget is cheap.
+  void* p = std::aligned_alloc(Arena::kAlignment, Arena::aligned_size(capacity));
+  ZT_CHECK(p != nullptr, "arena: the host could not reserve ", capacity, " bytes");
+  return static_cast<std::byte*>(p);
+}
+}  // namespace
+
+Arena::Arena(std::size_t capacity_bytes, std::string name)
+    : capacity_(capacity_bytes), name_(std::move(name)), region_(nullptr, std::free) {
+  ZT_CHECK(capacity_bytes > 0, "arena '", name_, "': capacity must be positive");
+  region_.reset(reserve_region(capacity_bytes));
+  free_.emplace(0, capacity_bytes);
+}
+
+Arena::~Arena() {
+  if (live_blocks_ != 0) {
+    // A buffer outliving its arena would later write into freed memory: stop here, loudly.
+    std::fprintf(stderr, "arena '%s' destroyed with %zu live allocations (%zu bytes)\n",
+                 name_.c_str(), live_blocks_, reserved_);
+    std::abort();
+  }
+}
+
+const std::string& Arena::intern(std::string_view category) {
+  auto it = names_.find(category);
+  if (it == names_.end())
+    it = names_.emplace(std::string(category), std::make_unique<std::string>(category)).first;
+  return *it->second;
+}
+
+ArenaAllocation Arena::allocate(std::size_t bytes, std::string_view category) {
+  ArenaAllocation a;
+  a.category_ = &intern(category);
+  if (bytes == 0) {  // counted (allocation count) but owns no block
+    ledger_.add(category, 0);
+    a.arena_ = this;
+    return a;
+  }
+  const std::size_t need = aligned_size(bytes);
+  auto fit = free_.begin();
+  while (fit != free_.end() && fit->second < need) ++fit;
+  if (fit == free_.end()) {
+    const FragmentationStats f = fragmentation();
+    ZT_FAIL("out of memory in ", name_, ": category '", category, "' requested ", bytes,
+            " bytes (", need, " with ", kAlignment, "-byte alignment); free ", f.free_bytes,
+            " bytes of ", capacity_, ", largest free block ", f.largest_free_block, " bytes");
+  }
+  const std::size_t offset = fit->first, size = fit->second;
+  free_.erase(fit);
+  if (size > need) free_.emplace(offset + need, size - need);
+  reserved_ += need;
+  ++live_blocks_;
+  ledger_.add(category, bytes);
+  a.arena_ = this;
+  a.data_ = region_.get() + offset;
+  a.offset_ = offset;
+  a.bytes_ = bytes;
+  return a;
+}
+
+void Arena::release(std::size_t offset, std::size_t bytes, const std::string& category) noexcept {
+  ledger_.remove(category, bytes);
+  if (bytes == 0) return;
+  std::size_t start = offset, size = aligned_size(bytes);
+  reserved_ -= size;
+  --live_blocks_;
+  auto next = free_.lower_bound(offset);
+  if (next != free_.end() && start + size == next->first) {  // merge with the right neighbour
+    size += next->second;
+    next = free_.erase(next);
+  }
+  if (next != free_.begin()) {  // merge with the left neighbour
+    auto prev = std::prev(next);
+    if (prev->first + prev->second == start) {
+      start = prev->first;
+      size += prev->second;
+      free_.erase(prev);
+    }
+  }
+  free_.emplace(start, size);
+}
+
+FragmentationStats Arena::fragmentation() const {
+  FragmentationStats f;
+  for (const auto& [offset, size] : free_) {
+    // The last block may end at a capacity that is not a multiple of the granule: only whole
+    // granules of it can be handed out, so only those count as allocatable.
+    const std::size_t usable = size / kAlignment * kAlignment;
+    f.free_bytes += size;
+    if (usable > f.largest_free_block) f.largest_free_block = usable;
+    ++f.free_blocks;
+  }
+  f.external_fragmentation =
+      f.free_bytes == 0 ? 0.0
+                        : 1.0 - static_cast<double>(f.largest_free_block) / static_cast<double>(f.free_bytes);
+  return f;
+}
+
+}  // namespace zt

@@ -1,0 +1,133 @@
+// memory/arena.h — one rank's memory: a fixed-capacity region, a first-fit allocator, a ledger.
+//
+// The arena stands in for a GPU's memory on the CPU path: one contiguous block of `capacity`
+// bytes, reserved once, out of which every model and residual state of the rank is carved. So an
+// out-of-memory condition happens where it would on a device — when no free block is large
+// enough — and fragmentation is real and measurable (chapter 3, ZeRO-R's defragmentation later).
+//
+// Allocator: a free list kept in address order; an allocation takes the FIRST free block large
+// enough (first-fit), splitting off the rest; a release merges the freed block with free
+// neighbours on both sides (coalescing), so two adjacent free blocks never exist. Every block
+// starts at a multiple of kAlignment = 256 bytes (the CUDA allocator's granule, and enough for any
+// vector load) and occupies its size rounded up to 256.
+//
+// Accounting: the ledger counts the REQUESTED bytes (what the data needs), never the alignment
+// round-up, so predicted == measured can hold exactly from element counts alone. The round-up is
+// visible as reserved_bytes() - ledger().total().current_bytes and in the fragmentation stats.
+// Not thread-safe: one arena per rank, used by that rank's thread only.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "memory/ledger.h"
+
+namespace zt {
+
+/// Free-space statistics of an arena at one moment.
+struct FragmentationStats {
+  std::size_t free_bytes = 0;          ///< capacity minus reserved (aligned) bytes
+  std::size_t largest_free_block = 0;  ///< the largest allocation that could succeed now (aligned)
+  std::size_t free_blocks = 0;         ///< number of free blocks in the free list
+  double external_fragmentation = 0;   ///< 1 - largest_free_block / free_bytes (0 when nothing is free)
+};
+
+class Arena;
+
+/// RAII owner of one arena block: releases it (and its ledger entry) when destroyed.
+/// Move-only. A default-constructed or zero-byte allocation owns no block.
+class ArenaAllocation {
+ public:
+  ArenaAllocation() = default;
+  /// Releases the block.
+  ~ArenaAllocation() { reset(); }
+  /// Take over another allocation. @param other the source (left empty).
+  ArenaAllocation(ArenaAllocation&& other) noexcept { swap(other); }
+  /// Release this block, then take over another. @param other the source (left empty).
+  /// @return this.
+  ArenaAllocation& operator=(ArenaAllocation&& other) noexcept {
+    if (this != &other) {
+      reset();
+      swap(other);
+    }
+    return *this;
+  }
+  ArenaAllocation(const ArenaAllocation&) = delete;
+  ArenaAllocation& operator=(const ArenaAllocation&) = delete;
+
+  /// Start of the block (nullptr when empty). @return the address.
+  std::byte* data() const { return data_; }
+  /// Requested size in bytes (what the ledger counts). @return the size.
+  std::size_t bytes() const { return bytes_; }
+  /// Byte offset of the block from the arena's start. @return the offset.
+  std::size_t offset() const { return offset_; }
+  /// Release the block now (no-op when empty).
+  void reset() noexcept;
+
+ private:
+  friend class Arena;
+  void swap(ArenaAllocation& other) noexcept;
+  Arena* arena_ = nullptr;
+  std::byte* data_ = nullptr;
+  std::size_t offset_ = 0;
+  std::size_t bytes_ = 0;
+  const std::string* category_ = nullptr;  // interned in the arena, stable while it lives
+};
+
+/// A fixed-capacity region with a first-fit, coalescing allocator and a ledger by category.
+class Arena {
+ public:
+  static constexpr std::size_t kAlignment = 256;  ///< block start and size granule, in bytes
+
+  /// Reserve the region. @param capacity_bytes the budget (> 0). @param name used in errors
+  /// (e.g. "rank 3").
+  explicit Arena(std::size_t capacity_bytes, std::string name = "arena");
+  /// Aborts with a message if allocations are still alive (they would dangle).
+  ~Arena();
+  Arena(const Arena&) = delete;
+  Arena& operator=(const Arena&) = delete;
+
+  /// Allocate `bytes` under `category`; throws zt::Error naming the category, the request, the
+  /// free bytes and the largest free block when no free block is large enough.
+  /// @param bytes requested size (0 gives an empty allocation that is still counted in the
+  /// category's allocation count). @param category ledger category name.
+  /// @return the owning handle.
+  ArenaAllocation allocate(std::size_t bytes, std::string_view category);
+
+  /// The capacity given at construction. @return bytes.
+  std::size_t capacity() const { return capacity_; }
+  /// Bytes taken by live blocks including the alignment round-up. @return bytes.
+  std::size_t reserved_bytes() const { return reserved_; }
+  /// The ledger (requested bytes by category). @return it.
+  const Ledger& ledger() const { return ledger_; }
+  /// Reset the ledger's peaks to current values (to measure one phase).
+  void reset_peaks() { ledger_.reset_peaks(); }
+  /// Free-space statistics now. @return them.
+  FragmentationStats fragmentation() const;
+  /// The arena's name. @return it.
+  const std::string& name() const { return name_; }
+  /// Round a size up to the allocation granule. @param bytes a size. @return the reserved size.
+  static std::size_t aligned_size(std::size_t bytes) {
+    return (bytes + kAlignment - 1) / kAlignment * kAlignment;
+  }
+
+ private:
+  friend class ArenaAllocation;
+  void release(std::size_t offset, std::size_t bytes, const std::string& category) noexcept;
+  const std::string& intern(std::string_view category);
+
+  std::size_t capacity_;
+  std::string name_;
+  std::unique_ptr<std::byte, void (*)(void*)> region_;
+  std::map<std::size_t, std::size_t> free_;  // offset -> size, address order, never adjacent
+  std::size_t reserved_ = 0;
+  std::size_t live_blocks_ = 0;
+  Ledger ledger_;
+  std::map<std::string, std::unique_ptr<std::string>, std::less<>> names_;
+};
+
+}  // namespace zt

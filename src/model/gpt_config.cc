@@ -1,0 +1,21 @@
+// model/gpt_config.cc — validation of a GptConfig.
+#include "model/gpt_config.h"
+
+#include "core/check.h"
+
+namespace zt::model {
+
+void validate(const GptConfig& cfg) {
+  ZT_CHECK(cfg.vocab > 0, "vocab must be positive, got ", cfg.vocab);
+  ZT_CHECK(cfg.context > 0, "context must be positive, got ", cfg.context);
+  ZT_CHECK(cfg.layers > 0, "layers must be positive, got ", cfg.layers);
+  ZT_CHECK(cfg.heads > 0, "heads must be positive, got ", cfg.heads);
+  ZT_CHECK(cfg.width > 0, "width must be positive, got ", cfg.width);
+  ZT_CHECK(cfg.width % cfg.heads == 0, "width ", cfg.width, " is not divisible by heads ", cfg.heads);
+  const int64_t limit = int64_t{1} << 30;  // keeps every matrix dimension and product in range
+  ZT_CHECK(cfg.vocab <= limit && cfg.context <= limit && cfg.width <= (int64_t{1} << 20) &&
+               cfg.vocab * cfg.width <= limit * 2,
+           "model too large for this implementation (vocab ", cfg.vocab, ", width ", cfg.width, ")");
+}
+
+}  // namespace zt::model

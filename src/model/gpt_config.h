@@ -1,0 +1,26 @@
+// model/gpt_config.h — the shape of a GPT-2-style decoder: V, T, L, H, C, and its validation.
+//
+// Shape letters, used the same way in every model and kernel file: B micro-batch sequences,
+// T context (positions per sequence), C width (channels), H heads, D = C/H head width,
+// L layers, V vocabulary, N = B*T positions.
+#pragma once
+
+#include <cstdint>
+
+namespace zt::model {
+
+/// The sizes that define a GPT (the defaults are the ~10.8M-parameter benchmark model).
+struct GptConfig {
+  int64_t vocab = 256;    ///< V, vocabulary size (the head's output width)
+  int64_t context = 256;  ///< T, positions per sequence (rows of wpe)
+  int64_t layers = 6;     ///< L, transformer blocks
+  int64_t heads = 6;      ///< H, attention heads per block
+  int64_t width = 384;    ///< C, residual stream width (a multiple of H)
+};
+
+/// Throw zt::Error (one line naming the field and value) unless every size is positive, C is a
+/// multiple of H, and the largest tensor fits the 32-bit indices BLAS takes.
+/// @param cfg the configuration to check.
+void validate(const GptConfig& cfg);
+
+}  // namespace zt::model

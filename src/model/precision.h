@@ -1,0 +1,51 @@
+// model/precision.h — the three compute types a model can run in, as a run-time value.
+//
+// The model is written once as a template on its compute type T (float, zt::fp16, zt::bf16);
+// this enum names T where a run-time choice is needed (command lines, memory predictions).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <type_traits>
+
+#include "core/check.h"
+#include "fp/bf16.h"
+#include "fp/fp16.h"
+
+namespace zt::model {
+
+/// A compute type: all-FP32, or 16-bit compute copies with FP32 accumulation.
+enum class Precision { fp32, fp16, bf16 };
+
+/// Bytes per element of a compute type. @param p the precision. @return 4 or 2.
+inline std::size_t bytes_of(Precision p) { return p == Precision::fp32 ? 4 : 2; }
+
+/// The precision's name as on the command line. @param p the precision.
+/// @return "fp32", "fp16" or "bf16".
+inline const char* name_of(Precision p) {
+  return p == Precision::fp32 ? "fp32" : p == Precision::fp16 ? "fp16" : "bf16";
+}
+
+/// Parse "fp32", "fp16" or "bf16". @param s the name. @return the precision.
+inline Precision parse_precision(const std::string& s) {
+  if (s == "fp32") return Precision::fp32;
+  if (s == "fp16") return Precision::fp16;
+  if (s == "bf16") return Precision::bf16;
+  ZT_FAIL("unknown precision '", s, "' (expected fp32, fp16 or bf16)");
+}
+
+/// The Precision value of a compute type. @return fp32, fp16 or bf16.
+template <typename T>
+constexpr Precision precision_of() {
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, fp16> || std::is_same_v<T, bf16>,
+                "compute type must be float, zt::fp16 or zt::bf16");
+  if constexpr (std::is_same_v<T, float>) {
+    return Precision::fp32;
+  } else if constexpr (std::is_same_v<T, fp16>) {
+    return Precision::fp16;
+  } else {
+    return Precision::bf16;
+  }
+}
+
+}  // namespace zt::model

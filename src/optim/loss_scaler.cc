@@ -1,0 +1,59 @@
+// optim/loss_scaler.cc — the loss-scale state machine (see loss_scaler.h).
+#include "optim/loss_scaler.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/check.h"
+
+namespace zt {
+
+LossScaler::LossScaler(const LossScalerConfig& c) : config_(c), scale_(c.initial_scale) {
+  if (!c.dynamic) {
+    scale_ = 1.0f;
+    return;
+  }
+  ZT_CHECK(std::isfinite(c.initial_scale) && c.initial_scale > 0, "loss scale: initial scale ",
+           c.initial_scale, " must be positive and finite");
+  ZT_CHECK(c.growth_factor > 1, "loss scale: growth factor ", c.growth_factor, " must be > 1");
+  ZT_CHECK(c.backoff_factor > 0 && c.backoff_factor < 1, "loss scale: backoff factor ",
+           c.backoff_factor, " must lie in (0, 1)");
+  ZT_CHECK(c.growth_interval >= 1, "loss scale: growth interval ", c.growth_interval,
+           " must be >= 1");
+  ZT_CHECK(c.min_scale > 0 && c.min_scale <= c.initial_scale && c.initial_scale <= c.max_scale &&
+               std::isfinite(c.max_scale),
+           "loss scale: need 0 < min_scale <= initial_scale <= max_scale < inf (", c.min_scale,
+           ", ", c.initial_scale, ", ", c.max_scale, ")");
+}
+
+LossScaler LossScaler::none() {
+  LossScalerConfig c;
+  c.dynamic = false;
+  return LossScaler(c);
+}
+
+bool LossScaler::update(bool found_nonfinite) {
+  if (!config_.dynamic) return true;
+  if (found_nonfinite) {
+    scale_ = std::max(scale_ * config_.backoff_factor, config_.min_scale);
+    good_steps_ = 0;
+    return false;
+  }
+  if (++good_steps_ == config_.growth_interval) {
+    scale_ = std::min(scale_ * config_.growth_factor, config_.max_scale);
+    good_steps_ = 0;
+  }
+  return true;
+}
+
+bool any_nonfinite(const float* x, std::size_t n) {
+  bool bad = false;
+  for (std::size_t i = 0; i < n; ++i) bad |= !std::isfinite(x[i]);
+  return bad;
+}
+
+void unscale(float* g, std::size_t n, float inverse_scale) {
+  for (std::size_t i = 0; i < n; ++i) g[i] = unscale_element(g[i], inverse_scale);
+}
+
+}  // namespace zt

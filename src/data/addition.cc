@@ -89,6 +89,18 @@ ExactMatch AdditionDataset::exact_match(const int32_t* tokens, const int32_t* pr
   return m;
 }
 
+ExactMatch AdditionDataset::exact_match_batch(const int32_t* tokens, const int32_t* predicted,
+                                             std::size_t count) const {
+  const std::size_t t_len = config_.context;
+  ExactMatch sum;
+  for (std::size_t i = 0; i < count; ++i) {
+    const ExactMatch m = exact_match(tokens + i * (t_len + 1), predicted + i * t_len);
+    sum.correct += m.correct;
+    sum.total += m.total;
+  }
+  return sum;
+}
+
 std::string AdditionDataset::render(const int32_t* tokens, std::size_t n) {
   std::string s;
   for (std::size_t i = 0; i < n; ++i) {

@@ -74,6 +74,12 @@ class AdditionDataset : public Dataset {
   /// @return solved and counted problems.
   ExactMatch exact_match(const int32_t* tokens, const int32_t* predicted) const;
 
+  /// Exact match summed over a batch. @param tokens [count, T + 1] samples.
+  /// @param predicted [count, T] argmax predictions. @param count number of samples.
+  /// @return solved and counted problems over the batch.
+  ExactMatch exact_match_batch(const int32_t* tokens, const int32_t* predicted,
+                               std::size_t count) const;
+
   /// Render tokens as text ("47+85=231;"). @param tokens the tokens. @param n how many.
   /// @return the text.
   static std::string render(const int32_t* tokens, std::size_t n);

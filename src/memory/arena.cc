@@ -63,8 +63,9 @@ const std::string& Arena::intern(std::string_view category) {
 ArenaAllocation Arena::allocate(std::size_t bytes, std::string_view category) {
   ArenaAllocation a;
   a.category_ = &intern(category);
-  if (bytes == 0) {  // counted (allocation count) but owns no block
+  if (bytes == 0) {  // counted (allocation count, live handles) but owns no block
     ledger_.add(category, 0);
+    ++live_blocks_;
     a.arena_ = this;
     return a;
   }
@@ -92,10 +93,10 @@ ArenaAllocation Arena::allocate(std::size_t bytes, std::string_view category) {
 
 void Arena::release(std::size_t offset, std::size_t bytes, const std::string& category) noexcept {
   ledger_.remove(category, bytes);
+  --live_blocks_;
   if (bytes == 0) return;
   std::size_t start = offset, size = aligned_size(bytes);
   reserved_ -= size;
-  --live_blocks_;
   auto next = free_.lower_bound(offset);
   if (next != free_.end() && start + size == next->first) {  // merge with the right neighbour
     size += next->second;

@@ -114,4 +114,12 @@ TEST_CASE("exact match counts whole answers under teacher forcing", "[ch2][data]
   pred[16] = s[17];
   pred[0] = (pred[0] + 1) % 10;
   CHECK(d.exact_match(s.data(), pred.data()).correct == 2);
+  // a batch of two copies: the counts add up
+  std::vector<int32_t> tokens2(s), pred2(pred);
+  tokens2.insert(tokens2.end(), s.begin(), s.end());
+  pred2[16] = (pred2[16] + 1) % 10;
+  pred2.insert(pred2.end(), pred.begin(), pred.end());
+  const ExactMatch b = d.exact_match_batch(tokens2.data(), pred2.data(), 2);
+  CHECK(b.total == 4);
+  CHECK(b.correct == 3);
 }

@@ -127,3 +127,14 @@ TEST_CASE("typed buffers own their block; moves transfer it", "[ch3][memory]") {
   CHECK(arena.ledger().usage("scalars").allocations == 1);
   CHECK(arena.reserved_bytes() == 0);
 }
+
+TEST_CASE("a capacity that is not a multiple of 256 hands out whole granules only",
+          "[ch3][memory]") {
+  Arena arena(1000);
+  CHECK(arena.fragmentation().free_bytes == 1000);
+  CHECK(arena.fragmentation().largest_free_block == 768);
+  CHECK_THROWS_AS(arena.allocate(800, "x"), zt::Error);  // needs 1024 reserved bytes
+  auto a = arena.allocate(768, "x");
+  CHECK(arena.fragmentation().free_bytes == 232);
+  CHECK(arena.fragmentation().largest_free_block == 0);
+}

@@ -30,7 +30,7 @@ ordered_json config_object(const TrainConfig& c) {
   j["global_batch"] = c.global_batch; j["micro_batch"] = c.micro_batch;
   j["micro_batches"] = c.micro_batches(); j["seed"] = c.seed;
   j["memory_budget_mb"] = c.memory_budget_mb; j["blas_threads"] = c.blas_threads;
-  j["data"] = c.data; j["world_size"] = 1; j["stage"] = 0;
+  j["data"] = c.data; j["digits"] = c.digits; j["world_size"] = 1; j["stage"] = 0;
   return j;
 }
 

@@ -40,6 +40,7 @@ bool parse_train_config(int argc, char** argv, TrainConfig& c) {
   p.add_double("memory-budget-mb", &c.memory_budget_mb, "per-rank arena capacity in MiB", 1e-6, 1e9);
   p.add_int("blas-threads", &c.blas_threads, "BLAS threads per rank", 1, 256);
   p.add_string("data", &c.data, "train byte-level on this text file instead of the embedded set");
+  p.add_int("digits", &c.digits, "operand digits of the embedded addition task", 1, 9);
   p.add_int("eval-every", &c.eval_every, "held-out evaluation period (0: end only)", 0, big);
   p.add_string("summary-json", &c.summary_json, "write the run summary as JSON");
   p.add_string("dump-manifest", &c.dump_manifest, "write the parameter manifest as JSON");

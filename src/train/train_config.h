@@ -50,6 +50,7 @@ struct TrainConfig {
   int64_t blas_threads = 1;          ///< BLAS threads per rank
   // data and outputs
   std::string data;           ///< byte-level text file; empty means the embedded dataset
+  int64_t digits = 2;         ///< operand digits of the embedded addition task
   int64_t eval_every = 50;    ///< held-out evaluation period in steps; 0 = only at the end
   std::string summary_json;   ///< --summary-json FILE
   std::string dump_manifest;  ///< --dump-manifest FILE

@@ -23,6 +23,7 @@ std::unique_ptr<zt::Dataset> open_dataset(const zt::train::TrainConfig& c) {
   if (!c.data.empty()) return zt::make_dataset(c.data, static_cast<std::size_t>(c.context));
   zt::AdditionConfig a;
   a.context = static_cast<std::size_t>(c.context);
+  a.digits = static_cast<int>(c.digits);
   return std::make_unique<zt::AdditionDataset>(a);
 }
 

@@ -53,7 +53,8 @@ void print_spacing_table() {
     std::printf("%-15s", show(x).c_str());
     for (Format f : kFormats) {
       const float s = zt::spacing(x, f);
-      std::printf(" %-16s", s > zt::largest_normal(Format::fp32) ? "out-of-range" : show(s).c_str());
+      const bool out_of_range = s > zt::largest_normal(Format::fp32);  // spacing() gave inf
+      std::printf(" %-16s", out_of_range ? "out-of-range" : show(s).c_str());
     }
     std::printf("\n");
   }
@@ -88,8 +89,8 @@ void print_overflow_underflow() {
   std::printf("== 4. Overflow and underflow: x stored in each format ==\n");
   std::printf("%-16s %-28s %-28s %-28s\n", "x", "fp32", "fp16", "bf16");
   const float big = zt::largest_normal(Format::fp16);
-  const float xs[] = {big, big + zt::spacing(big, Format::fp16) / 2 - 1, big + zt::spacing(big, Format::fp16) / 2,
-                      1e5f, 1e-5f, 1e-7f, 1e-8f, 1e-40f};
+  const float halfway = big + zt::spacing(big, Format::fp16) / 2;  // 65520: rounds to inf
+  const float xs[] = {big, halfway - 1, halfway, 1e5f, 1e-5f, 1e-7f, 1e-8f, 1e-40f};
   for (float x : xs) {
     std::printf("%-16s", show(x).c_str());
     for (Format f : kFormats) {
@@ -124,8 +125,9 @@ LoopResult stochastic_loop(Format f, float start, float update, int64_t steps, u
   for (int64_t i = 0; i < steps; ++i) {
     const float sum = r.final_w + update;
     const uint16_t rnd = zt::random16(seed, uint64_t(i));
-    const float next = f == Format::fp16 ? zt::float_from_fp16_bits(zt::fp16_bits_stochastic(sum, rnd))
-                                         : zt::float_from_bf16_bits(zt::bf16_bits_stochastic(sum, rnd));
+    const float next = f == Format::fp16
+                           ? zt::float_from_fp16_bits(zt::fp16_bits_stochastic(sum, rnd))
+                           : zt::float_from_bf16_bits(zt::bf16_bits_stochastic(sum, rnd));
     r.effective += next != r.final_w;
     r.final_w = next;
   }
@@ -144,7 +146,8 @@ void print_update_loop(float start, float update, int64_t steps, uint64_t seed) 
   }
   for (Format f : {Format::fp16, Format::bf16}) {
     const LoopResult r = stochastic_loop(f, start, update, steps, seed);
-    std::printf("%-17s %-16s %lld of %lld\n", (std::string(zt::format_name(f)) + "-stochastic").c_str(),
+    const std::string label = std::string(zt::format_name(f)) + "-stochastic";
+    std::printf("%-17s %-16s %lld of %lld\n", label.c_str(),
                 show(r.final_w).c_str(), (long long)r.effective, (long long)steps);
   }
   std::printf("Round-to-nearest drops every update below half the spacing at w, so the 16-bit\n"

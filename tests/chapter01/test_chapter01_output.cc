@@ -47,7 +47,8 @@ std::string slurp(const std::string& path) {
 }
 
 Run run(const std::string& args) {
-  REQUIRE(access(kProgram, X_OK) == 0);  // run the tests from the build directory
+  INFO(kProgram << " not found: run this test from the build directory (ctest does)");
+  REQUIRE(access(kProgram, X_OK) == 0);
   const std::string err_path = temp_path(".err");
   Run r;
   std::FILE* p = popen((std::string(kProgram) + " " + args + " 2>" + err_path).c_str(), "r");

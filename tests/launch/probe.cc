@@ -6,6 +6,8 @@
 #include <gloo/allreduce.h>
 #include <gloo/math.h>
 #include <gloo/rendezvous/context.h>
+#include <gloo/rendezvous/file_store.h>
+#include <gloo/rendezvous/redis_store.h>
 #include <gloo/transport/tcp/device.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -34,15 +36,29 @@ void on_sigterm(int) {
   ::_exit(128 + SIGTERM);
 }
 
+// The store ZT_STORE (or MASTER_ADDR/MASTER_PORT) selects; File and Redis are Gloo's own.
+std::unique_ptr<gloo::rendezvous::Store> open_store(const zt::launch::RankEnv& env,
+                                                    std::chrono::milliseconds timeout) {
+  auto spec = zt::launch::select_store(env);
+  using Kind = zt::launch::StoreSpec::Kind;
+  switch (spec.kind) {
+    case Kind::kFile: return std::make_unique<gloo::rendezvous::FileStore>(spec.path);
+    case Kind::kRedis: return std::make_unique<gloo::rendezvous::RedisStore>(spec.host, spec.port);
+    case Kind::kTcp: return zt::launch::open_tcp_store(spec, env.rank, timeout);
+    case Kind::kNone: break;
+  }
+  ZT_FAIL("--rendezvous needs a store: set ZT_STORE or MASTER_ADDR and MASTER_PORT");
+}
+
 // Every rank sets one key and reads everyone's, then the same store carries Gloo's own
 // rendezvous and a sum of (rank + 1) over the ranks, which must be W(W+1)/2.
 void rendezvous(const zt::launch::RankEnv& env, std::chrono::milliseconds timeout) {
-  auto spec = zt::launch::select_store(env);
-  auto store = zt::launch::open_tcp_store(spec, env.rank, timeout);
+  auto store = open_store(env, timeout);
   std::string mine = "hello from " + std::to_string(env.rank);
   store->set("probe/" + std::to_string(env.rank), std::vector<char>(mine.begin(), mine.end()));
   int seen = 0;
   for (int r = 0; r < env.world_size; ++r) {
+    store->wait({"probe/" + std::to_string(r)}, timeout);
     auto v = store->get("probe/" + std::to_string(r));
     ZT_CHECK(std::string(v.begin(), v.end()) == "hello from " + std::to_string(r),
              "wrong value for rank ", r);

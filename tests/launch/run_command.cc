@@ -72,6 +72,22 @@ CommandResult run_command(const std::vector<std::string>& argv, double limit_s,
   return r;
 }
 
+int start_background(const std::vector<std::string>& argv) {
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+  std::vector<std::string> copy(argv);
+  std::vector<char*> cargv;
+  for (auto& a : copy) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  pid_t pid = -1;
+  int rc = posix_spawn(&pid, cargv[0], &fa, nullptr, cargv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) throw std::runtime_error("posix_spawn " + argv[0] + ": " + std::strerror(rc));
+  return pid;
+}
+
 std::string bin_path(const std::string& name) { return std::string(ZT_TEST_BIN_DIR) + "/" + name; }
 
 int count_lines_starting(const std::string& text, const std::string& prefix) {

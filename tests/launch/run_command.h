@@ -26,6 +26,10 @@ CommandResult run_command(const std::vector<std::string>& argv, double limit_s =
                           std::function<bool(const std::string&)> signal_when = {},
                           int signo = 0);
 
+/// Start a program in the background with its output discarded (e.g. a redis-server).
+/// @param argv program path and arguments. @return its pid.
+int start_background(const std::vector<std::string>& argv);
+
 /// Path of a program built into the project's bin/ folder. @param name program name.
 /// @return its absolute path.
 std::string bin_path(const std::string& name);

@@ -21,6 +21,7 @@ class Fd {
   Fd() = default;
   /// @param fd descriptor to own (-1 for none).
   explicit Fd(int fd) : fd_(fd) {}
+  /// Closes the descriptor, if any.
   ~Fd() { reset(); }
   /// Move-construct, leaving `other` empty. @param other descriptor to take over.
   Fd(Fd&& other) noexcept : fd_(other.release()) {}

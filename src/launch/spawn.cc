@@ -9,7 +9,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,15 +17,12 @@
 #include <cerrno>
 #include <climits>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <set>
 
 #include "core/check.h"
+#include "launch/child_process.h"
 #include "launch/line_prefixer.h"
 #include "store/socket.h"
-
-extern char** environ;
 
 namespace zt::launch {
 namespace {
@@ -71,27 +67,6 @@ class SignalScope {
   struct sigaction old_pipe_;
 };
 
-// Find the program like execvp would, but before forking, so "not found" is one clear error.
-std::string resolve_program(const std::string& name) {
-  ZT_CHECK(!name.empty(), "no program given to launch");
-  if (name.find('/') != std::string::npos) {
-    ZT_CHECK(::access(name.c_str(), X_OK) == 0, "cannot run '", name, "': ", std::strerror(errno));
-    return name;
-  }
-  const char* path = std::getenv("PATH");
-  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
-  std::size_t start = 0;
-  for (;;) {
-    std::size_t end = dirs.find(':', start);
-    std::string dir = dirs.substr(start, end == std::string::npos ? std::string::npos : end - start);
-    std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-    if (end == std::string::npos) break;
-    start = end + 1;
-  }
-  ZT_FAIL("cannot run '", name, "': not found on PATH");
-}
-
 void write_fd(int fd, const std::string& text) {
   const char* p = text.data();
   std::size_t left = text.size();
@@ -116,88 +91,6 @@ struct Child {
   bool signalled = false;  // we sent it a signal
   Stream out, err;
 };
-
-std::vector<std::string> child_environment(const SpawnOptions& opt, int rank, uint16_t port) {
-  static const std::set<std::string> kOwned = {"RANK",        "WORLD_SIZE",  "LOCAL_RANK",
-                                               "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"};
-  std::set<std::string> replaced = kOwned;
-  if (!opt.store.empty()) replaced.insert("ZT_STORE");
-  for (const auto& [k, v] : opt.extra_env) replaced.insert(k);
-  std::vector<std::string> env;
-  for (char** e = environ; *e; ++e) {
-    std::string entry(*e);
-    if (!replaced.count(entry.substr(0, entry.find('=')))) env.push_back(std::move(entry));
-  }
-  auto add = [&](const std::string& k, const std::string& v) { env.push_back(k + "=" + v); };
-  add("RANK", std::to_string(rank));
-  add("WORLD_SIZE", std::to_string(opt.world_size));
-  add("LOCAL_RANK", std::to_string(rank));
-  add("LOCAL_WORLD_SIZE", std::to_string(opt.world_size));
-  add("MASTER_ADDR", opt.master_addr);
-  add("MASTER_PORT", std::to_string(port));
-  if (!opt.store.empty()) add("ZT_STORE", opt.store);
-  for (const auto& [k, v] : opt.extra_env) add(k, v);
-  return env;
-}
-
-std::vector<char*> c_strings(std::vector<std::string>& strings) {
-  std::vector<char*> out;
-  for (auto& s : strings) out.push_back(s.data());
-  out.push_back(nullptr);
-  return out;
-}
-
-// Fork one rank. Between fork and exec only async-signal-safe calls: the caller may have threads.
-// Returns the pid, or -errno if exec failed (reported through a close-on-exec pipe).
-pid_t start_child(const std::string& program, std::vector<char*>& argv, std::vector<char*>& envp,
-                  int out_w, int err_w, int null_r) {
-  int status_pipe[2];
-  ZT_CHECK(::pipe2(status_pipe, O_CLOEXEC) == 0, "pipe: ", std::strerror(errno));
-  pid_t parent = ::getpid();
-  pid_t pid = ::fork();
-  if (pid < 0) {
-    int e = errno;
-    ::close(status_pipe[0]);
-    ::close(status_pipe[1]);
-    ZT_FAIL("fork: ", std::strerror(e));
-  }
-  if (pid == 0) {
-    struct sigaction dfl{};
-    dfl.sa_handler = SIG_DFL;
-    for (int s : {SIGINT, SIGTERM, SIGCHLD, SIGPIPE}) ::sigaction(s, &dfl, nullptr);
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    // If the launcher dies (even by SIGKILL) its ranks must not linger.
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(127);
-    // Its own process group, so that signalling the rank reaches the processes it starts too
-    // (a shell's children, say); a terminal's Ctrl-C reaches it through our forwarding, once.
-    ::setpgid(0, 0);
-    ::dup2(null_r, 0);
-    ::dup2(out_w, 1);
-    ::dup2(err_w, 2);
-    ::execve(program.c_str(), argv.data(), envp.data());
-    int e = errno;
-    if (::write(status_pipe[1], &e, sizeof e) < 0) {
-    }
-    ::_exit(127);
-  }
-  ::setpgid(pid, pid);  // also here, so the group exists before we might signal it
-  ::close(status_pipe[1]);
-  int e = 0;
-  ssize_t n;
-  while ((n = ::read(status_pipe[0], &e, sizeof e)) < 0 && errno == EINTR) {
-  }
-  ::close(status_pipe[0]);
-  if (n == static_cast<ssize_t>(sizeof e)) {
-    int st;
-    while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-    }
-    return -e;
-  }
-  return pid;
-}
 
 }  // namespace
 
@@ -230,7 +123,7 @@ SpawnResult spawn_ranks(const std::vector<std::string>& command, const SpawnOpti
   ZT_CHECK(opt.world_size >= 1 && opt.world_size <= 4096, opt.name, ": world size ",
            opt.world_size, " is outside [1, 4096]");
   ZT_CHECK(opt.grace.count() >= 0, opt.name, ": the grace period must not be negative");
-  const std::string program = resolve_program(command[0]);
+  const std::string program = detail::resolve_program(command[0]);
   ZT_CHECK(!g_running.exchange(true), "spawn_ranks is already running in this process");
   struct Release {
     ~Release() { g_running = false; }
@@ -248,7 +141,7 @@ SpawnResult spawn_ranks(const std::vector<std::string>& command, const SpawnOpti
   SignalScope signals(sig_w.get());
 
   std::vector<std::string> argv_strings(command);
-  std::vector<char*> argv = c_strings(argv_strings);
+  std::vector<char*> argv = detail::c_strings(argv_strings);
   std::vector<Child> children(static_cast<std::size_t>(n));
   result.ranks.resize(static_cast<std::size_t>(n));
   for (int r = 0; r < n; ++r) result.ranks[static_cast<std::size_t>(r)].rank = r;
@@ -282,9 +175,9 @@ SpawnResult spawn_ranks(const std::vector<std::string>& command, const SpawnOpti
     int out[2], err[2];
     ZT_CHECK(::pipe2(out, O_CLOEXEC) == 0 && ::pipe2(err, O_CLOEXEC) == 0, "pipe: ",
              std::strerror(errno));
-    std::vector<std::string> env_strings = child_environment(opt, r, result.master_port);
-    std::vector<char*> envp = c_strings(env_strings);
-    pid_t pid = start_child(program, argv, envp, out[1], err[1], null_r.get());
+    std::vector<std::string> env_strings = detail::child_environment(opt, r, result.master_port);
+    std::vector<char*> envp = detail::c_strings(env_strings);
+    pid_t pid = detail::start_child(program, argv, envp, out[1], err[1], null_r.get());
     ::close(out[1]);
     ::close(err[1]);
     Child& c = children[static_cast<std::size_t>(r)];

@@ -65,7 +65,9 @@ struct SpawnResult {
 /// Start `command` (program followed by its arguments; searched on PATH unless it contains a
 /// '/') as opt.world_size ranks and wait for all of them. A program that cannot be found or run
 /// is a zt::Error before anything starts. Installs handlers for SIGINT, SIGTERM, SIGCHLD and
-/// ignores SIGPIPE while it runs (restoring them after); only one call may run at a time.
+/// ignores SIGPIPE while it runs (restoring them after); only one call may run at a time. The
+/// ranks get SIGKILL if the calling thread ends (PR_SET_PDEATHSIG), so call it from a thread that
+/// waits for the result, normally the main thread.
 /// @param command program and arguments. @param opt ranks and supervision settings.
 /// @return how the job ended.
 SpawnResult spawn_ranks(const std::vector<std::string>& command, const SpawnOptions& opt);

@@ -21,4 +21,15 @@ void round_to_fp16(const float* in, uint16_t* out, std::size_t n);
 /// @param in host input. @param out host output of bf16 bit patterns. @param n element count.
 void round_to_bf16(const float* in, uint16_t* out, std::size_t n);
 
+/// Stochastically round n floats to fp16 on the current device (fp/stochastic_round.h), element
+/// i drawing its random bits from random16(seed, i) (fp/random_bits.h): the same bits as the CPU.
+/// @param in host input. @param out host output of fp16 bit patterns. @param n element count.
+/// @param seed the stream of random bits.
+void round_to_fp16_stochastic(const float* in, uint16_t* out, std::size_t n, uint64_t seed);
+
+/// Stochastically round n floats to bf16 on the current device, as round_to_fp16_stochastic.
+/// @param in host input. @param out host output of bf16 bit patterns. @param n element count.
+/// @param seed the stream of random bits.
+void round_to_bf16_stochastic(const float* in, uint16_t* out, std::size_t n, uint64_t seed);
+
 }  // namespace zt::cuda

@@ -1,0 +1,316 @@
+// launch/spawn.cc — fork/exec of the ranks and the supervision loop (see spawn.h).
+//
+// One thread does everything: poll() over the children's pipes and a self-pipe that the signal
+// handlers write to; after each wake-up it copies complete lines, reaps children with
+// waitpid(pid, WNOHANG) (only our own pids, never -1: the caller may have other children), and
+// escalates SIGTERM -> SIGKILL when the grace period is over.
+#include "launch/spawn.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstring>
+
+#include "core/check.h"
+#include "launch/child_process.h"
+#include "launch/line_prefixer.h"
+#include "store/socket.h"
+
+namespace zt::launch {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int g_signal_pipe_write = -1;  // read by the signal handler only
+std::atomic<bool> g_running{false};
+
+void on_signal(int signo) {
+  int saved = errno;
+  unsigned char byte = static_cast<unsigned char>(signo);
+  if (::write(g_signal_pipe_write, &byte, 1) < 0) {
+    // The pipe is full: a wake-up is already pending, which is all the loop needs.
+  }
+  errno = saved;
+}
+
+// The supervised signals' handlers are installed for the call's duration and restored after.
+class SignalScope {
+ public:
+  explicit SignalScope(int write_fd) {
+    g_signal_pipe_write = write_fd;
+    struct sigaction sa{};
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    for (int i = 0; i < 3; ++i) ::sigaction(kHandled[i], &sa, &old_[i]);
+    struct sigaction ignore{};
+    ignore.sa_handler = SIG_IGN;
+    ::sigaction(SIGPIPE, &ignore, &old_pipe_);
+  }
+  ~SignalScope() {
+    for (int i = 0; i < 3; ++i) ::sigaction(kHandled[i], &old_[i], nullptr);
+    ::sigaction(SIGPIPE, &old_pipe_, nullptr);
+    g_signal_pipe_write = -1;
+  }
+  static constexpr int kHandled[3] = {SIGINT, SIGTERM, SIGCHLD};
+
+ private:
+  struct sigaction old_[3];
+  struct sigaction old_pipe_;
+};
+
+void write_fd(int fd, const std::string& text) {
+  const char* p = text.data();
+  std::size_t left = text.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;  // our own stdout is gone (EPIPE): nothing better to do than drop it
+    p += n;
+    left -= static_cast<std::size_t>(n);
+  }
+}
+
+struct Stream {
+  int fd = -1;     // read end of the child's pipe, -1 once closed
+  int target = 1;  // our fd the lines go to
+  LinePrefixer lines{""};
+};
+
+struct Child {
+  pid_t pid = -1;
+  bool alive = false;
+  bool signalled = false;  // we sent it a signal
+  Stream out, err;
+};
+
+}  // namespace
+
+std::string signal_name(int signo) {
+  if (const char* abbrev = ::sigabbrev_np(signo)) return std::string("SIG") + abbrev;
+  return "signal " + std::to_string(signo);
+}
+
+std::string RankExit::describe() const {
+  if (!started) return "was never started";
+  std::string how = exited ? "exited with code " + std::to_string(code)
+                           : "killed by " + signal_name(signal);
+  return by_launcher ? how + " (after being signalled by the launcher)" : how;
+}
+
+uint16_t pick_free_port(const std::string& addr) {
+  store::Fd fd = store::listen_tcp(addr, 0);
+  return store::local_port(fd.get());
+}
+
+std::string self_executable() {
+  char buf[PATH_MAX];
+  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  ZT_CHECK(n > 0, "cannot read /proc/self/exe: ", std::strerror(errno));
+  return std::string(buf, static_cast<std::size_t>(n));
+}
+
+SpawnResult spawn_ranks(const std::vector<std::string>& command, const SpawnOptions& opt) {
+  ZT_CHECK(!command.empty(), opt.name, ": no program given (usage: ... -- PROGRAM ARGS)");
+  ZT_CHECK(opt.world_size >= 1 && opt.world_size <= 4096, opt.name, ": world size ",
+           opt.world_size, " is outside [1, 4096]");
+  ZT_CHECK(opt.grace.count() >= 0, opt.name, ": the grace period must not be negative");
+  const std::string program = detail::resolve_program(command[0]);
+  ZT_CHECK(!g_running.exchange(true), "spawn_ranks is already running in this process");
+  struct Release {
+    ~Release() { g_running = false; }
+  } release;
+
+  SpawnResult result;
+  result.master_port = opt.master_port ? opt.master_port : pick_free_port(opt.master_addr);
+  const int n = opt.world_size;
+
+  int sig_pipe[2];
+  ZT_CHECK(::pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) == 0, "pipe: ", std::strerror(errno));
+  store::Fd sig_r(sig_pipe[0]), sig_w(sig_pipe[1]);
+  store::Fd null_r(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+  ZT_CHECK(null_r.get() >= 0, "cannot open /dev/null: ", std::strerror(errno));
+  SignalScope signals(sig_w.get());
+
+  std::vector<std::string> argv_strings(command);
+  std::vector<char*> argv = detail::c_strings(argv_strings);
+  std::vector<Child> children(static_cast<std::size_t>(n));
+  result.ranks.resize(static_cast<std::size_t>(n));
+  for (int r = 0; r < n; ++r) result.ranks[static_cast<std::size_t>(r)].rank = r;
+
+  bool terminating = false;  // SIGTERM has gone out to every live child
+  Clock::time_point kill_at = Clock::time_point::max();
+  auto signal_all = [&](int signo) {
+    for (auto& c : children)
+      if (c.alive) {
+        if (::kill(-c.pid, signo) != 0) ::kill(c.pid, signo);
+        c.signalled = true;
+      }
+  };
+  auto terminate_all = [&](int signo) {
+    if (!terminating) kill_at = Clock::now() + opt.grace;
+    terminating = true;
+    signal_all(signo);
+  };
+  auto record_failure = [&](int rank, const RankExit& e) {
+    if (result.first_failed_rank >= 0 || e.ok() || e.by_launcher) return;
+    result.first_failed_rank = rank;
+    result.first_failure = e.describe();
+    if (opt.report)
+      write_fd(2, concat(opt.name, ": rank ", rank, " ", e.describe(), "; terminating the other ",
+                         "ranks (SIGTERM, then SIGKILL after ", opt.grace.count(), " ms)\n"));
+  };
+
+  std::fflush(stdout);  // or buffered output would be duplicated into every child
+  std::fflush(stderr);
+  for (int r = 0; r < n; ++r) {
+    int out[2], err[2];
+    ZT_CHECK(::pipe2(out, O_CLOEXEC) == 0 && ::pipe2(err, O_CLOEXEC) == 0, "pipe: ",
+             std::strerror(errno));
+    std::vector<std::string> env_strings = detail::child_environment(opt, r, result.master_port);
+    std::vector<char*> envp = detail::c_strings(env_strings);
+    pid_t pid = detail::start_child(program, argv, envp, out[1], err[1], null_r.get());
+    ::close(out[1]);
+    ::close(err[1]);
+    Child& c = children[static_cast<std::size_t>(r)];
+    c.out = {out[0], 1, LinePrefixer("[rank " + std::to_string(r) + "] ")};
+    c.err = {err[0], 2, LinePrefixer("[rank " + std::to_string(r) + "] ")};
+    RankExit& e = result.ranks[static_cast<std::size_t>(r)];
+    e.started = true;
+    if (pid < 0) {  // exec failed: this rank "exited" 127 and the job is failing
+      e.exited = true;
+      e.code = 127;
+      if (opt.report)
+        write_fd(2, concat(opt.name, ": rank ", r, ": cannot execute ", program, ": ",
+                           std::strerror(-static_cast<int>(pid)), "\n"));
+      record_failure(r, e);
+      terminate_all(SIGTERM);
+      break;
+    }
+    c.pid = e.pid = pid;
+    c.alive = true;
+  }
+
+  auto pump = [&](Stream& s) {
+    char buf[65536];
+    ssize_t got = ::read(s.fd, buf, sizeof buf);
+    if (got < 0 && (errno == EINTR || errno == EAGAIN)) return;
+    if (got <= 0) {
+      write_fd(s.target, s.lines.finish());
+      ::close(s.fd);
+      s.fd = -1;
+      return;
+    }
+    write_fd(s.target, s.lines.feed(buf, static_cast<std::size_t>(got)));
+  };
+
+  Clock::time_point drain_until = Clock::time_point::max();
+  for (;;) {
+    int live = 0;
+    for (int r = 0; r < n; ++r) {
+      Child& c = children[static_cast<std::size_t>(r)];
+      if (!c.alive) continue;
+      int st;
+      pid_t w = ::waitpid(c.pid, &st, WNOHANG);
+      if (w == 0) {
+        ++live;
+        continue;
+      }
+      c.alive = false;
+      RankExit& e = result.ranks[static_cast<std::size_t>(r)];
+      e.exited = w > 0 && WIFEXITED(st);
+      e.code = e.exited ? WEXITSTATUS(st) : 0;
+      e.signal = (w > 0 && WIFSIGNALED(st)) ? WTERMSIG(st) : 0;
+      e.by_launcher = c.signalled;
+      if (!e.ok()) {
+        record_failure(r, e);
+        if (!terminating) terminate_all(SIGTERM);
+      }
+    }
+    if (live > 0 && Clock::now() >= kill_at) {
+      signal_all(SIGKILL);
+      kill_at = Clock::time_point::max();
+    }
+
+    std::vector<pollfd> fds{{sig_r.get(), POLLIN, 0}};
+    std::vector<Stream*> streams;
+    for (auto& c : children)
+      for (Stream* s : {&c.out, &c.err})
+        if (s->fd >= 0) {
+          fds.push_back({s->fd, POLLIN, 0});
+          streams.push_back(s);
+        }
+    // All ranks gone: only their output is left. A grandchild that keeps a pipe open must not
+    // keep us here, so draining is bounded.
+    if (live == 0) {
+      if (streams.empty()) break;
+      if (drain_until == Clock::time_point::max())
+        drain_until = Clock::now() + std::chrono::milliseconds(500);
+      if (Clock::now() >= drain_until) {
+        for (Stream* s : streams) {
+          write_fd(s->target, s->lines.finish());
+          ::close(s->fd);
+          s->fd = -1;
+        }
+        break;
+      }
+    }
+    auto wake = std::min({kill_at, drain_until, Clock::now() + std::chrono::milliseconds(100)});
+    int ms = static_cast<int>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(wake - Clock::now()).count() + 1);
+    int rc = ::poll(fds.data(), fds.size(), std::max(ms, 0));
+    if (rc < 0 && errno != EINTR) ZT_FAIL("poll: ", std::strerror(errno));
+    if (rc <= 0) continue;
+    if (fds[0].revents & POLLIN) {
+      unsigned char sig[64];
+      ssize_t k = ::read(sig_r.get(), sig, sizeof sig);
+      for (ssize_t i = 0; i < k; ++i) {
+        if (sig[i] != SIGINT && sig[i] != SIGTERM) continue;  // SIGCHLD only wakes us up
+        if (result.interrupted_by != 0) {
+          signal_all(SIGKILL);  // asked twice: stop waiting politely
+        } else {
+          result.interrupted_by = sig[i];
+          if (opt.report)
+            write_fd(2, concat(opt.name, ": received ", signal_name(sig[i]),
+                               ", forwarding it to the ranks\n"));
+          terminate_all(sig[i]);
+        }
+      }
+    }
+    for (std::size_t i = 1; i < fds.size(); ++i)
+      if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) pump(*streams[i - 1]);
+  }
+
+  bool all_ok = true;
+  for (const auto& e : result.ranks) all_ok = all_ok && e.ok();
+  if (all_ok) {
+    result.status = 0;
+  } else if (result.first_failed_rank >= 0) {
+    const RankExit& f = result.ranks[static_cast<std::size_t>(result.first_failed_rank)];
+    result.status = f.exited ? f.code : 128 + f.signal;
+  } else {
+    result.status = 128 + (result.interrupted_by ? result.interrupted_by : SIGTERM);
+  }
+  if (opt.report && !all_ok) {
+    std::string text;
+    for (const auto& e : result.ranks)
+      if (!e.ok()) text += concat(opt.name, ": rank ", e.rank, " ", e.describe(), "\n");
+    if (result.first_failed_rank >= 0)
+      text += concat(opt.name, ": job failed: rank ", result.first_failed_rank, " failed first (",
+                     result.first_failure, ")\n");
+    else if (result.interrupted_by)
+      text += concat(opt.name, ": job interrupted by ", signal_name(result.interrupted_by), "\n");
+    write_fd(2, text);
+  }
+  return result;
+}
+
+}  // namespace zt::launch

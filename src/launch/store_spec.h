@@ -1,0 +1,58 @@
+// launch/store_spec.h — which rendezvous store a job uses: the ZT_STORE setting, or the TCP store
+// at MASTER_ADDR:MASTER_PORT by default.
+//
+//   ZT_STORE=file:DIR            Gloo FileStore in DIR (one machine, or a shared filesystem)
+//   ZT_STORE=redis:HOST[:PORT]   Gloo RedisStore against a redis-server (port 6379 by default)
+//   ZT_STORE=tcp                 the TCP store (store/tcp_store.h) at MASTER_ADDR:MASTER_PORT
+//   ZT_STORE=tcp:HOST:PORT       the TCP store at an explicit address
+// Unset: tcp when MASTER_ADDR and MASTER_PORT are both set, otherwise no store (enough for a
+// world of one). This file parses and opens only the TCP store; File and Redis stores are opened
+// by the collective backend, which already links them.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "launch/rank_env.h"
+#include "store/tcp_store.h"
+
+namespace zt::launch {
+
+/// A parsed store selection.
+struct StoreSpec {
+  /// Which kind of store.
+  enum class Kind {
+    kNone,   ///< no store configured
+    kFile,   ///< gloo::rendezvous::FileStore(path)
+    kRedis,  ///< gloo::rendezvous::RedisStore(host, port)
+    kTcp     ///< zt::store::TcpStore at host:port, served by rank 0
+  };
+  Kind kind = Kind::kNone;  ///< the kind
+  std::string path;         ///< directory (kFile)
+  std::string host;         ///< server host (kRedis, kTcp)
+  uint16_t port = 0;        ///< server port (kRedis, kTcp)
+  /// @return the selection written back in ZT_STORE syntax ("none" for kNone).
+  std::string text() const;
+};
+
+/// Parse a ZT_STORE value; `tcp` alone takes MASTER_ADDR/MASTER_PORT from `env` (both must be
+/// set). Anything else is a zt::Error listing the accepted forms.
+/// @param text the ZT_STORE value. @param env provides MASTER_ADDR and MASTER_PORT.
+/// @return the selection.
+StoreSpec parse_store_spec(const std::string& text, const RankEnv& env);
+
+/// The job's store: parse_store_spec(env.store) when ZT_STORE is set, else tcp when MASTER_ADDR
+/// and MASTER_PORT are both set, else kNone. Only one of the two MASTER_ variables is a zt::Error.
+/// @param env the environment's description. @return the selection.
+StoreSpec select_store(const RankEnv& env);
+
+/// Open the TCP store of a kTcp selection: rank 0 serves it (binding host:port), every rank,
+/// rank 0 included, connects to it.
+/// @param spec a kTcp selection. @param rank this process's rank. @param timeout limit for
+/// connecting and default limit for get()/wait(). @return the connected store.
+std::unique_ptr<store::TcpStore> open_tcp_store(const StoreSpec& spec, int rank,
+                                                std::chrono::milliseconds timeout);
+
+}  // namespace zt::launch

@@ -1,0 +1,48 @@
+// store/protocol.h — the TCP store's wire format: one request, one reply, both length-prefixed.
+//
+//   frame   := u32 payload_size (big-endian) , payload
+//   payload := u8 op , field*          field := u32 size (big-endian) , bytes
+//
+// Requests (client -> server) and their replies (server -> client):
+//   'S' key value            set key to value (overwrites)          -> 'K'
+//   'G' timeout_ms key       value of key, waiting up to timeout_ms -> 'V' value | 'T' key
+//   'W' timeout_ms key...    wait until every key exists            -> 'K'       | 'T' missing_key
+// timeout_ms is a decimal string. A malformed request closes that connection (the server keeps
+// serving the others). That is the whole protocol: no auth, no delete, no counters.
+// This file only encodes and decodes; sockets are store/socket.h, behaviour is tcp_store_server.h.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "store/socket.h"
+
+namespace zt::store {
+
+/// One request or reply: an op letter and its fields (byte strings).
+struct Message {
+  char op = 0;                      ///< request or reply letter (see the file comment)
+  std::vector<std::string> fields;  ///< the fields in order
+};
+
+/// Largest payload accepted; a larger size prefix means a confused or foreign peer.
+inline constexpr uint32_t kMaxPayloadBytes = 256u << 20;
+
+/// Encode a message as one frame. @param m the message. @return the frame's bytes.
+std::string encode(const Message& m);
+
+/// Decode one payload (the bytes after the size prefix). A truncated or trailing field is a
+/// zt::Error. @param payload the bytes. @return the message.
+Message decode(const std::string& payload);
+
+/// Send one message. @param fd connected socket. @param m message. @param peer for errors.
+void send_message(int fd, const Message& m, const std::string& peer);
+
+/// Receive one message, waiting until the deadline.
+/// @param fd connected socket. @param deadline when to give up. @param peer for errors.
+/// @param out the message, filled when the status is kOk.
+/// @return kOk, kClosed (peer closed cleanly between messages) or kTimedOut.
+ReadStatus receive_message(int fd, Deadline deadline, const std::string& peer, Message& out);
+
+}  // namespace zt::store

@@ -1,0 +1,144 @@
+// zt-launch-probe — a rank program for the launcher tests: it reports its rank environment, can
+// be told to fail, crash, sleep, ignore SIGTERM or print a lot, and can rendezvous through the
+// store the environment selects (then check a Gloo all-reduce over it).
+//
+// Not a user program: every flag exists so that one test can provoke one launcher behaviour.
+#include <gloo/allreduce.h>
+#include <gloo/math.h>
+#include <gloo/rendezvous/context.h>
+#include <gloo/rendezvous/file_store.h>
+#include <gloo/rendezvous/redis_store.h>
+#include <gloo/transport/tcp/device.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "core/check.h"
+#include "core/cli.h"
+#include "launch/rank_env.h"
+#include "launch/store_spec.h"
+
+namespace {
+
+int g_rank = -1;
+
+void on_sigterm(int) {
+  char line[64];
+  int n = std::snprintf(line, sizeof line, "rank %d got SIGTERM\n", g_rank);
+  if (::write(1, line, static_cast<std::size_t>(n)) < 0) {
+  }
+  ::_exit(128 + SIGTERM);
+}
+
+// The store ZT_STORE (or MASTER_ADDR/MASTER_PORT) selects; File and Redis are Gloo's own.
+std::unique_ptr<gloo::rendezvous::Store> open_store(const zt::launch::RankEnv& env,
+                                                    std::chrono::milliseconds timeout) {
+  auto spec = zt::launch::select_store(env);
+  using Kind = zt::launch::StoreSpec::Kind;
+  switch (spec.kind) {
+    case Kind::kFile: return std::make_unique<gloo::rendezvous::FileStore>(spec.path);
+    case Kind::kRedis: return std::make_unique<gloo::rendezvous::RedisStore>(spec.host, spec.port);
+    case Kind::kTcp: return zt::launch::open_tcp_store(spec, env.rank, timeout);
+    case Kind::kNone: break;
+  }
+  ZT_FAIL("--rendezvous needs a store: set ZT_STORE or MASTER_ADDR and MASTER_PORT");
+}
+
+// Every rank sets one key and reads everyone's, then the same store carries Gloo's own
+// rendezvous and a sum of (rank + 1) over the ranks, which must be W(W+1)/2.
+void rendezvous(const zt::launch::RankEnv& env, std::chrono::milliseconds timeout) {
+  auto store = open_store(env, timeout);
+  std::string mine = "hello from " + std::to_string(env.rank);
+  store->set("probe/" + std::to_string(env.rank), std::vector<char>(mine.begin(), mine.end()));
+  int seen = 0;
+  for (int r = 0; r < env.world_size; ++r) {
+    store->wait({"probe/" + std::to_string(r)}, timeout);
+    auto v = store->get("probe/" + std::to_string(r));
+    ZT_CHECK(std::string(v.begin(), v.end()) == "hello from " + std::to_string(r),
+             "wrong value for rank ", r);
+    ++seen;
+  }
+  std::printf("rank %d read keys of %d ranks\n", env.rank, seen);
+
+  gloo::transport::tcp::attr attr;
+  attr.hostname = "127.0.0.1";
+  auto device = gloo::transport::tcp::CreateDevice(attr);
+  auto context = std::make_shared<gloo::rendezvous::Context>(env.rank, env.world_size);
+  context->setTimeout(timeout);
+  context->connectFullMesh(*store, device);
+  float value = static_cast<float>(env.rank + 1);
+  gloo::AllreduceOptions opts(context);
+  opts.setOutput(&value, 1);
+  opts.setReduceFunction(
+      static_cast<void (*)(void*, const void*, const void*, size_t)>(&gloo::sum<float>));
+  gloo::allreduce(opts);
+  std::printf("rank %d allreduce sum %g\n", env.rank, static_cast<double>(value));
+  // Rank 0 serves the store: keep it until every rank is past rendezvous (the all-reduce above
+  // needed all of them, so they are).
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  return zt::run_main("zt-launch-probe", [&]() -> int {
+    int64_t lines = 1, line_bytes = 0, fail_rank = -1, exit_code = 3, signo = 0, fail_after_ms = 0,
+            timeout_ms = 10000, world_size = 0;
+    double sleep_s = 0;
+    bool ignore_sigterm = false, report_sigterm = false, do_rendezvous = false;
+    zt::ArgParser p("zt-launch-probe", "A rank program for the launcher tests.");
+    p.add_int("lines", &lines, "lines to print (default 1)", 0, 1000000);
+    p.add_int("line-bytes", &line_bytes, "pad each line to about this many bytes", 0, 1 << 20);
+    p.add_int("fail-rank", &fail_rank, "this rank fails (default none)", -1, 1 << 20);
+    p.add_int("exit-code", &exit_code, "exit code of the failing rank (default 3)", 1, 255);
+    p.add_int("signal", &signo, "the failing rank raises this signal instead of exiting", 0, 64);
+    p.add_int("fail-after-ms", &fail_after_ms, "the failing rank waits this long first", 0,
+              1 << 30);
+    p.add_double("sleep-s", &sleep_s, "the other ranks sleep this long before exiting 0", 0, 3600);
+    p.add_flag("ignore-sigterm", &ignore_sigterm, "ignore SIGTERM (only SIGKILL stops it)");
+    p.add_flag("report-sigterm", &report_sigterm, "on SIGTERM print 'rank R got SIGTERM', exit 143");
+    p.add_flag("rendezvous", &do_rendezvous, "exchange keys through the store, then a Gloo sum");
+    p.add_int("timeout-ms", &timeout_ms, "store and Gloo timeout (default 10000)", 1, 1 << 30);
+    p.add_int("world-size", &world_size, "world size flag, reconciled with the environment", 1,
+              1 << 20);
+    if (!p.parse(argc, argv)) return 0;
+
+    auto env = zt::launch::parse_rank_env(zt::launch::process_env());
+    auto decision = zt::launch::decide_launch(
+        p.given("world-size") ? std::optional<int64_t>(world_size) : std::nullopt, env);
+    g_rank = env.rank;
+    if (ignore_sigterm) ::signal(SIGTERM, SIG_IGN);
+    if (report_sigterm) ::signal(SIGTERM, on_sigterm);
+
+    std::printf("%s local %d master %s:%d store %s mode %d\n", env.describe().c_str(),
+                env.local_rank, env.master_addr.c_str(), env.master_port,
+                env.store.empty() ? "-" : env.store.c_str(), static_cast<int>(decision.mode));
+    std::string pad(static_cast<std::size_t>(line_bytes), 'x');
+    for (int64_t i = 0; i < lines; ++i)
+      std::printf("line %lld of rank %d %s\n", static_cast<long long>(i), env.rank, pad.c_str());
+    std::printf("rank %d ready\n", env.rank);
+
+    if (do_rendezvous) rendezvous(env, std::chrono::milliseconds(timeout_ms));
+
+    if (env.rank == fail_rank) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(fail_after_ms));
+      if (signo != 0) {
+        ::prctl(PR_SET_DUMPABLE, 0);  // a deliberate crash should not leave a core file
+        ::signal(static_cast<int>(signo), SIG_DFL);
+        ::raise(static_cast<int>(signo));
+      }
+      return static_cast<int>(exit_code);
+    }
+    // Sleep in short steps so that an ignored SIGTERM does not end the sleep early.
+    auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(sleep_s);
+    while (std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    return 0;
+  });
+}

@@ -1,0 +1,207 @@
+// TCP store: set/get/wait between threads, timeouts that name the key, clients that start before
+// the server, a taken port, a server that goes away, a malformed client, and Gloo's own
+// rendezvous (connectFullMesh) running over it. Cross-process use is in test_zero_launch.cc.
+#include <catch2/catch.hpp>
+
+#include <gloo/allreduce.h>
+#include <gloo/math.h>
+#include <gloo/rendezvous/context.h>
+#include <gloo/transport/tcp/device.h>
+#include <sys/socket.h>
+
+#include <chrono>
+#include <future>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/check.h"
+#include "launch/spawn.h"
+#include "store/protocol.h"
+#include "store/socket.h"
+#include "store/tcp_store.h"
+
+using Catch::Matchers::Contains;
+using zt::store::TcpStore;
+using zt::store::TcpStoreOptions;
+using Clock = std::chrono::steady_clock;
+using ms = std::chrono::milliseconds;
+
+namespace {
+TcpStoreOptions server_options(uint16_t port = 0, ms timeout = ms(5000)) {
+  TcpStoreOptions o;
+  o.port = port;
+  o.serve = true;
+  o.timeout = timeout;
+  return o;
+}
+TcpStoreOptions client_options(uint16_t port, ms timeout = ms(5000)) {
+  TcpStoreOptions o;
+  o.port = port;
+  o.timeout = timeout;
+  return o;
+}
+// "k" + number spelled with append: GCC 12 warns falsely (-Wrestrict) on "literal" + string.
+std::string key(int i) { return std::string("k").append(std::to_string(i)); }
+std::vector<char> bytes(const std::string& s) { return {s.begin(), s.end()}; }
+std::string text(const std::vector<char>& v) { return {v.begin(), v.end()}; }
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+}  // namespace
+
+TEST_CASE("protocol frames round-trip and reject truncation", "[ch4][store]") {
+  zt::store::Message m{'S', {"key", std::string("\0bin\xff", 5), ""}};
+  std::string frame = zt::store::encode(m);
+  REQUIRE(frame.size() == 4 + 1 + (4 + 3) + (4 + 5) + 4);
+  auto back = zt::store::decode(frame.substr(4));
+  CHECK(back.op == 'S');
+  CHECK(back.fields == m.fields);
+  const std::string payload = frame.substr(4);
+  // Drop the last (empty) field and the last 2 bytes of the 5-byte value before it.
+  CHECK_THROWS_WITH(zt::store::decode(payload.substr(0, payload.size() - 6)),
+                    Contains("runs past the message"));
+  CHECK_THROWS_WITH(zt::store::decode(payload.substr(0, payload.size() - 2)),
+                    Contains("truncated field size"));
+}
+
+TEST_CASE("set, get and wait between threads", "[ch4][store]") {
+  TcpStore server(server_options());
+  const int n = 4;
+  std::vector<std::future<std::string>> results;
+  for (int r = 0; r < n; ++r)
+    results.push_back(std::async(std::launch::async, [r, n, port = server.port()] {
+      TcpStore c(client_options(port));
+      c.set(key(r), bytes(std::string("value ").append(std::to_string(r))));
+      std::string all;
+      for (int q = 0; q < n; ++q) all.append(text(c.get(key(q)))).append(";");
+      return all;
+    }));
+  for (auto& f : results) CHECK(f.get() == "value 0;value 1;value 2;value 3;");
+  // Binary values survive, and set overwrites.
+  server.set("bin", std::vector<char>{'\0', 'a', '\xff'});
+  CHECK(server.get("bin") == std::vector<char>{'\0', 'a', '\xff'});
+  server.set("bin", bytes("new"));
+  CHECK(text(server.get("bin")) == "new");
+}
+
+TEST_CASE("wait blocks until every key is set", "[ch4][store]") {
+  TcpStore server(server_options());
+  TcpStore client(client_options(server.port()));
+  auto start = Clock::now();
+  std::thread setter([&] {
+    std::this_thread::sleep_for(ms(150));
+    server.set("a", bytes("1"));
+    std::this_thread::sleep_for(ms(150));
+    server.set("b", bytes("2"));
+  });
+  client.wait({"a", "b"}, ms(5000));
+  double waited = since(start);
+  setter.join();
+  CHECK(waited >= 0.29);
+  CHECK(waited < 3.0);
+  CHECK(text(client.get("b")) == "2");
+}
+
+TEST_CASE("a missing key times out with a message naming key and address", "[ch4][store]") {
+  TcpStore server(server_options(0, ms(300)));
+  TcpStore client(client_options(server.port(), ms(300)));
+  std::string where = "127.0.0.1:" + std::to_string(server.port());
+  auto start = Clock::now();
+  CHECK_THROWS_WITH(client.get("never/set"),
+                    Contains("key 'never/set'") && Contains(where) && Contains("300 ms"));
+  double waited = since(start);
+  CHECK(waited >= 0.29);
+  CHECK(waited < 3.0);
+  CHECK_THROWS_WITH(client.wait({"a", "missing"}, ms(100)), Contains("key 'a'"));
+  server.set("a", bytes("x"));
+  CHECK_THROWS_WITH(client.wait({"a", "missing"}, ms(100)), Contains("key 'missing'"));
+  // The connection is still usable after timeouts.
+  CHECK(text(client.get("a")) == "x");
+}
+
+TEST_CASE("clients may start before the server", "[ch4][store]") {
+  uint16_t port = zt::launch::pick_free_port("127.0.0.1");
+  auto client = std::async(std::launch::async, [port] {
+    TcpStore c(client_options(port, ms(10000)));
+    return text(c.get("from-server"));
+  });
+  std::this_thread::sleep_for(ms(400));
+  TcpStore server(server_options(port));
+  server.set("from-server", bytes("hello"));
+  CHECK(client.get() == "hello");
+}
+
+TEST_CASE("no server: connecting gives up after the timeout", "[ch4][store]") {
+  uint16_t port = zt::launch::pick_free_port("127.0.0.1");
+  auto start = Clock::now();
+  CHECK_THROWS_WITH(TcpStore(client_options(port, ms(300))),
+                    Contains("could not connect to 127.0.0.1:" + std::to_string(port)) &&
+                        Contains("300 ms"));
+  CHECK(since(start) < 3.0);
+}
+
+TEST_CASE("a port in use is a clear error", "[ch4][store]") {
+  zt::store::Fd taken = zt::store::listen_tcp("127.0.0.1", 0);
+  uint16_t port = zt::store::local_port(taken.get());
+  CHECK_THROWS_WITH(TcpStore(server_options(port)),
+                    Contains("127.0.0.1:" + std::to_string(port)) && Contains("already in use"));
+}
+
+TEST_CASE("destroying the server fails the clients cleanly", "[ch4][store]") {
+  auto server = std::make_unique<TcpStore>(server_options());
+  TcpStore client(client_options(server->port()));
+  auto waiting = std::async(std::launch::async, [&] {
+    try {
+      client.get("never", ms(10000));
+      return std::string("no error");
+    } catch (const zt::Error& e) {
+      return std::string(e.what());
+    }
+  });
+  std::this_thread::sleep_for(ms(100));
+  auto start = Clock::now();
+  server.reset();  // must not hang on the parked get
+  CHECK(since(start) < 2.0);
+  CHECK_THAT(waiting.get(), Contains("closed the connection"));
+  CHECK_THROWS_WITH(client.set("k", bytes("v")), Contains("TCP store"));
+}
+
+TEST_CASE("a malformed client does not disturb the others", "[ch4][store]") {
+  TcpStore server(server_options());
+  {
+    zt::store::Fd junk = zt::store::connect_tcp_retry("127.0.0.1", server.port(), ms(2000));
+    const char garbage[] = "\xff\xff\xff\xffGET / HTTP/1.0\r\n\r\n";
+    zt::store::write_all(junk.get(), garbage, sizeof garbage - 1, "server");
+    char c;
+    // The server drops the connection (a close, or a reset since it left bytes unread) rather
+    // than trying to allocate 4 GiB.
+    CHECK(::recv(junk.get(), &c, 1, 0) <= 0);
+  }
+  TcpStore client(client_options(server.port()));
+  client.set("still", bytes("works"));
+  CHECK(text(server.get("still")) == "works");
+}
+
+TEST_CASE("Gloo's rendezvous runs over the TCP store", "[ch4][store]") {
+  const int n = 3;
+  uint16_t port = zt::launch::pick_free_port("127.0.0.1");
+  std::vector<std::future<float>> sums;
+  for (int r = 0; r < n; ++r)
+    sums.push_back(std::async(std::launch::async, [r, n, port] {
+      TcpStoreOptions o = r == 0 ? server_options(port) : client_options(port);
+      TcpStore store(o);
+      gloo::transport::tcp::attr attr;
+      attr.hostname = "127.0.0.1";
+      auto device = gloo::transport::tcp::CreateDevice(attr);
+      auto ctx = std::make_shared<gloo::rendezvous::Context>(r, n);
+      ctx->setTimeout(ms(5000));
+      ctx->connectFullMesh(store, device);
+      float v = static_cast<float>(r + 1);
+      gloo::AllreduceOptions opts(ctx);
+      opts.setOutput(&v, 1);
+      opts.setReduceFunction(
+          static_cast<void (*)(void*, const void*, const void*, size_t)>(&gloo::sum<float>));
+      gloo::allreduce(opts);
+      return v;
+    }));
+  for (auto& s : sums) CHECK(s.get() == 6.0f);  // 1 + 2 + 3, exact in fp32
+}

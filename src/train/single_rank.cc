@@ -359,6 +359,7 @@ class SingleRankLoop {
 
 RunResult train_single_rank(const TrainConfig& config, const Dataset& data,
                             const StepCallback& on_step, RunArtifacts* artifacts) {
+  validate(config);
   if (config.precision == "fp16") return SingleRankLoop<fp16>(config, data, artifacts).run(on_step);
   if (config.precision == "bf16") return SingleRankLoop<bf16>(config, data, artifacts).run(on_step);
   return SingleRankLoop<float>(config, data, artifacts).run(on_step);

@@ -60,6 +60,8 @@ void validate(const TrainConfig& c) {
            c.global_batch, " does not split into micro-batches of ", c.micro_batch);
   ZT_CHECK((c.norm_block & (c.norm_block - 1)) == 0, "--norm-block ", c.norm_block,
            " is not a power of two");
+  ZT_CHECK(c.warmup_steps <= c.steps || c.steps == 0, "--warmup-steps ", c.warmup_steps,
+           " is longer than --steps ", c.steps);
   ZT_CHECK(c.min_lr <= c.lr, "--min-lr ", c.min_lr, " is above --lr ", c.lr);
   ZT_CHECK(!c.no_master_weights || c.precision != "fp32",
            "--no-master-weights needs --precision fp16 or bf16 (fp32 has no separate master)");

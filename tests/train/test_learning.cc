@@ -16,6 +16,7 @@ train::TrainConfig learning_config(const char* precision) {
   c.width = 64;
   c.context = 32;
   c.global_batch = 16;
+  c.micro_batch = 16;
   c.steps = 150;
   c.warmup_steps = 10;
   c.eval_every = 0;

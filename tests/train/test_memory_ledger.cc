@@ -64,7 +64,7 @@ TEST_CASE("a budget too small is an out-of-memory error naming the category", "[
     test::run(c);
     FAIL("expected an out-of-memory error");
   } catch (const Error& e) {
-    const std::string what = e.what();
+    const std::string_view what = e.what();
     CHECK(what.find("out of memory") != std::string::npos);
     CHECK(what.find("params") != std::string::npos);
   }

@@ -13,7 +13,7 @@
 using zt::test::run_program;
 
 namespace {
-const std::string kTiny = "bin/zero-train --layers 1 --heads 2 --width 16 --context 16 --global-batch 4 ";
+const std::string kTiny = "bin/zero-train --layers 1 --heads 2 --width 16 --context 16 --global-batch 4 --warmup-steps 0 ";
 }
 
 TEST_CASE("zero-train rejects bad input with one line and a non-zero exit", "[ch2][train][cli]") {
@@ -22,7 +22,7 @@ TEST_CASE("zero-train rejects bad input with one line and a non-zero exit", "[ch
                                  "--memory-budget-mb 0.01", "--data /nonexistent/file.txt",
                                  "--precision fp8", "--no-master-weights"}) {
     INFO(args);
-    const auto out = run_program("bin/zero-train --steps 1 " + args);
+    const auto out = run_program("bin/zero-train --steps 1 --warmup-steps 0 " + args);
     CHECK(out.status != 0);
     CHECK(out.status != -1);
     CHECK(zt::test::line_count(out.stderr_text) == 1);

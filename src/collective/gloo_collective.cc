@@ -173,33 +173,34 @@ void GlooCollective::exchange_headers(const Call& call) {
               call.dtype, call.op, call.root, kMagic, 0};
   std::vector<Header> all(n);
   all[r] = mine;
+  // One receive buffer per peer: a shared one reports only the last sender after several
+  // completions, and we want to name exactly the peers that did not arrive.
   auto send = context_->createUnboundBuffer(&mine, sizeof(Header));
-  auto recv = context_->createUnboundBuffer(all.data(), sizeof(Header) * n);
+  std::vector<std::unique_ptr<gloo::transport::UnboundBuffer>> recv(n);
   const uint64_t slot = gloo::Slot::build(kHeaderSlotPrefix, 0);
   for (int q = 0; q < n; ++q) {
     if (q == r) continue;
+    recv[q] = context_->createUnboundBuffer(&all[q], sizeof(Header));
     send->send(q, slot);
-    recv->recv(q, slot, sizeof(Header) * q, sizeof(Header));
+    recv[q]->recv(q, slot);
   }
-  std::vector<bool> arrived(n, false);
-  arrived[r] = true;
   const auto deadline = std::chrono::steady_clock::now() + options_.timeout;
-  for (int i = 0; i < n - 1; ++i) {
-    int src = -1;
+  std::string missing, reason;
+  for (int q = 0; q < n; ++q) {
+    if (q == r) continue;
     try {
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
           deadline - std::chrono::steady_clock::now());
-      recv->waitRecv(&src, std::max(left, std::chrono::milliseconds(1)));
+      recv[q]->waitRecv(std::max(left, std::chrono::milliseconds(1)));
     } catch (const std::exception& e) {
-      std::string missing;
-      for (int q = 0; q < n; ++q)
-        if (!arrived[q]) missing += (missing.empty() ? "" : ", ") + std::to_string(q);
-      ZT_FAIL(call.name, " #", call.seq, " on rank ", r, " of ", n, ": peer rank(s) ", missing,
-              " did not reach this call within ", options_.timeout.count(),
-              " ms (stalled, skipped it, or died): ", e.what());
+      missing += (missing.empty() ? "" : ", ") + std::to_string(q);
+      if (reason.empty()) reason = e.what();
     }
-    if (src >= 0 && src < n) arrived[src] = true;
   }
+  if (!missing.empty())
+    ZT_FAIL(call.name, " #", call.seq, " on rank ", r, " of ", n, ": peer rank(s) ", missing,
+            " did not reach this call (timeout ", options_.timeout.count(),
+            " ms; stalled, skipped it, or died): ", reason);
   for (int i = 0; i < n - 1; ++i) send->waitSend(options_.timeout);
   add_bytes(CollKind::call_check, sizeof(Header) * (n - 1), sizeof(Header) * (n - 1));
   bool same = true;

@@ -59,3 +59,25 @@ TEST_CASE("deterministic all-reduce differs from Gloo's ring where order matters
     CHECK(differ > 0);
   }
 }
+
+TEST_CASE("16-bit accumulation choice changes results where rounding matters", "[ch4][collective]") {
+  const int n = 3;
+  const std::size_t count = 32;
+  std::vector<std::vector<fp16>> per_acc;
+  for (Accumulation acc : {Accumulation::fp32, Accumulation::storage}) {
+    auto group = thread_group(n);
+    group.base.accumulation = acc;
+    auto out = run_thread_ranks(n, [&](int r) {
+      GlooCollective coll(group.for_rank(r));
+      std::vector<fp16> x(count);
+      for (std::size_t i = 0; i < count; ++i) x[i] = fp16(zt_test::order_sensitive_value<fp16>(r, i));
+      coll.all_reduce(std::span<fp16>(x));
+      return x;
+    });
+    REQUIRE(out[0].ok());
+    per_acc.push_back(*out[0].value);
+  }
+  int differ = 0;
+  for (std::size_t i = 0; i < count; ++i) differ += per_acc[0][i].bits != per_acc[1][i].bits;
+  CHECK(differ > 0);
+}

@@ -78,6 +78,10 @@ class GlooCollective : public Collective {
   CommStats stats() const override;
   /// The options this instance was built with. @return them.
   const GlooOptions& options() const { return options_; }
+  /// The Gloo context (null for a world of one), for benchmarks that compare against calling
+  /// Gloo directly. Use it only while no call of this Collective is queued (after a wait()).
+  /// @return the context.
+  std::shared_ptr<gloo::Context> gloo_context() const { return context_; }
 
  protected:
   Work start_all_reduce(void* data, std::size_t count, DType dtype, ReduceOp op) override;

@@ -62,7 +62,7 @@ void GlooCollective::det_reduce_scatter_v(const void* input, void* output,
   opts.setOutput<unsigned char>(rows, std::vector<int64_t>(n, static_cast<int64_t>(my_bytes)));
   opts.setTimeout(options_.timeout);
   gloo::alltoallv(opts);
-  std::vector<const void*> row_ptrs(n);
+  std::vector<void*> row_ptrs(n);
   for (int q = 0; q < n; ++q) row_ptrs[q] = rows + my_bytes * q;
   reduce_rows_canonical(row_ptrs.data(), n, output, counts[r], dtype, op, options_.accumulation);
   uint64_t total = 0;

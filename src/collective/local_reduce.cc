@@ -2,7 +2,8 @@
 #include "collective/local_reduce.h"
 
 #include <algorithm>
-#include <array>
+#include <type_traits>
+#include <vector>
 #include <cstring>
 
 #include "reduce/canonical_tree.h"
@@ -10,10 +11,9 @@
 namespace zt {
 namespace {
 
-// Elements per block: the tree over ranks is run on arrays of this many floats, so the recursion
-// is paid once per block; 256 floats = 1 KiB keeps every partial sum in L1.
-constexpr std::size_t kBlock = 256;
-using Block = std::array<float, kBlock>;
+// Elements per block: the tree over ranks is run on one block of every row at a time, in place,
+// so the N blocks (N x 4 KiB for fp32) stay in L1/L2 while the tree combines them.
+constexpr std::size_t kBlock = 1024;
 
 template <typename T>
 float widen(T x) {
@@ -29,30 +29,41 @@ float round_to(float x) {
   return static_cast<float>(T(x));
 }
 
-// The tree over rows, for one element type T (float, fp16 or bf16) and one "add" on floats.
+// The tree over rows for one element type T and one add on floats. Leaves are row indices; an
+// internal node adds its right subtree's row into its left subtree's row (left operand first, as
+// canonical_tree.h specifies), so the tree's value ends in row 0 without any copy of a partial sum.
+// fp32 rows are combined in place (they are the caller's scratch); 16-bit rows are widened per
+// block into a float workspace first.
 template <typename T, typename Add>
-void reduce_rows_typed(const void* const* rows, std::size_t nrows, void* out_v, std::size_t n,
-                       const Add& add) {
+void reduce_rows_typed(void* const* rows, std::size_t nrows, void* out_v, std::size_t n, const Add& add) {
   T* out = static_cast<T*>(out_v);
+  std::vector<float> work(std::is_same_v<T, float> ? 0 : kBlock * nrows);
+  std::vector<float*> row(nrows);
   for (std::size_t start = 0; start < n; start += kBlock) {
     const std::size_t len = std::min(kBlock, n - start);
-    auto leaf = [&](std::size_t q) {
-      Block b;
-      const T* row = static_cast<const T*>(rows[q]) + start;
-      for (std::size_t i = 0; i < len; ++i) b[i] = widen(row[i]);
-      return b;
-    };
-    auto combine = [&](Block a, const Block& b) {
-      for (std::size_t i = 0; i < len; ++i) a[i] = add(a[i], b[i]);
-      return a;
-    };
-    const Block total = canonical_reduce(nrows, leaf, combine);
-    for (std::size_t i = 0; i < len; ++i) out[start + i] = T(total[i]);
+    for (std::size_t q = 0; q < nrows; ++q) {
+      if constexpr (std::is_same_v<T, float>) {
+        row[q] = static_cast<float*>(rows[q]) + start;
+      } else {
+        row[q] = work.data() + q * kBlock;
+        const T* src = static_cast<const T*>(rows[q]) + start;
+        for (std::size_t i = 0; i < len; ++i) row[q][i] = widen(src[i]);
+      }
+    }
+    const std::size_t root = canonical_reduce(
+        nrows, [](std::size_t q) { return q; },
+        [&](std::size_t left, std::size_t right) {
+          float* a = row[left];
+          const float* b = row[right];
+          for (std::size_t i = 0; i < len; ++i) a[i] = add(a[i], b[i]);
+          return left;
+        });
+    for (std::size_t i = 0; i < len; ++i) out[start + i] = T(row[root][i]);
   }
 }
 
 template <typename T>
-void reduce_rows_dispatch(const void* const* rows, std::size_t nrows, void* out, std::size_t n,
+void reduce_rows_dispatch(void* const* rows, std::size_t nrows, void* out, std::size_t n,
                           ReduceOp op, Accumulation acc) {
   if (op == ReduceOp::max) {
     // The max of representable values is representable: no rounding question here.
@@ -81,7 +92,7 @@ void max_fn(void* out, const void* a, const void* b, std::size_t n) {
 
 }  // namespace
 
-void reduce_rows_canonical(const void* const* rows, std::size_t nrows, void* out, std::size_t n,
+void reduce_rows_canonical(void* const* rows, std::size_t nrows, void* out, std::size_t n,
                            DType dtype, ReduceOp op, Accumulation acc) {
   ZT_CHECK(nrows >= 1, "reduce_rows_canonical: no rows");
   switch (dtype) {

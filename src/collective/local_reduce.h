@@ -2,7 +2,8 @@
 //
 // Deterministic mode: reduce_rows_canonical combines the N copies of a chunk (one per rank, in
 // rank order) with the canonical aligned pairwise tree over ranks (reduce/canonical_tree.h),
-// applied to blocks of elements at a time so the tree costs one pass, not one call per element.
+// applied in place to blocks of elements at a time, so the tree costs one pass over the rows
+// and no copies of partial sums.
 // Fast mode: elementwise functions with Gloo's reduction signature (out = a op b), for 16-bit
 // types widening to float and rounding back after every operation (gloo::float16 is a different
 // type from zt::fp16, and Gloo has no bf16).
@@ -16,11 +17,12 @@
 namespace zt {
 
 /// out[i] = op over rows (canonical tree over row index) of rows[q][i], for i < n.
-/// @param rows nrows pointers, each to n elements of dtype (row q is rank q's copy).
-/// @param nrows number of rows (>= 1). @param out n elements of dtype; may alias rows[0].
+/// @param rows nrows pointers, each to n elements of dtype (row q is rank q's copy); scratch:
+/// fp32 rows are overwritten with partial sums. @param nrows number of rows (>= 1).
+/// @param out n elements of dtype; may alias rows[0], must not overlap other rows.
 /// @param n elements per row. @param dtype element type. @param op reduction.
 /// @param acc for 16-bit sums: fp32 (round once) or storage (round after every add).
-void reduce_rows_canonical(const void* const* rows, std::size_t nrows, void* out, std::size_t n,
+void reduce_rows_canonical(void* const* rows, std::size_t nrows, void* out, std::size_t n,
                            DType dtype, ReduceOp op, Accumulation acc);
 
 /// Elementwise reduction with Gloo's AllreduceOptions::Func signature.

@@ -193,3 +193,28 @@ TEST_CASE("fast collectives match closed forms on exactly summable inputs", "[ch
     CHECK(problems.empty());
   }
 }
+
+TEST_CASE("fast all-reduce with Gloo's bcube matches closed forms", "[ch4][collective]") {
+  for (int n : {2, 3, 4, 5}) {
+    auto group = thread_group(n, ReduceMode::fast);
+    group.base.fast_all_reduce = FastAllReduce::bcube;
+    auto out = run_thread_ranks(n, [&](int r) {
+      GlooCollective coll(group.for_rank(r));
+      std::vector<float> x(kLargeOdd);
+      for (std::size_t i = 0; i < x.size(); ++i) x[i] = zt_test::exact_value(r, i);
+      coll.all_reduce(std::span<float>(x));
+      return x;
+    });
+    for (int r = 0; r < n; ++r) {
+      INFO("N=" << n << " rank " << r << " " << out[r].error);
+      REQUIRE(out[r].ok());
+      int wrong = 0;
+      for (std::size_t i = 0; i < kLargeOdd; ++i) {
+        float want = 0;
+        for (int q = 0; q < n; ++q) want += zt_test::exact_value(q, i);
+        wrong += (*out[r].value)[i] != want;
+      }
+      CHECK(wrong == 0);
+    }
+  }
+}

@@ -11,7 +11,8 @@
 //  fast — Gloo's own algorithms: all-reduce by ring (or bcube), 2(N-1)/N·S; reduce-scatter by
 //    halving-doubling (gloo::ReduceScatterHalvingDoubling on a scratch copy, result copied out
 //    because Gloo leaves it at the start of the buffer), (N-1)/N·S for N = 2^k; uneven counts
-//    (reduce_scatter_v) fall back to a fast all-reduce of the whole buffer, 2(N-1)/N·S. The order of
+//    (reduce_scatter_v) fall back to a fast all-reduce of the whole buffer, 2(N-1)/N·S. The
+//    last halving-doubling object is kept for reuse while the shape repeats (about 3·S of memory). The order of
 //    the sum depends on the rank and on N, so results are not bitwise stable across world sizes
 //    and in general differ from the canonical tree for N >= 3. fp16/bf16 are reduced with our own
 //    elementwise functions (widen to float, add, round: one rounding per add).
@@ -93,7 +94,8 @@ class GlooCollective : public Collective {
   Work start_barrier() override;
 
  private:
-  struct Call;  // what one queued call is (header fields + name)
+  struct Call;     // what one queued call is (header fields + name)
+  struct HdCache;  // the last fast reduce-scatter's Gloo algorithm object, reused
   Work submit(Call call, std::function<void()> body);
   void run_checked(const Call& call, const std::function<void()>& body);
   void exchange_headers(const Call& call);
@@ -115,6 +117,7 @@ class GlooCollective : public Collective {
   std::shared_ptr<gloo::Context> context_;
   uint64_t next_seq_ = 0;        // calls issued (caller's thread)
   std::vector<unsigned char> scratch_;  // communication thread only
+  std::shared_ptr<HdCache> hd_cache_;   // communication thread only
   bool broken_ = false;          // communication thread only
   std::string broken_reason_;    // communication thread only
   mutable std::mutex stats_mutex_;

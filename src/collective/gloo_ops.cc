@@ -37,15 +37,26 @@ const gloo::ReductionFunction<Word>* reduction_function() {
 }
 
 template <typename Word, DType D>
-void run_halving_doubling(const std::shared_ptr<gloo::Context>& ctx, void* buf, int count,
-                          const std::vector<int>& recv, ReduceOp op) {
+std::unique_ptr<gloo::Algorithm> make_halving_doubling(const std::shared_ptr<gloo::Context>& ctx, void* buf,
+                                                       int count, const std::vector<int>& recv, ReduceOp op) {
   const auto* fn = op == ReduceOp::sum ? reduction_function<Word, D, ReduceOp::sum>()
                                        : reduction_function<Word, D, ReduceOp::max>();
-  gloo::ReduceScatterHalvingDoubling<Word> algo(ctx, {static_cast<Word*>(buf)}, count, recv, fn);
-  algo.run();
+  return std::make_unique<gloo::ReduceScatterHalvingDoubling<Word>>(
+      ctx, std::vector<Word*>{static_cast<Word*>(buf)}, count, recv, fn);
 }
 
 }  // namespace
+
+// Gloo's halving-doubling object allocates two buffer-sized vectors and registers its buffers
+// with every peer when built; building one per call cost more than the reduction itself, so the
+// last one is kept (with the buffer it works on) and reused while the call shape repeats.
+struct GlooCollective::HdCache {
+  uint64_t count = 0;
+  DType dtype = DType::fp32;
+  ReduceOp op = ReduceOp::sum;
+  std::vector<unsigned char> buffer;
+  std::unique_ptr<gloo::Algorithm> algorithm;
+};
 
 // Deterministic reduce-scatter-v: all-to-all, then the canonical tree over the N received rows.
 // Sent: every range but ours, S - S_r. Received: our range from N-1 peers, (N-1) S_r.
@@ -126,21 +137,33 @@ void GlooCollective::fast_reduce_scatter_v(const void* input, void* output,
   const uint64_t total = offsets.back() + counts.back();
   bool even = true;
   for (std::size_t c : counts) even = even && c == counts[0] && c > 0;
-  void* buf = scratch(total * es);
-  std::memcpy(buf, input, total * es);
   if (!even) {
+    void* buf = scratch(total * es);
+    std::memcpy(buf, input, total * es);
     fast_all_reduce(buf, total, dtype, op, CollKind::reduce_scatter);
     std::memcpy(output, static_cast<unsigned char*>(buf) + offsets[r] * es, counts[r] * es);
     return;
   }
   ZT_CHECK(total <= INT_MAX, "fast reduce_scatter: ", total, " elements exceed Gloo's int range");
-  const std::vector<int> recv(counts.size(), static_cast<int>(counts[0]));
-  switch (dtype) {
-    case DType::fp32: run_halving_doubling<float, DType::fp32>(context_, buf, int(total), recv, op); break;
-    case DType::fp16: run_halving_doubling<uint16_t, DType::fp16>(context_, buf, int(total), recv, op); break;
-    case DType::bf16: run_halving_doubling<uint16_t, DType::bf16>(context_, buf, int(total), recv, op); break;
+  if (!hd_cache_ || hd_cache_->count != total || hd_cache_->dtype != dtype || hd_cache_->op != op) {
+    hd_cache_.reset();  // release the old one before building the new
+    auto cache = std::make_shared<HdCache>();
+    cache->count = total;
+    cache->dtype = dtype;
+    cache->op = op;
+    cache->buffer.resize(total * es);
+    const std::vector<int> recv(counts.size(), static_cast<int>(counts[0]));
+    void* buf = cache->buffer.data();
+    switch (dtype) {
+      case DType::fp32: cache->algorithm = make_halving_doubling<float, DType::fp32>(context_, buf, int(total), recv, op); break;
+      case DType::fp16: cache->algorithm = make_halving_doubling<uint16_t, DType::fp16>(context_, buf, int(total), recv, op); break;
+      case DType::bf16: cache->algorithm = make_halving_doubling<uint16_t, DType::bf16>(context_, buf, int(total), recv, op); break;
+    }
+    hd_cache_ = std::move(cache);
   }
-  std::memcpy(output, buf, counts[r] * es);
+  std::memcpy(hd_cache_->buffer.data(), input, total * es);
+  hd_cache_->algorithm->run();
+  std::memcpy(output, hd_cache_->buffer.data(), counts[r] * es);
   const uint64_t moved = total * es - total * es / size();
   add_bytes(CollKind::reduce_scatter, moved, moved);
 }

@@ -95,3 +95,32 @@ TEST_CASE("byte counters follow the algorithms' message sizes", "[ch4][collectiv
     }
   }
 }
+
+TEST_CASE("repeated fast reduce-scatter of one shape reuses Gloo's object correctly", "[ch4][collective]") {
+  const int n = 4;
+  const std::size_t shard = 257;
+  auto group = thread_group(n, ReduceMode::fast);
+  auto out = run_thread_ranks(n, [&](int r) {
+    GlooCollective coll(group.for_rank(r));
+    std::vector<std::vector<float>> results;
+    for (int round = 0; round < 3; ++round) {
+      std::vector<float> in(n * shard), part(shard);
+      for (std::size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>((r + 1) * (round + 1) + static_cast<int>(i % 5));
+      coll.reduce_scatter(std::span<const float>(in), std::span<float>(part));
+      results.push_back(part);
+    }
+    return results;
+  });
+  for (int r = 0; r < n; ++r) {
+    REQUIRE(out[r].ok());
+    for (int round = 0; round < 3; ++round) {
+      int wrong = 0;
+      for (std::size_t i = 0; i < shard; ++i) {
+        const float want = static_cast<float>(10 * (round + 1) + n * static_cast<int>((r * shard + i) % 5));
+        wrong += (*out[r].value)[round][i] != want;
+      }
+      INFO("rank " << r << " round " << round);
+      CHECK(wrong == 0);
+    }
+  }
+}

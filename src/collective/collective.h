@@ -1,0 +1,237 @@
+// collective/collective.h — the Collective interface: all-reduce, reduce-scatter, all-gather,
+// broadcast and barrier over the ranks of one group, on fp32 / fp16 / bf16 buffers.
+//
+// Semantics (N = size(), r = rank()):
+//  - all_reduce(x[n]): every rank ends with op over ranks of x, element-wise.
+//  - reduce_scatter(in[N*shard], out[shard]): rank r receives op over ranks of
+//    in[r*shard, (r+1)*shard). _v variant: per-rank counts c (any, 0 allowed), rank r receives the
+//    reduced range [off_r, off_r + c_r) of an input of sum(c) elements.
+//  - all_gather(in[shard], out[N*shard]): out[q*shard, ...) = rank q's in; _v: per-rank counts.
+//  - broadcast(x[n], root): every rank ends with root's x.
+// Lengths that must divide by N are checked, never padded behind the caller's back (padding.h).
+// Reduction order: in ReduceMode::deterministic every element is reduced over ranks along the
+// canonical aligned pairwise tree (reduce/canonical_tree.h), identically on every rank; in
+// ReduceMode::fast the backend's own algorithms run and the order is not stable (gloo_collective.h
+// documents both, with their cost). Every call is queued on the Collective's communication thread
+// and runs in issue order (work.h); the *_async forms return a Work to wait on.
+// This header is backend-free: Gloo (CPU) implements it here, NCCL (GPU) later.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <vector>
+
+#include "collective/dtype.h"
+#include "collective/padding.h"
+#include "collective/stats.h"
+#include "collective/work.h"
+#include "core/check.h"
+
+namespace zt {
+
+/// Element-wise reduction applied over ranks.
+enum class ReduceOp : uint8_t {
+  sum = 0,  ///< sum (order-sensitive in floating point)
+  max = 1,  ///< maximum; a NaN on any rank gives NaN (needed for overflow flags)
+};
+
+/// How reductions are ordered.
+enum class ReduceMode : uint8_t {
+  deterministic = 0,  ///< canonical tree over ranks, bitwise identical on every rank (default)
+  fast = 1,           ///< the backend's own algorithms; order depends on rank and world size
+};
+
+/// Accumulation of 16-bit (fp16/bf16) sums in deterministic mode.
+enum class Accumulation : uint8_t {
+  fp32 = 0,     ///< widen to fp32, add along the tree in fp32, round once at the end (default)
+  storage = 1,  ///< round to the 16-bit type after every add, as a 16-bit wire format would
+};
+
+/// Name of an op. @param op the op. @return "sum" or "max".
+constexpr const char* reduce_op_name(ReduceOp op) { return op == ReduceOp::sum ? "sum" : "max"; }
+/// Name of a mode. @param m the mode. @return "deterministic" or "fast".
+constexpr const char* reduce_mode_name(ReduceMode m) {
+  return m == ReduceMode::deterministic ? "deterministic" : "fast";
+}
+
+/// A group of ranks that run collectives together. One instance per rank; use it from one
+/// thread at a time (calls are queued in the order that thread issues them).
+class Collective {
+ public:
+  virtual ~Collective() = default;
+
+  /// This rank's index. @return 0..size()-1.
+  virtual int rank() const = 0;
+  /// Number of ranks. @return N >= 1.
+  virtual int size() const = 0;
+  /// Reduction mode of this instance. @return the mode.
+  virtual ReduceMode mode() const = 0;
+  /// Counters so far (a consistent copy; operations still queued are not in it).
+  /// @return per-kind calls and bytes.
+  virtual CommStats stats() const = 0;
+
+  // ---- type-erased core (pointer, count, dtype); asynchronous ----
+
+  /// In-place all-reduce. @param data n elements (in and out). @param count n.
+  /// @param dtype element type. @param op reduction. @return the completion handle.
+  Work all_reduce_async(void* data, std::size_t count, DType dtype, ReduceOp op = ReduceOp::sum) {
+    ZT_CHECK(count == 0 || data, "all_reduce: null buffer with ", count, " elements");
+    return start_all_reduce(data, count, dtype, op);
+  }
+  /// Uneven reduce-scatter. @param input sum(counts) elements. @param output counts[rank()]
+  /// elements; may be exactly input + offset of this rank's range (in place), else must not
+  /// overlap input. @param counts per-rank counts (size() entries, zeros allowed).
+  /// @param dtype element type. @param op reduction. @return the completion handle.
+  Work reduce_scatter_v_async(const void* input, void* output, const std::vector<std::size_t>& counts,
+                              DType dtype, ReduceOp op = ReduceOp::sum) {
+    check_counts(counts, "reduce_scatter_v");
+    return start_reduce_scatter_v(input, output, counts, dtype, op);
+  }
+  /// Uneven all-gather. @param input counts[rank()] elements; may be output + this rank's offset
+  /// (in place). @param output sum(counts) elements. @param counts per-rank counts.
+  /// @param dtype element type. @return the completion handle.
+  Work all_gather_v_async(const void* input, void* output, const std::vector<std::size_t>& counts,
+                          DType dtype) {
+    check_counts(counts, "all_gather_v");
+    return start_all_gather_v(input, output, counts, dtype);
+  }
+  /// Even reduce-scatter. @param input size()*shard elements. @param output shard elements.
+  /// @param shard elements per rank. @param dtype element type. @param op reduction.
+  /// @return the completion handle.
+  Work reduce_scatter_async(const void* input, void* output, std::size_t shard, DType dtype,
+                            ReduceOp op = ReduceOp::sum) {
+    return reduce_scatter_v_async(input, output, std::vector<std::size_t>(size(), shard), dtype, op);
+  }
+  /// Even all-gather. @param input shard elements. @param output size()*shard elements.
+  /// @param shard elements per rank. @param dtype element type. @return the completion handle.
+  Work all_gather_async(const void* input, void* output, std::size_t shard, DType dtype) {
+    return all_gather_v_async(input, output, std::vector<std::size_t>(size(), shard), dtype);
+  }
+  /// In-place broadcast. @param data n elements (root's are sent, others' overwritten).
+  /// @param count n. @param dtype element type. @param root source rank. @return the handle.
+  Work broadcast_async(void* data, std::size_t count, DType dtype, int root) {
+    ZT_CHECK(root >= 0 && root < size(), "broadcast: root ", root, " out of range for ", size(),
+             " ranks");
+    ZT_CHECK(count == 0 || data, "broadcast: null buffer with ", count, " elements");
+    return start_broadcast(data, count, dtype, root);
+  }
+  /// Barrier: completes when every rank has reached it. @return the completion handle.
+  Work barrier_async() { return start_barrier(); }
+
+  // ---- typed spans; the sizes are checked against each other ----
+
+  /// Typed asynchronous all-reduce. @param data the buffer. @param op reduction. @return handle.
+  template <typename T>
+  Work all_reduce_async(std::span<T> data, ReduceOp op = ReduceOp::sum) {
+    return all_reduce_async(data.data(), data.size(), dtype_of_v<T>, op);
+  }
+  /// Typed asynchronous reduce-scatter; input.size() must be size() * output.size().
+  /// @param input the full buffer. @param output this rank's shard. @param op reduction.
+  /// @return handle.
+  template <typename T>
+  Work reduce_scatter_async(std::span<const T> input, std::span<T> output, ReduceOp op = ReduceOp::sum) {
+    ZT_CHECK(input.size() == output.size() * static_cast<std::size_t>(size()),
+             "reduce_scatter: input has ", input.size(), " elements, expected ", size(), " x ",
+             output.size(), " (output shard) = ", output.size() * size());
+    return reduce_scatter_async(input.data(), output.data(), output.size(), dtype_of_v<T>, op);
+  }
+  /// Typed asynchronous all-gather; output.size() must be size() * input.size().
+  /// @param input this rank's shard. @param output the full buffer. @return handle.
+  template <typename T>
+  Work all_gather_async(std::span<const T> input, std::span<T> output) {
+    ZT_CHECK(output.size() == input.size() * static_cast<std::size_t>(size()),
+             "all_gather: output has ", output.size(), " elements, expected ", size(), " x ",
+             input.size(), " (input shard) = ", input.size() * size());
+    return all_gather_async(input.data(), output.data(), input.size(), dtype_of_v<T>);
+  }
+  /// Typed asynchronous uneven reduce-scatter. @param input sum(counts) elements.
+  /// @param output counts[rank()] elements. @param counts per-rank counts. @param op reduction.
+  /// @return handle.
+  template <typename T>
+  Work reduce_scatter_v_async(std::span<const T> input, std::span<T> output,
+                              const std::vector<std::size_t>& counts, ReduceOp op = ReduceOp::sum) {
+    check_v_sizes(input.size(), output.size(), counts, "reduce_scatter_v", "input", "output");
+    return reduce_scatter_v_async(input.data(), output.data(), counts, dtype_of_v<T>, op);
+  }
+  /// Typed asynchronous uneven all-gather. @param input counts[rank()] elements.
+  /// @param output sum(counts) elements. @param counts per-rank counts. @return handle.
+  template <typename T>
+  Work all_gather_v_async(std::span<const T> input, std::span<T> output,
+                          const std::vector<std::size_t>& counts) {
+    check_v_sizes(output.size(), input.size(), counts, "all_gather_v", "output", "input");
+    return all_gather_v_async(input.data(), output.data(), counts, dtype_of_v<T>);
+  }
+  /// Typed asynchronous broadcast. @param data the buffer. @param root source rank. @return handle.
+  template <typename T>
+  Work broadcast_async(std::span<T> data, int root) {
+    return broadcast_async(data.data(), data.size(), dtype_of_v<T>, root);
+  }
+
+  // ---- synchronous forms: queue, then wait ----
+
+  /// Synchronous all-reduce. @param data the buffer. @param op reduction.
+  template <typename T>
+  void all_reduce(std::span<T> data, ReduceOp op = ReduceOp::sum) { all_reduce_async(data, op).wait(); }
+  /// Synchronous reduce-scatter. @param input full buffer. @param output shard. @param op reduction.
+  template <typename T>
+  void reduce_scatter(std::span<const T> input, std::span<T> output, ReduceOp op = ReduceOp::sum) {
+    reduce_scatter_async(input, output, op).wait();
+  }
+  /// Synchronous all-gather. @param input shard. @param output full buffer.
+  template <typename T>
+  void all_gather(std::span<const T> input, std::span<T> output) { all_gather_async(input, output).wait(); }
+  /// Synchronous uneven reduce-scatter. @param input full buffer. @param output this rank's part.
+  /// @param counts per-rank counts. @param op reduction.
+  template <typename T>
+  void reduce_scatter_v(std::span<const T> input, std::span<T> output,
+                        const std::vector<std::size_t>& counts, ReduceOp op = ReduceOp::sum) {
+    reduce_scatter_v_async(input, output, counts, op).wait();
+  }
+  /// Synchronous uneven all-gather. @param input this rank's part. @param output full buffer.
+  /// @param counts per-rank counts.
+  template <typename T>
+  void all_gather_v(std::span<const T> input, std::span<T> output, const std::vector<std::size_t>& counts) {
+    all_gather_v_async(input, output, counts).wait();
+  }
+  /// Synchronous broadcast. @param data the buffer. @param root source rank.
+  template <typename T>
+  void broadcast(std::span<T> data, int root) { broadcast_async(data, root).wait(); }
+  /// Synchronous barrier.
+  void barrier() { barrier_async().wait(); }
+
+ protected:
+  /// Backend: queue an all-reduce. @param data buffer. @param count elements. @param dtype type.
+  /// @param op reduction. @return handle.
+  virtual Work start_all_reduce(void* data, std::size_t count, DType dtype, ReduceOp op) = 0;
+  /// Backend: queue a reduce-scatter-v. @param input full buffer. @param output this rank's part.
+  /// @param counts per-rank counts (validated). @param dtype type. @param op reduction. @return handle.
+  virtual Work start_reduce_scatter_v(const void* input, void* output,
+                                      const std::vector<std::size_t>& counts, DType dtype,
+                                      ReduceOp op) = 0;
+  /// Backend: queue an all-gather-v. @param input this rank's part. @param output full buffer.
+  /// @param counts per-rank counts (validated). @param dtype type. @return handle.
+  virtual Work start_all_gather_v(const void* input, void* output,
+                                  const std::vector<std::size_t>& counts, DType dtype) = 0;
+  /// Backend: queue a broadcast. @param data buffer. @param count elements. @param dtype type.
+  /// @param root source rank (validated). @return handle.
+  virtual Work start_broadcast(void* data, std::size_t count, DType dtype, int root) = 0;
+  /// Backend: queue a barrier. @return handle.
+  virtual Work start_barrier() = 0;
+
+ private:
+  void check_counts(const std::vector<std::size_t>& counts, const char* what) const {
+    ZT_CHECK(counts.size() == static_cast<std::size_t>(size()), what, ": ", counts.size(),
+             " per-rank counts given for ", size(), " ranks");
+  }
+  void check_v_sizes(std::size_t full, std::size_t part, const std::vector<std::size_t>& counts,
+                     const char* what, const char* full_name, const char* part_name) const {
+    check_counts(counts, what);
+    std::size_t total = 0;
+    for (std::size_t c : counts) total += c;
+    ZT_CHECK(full == total, what, ": ", full_name, " has ", full, " elements, counts sum to ", total);
+    ZT_CHECK(part == counts[rank()], what, ": ", part_name, " has ", part, " elements, rank ",
+             rank(), "'s count is ", counts[rank()]);
+  }
+};
+
+}  // namespace zt

@@ -1,0 +1,289 @@
+// collective/gloo_collective.cc — rendezvous, the call queue, call checking and error wrapping
+// of GlooCollective. The data movements themselves are in gloo_ops.cc.
+#include "collective/gloo_collective.h"
+
+#include <cstring>
+
+#include <gloo/rendezvous/context.h>
+#include <gloo/transport/tcp/device.h>
+#include <gloo/transport/unbound_buffer.h>
+#include <gloo/types.h>
+
+#include "collective/store.h"
+
+namespace zt {
+
+// What one call is: the fields every rank must agree on, sent as the call-check header.
+struct GlooCollective::Call {
+  CollKind kind = CollKind::barrier;
+  const char* name = "barrier";
+  uint64_t seq = 0;
+  uint64_t count = 0;        // total elements of the full buffer
+  uint64_t counts_hash = 0;  // FNV-1a of the per-rank counts (v variants), else 0
+  uint32_t dtype = 0;
+  uint32_t op = 0;
+  int32_t root = -1;
+};
+
+namespace {
+
+// The wire form of Call (fixed layout, 48 bytes); magic catches a peer speaking something else.
+struct Header {
+  uint64_t seq, count, counts_hash;
+  uint32_t kind, dtype, op;
+  int32_t root;
+  uint32_t magic, reserved;
+};
+static_assert(sizeof(Header) == 48, "header layout");
+constexpr uint32_t kMagic = 0x5A54434Bu;  // "ZTCK"
+constexpr uint8_t kHeaderSlotPrefix = 0x7A;  // Gloo's own prefixes are 0x01..0x08
+
+uint64_t hash_counts(const std::vector<std::size_t>& counts) {
+  uint64_t h = 1469598103934665603ull;
+  for (std::size_t c : counts) {
+    for (int b = 0; b < 8; ++b) {
+      h ^= (static_cast<uint64_t>(c) >> (8 * b)) & 0xff;
+      h *= 1099511628211ull;
+    }
+  }
+  return h;
+}
+
+uint64_t sum_counts(const std::vector<std::size_t>& counts) {
+  uint64_t s = 0;
+  for (std::size_t c : counts) s += c;
+  return s;
+}
+
+std::string describe(const Header& h) {
+  const char* name = coll_kind_name(static_cast<CollKind>(h.kind % kCollKinds));
+  std::string s = concat("call #", h.seq, " ", name, "(", dtype_name(static_cast<DType>(h.dtype % 3)),
+                         ", ", h.count, " elements");
+  if (h.counts_hash) s += concat(", counts hash ", h.counts_hash % 100000);
+  if (h.root >= 0) s += concat(", root ", h.root);
+  if (h.kind == static_cast<uint32_t>(CollKind::all_reduce) ||
+      h.kind == static_cast<uint32_t>(CollKind::reduce_scatter))
+    s += concat(", ", reduce_op_name(static_cast<ReduceOp>(h.op % 2)));
+  return s + ")";
+}
+
+}  // namespace
+
+GlooCollective::GlooCollective(GlooOptions options) : options_(std::move(options)) {
+  const int n = options_.size, r = options_.rank;
+  ZT_CHECK(n >= 1, "GlooCollective: world size must be >= 1, got ", n);
+  ZT_CHECK(r >= 0 && r < n, "GlooCollective: rank ", r, " out of range for world size ", n);
+  ZT_CHECK(options_.timeout.count() > 0, "GlooCollective: timeout must be positive, got ",
+           options_.timeout.count(), " ms");
+  if (n > 1) {
+    ZT_CHECK(options_.store != nullptr, "GlooCollective: rank ", r, " of ", n, " has no rendezvous store");
+    gloo::transport::tcp::attr attr;
+    if (!options_.iface.empty()) {
+      attr.iface = options_.iface;
+    } else {
+      attr.hostname = options_.hostname;
+    }
+    std::shared_ptr<gloo::transport::Device> device;
+    try {
+      device = gloo::transport::tcp::CreateDevice(attr);
+    } catch (const std::exception& e) {
+      ZT_FAIL("GlooCollective rank ", r, ": cannot create a TCP device on ",
+              options_.iface.empty() ? "host " + options_.hostname : "interface " + options_.iface,
+              ": ", e.what());
+    }
+    auto store = std::make_shared<OwningPrefixStore>(options_.prefix, options_.store, options_.timeout);
+    // Our own key first: a store that already holds it belongs to an earlier job (FileStore and
+    // RedisStore refuse to overwrite), and we must not rendezvous with that job's stale addresses.
+    try {
+      const std::string who = std::to_string(r);
+      store->set("zt_joined_" + who, std::vector<char>(who.begin(), who.end()));
+    } catch (const std::exception& e) {
+      ZT_FAIL("rendezvous: the store already holds rank ", r, "'s keys under prefix '",
+              options_.prefix, "' (left by an earlier job?): use a fresh store directory or a "
+              "unique prefix [", e.what(), "]");
+    }
+    auto context = std::make_shared<gloo::rendezvous::Context>(r, n);
+    context->setTimeout(options_.timeout);
+    try {
+      context->connectFullMesh(*store, device);
+    } catch (const std::exception& e) {
+      ZT_FAIL("rendezvous failed for rank ", r, " of ", n, " (prefix '", options_.prefix,
+              "', timeout ", options_.timeout.count(), " ms; did every rank start?): ", e.what());
+    }
+    context_ = context;
+  }
+  thread_ = std::make_unique<CommThread>();
+}
+
+GlooCollective::~GlooCollective() {
+  thread_.reset();  // run what is queued, then stop, before the context goes away
+}
+
+CommStats GlooCollective::stats() const {
+  std::lock_guard<std::mutex> lock(stats_mutex_);
+  return stats_;
+}
+
+void GlooCollective::add_bytes(CollKind kind, uint64_t sent, uint64_t received) {
+  std::lock_guard<std::mutex> lock(stats_mutex_);
+  stats_[kind].bytes_sent += sent;
+  stats_[kind].bytes_received += received;
+}
+
+void* GlooCollective::scratch(std::size_t bytes) {
+  if (scratch_.size() < bytes) scratch_.resize(bytes);
+  return scratch_.data();
+}
+
+Work GlooCollective::submit(Call call, std::function<void()> body) {
+  call.seq = next_seq_++;
+  return thread_->submit([this, call, body = std::move(body)] { run_checked(call, body); });
+}
+
+void GlooCollective::run_checked(const Call& call, const std::function<void()>& body) {
+  const std::string where = concat(call.name, " #", call.seq, " on rank ", rank(), " of ", size());
+  ZT_CHECK(!broken_, where, ": this Collective failed earlier and cannot be used again (",
+           broken_reason_, ")");
+  try {
+    if (options_.check_calls && size() > 1) exchange_headers(call);
+    body();
+  } catch (const zt::Error& e) {
+    broken_ = true;
+    broken_reason_ = e.what();
+    throw;
+  } catch (const std::exception& e) {
+    std::string msg = e.what();
+    std::string hint;
+    if (msg.find("imed out") != std::string::npos)
+      hint = concat(" [a peer did not take part within ", options_.timeout.count(),
+                    " ms: it stalled, skipped this call, or died]");
+    else if (msg.find("losed") != std::string::npos || msg.find("reset") != std::string::npos)
+      hint = " [a peer closed its connection: it exited, crashed or failed]";
+    broken_ = true;
+    broken_reason_ = concat(where, ": ", msg);
+    ZT_FAIL(where, ": ", msg, hint);
+  }
+  std::lock_guard<std::mutex> lock(stats_mutex_);
+  ++stats_[call.kind].calls;
+}
+
+void GlooCollective::exchange_headers(const Call& call) {
+  const int n = size(), r = rank();
+  Header mine{call.seq, call.count, call.counts_hash, static_cast<uint32_t>(call.kind),
+              call.dtype, call.op, call.root, kMagic, 0};
+  std::vector<Header> all(n);
+  all[r] = mine;
+  // One receive buffer per peer: a shared one reports only the last sender after several
+  // completions, and we want to name exactly the peers that did not arrive.
+  auto send = context_->createUnboundBuffer(&mine, sizeof(Header));
+  std::vector<std::unique_ptr<gloo::transport::UnboundBuffer>> recv(n);
+  const uint64_t slot = gloo::Slot::build(kHeaderSlotPrefix, 0);
+  for (int q = 0; q < n; ++q) {
+    if (q == r) continue;
+    recv[q] = context_->createUnboundBuffer(&all[q], sizeof(Header));
+    send->send(q, slot);
+    recv[q]->recv(q, slot);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + options_.timeout;
+  std::string missing, reason;
+  for (int q = 0; q < n; ++q) {
+    if (q == r) continue;
+    try {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      recv[q]->waitRecv(std::max(left, std::chrono::milliseconds(1)));
+    } catch (const std::exception& e) {
+      missing += (missing.empty() ? "" : ", ") + std::to_string(q);
+      if (reason.empty()) reason = e.what();
+    }
+  }
+  if (!missing.empty())
+    ZT_FAIL(call.name, " #", call.seq, " on rank ", r, " of ", n, ": peer rank(s) ", missing,
+            " did not reach this call (timeout ", options_.timeout.count(),
+            " ms; stalled, skipped it, or died): ", reason);
+  for (int i = 0; i < n - 1; ++i) send->waitSend(options_.timeout);
+  add_bytes(CollKind::call_check, sizeof(Header) * (n - 1), sizeof(Header) * (n - 1));
+  bool same = true;
+  for (int q = 0; q < n; ++q) {
+    const Header& h = all[q];
+    same = same && h.magic == kMagic && h.seq == mine.seq && h.kind == mine.kind &&
+           h.dtype == mine.dtype && h.op == mine.op &&
+           h.count == mine.count && h.counts_hash == mine.counts_hash && h.root == mine.root;
+  }
+  if (!same) {
+    std::string list;
+    for (int q = 0; q < n; ++q)
+      list += concat(q ? "; " : "", "rank ", q, ": ",
+                     all[q].magic == kMagic ? describe(all[q]) : "garbled header");
+    ZT_FAIL(call.name, " #", call.seq, " on rank ", r, " of ", n,
+            ": ranks disagree on the call (every rank must issue the same collectives, with the "
+            "same sizes, in the same order): ", list);
+  }
+}
+
+Work GlooCollective::start_all_reduce(void* data, std::size_t count, DType dtype, ReduceOp op) {
+  Call c{CollKind::all_reduce, "all_reduce", 0, count, 0, static_cast<uint32_t>(dtype),
+         static_cast<uint32_t>(op), -1};
+  return submit(c, [=, this] {
+    if (count == 0 || size() == 1) return;
+    if (options_.mode == ReduceMode::fast) return fast_all_reduce(data, count, dtype, op, CollKind::all_reduce);
+    const auto counts = balanced_counts(count, size());
+    const std::size_t offset = offsets_of(counts)[rank()] * dtype_size(dtype);
+    unsigned char* mine = static_cast<unsigned char*>(data) + offset;
+    det_reduce_scatter_v(data, mine, counts, dtype, op, CollKind::all_reduce);
+    ring_all_gather_v(mine, data, counts, dtype, CollKind::all_reduce);
+  });
+}
+
+Work GlooCollective::start_reduce_scatter_v(const void* input, void* output,
+                                            const std::vector<std::size_t>& counts, DType dtype,
+                                            ReduceOp op) {
+  const uint64_t total = sum_counts(counts);
+  ZT_CHECK(total == 0 || input, "reduce_scatter: null input with ", total, " elements");
+  ZT_CHECK(counts[rank()] == 0 || output, "reduce_scatter: null output with ", counts[rank()], " elements");
+  Call c{CollKind::reduce_scatter, "reduce_scatter", 0, total, hash_counts(counts),
+         static_cast<uint32_t>(dtype), static_cast<uint32_t>(op), -1};
+  return submit(c, [=, this] {
+    if (total == 0) return;
+    if (size() == 1) {
+      if (output != input) std::memmove(output, input, total * dtype_size(dtype));
+      return;
+    }
+    if (options_.mode == ReduceMode::fast) return fast_reduce_scatter_v(input, output, counts, dtype, op);
+    det_reduce_scatter_v(input, output, counts, dtype, op, CollKind::reduce_scatter);
+  });
+}
+
+Work GlooCollective::start_all_gather_v(const void* input, void* output,
+                                        const std::vector<std::size_t>& counts, DType dtype) {
+  const uint64_t total = sum_counts(counts);
+  ZT_CHECK(total == 0 || output, "all_gather: null output with ", total, " elements");
+  ZT_CHECK(counts[rank()] == 0 || input, "all_gather: null input with ", counts[rank()], " elements");
+  Call c{CollKind::all_gather, "all_gather", 0, total, hash_counts(counts),
+         static_cast<uint32_t>(dtype), 0, -1};
+  return submit(c, [=, this] {
+    if (total == 0) return;
+    if (size() == 1) {
+      if (output != input) std::memmove(output, input, total * dtype_size(dtype));
+      return;
+    }
+    ring_all_gather_v(input, output, counts, dtype, CollKind::all_gather);
+  });
+}
+
+Work GlooCollective::start_broadcast(void* data, std::size_t count, DType dtype, int root) {
+  Call c{CollKind::broadcast, "broadcast", 0, count, 0, static_cast<uint32_t>(dtype), 0, root};
+  return submit(c, [=, this] {
+    if (count == 0 || size() == 1) return;
+    tree_broadcast(data, count, dtype, root);
+  });
+}
+
+Work GlooCollective::start_barrier() {
+  Call c{CollKind::barrier, "barrier", 0, 0, 0, 0, 0, -1};
+  return submit(c, [this] {
+    if (size() > 1) gloo_barrier();
+  });
+}
+
+}  // namespace zt

@@ -1,0 +1,60 @@
+// collective/stats.h — per-kind call and byte counters of one Collective (one rank).
+//
+// How the bytes are derived: from the message sizes of the algorithm that ran, computed by the
+// backend when it issues the call (not measured on the wire, no TCP/framing overhead). For each
+// algorithm the formula is written next to its implementation (gloo_ops.cc); with S the buffer
+// size in bytes and N ranks, the headline figures per rank are
+//   deterministic reduce-scatter (all-to-all)      sent = received = (N-1)/N * S
+//   deterministic all-reduce (all-to-all + ring AG) sent = received = 2(N-1)/N * S
+//   fast all-reduce (ring)                          sent = received = 2(N-1)/N * S
+//   fast reduce-scatter (halving-doubling, N=2^k)   sent = received = (N-1)/N * S
+//   all-gather (ring)                               sent = received = (N-1)/N * S (S = output)
+//   broadcast (binomial tree)                       root sends S per child, others receive S
+// (exact per-rank numbers follow the uneven partition; see each op). The call-check headers that
+// detect mismatched calls are counted under their own kind, so data bytes stay comparable.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+namespace zt {
+
+/// What a counter counts: the collective it belongs to.
+enum class CollKind : uint8_t {
+  all_reduce = 0,      ///< all_reduce
+  reduce_scatter = 1,  ///< reduce_scatter and reduce_scatter_v
+  all_gather = 2,      ///< all_gather and all_gather_v
+  broadcast = 3,       ///< broadcast
+  barrier = 4,         ///< barrier
+  call_check = 5,      ///< the small header exchanged before each call to detect mismatches
+};
+
+/// Number of CollKind values.
+inline constexpr std::size_t kCollKinds = 6;
+
+/// Name of a kind, as used in messages and JSON. @param k the kind. @return e.g. "all_reduce".
+constexpr const char* coll_kind_name(CollKind k) {
+  constexpr const char* names[kCollKinds] = {"all_reduce", "reduce_scatter", "all_gather",
+                                             "broadcast",  "barrier",        "call_check"};
+  return names[static_cast<std::size_t>(k)];
+}
+
+/// Counters of one kind.
+struct CollCounters {
+  uint64_t calls = 0;           ///< completed calls
+  uint64_t bytes_sent = 0;      ///< payload bytes this rank sent (algorithm model)
+  uint64_t bytes_received = 0;  ///< payload bytes this rank received (algorithm model)
+};
+
+/// Counters of every kind, for one rank.
+struct CommStats {
+  std::array<CollCounters, kCollKinds> by_kind{};  ///< indexed by CollKind
+
+  /// Counters of one kind. @param k the kind. @return its counters.
+  const CollCounters& operator[](CollKind k) const { return by_kind[static_cast<std::size_t>(k)]; }
+  /// Mutable counters of one kind. @param k the kind. @return its counters.
+  CollCounters& operator[](CollKind k) { return by_kind[static_cast<std::size_t>(k)]; }
+};
+
+}  // namespace zt

@@ -1,0 +1,119 @@
+// collective/store.cc — make_store and its scheme registry (see store.h).
+#include "collective/store.h"
+
+#include <filesystem>
+#include <map>
+#include <mutex>
+
+#include <gloo/rendezvous/file_store.h>
+#include <gloo/rendezvous/hash_store.h>
+// Debian installs hiredis.h under hiredis/; Gloo's header includes it either way with this macro.
+#define HIREDIS_NESTED_INCLUDE 1
+#include <gloo/rendezvous/redis_store.h>
+
+#include "core/check.h"
+
+namespace zt {
+namespace {
+
+std::shared_ptr<gloo::rendezvous::Store> make_file_store(const std::string& dir) {
+  ZT_CHECK(!dir.empty(), "store spec file:DIR needs a directory");
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  ZT_CHECK(!ec, "store directory ", dir, ": ", ec.message());
+  return std::make_shared<gloo::rendezvous::FileStore>(dir);
+}
+
+std::shared_ptr<gloo::rendezvous::Store> make_redis_store(const std::string& hostport) {
+  const auto colon = hostport.rfind(':');
+  ZT_CHECK(colon != std::string::npos && colon > 0 && colon + 1 < hostport.size(),
+           "store spec redis:HOST:PORT expected, got redis:", hostport);
+  const std::string host = hostport.substr(0, colon);
+  int port = 0;
+  try {
+    std::size_t used = 0;
+    port = std::stoi(hostport.substr(colon + 1), &used);
+    ZT_CHECK(used == hostport.size() - colon - 1, "");
+  } catch (const std::exception&) {
+    ZT_FAIL("store spec redis:HOST:PORT: bad port '", hostport.substr(colon + 1), "'");
+  }
+  ZT_CHECK(port > 0 && port < 65536, "store spec redis: port ", port, " out of range");
+  try {
+    return std::make_shared<gloo::rendezvous::RedisStore>(host, port);
+  } catch (const std::exception& e) {
+    ZT_FAIL("cannot connect to redis store at ", host, ":", port, ": ", e.what());
+  }
+}
+
+struct Registry {
+  std::mutex mutex;
+  std::map<std::string, StoreFactory> schemes;
+  Registry() {
+    schemes["hash"] = [](const std::string&) {
+      return std::make_shared<gloo::rendezvous::HashStore>();
+    };
+    schemes["file"] = make_file_store;
+    schemes["redis"] = make_redis_store;
+  }
+};
+
+Registry& registry() {
+  static Registry r;
+  return r;
+}
+
+}  // namespace
+
+std::shared_ptr<gloo::rendezvous::Store> make_store(const std::string& spec) {
+  const auto colon = spec.find(':');
+  const std::string scheme = spec.substr(0, colon);
+  const std::string argument = colon == std::string::npos ? "" : spec.substr(colon + 1);
+  StoreFactory factory;
+  std::string known;
+  {
+    auto& reg = registry();
+    std::lock_guard<std::mutex> lock(reg.mutex);
+    auto it = reg.schemes.find(scheme);
+    for (const auto& kv : reg.schemes) known += (known.empty() ? "" : ", ") + kv.first;
+    ZT_CHECK(it != reg.schemes.end(), "unknown store spec '", spec, "' (schemes: ", known, ")");
+    factory = it->second;
+  }
+  return factory(argument);
+}
+
+void register_store_scheme(const std::string& scheme, StoreFactory factory) {
+  ZT_CHECK(!scheme.empty() && scheme.find(':') == std::string::npos, "bad store scheme '", scheme, "'");
+  auto& reg = registry();
+  std::lock_guard<std::mutex> lock(reg.mutex);
+  reg.schemes[scheme] = std::move(factory);
+}
+
+OwningPrefixStore::OwningPrefixStore(std::string prefix, std::shared_ptr<gloo::rendezvous::Store> inner,
+                                     std::chrono::milliseconds timeout)
+    : prefix_(std::move(prefix)), inner_(std::move(inner)), timeout_(timeout) {
+  ZT_CHECK(!prefix_.empty(), "OwningPrefixStore: empty prefix");
+  ZT_CHECK(inner_ != nullptr, "OwningPrefixStore: no inner store");
+}
+
+void OwningPrefixStore::set(const std::string& key, const std::vector<char>& data) {
+  inner_->set(join(key), data);
+}
+
+std::vector<char> OwningPrefixStore::get(const std::string& key) {
+  inner_->wait({join(key)}, timeout_);
+  return inner_->get(join(key));
+}
+
+void OwningPrefixStore::wait(const std::vector<std::string>& keys) {
+  wait(keys, timeout_);
+}
+
+void OwningPrefixStore::wait(const std::vector<std::string>& keys,
+                             const std::chrono::milliseconds& timeout) {
+  std::vector<std::string> joined;
+  joined.reserve(keys.size());
+  for (const auto& k : keys) joined.push_back(join(k));
+  inner_->wait(joined, timeout);
+}
+
+}  // namespace zt

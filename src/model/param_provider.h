@@ -7,7 +7,8 @@
 //   backward: acquire(0) grad(0) release(0)                            (head: wte's first part)
 //             acquire(L+1) grad(L+1) grad_done(L+1) release(L+1)
 //             acquire(l) grad(l) grad_done(l) release(l) for l = L..1
-//             grad(0) grad_done(0)                    (embeddings: need token ids, not values)
+//             grad_done(0)          (embeddings: added into the grad(0) slot taken at the head;
+//                                    they need token ids, not parameter values)
 // A pointer from acquire(u) is valid until release(u); a pointer from grad(u) until grad_done(u)
 // (for unit 0 that spans the whole backward). Both point at the unit's own dense layout
 // (ParamInfo::offset_in_unit). The model OVERWRITES every element of grad(u) with this

@@ -71,8 +71,10 @@ void run(const zt::model::GptConfig& cfg, int64_t B, int steps, double gemm_rate
               static_cast<long long>(B), static_cast<long long>(cfg.context), tps_mean, tps_best,
               100 * fwd_total / total, flops_per_token / 1e9, tps_mean * flops_per_token / 1e9,
               100 * mfu, gemm_rate, loss / tokens, ab / 1048576.0, sb / 1048576.0);
-  std::printf("{\"precision\": \"%s\", \"tokens_per_s\": %.1f, \"mfu\": %.4f, \"sgemm_gflops\": %.2f}\n",
-              name_of(precision_of<T>()), tps_mean, mfu, gemm_rate);
+  std::printf("{\"peer\": \"zero-teach\", \"precision\": \"%s\", \"tokens_per_s\": %.1f, "
+              "\"tokens_per_s_best\": %.1f, \"mfu\": %.4f, \"mfu_best\": %.4f, \"sgemm_gflops\": %.2f}\n",
+              name_of(precision_of<T>()), tps_mean, tps_best, mfu,
+              tps_best * flops_per_token / 1e9 / gemm_rate, gemm_rate);
   std::free(acts);
   std::free(scr);
 }

@@ -15,9 +15,27 @@ g++ $FLAGS "$ROOT/bench/model/bench_model.cc" $LIBS -o "$OUT/bench-model"
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 lscpu | grep -E "Model name" || true
 "$OUT/bench-sgemm" 1
-"$OUT/bench-model" "$B" "$STEPS" 1 fp32 ${BENCH_PRECISIONS:-}
-if /usr/bin/python3 -c "import torch" 2>/dev/null; then
-  /usr/bin/python3 "$ROOT/bench/model/torch_gpt.py" --batch "$B" --steps "$STEPS"
-else
-  echo "python3-torch not installed: skipping the PyTorch eager comparison"
-fi
+# Side by side, alternating twice, so that a busy machine penalises both peers alike; the ratio
+# uses each peer's best step (the least disturbed) and, separately, the means.
+: > "$OUT/model_bench.jsonl"
+for round in 1 2; do
+  "$OUT/bench-model" "$B" "$STEPS" 1 fp32 ${BENCH_PRECISIONS:-} | tee /dev/stderr | grep '^{' >> "$OUT/model_bench.jsonl"
+  if /usr/bin/python3 -c "import torch" 2>/dev/null; then
+    /usr/bin/python3 "$ROOT/bench/model/torch_gpt.py" --batch "$B" --steps "$STEPS" | tee /dev/stderr | grep '^{' >> "$OUT/model_bench.jsonl"
+  else
+    echo "python3-torch not installed: skipping the PyTorch eager comparison"
+  fi
+done
+/usr/bin/python3 - "$OUT/model_bench.jsonl" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+ours = [r for r in rows if r["peer"] == "zero-teach" and r["precision"] == "fp32"]
+torch = [r for r in rows if r["peer"] == "torch-eager"]
+best = lambda rs, k: max(r[k] for r in rs)
+print(f"fp32 tokens/s: ours best {best(ours, 'tokens_per_s_best'):.0f}, mean-of-best-run {best(ours, 'tokens_per_s'):.0f}; "
+      f"MFU best {100 * best(ours, 'mfu_best'):.1f}%")
+if torch:
+    print(f"torch eager tokens/s: best {best(torch, 'tokens_per_s_best'):.0f}, mean-of-best-run {best(torch, 'tokens_per_s'):.0f}")
+    print(f"ratio ours/torch: best {best(ours, 'tokens_per_s_best') / best(torch, 'tokens_per_s_best'):.2f}, "
+          f"mean {best(ours, 'tokens_per_s') / best(torch, 'tokens_per_s'):.2f}")
+PY

@@ -83,6 +83,7 @@ struct RecordingProvider final : zt::model::ParamProvider<float> {
   void release(int u) override { note('r', u); }
   float* grad(int u) override { return note('g', u), inner.grad(u); }
   void grad_done(int u) override { note('d', u); }
+  void param_grad_done(int p) override { note('p', p); }
 };
 }  // namespace
 
@@ -97,7 +98,19 @@ TEST_CASE("forward and backward visit units in the documented order", "[ch2][mod
   CHECK(rec.log == "a0 r0 a1 r1 a2 r2 a3 r3 a0 r0 ");
   rec.log.clear();
   h.model.backward(rec, in, tg, 1.0f, h.ws);
-  CHECK(rec.log == "a0 g0 r0 a3 g3 d3 r3 a2 g2 d2 r2 a1 g1 d1 r1 d0 ");
+  // Parameters: 0 wte, 1 wpe, block l holds 2+12(l-1) .. 13+12(l-1), ln_f 26 and 27.
+  const auto block = [](int first) {
+    std::string s;
+    for (int k : {10, 11, 8, 9, 6, 7, 4, 5, 2, 3, 0, 1}) {
+      s.push_back('p');
+      s.append(std::to_string(first + k));
+      s.push_back(' ');
+    }
+    return s;
+  };
+  std::string want = "a0 g0 r0 a3 g3 p26 p27 d3 r3 a2 g2 ";
+  want.append(block(14)).append("d2 r2 a1 g1 ").append(block(2)).append("d1 r1 p1 p0 d0 ");
+  CHECK(rec.log == want);
 }
 
 TEST_CASE("loss is the sum over positions; grad_scale scales the gradient", "[ch2][model][api]") {

@@ -15,12 +15,27 @@
 namespace zt::kernels {
 
 /// Canonical float sum of leaf(0) .. leaf(n-1), n >= 1.
+///
+/// Same tree, fewer calls: when n is a multiple of 8, the aligned blocks of n are those of n/8
+/// scaled by 8, and each perfect block of 8s leaves is the perfect tree over s perfect 8-blocks;
+/// so the canonical tree over n leaves equals the canonical tree over the n/8 sums
+/// ((l0+l1)+(l2+l3))+((l4+l5)+(l6+l7)). Those are written out here (the bottom three levels of
+/// the same tree, no new order) so the recursion runs over an eighth of the leaves.
+/// tests/kernels/test_row_sum.cc checks the two bitwise for every n up to 1100.
 /// @param n the number of leaves. @param leaf leaf(i) returns the i-th float.
 /// @return the sum along the canonical tree.
 template <typename Leaf>
 float canonical_sum_f(std::size_t n, const Leaf& leaf) {
-  return canonical_reduce(n, [&](std::size_t i) -> float { return leaf(i); },
-                          [](float a, float b) { return a + b; });
+  const auto add = [](float a, float b) { return a + b; };
+  if (n % 8 == 0) {
+    return canonical_reduce(n / 8, [&](std::size_t j) -> float {
+      const std::size_t i = 8 * j;
+      const float a = (leaf(i) + leaf(i + 1)) + (leaf(i + 2) + leaf(i + 3));
+      const float b = (leaf(i + 4) + leaf(i + 5)) + (leaf(i + 6) + leaf(i + 7));
+      return a + b;
+    }, add);
+  }
+  return canonical_reduce(n, [&](std::size_t i) -> float { return leaf(i); }, add);
 }
 
 /// Sum n rows of `cols` floats along the canonical tree, element by element, IN PLACE: the rows

@@ -80,8 +80,8 @@ class Gpt {
   void check(const kernels::TokenView& inputs, const kernels::TokenView& targets,
              const Workspace& ws) const;
   void block_forward(int layer, const T* p, const T* x_in, char* acts, float* fs);
-  void block_backward(int layer, const T* p, T* g, const T* x_in, char* acts, char* scr,
-                      float* fs);
+  void block_backward(ParamProvider<T>& params, int layer, const T* p, T* g, const T* x_in,
+                      char* acts, char* scr, float* fs);
 
   GptConfig cfg_;
   int64_t B_;

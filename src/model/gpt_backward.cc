@@ -18,8 +18,8 @@
 namespace zt::model {
 
 template <typename T>
-void Gpt<T>::block_backward(int layer, const T* p, T* g, const T* x_in, char* acts, char* scr,
-                            float* fs) {
+void Gpt<T>::block_backward(ParamProvider<T>& params, int layer, const T* p, T* g,
+                            const T* x_in, char* acts, char* scr, float* fs) {
   using namespace kernels;
   const LayerActivations& a = act_.layers[static_cast<std::size_t>(layer)];
   const auto at = [&](std::size_t off) { return reinterpret_cast<T*>(acts + off); };
@@ -32,19 +32,31 @@ void Gpt<T>::block_backward(int layer, const T* p, T* g, const T* x_in, char* ac
   T* d_c = sc(scr_.d_c);
   T* d_h = sc(scr_.d_h);
   T* d_qkv = sc(scr_.d_qkv);
+  // local parameter k of this block is manifest parameter first + k (canonical order)
+  const int first = manifest_.units[static_cast<std::size_t>(layer + 1)].first_param;
+  const auto done = [&](int k0) {
+    params.param_grad_done(first + k0);
+    params.param_grad_done(first + k0 + 1);
+  };
   // MLP branch: res2 = res1 + c_proj(gelu(c_fc(ln_2(res1))))
   linear_backward(d_h, g + o.mlp_proj_w, g + o.mlp_proj_b, d_x, at(a.gelu), p + o.mlp_proj_w, N, 4 * C, C, fs);
+  done(10);
   gelu_backward(d_h, d_h, at(a.fc), N * 4 * C);
   linear_backward(d_c, g + o.fc_w, g + o.fc_b, d_h, at(a.ln2), p + o.fc_w, N, C, 4 * C, fs);
+  done(8);
   layernorm_backward(d_branch, g + o.ln_2_w, g + o.ln_2_b, d_c, at(a.res1), stat(a.ln2_mean),
                      stat(a.ln2_rstd), p + o.ln_2_w, N, C, fs);
+  done(6);
   residual_grad_join(d_x, d_branch, N * C);  // now the gradient of res1
   // attention branch: res1 = x_in + c_proj(attn(c_attn(ln_1(x_in))))
   linear_backward(d_c, g + o.attn_proj_w, g + o.attn_proj_b, d_x, at(a.att_y), p + o.attn_proj_w, N, C, C, fs);
+  done(4);
   attention_backward(d_qkv, d_c, at(a.qkv), at(a.att_p), B_, cfg_.context, C, cfg_.heads, fs);
   linear_backward(d_c, g + o.attn_w, g + o.attn_b, d_qkv, at(a.ln1), p + o.attn_w, N, C, 3 * C, fs);
+  done(2);
   layernorm_backward(d_branch, g + o.ln_1_w, g + o.ln_1_b, d_c, x_in, stat(a.ln1_mean),
                      stat(a.ln1_rstd), p + o.ln_1_w, N, C, fs);
+  done(0);
   residual_grad_join(d_x, d_branch, N * C);  // now the gradient of x_in
 }
 
@@ -77,6 +89,9 @@ void Gpt<T>::backward(ParamProvider<T>& params, const kernels::TokenView& inputs
   T* g_lnf = params.grad(L + 1);
   layernorm_backward(sc(scr_.d_x), g_lnf, g_lnf + C, sc(scr_.d_c), last_x(), stat(act_.lnf_mean),
                      stat(act_.lnf_rstd), lnf, N, C, fs);
+  const int lnf_first = manifest_.units[static_cast<std::size_t>(L + 1)].first_param;
+  params.param_grad_done(lnf_first);
+  params.param_grad_done(lnf_first + 1);
   params.grad_done(L + 1);
   params.release(L + 1);
 
@@ -84,20 +99,23 @@ void Gpt<T>::backward(ParamProvider<T>& params, const kernels::TokenView& inputs
     const T* p = params.acquire(l + 1);
     T* g = params.grad(l + 1);
     const T* x_in = l == 0 ? at(act_.x0) : at(act_.layers[static_cast<std::size_t>(l - 1)].res2);
-    block_backward(l, p, g, x_in, acts, scr, fs);
+    block_backward(params, l, p, g, x_in, acts, scr, fs);
     params.grad_done(l + 1);
     params.release(l + 1);
   }
 
   int32_t* is = reinterpret_cast<int32_t*>(scr + scr_.op_ints);
   embedding_backward(g0, g0 + V * C, static_cast<const T*>(sc(scr_.d_x)), inputs, V, C, fs, is);
+  params.param_grad_done(1);  // wpe
+  params.param_grad_done(0);  // wte
   params.grad_done(0);
 }
 
 // Gpt<T> is explicitly instantiated in gpt_forward.cc; the members defined here are instantiated
 // here, one by one.
 #define ZT_GPT_BACKWARD_INSTANCE(T)                                                          \
-  template void Gpt<T>::block_backward(int, const T*, T*, const T*, char*, char*, float*); \
+  template void Gpt<T>::block_backward(ParamProvider<T>&, int, const T*, T*, const T*, char*,  \
+                                       char*, float*);                                    \
   template void Gpt<T>::backward(ParamProvider<T>&, const kernels::TokenView&,              \
                                  const kernels::TokenView&, float, const Workspace&);
 ZT_GPT_BACKWARD_INSTANCE(float)

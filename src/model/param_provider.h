@@ -7,7 +7,8 @@
 //   backward: acquire(0) grad(0) release(0)                            (head: wte's first part)
 //             acquire(L+1) grad(L+1) grad_done(L+1) release(L+1)
 //             acquire(l) grad(l) grad_done(l) release(l) for l = L..1
-//             grad(0) grad_done(0)                    (embeddings: need token ids, not values)
+//             grad_done(0)          (embeddings: added into the grad(0) slot taken at the head;
+//                                    they need token ids, not parameter values)
 // A pointer from acquire(u) is valid until release(u); a pointer from grad(u) until grad_done(u)
 // (for unit 0 that spans the whole backward). Both point at the unit's own dense layout
 // (ParamInfo::offset_in_unit). The model OVERWRITES every element of grad(u) with this
@@ -15,6 +16,10 @@
 // grad_done(u) means the unit's gradient is final: a ZeRO stage may reduce it right away.
 // For wte the head's contribution is written first and the embedding's added last, in FP32,
 // rounded once (kernels/embedding.h).
+// Before each grad_done(u), param_grad_done(p) is called for every parameter p of unit u as soon
+// as its gradient is final, in the order backward finishes them: ln_f.weight, ln_f.bias; per
+// block (local order) c_proj.w/b of the MLP, c_fc.w/b, ln_2.w/b, attn.c_proj.w/b, c_attn.w/b,
+// ln_1.w/b; then wpe, wte.
 #pragma once
 
 #include "model/manifest.h"
@@ -37,6 +42,11 @@ class ParamProvider {
   virtual T* grad(int unit) = 0;
   /// The unit's gradient for this micro-batch is complete. @param unit the unit index.
   virtual void grad_done(int unit) = 0;
+  /// Optional finer notice: parameter `param` (its manifest index) has its final gradient for
+  /// this micro-batch in the grad() slot of its unit, earlier than grad_done(unit). Lets a
+  /// bucketed reduction start on part of a unit. The default ignores it.
+  /// @param param the parameter's index in Manifest::params.
+  virtual void param_grad_done(int param) { (void)param; }
 };
 
 /// The single-rank provider: parameters and gradients are two dense buffers in canonical layout.

@@ -47,6 +47,7 @@ std::map<std::string, std::size_t> predict_single_rank(const SingleRankShape& s)
   p[category::batch] = (tokens + s.micro_batch) * sizeof(int32_t);
   p[category::norm_blocks] = (s.norm_blocks + s.norm_block) * sizeof(float);
   p[category::eval] = tokens * sizeof(int32_t);
+  if (!fp32) p[category::diagnostics] = psi * 2;
   return p;
 }
 

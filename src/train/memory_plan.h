@@ -30,7 +30,11 @@ inline constexpr const char* scratch = "scratch";            ///< per-op tempora
 inline constexpr const char* batch = "batch";                ///< one micro-batch of token ids
 inline constexpr const char* norm_blocks = "norm_blocks";    ///< block sums + one block of FP32
 inline constexpr const char* eval = "eval";                  ///< argmax predictions
+inline constexpr const char* diagnostics = "diagnostics";    ///< 16-bit snapshot for the stall metric
 }  // namespace category
+
+/// Steps over which the stall metric compares the 16-bit copy (or all steps, if fewer).
+inline constexpr int64_t kFrozenWindowSteps = 20;
 
 /// Sizes that determine a single-rank run's memory.
 struct SingleRankShape {

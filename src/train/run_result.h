@@ -55,6 +55,8 @@ struct RunResult {
   double seconds = 0;                ///< wall time of the training steps
   double tokens_per_s = 0;           ///< global_batch * T * steps / seconds
   double frozen_fraction = -1;       ///< 16-bit params unchanged by the last step (-1: not tracked)
+  double frozen_window_fraction = -1;  ///< 16-bit params unchanged over the last frozen_window_steps
+  int64_t frozen_window_steps = 0;   ///< the window: min(20, steps)
   std::string dataset;               ///< dataset description
 };
 

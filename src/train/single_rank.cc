@@ -80,7 +80,11 @@ class SingleRankLoop {
         .growth_interval = c_.loss_scale_growth_interval};
     scaler_ = c_.precision == "fp16" ? LossScaler(scaler_config) : LossScaler::none();
     double seconds = 0;
+    const int64_t window = std::min(kFrozenWindowSteps, c_.steps);
     for (int64_t step = 1; step <= c_.steps; ++step) {
+      if constexpr (!kFp32)
+        if (step == c_.steps - window + 1)
+          for (std::size_t i = 0; i < shape_.psi; ++i) snapshot_[i] = params_[i].bits;
       const auto t0 = std::chrono::steady_clock::now();
       result.steps.push_back(train_step(step));
       seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -92,7 +96,15 @@ class SingleRankLoop {
     }
     if (c_.steps == 0)
       if (auto e = evaluate(0)) result.evals.push_back(*e);
-    if constexpr (!kFp32) result.frozen_fraction = c_.steps > 0 ? frozen_fraction_ : -1.0;
+    if constexpr (!kFp32) {
+      if (c_.steps > 0) {
+        result.frozen_fraction = frozen_fraction_;
+        std::size_t unchanged = 0;
+        for (std::size_t i = 0; i < shape_.psi; ++i) unchanged += snapshot_[i] == params_[i].bits;
+        result.frozen_window_fraction = static_cast<double>(unchanged) / static_cast<double>(shape_.psi);
+        result.frozen_window_steps = window;
+      }
+    }
     if (artifacts_ && !c_.dump_params.empty()) {
       artifacts_->final_params.resize(shape_.psi);
       for (std::size_t i = 0; i < shape_.psi; ++i) artifacts_->final_params[i] = master_value(i);
@@ -124,6 +136,7 @@ class SingleRankLoop {
     batch_ = make_buffer<int32_t>(arena_, static_cast<std::size_t>(B * (c_.context + 1)), category::batch);
     norm_ = make_buffer<float>(arena_, shape_.norm_blocks + shape_.norm_block, category::norm_blocks);
     predictions_ = make_buffer<int32_t>(arena_, static_cast<std::size_t>(B * c_.context), category::eval);
+    if constexpr (!kFp32) snapshot_ = make_buffer<uint16_t>(arena_, shape_.psi, category::diagnostics);
   }
 
   /// Parameters from the counter-based initialiser, one parameter at a time through a b-float
@@ -350,6 +363,7 @@ class SingleRankLoop {
   TypedBuffer<int32_t> batch_;
   TypedBuffer<float> norm_;
   TypedBuffer<int32_t> predictions_;
+  TypedBuffer<uint16_t> snapshot_;  // 16-bit copy at the start of the stall window
   LossScaler scaler_ = LossScaler::none();
   int64_t optimizer_step_ = 0;
   double frozen_fraction_ = -1;

@@ -77,6 +77,8 @@ std::string summary_json(const TrainConfig& config, const RunResult& r) {
   j["tokens_per_s"] = r.tokens_per_s;
   j["seconds"] = r.seconds;
   j["frozen_fraction"] = r.frozen_fraction >= 0 ? ordered_json(r.frozen_fraction) : ordered_json(nullptr);
+  j["frozen_window_fraction"] = r.frozen_window_fraction >= 0 ? ordered_json(r.frozen_window_fraction) : ordered_json(nullptr);
+  j["frozen_window_steps"] = r.frozen_window_steps;
   return j.dump(2) + "\n";
 }
 

@@ -33,7 +33,7 @@ TEST_CASE("same seed, same bits: final weights and every step's numbers", "[ch2]
   }
 }
 
-TEST_CASE("--steps 0 dumps the initial weights, the batch dump is the dataset's samples", "[ch2][train]") {
+TEST_CASE("zero steps dump the initial weights, the batch dump is the dataset's samples", "[ch2][train]") {
   train::TrainConfig c = test::tiny_config();
   c.steps = 0;
   c.dump_params = "x";

@@ -50,7 +50,9 @@ void print_summary(const zt::train::TrainConfig& c, const zt::train::RunResult& 
                 static_cast<double>(e.loss), 100.0 * e.accuracy, e.problems);
   }
   if (r.frozen_fraction >= 0)
-    std::printf("  16-bit parameters unchanged by the last step: %.2f%%\n", 100.0 * r.frozen_fraction);
+    std::printf("  16-bit parameters unchanged by the last step: %.2f%%, over the last %lld steps: %.2f%%\n",
+                100.0 * r.frozen_fraction, static_cast<long long>(r.frozen_window_steps),
+                100.0 * r.frozen_window_fraction);
   const auto& m = r.memory.front();
   std::printf("  memory: model states %zu B (predicted %zu), peak %zu B of %zu B budget\n",
               m.model_states_bytes, m.model_states_bytes_predicted, m.peak_bytes, m.arena_capacity);

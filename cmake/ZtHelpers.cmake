@@ -38,3 +38,17 @@ function(zt_test name)
       WORKING_DIRECTORY ${PROJECT_BINARY_DIR})
   endforeach()
 endfunction()
+
+# zt_add_subfolders(): add every sub-folder of the current folder that has a CMakeLists.txt, in
+# name order. Each one names its own dependencies, so adding a module, chapter, test group, app or
+# benchmark needs no edit in its parent. CONFIGURE_DEPENDS re-globs on every build.
+function(zt_add_subfolders)
+  file(GLOB children LIST_DIRECTORIES true CONFIGURE_DEPENDS RELATIVE ${CMAKE_CURRENT_SOURCE_DIR}
+       ${CMAKE_CURRENT_SOURCE_DIR}/*)
+  list(SORT children)
+  foreach(child IN LISTS children)
+    if(IS_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}/${child} AND EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/${child}/CMakeLists.txt)
+      add_subdirectory(${child})
+    endif()
+  endforeach()
+endfunction()

@@ -1,0 +1,30 @@
+// Every collective, both modes, all dtypes, across 2-4 PROCESSES started by zero-launch: once
+// meeting through a FileStore (ZT_STORE=file:DIR) and once through the TCP store that rank 0
+// serves at MASTER_ADDR:MASTER_PORT (the torchrun convention).
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "../train/run_program.h"
+
+TEST_CASE("zero-launch: every collective across 2, 3 and 4 processes", "[ch4][collective][process]") {
+  namespace fs = std::filesystem;
+  for (int n : {2, 3, 4}) {
+    for (const std::string store : {"file", "tcp"}) {
+      const fs::path dir = fs::temp_directory_path() / ("zt-launched-" + std::to_string(::getpid()) + "-" + std::to_string(n));
+      fs::remove_all(dir);
+      std::string cmd = store == "file" ? "ZT_STORE=file:" + dir.string() + " " : "";
+      cmd += "bin/zero-launch -n " + std::to_string(n) + " -- bin/zt-collective-probe";
+      const auto out = zt::test::run_program(cmd);
+      INFO(cmd << "\n" << out.stdout_text << out.stderr_text);
+      CHECK(out.status == 0);
+      for (int r = 0; r < n; ++r)
+        CHECK(out.stdout_text.find("rank " + std::to_string(r) + " of " + std::to_string(n) + ": ") != std::string::npos);
+      CHECK(out.stdout_text.find(", 0 mismatches") != std::string::npos);
+      CHECK(out.stdout_text.find("MISMATCH") == std::string::npos);
+      fs::remove_all(dir);
+    }
+  }
+}

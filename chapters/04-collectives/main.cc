@@ -4,9 +4,11 @@
 // reduce-scatter followed by all-gather, bit for bit; and why the order of a sum matters
 // (rank order, the canonical tree, Gloo's ring). It is a demonstration, not a benchmark
 // (zero-collbench measures bandwidth with ranks as processes).
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "collective/thread_ranks.h"
@@ -39,10 +41,23 @@ struct RankView {
   CommStats det_stats, fast_stats;
 };
 
+// A deliberately failing rank (--fail-rank): "quit" leaves before its first collective (its
+// connections close, peers notice within milliseconds); "stall" stays alive but silent for longer
+// than the timeout (peers give up after the timeout and name it).
+struct Failure {
+  int rank = -1;
+  std::string how = "quit";
+  std::chrono::milliseconds timeout{0};
+};
+
 RankView run_rank(const zt::ThreadGroup& det_group, const zt::ThreadGroup& fast_group, int r,
-                  std::size_t count, int root) {
+                  std::size_t count, int root, const Failure& failure) {
   zt::GlooCollective det(det_group.for_rank(r));
   zt::GlooCollective fast(fast_group.for_rank(r));
+  if (r == failure.rank) {
+    if (failure.how == "stall") std::this_thread::sleep_for(failure.timeout + std::chrono::milliseconds(500));
+    ZT_FAIL("rank ", r, " was told to ", failure.how, " before its first collective (--fail-rank)");
+  }
   const int n = det.size();
   const auto counts = zt::balanced_counts(count, n);
   RankView v;
@@ -211,24 +226,50 @@ void print_composition(const std::vector<RankView>& views, std::size_t count) {
               equal2, count, equal3, count);
 }
 
+// Each rank's fate after a deliberate failure; always ends in a zt::Error (non-zero exit).
+template <typename Outcomes>
+void report_failure(const Outcomes& outcomes, const Failure& failure, double seconds) {
+  const int n = static_cast<int>(outcomes.size());
+  std::printf("== Failure demo: rank %d told to %s; timeout %lld ms; every rank returned after %.2f s\n",
+              failure.rank, failure.how.c_str(), static_cast<long long>(failure.timeout.count()), seconds);
+  int failed = 0;
+  for (int r = 0; r < n; ++r) {
+    failed += !outcomes[r].ok();
+    std::printf("rank %d: %s\n", r, outcomes[r].ok() ? "finished normally" : outcomes[r].error.c_str());
+  }
+  std::fflush(stdout);
+  ZT_FAIL(failed, " of ", n, " ranks stopped with an error after rank ", failure.rank, " was told to ",
+          failure.how, " (--fail-rank)");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   return zt::run_main("chapter-04", [&] {
-    int64_t ranks = 4, count = 8, timeout_s = 30;
+    int64_t ranks = 4, count = 8, timeout_s = 30, fail_rank = -1;
+    std::string fail_how = "quit";
     zt::ArgParser args("chapter-04",
                        "The collectives on N thread-ranks: results, bytes, and why order matters.");
     args.add_int("ranks", &ranks, "number of thread-ranks N (default 4)", 1, 16);
     args.add_int("count", &count, "fp32 elements per buffer, all printed (default 8)", 1, 64);
     args.add_int("timeout", &timeout_s, "collective timeout in seconds (default 30)", 1, 600);
+    args.add_int("fail-rank", &fail_rank, "make this rank fail, to see what the others report (default none)",
+                 -1, 15);
+    args.add_choice("fail-how", &fail_how, {"quit", "stall"},
+                    "quit: leave before the first collective; stall: stay silent past the timeout");
     if (!args.parse(argc, argv)) return 0;
+    ZT_CHECK(fail_rank < ranks, "--fail-rank ", fail_rank, " is not a rank of ", ranks);
     const int n = static_cast<int>(ranks);
     const std::size_t len = static_cast<std::size_t>(count);
     const int root = n - 1;
     const auto timeout = std::chrono::seconds(timeout_s);
     const auto det_group = zt::thread_group(n, zt::ReduceMode::deterministic, timeout);
     const auto fast_group = zt::thread_group(n, zt::ReduceMode::fast, timeout);
-    auto outcomes = zt::run_thread_ranks(n, [&](int r) { return run_rank(det_group, fast_group, r, len, root); });
+    const Failure failure{static_cast<int>(fail_rank), fail_how, timeout};
+    const auto t0 = std::chrono::steady_clock::now();
+    auto outcomes = zt::run_thread_ranks(n, [&](int r) { return run_rank(det_group, fast_group, r, len, root, failure); });
+    if (failure.rank >= 0)
+      report_failure(outcomes, failure, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     std::vector<RankView> views;
     for (int r = 0; r < n; ++r) {
       ZT_CHECK(outcomes[r].ok(), "rank ", r, ": ", outcomes[r].error);

@@ -285,7 +285,8 @@ TEST_CASE("chapter-04: byte counters equal the closed forms of each algorithm", 
 
 TEST_CASE("chapter-04: bad flags are one stderr line and a non-zero exit", "[ch4]") {
   for (const char* args : {"--ranks 0", "--ranks 17", "--count 0", "--count 65", "--count abc",
-                           "--ranks", "--bogus 1", "--ranks 4 extra"}) {
+                           "--ranks", "--bogus 1", "--ranks 4 extra", "--fail-rank 4",
+                           "--fail-how crash"}) {
     INFO("args: " << args);
     const Run r = run(args);
     CHECK(r.status != 0);
@@ -297,4 +298,31 @@ TEST_CASE("chapter-04: bad flags are one stderr line and a non-zero exit", "[ch4
   const Run help = run("--help");
   CHECK(help.status == 0);
   CHECK(help.out.find("--ranks") != std::string::npos);
+}
+
+TEST_CASE("chapter-04: a rank that quits or stalls makes every other rank fail, naming it", "[ch4]") {
+  for (const char* how : {"quit", "stall"}) {
+    INFO("--fail-how " << how);
+    const Run r = run(std::string("--ranks 3 --fail-rank 1 --timeout 1 --fail-how ") + how);
+    CHECK(r.status != 0);
+    REQUIRE(!r.err.empty());
+    CHECK(r.err.find('\n') == r.err.size() - 1);  // one error line
+    CHECK(r.err.find("3 of 3 ranks stopped with an error") != std::string::npos);
+    std::istringstream in(r.out);
+    std::string line;
+    REQUIRE(std::getline(in, line));
+    const Tokens head = tokens(line);
+    REQUIRE(head.size() >= 2);
+    const double seconds = std::stod(head[head.size() - 2]);  // "... returned after T s"
+    // quit: the peers see closed connections at once; stall: they wait the 1 s timeout.
+    if (std::string(how) == "quit") CHECK(seconds < 1.0);
+    else CHECK((seconds >= 1.0 && seconds < 1.0 + 0.5 + 3.0));
+    for (int q : {0, 2}) {
+      REQUIRE(std::getline(in, line));
+      if (q == 2) REQUIRE(std::getline(in, line));  // skip rank 1's own line
+      INFO(line);
+      CHECK(line.rfind("rank " + std::to_string(q) + ": all_reduce #0", 0) == 0);
+      CHECK(line.find("peer rank(s) 1 did not reach this call (timeout 1000 ms") != std::string::npos);
+    }
+  }
 }

@@ -140,7 +140,7 @@ void stall(int64_t steps, int64_t seed, double lr) {
 
 int main(int argc, char** argv) {
   return zt::run_main("chapter-02", [&] {
-    int64_t steps = 150, compare_steps = 0, scale_steps = 12, seed = 1234, interval = 3;
+    int64_t steps = 150, compare_steps = 0, scale_steps = 12, seed = 1234, interval = 3, section = 0;
     double stall_lr = 1e-4, init_scale = 16777216.0;
     zt::ArgParser args("chapter-02", "The mixed-precision loop: precisions, loss scaling, the stall.");
     args.add_int("steps", &steps, "optimizer steps of sections 1 and 3", 1, 100000);
@@ -150,11 +150,12 @@ int main(int argc, char** argv) {
     args.add_double("stall-lr", &stall_lr, "constant learning rate of the stall runs", 1e-12, 1.0);
     args.add_double("loss-scale-init", &init_scale, "section 2's initial fp16 loss scale", 1.0, 16777216.0);
     args.add_int("loss-scale-growth-interval", &interval, "section 2's clean steps per growth", 1, 1000);
+    args.add_int("section", &section, "run only this section (0: all three)", 0, 3);
     if (!args.parse(argc, argv)) return 0;
     ZT_CHECK(args.rest().empty(), "unexpected arguments after --");
-    compare_precisions(compare_steps ? compare_steps : steps, seed);
-    loss_scaling(scale_steps, seed, init_scale, interval);
-    stall(steps, seed, stall_lr);
+    if (section == 0 || section == 1) compare_precisions(compare_steps ? compare_steps : steps, seed);
+    if (section == 0 || section == 2) loss_scaling(scale_steps, seed, init_scale, interval);
+    if (section == 0 || section == 3) stall(steps, seed, stall_lr);
     return 0;
   });
 }

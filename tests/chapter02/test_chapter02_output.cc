@@ -1,7 +1,7 @@
 // The chapter-02 program's output, checked against its own claims and against the training loop
 // called directly: the precision table, the loss-scale state machine, the stall, bad flags.
-// The program runs once at the chapter's settings (section 1 cut to 30 steps) and its output is
-// shared by the test cases; one short run is compared with zt::train::train_single_rank.
+// Each section runs on its own (--section N) at the chapter's settings, section 1 cut to 30 steps;
+// one short run is compared with zt::train::train_single_rank.
 #include <catch2/catch.hpp>
 
 #include <sys/wait.h>
@@ -46,12 +46,9 @@ Run run(const std::string& args) {
   return r;
 }
 
-/// The run at the chapter's settings, done once for all test cases; section 1 is cut to 30 steps
-/// to keep the test short (sections 2 and 3 run exactly as documented).
-const Run& default_run() {
-  static const Run r = run("--compare-steps 30");
-  return r;
-}
+/// One section at the chapter's settings; section 1 is cut to 30 steps to keep the test short
+/// (sections 2 and 3 run exactly as documented).
+Run section_run(int n) { return run("--compare-steps 30 --section " + std::to_string(n)); }
 
 std::vector<std::string> tokens(const std::string& line) {
   std::istringstream in(line);
@@ -98,8 +95,9 @@ std::vector<double> claim_numbers(const std::vector<std::vector<std::string>>& r
 }  // namespace
 
 TEST_CASE("chapter-02 section 1: fp16 and bf16 track fp32, and the loss falls", "[ch2]") {
-  const Run& r = default_run();
+  const Run r = section_run(1);
   REQUIRE(r.status == 0);
+  CHECK(r.out.find("== 2.") == std::string::npos);  // only the section asked for
   const auto rows = section(r.out, 1);
   const auto first = row(rows, "1"), last = row(rows, "30");
   REQUIRE(first.size() == 4);
@@ -123,8 +121,9 @@ TEST_CASE("chapter-02 section 1: fp16 and bf16 track fp32, and the loss falls", 
 }
 
 TEST_CASE("chapter-02 section 2: the loss scale follows the state machine and skips overflows", "[ch2]") {
-  const Run& r = default_run();
+  const Run r = section_run(2);
   REQUIRE(r.status == 0);
+  CHECK(r.out.find("== 1.") == std::string::npos);  // only the section asked for
   const auto rows = section(r.out, 2);
   // defaults: initial scale 2^24, growth every 3 clean steps, 12 steps
   double scale = 16777216.0;
@@ -154,8 +153,9 @@ TEST_CASE("chapter-02 section 2: the loss scale follows the state machine and sk
 }
 
 TEST_CASE("chapter-02 section 3: without master weights the 16-bit copy stalls", "[ch2]") {
-  const Run& r = default_run();
+  const Run r = section_run(3);
   REQUIRE(r.status == 0);
+  CHECK(r.out.find("== 1.") == std::string::npos);  // only the section asked for
   const auto rows = section(r.out, 3);
   const auto with = row(rows, "master"), without = row(rows, "no-master");
   REQUIRE(with.size() == 5);
@@ -174,7 +174,7 @@ TEST_CASE("chapter-02 section 3: without master weights the 16-bit copy stalls",
 }
 
 TEST_CASE("chapter-02 prints the training loop's own losses", "[ch2]") {
-  const Run r = run("--steps 12 --scale-steps 2");
+  const Run r = run("--steps 12 --section 1");
   REQUIRE(r.status == 0);
   const auto rows = section(r.out, 1);
   zt::train::TrainConfig c;
@@ -207,7 +207,7 @@ TEST_CASE("chapter-02 prints the training loop's own losses", "[ch2]") {
 
 TEST_CASE("chapter-02 rejects bad input with one line and a non-zero status", "[ch2]") {
   for (const char* args : {"--steps 0", "--stall-lr", "--precision fp8", "--loss-scale-init 1e30",
-                           "--steps 5x"}) {
+                           "--steps 5x", "--section 4"}) {
     const Run r = run(args);
     INFO(args << " -> " << r.err);
     CHECK(r.status != 0);

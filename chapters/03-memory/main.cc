@@ -1,12 +1,14 @@
 // chapter-03 — where the memory goes: the 16ψ breakdown of model states, their per-rank size under
-// each ZeRO stage, and the ZeRO paper's Table 1 recomputed from the formula module
-// (memory/model_states.h). It computes and prints; it trains nothing.
+// each ZeRO stage, the ZeRO paper's Table 1 recomputed from the formula module
+// (memory/model_states.h), and fragmentation shown in a real arena (memory/arena.h).
+// It computes and prints; it trains nothing (zero-train --summary-json gives a run's ledger).
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "core/check.h"
 #include "core/cli.h"
+#include "memory/arena.h"
 #include "memory/model_states.h"
 
 namespace {
@@ -85,6 +87,58 @@ void print_table1() {
               " printed 513, 4187.5 is printed 4187)\n");
 }
 
+
+void print_stats(const char* when, const zt::Arena& arena) {
+  const zt::FragmentationStats f = arena.fragmentation();
+  std::printf("  %-34s free %9zu B in %3zu blocks, largest free block %9zu B, external "
+              "fragmentation %.4f\n", when, f.free_bytes, f.free_blocks, f.largest_free_block,
+              f.external_fragmentation);
+}
+
+/// Try one allocation and say what happened (the arena's own error line on failure).
+void try_request(zt::Arena& arena, std::size_t bytes) {
+  try {
+    zt::ArenaAllocation a = arena.allocate(bytes, "bucket");
+    std::printf("  request of %zu B for 'bucket': placed at offset %zu\n", bytes, a.offset());
+  } catch (const zt::Error& e) {
+    std::printf("  request of %zu B for 'bucket': %s\n", bytes, e.what());
+  }
+}
+
+// Backward interleaves short-lived activation gradients with long-lived parameter gradients
+// (ZeRO paper, Sec. 3.2 and 6.3). Freed, the short-lived blocks leave holes between the long-lived
+// ones: lots of free memory, none of it in one piece. Moving the long-lived tensors into one
+// pre-allocated region first (ZeRO-R's defragmentation) keeps the free memory contiguous.
+void print_fragmentation(std::size_t pairs, std::size_t block) {
+  const std::size_t capacity = 2 * pairs * block, request = 2 * block;
+  std::printf("\nFragmentation in an arena of %zu B: %zu activation-gradient blocks (short-lived) and "
+              "%zu gradient blocks (long-lived) of %zu B each\n", capacity, pairs, pairs, block);
+  {
+    zt::Arena arena(capacity, "interleaved");
+    std::vector<zt::ArenaAllocation> short_lived, long_lived;
+    for (std::size_t i = 0; i < pairs; ++i) {
+      short_lived.push_back(arena.allocate(block, "activation_grads"));
+      long_lived.push_back(arena.allocate(block, "grads"));
+    }
+    std::printf(" interleaved (allocated in the order backward produces them):\n");
+    print_stats("full:", arena);
+    short_lived.clear();
+    print_stats("after freeing the short-lived:", arena);
+    try_request(arena, request);
+  }
+  {
+    zt::Arena arena(capacity, "contiguous");
+    zt::ArenaAllocation long_lived = arena.allocate(pairs * block, "grads");
+    std::vector<zt::ArenaAllocation> short_lived;
+    for (std::size_t i = 0; i < pairs; ++i) short_lived.push_back(arena.allocate(block, "activation_grads"));
+    std::printf(" contiguous (the long-lived gradients in one pre-allocated region):\n");
+    print_stats("full:", arena);
+    short_lived.clear();
+    print_stats("after freeing the short-lived:", arena);
+    try_request(arena, request);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -95,12 +149,19 @@ int main(int argc, char** argv) {
     args.add_double("params", &params, "number of model parameters psi", 1, 1e15);
     args.add_string("world-sizes", &world_sizes, "comma-separated data-parallel degrees N");
     args.add_choice("optimizer", &optimizer, {"adam", "adamw", "sgd"}, "optimizer (sets K)");
+    int64_t frag_pairs = 8, frag_block = 65536;
+    args.add_int("frag-pairs", &frag_pairs, "fragmentation demo: short/long-lived block pairs", 2, 4096);
+    args.add_int("frag-block", &frag_block, "fragmentation demo: block size in bytes (multiple of 256)",
+                 256, int64_t{1} << 26);
     if (!args.parse(argc, argv)) return 0;
+    ZT_CHECK(frag_block % static_cast<int64_t>(zt::Arena::kAlignment) == 0, "--frag-block ",
+             frag_block, " is not a multiple of ", zt::Arena::kAlignment, " bytes");
     const auto sizes = parse_world_sizes(world_sizes);
     const int k = zt::optimizer_k(optimizer);
     print_breakdown(params, optimizer, k);
     print_stages(params, k, sizes);
     print_table1();
+    print_fragmentation(static_cast<std::size_t>(frag_pairs), static_cast<std::size_t>(frag_block));
     return 0;
   });
 }

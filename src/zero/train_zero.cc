@@ -1,0 +1,521 @@
+// zero/train_zero.cc — the ZeRO step engine (see train_zero.h): one loop for every stage, the
+// stage only choosing, per state, full or shard extent (zero/layout.h) and which collective moves
+// the gradient. The per-element arithmetic is the reference loop's (train/single_rank.cc).
+#include "zero/train_zero.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <span>
+#include <type_traits>
+
+#include "core/check.h"
+#include "kernels/blas.h"
+#include "memory/arena.h"
+#include "memory/buffer.h"
+#include "model/gpt.h"
+#include "model/init.h"
+#include "optim/adam.h"
+#include "optim/grad_accumulator.h"
+#include "optim/grad_norm.h"
+#include "optim/loss_scaler.h"
+#include "optim/lr_schedule.h"
+#include "optim/sgd.h"
+#include "reduce/canonical_tree.h"
+#include "train/memory_plan.h"
+#include "zero/element_optimizer.h"
+#include "zero/layout.h"
+#include "zero/zero_memory.h"
+#include "zero/zero_plan.h"
+
+namespace zt::zero {
+namespace {
+
+using train::StepRecord;
+using train::TrainConfig;
+namespace category = train::category;
+
+CommStats operator-(const CommStats& a, const CommStats& b) {
+  CommStats d;
+  for (std::size_t k = 0; k < kCollKinds; ++k) {
+    d.by_kind[k].calls = a.by_kind[k].calls - b.by_kind[k].calls;
+    d.by_kind[k].bytes_sent = a.by_kind[k].bytes_sent - b.by_kind[k].bytes_sent;
+    d.by_kind[k].bytes_received = a.by_kind[k].bytes_received - b.by_kind[k].bytes_received;
+  }
+  return d;
+}
+
+template <typename T>
+class ZeroLoop final : public model::ParamProvider<T> {
+  static constexpr bool kFp32 = std::is_same_v<T, float>;
+  using Acc = CanonicalGradAccumulator<TypedBuffer<float>>;
+
+ public:
+  ZeroLoop(const TrainConfig& c, const Dataset& data, Collective& coll, train::RunArtifacts* artifacts)
+      : c_(c), data_(data), coll_(coll), artifacts_(artifacts),
+        plan_(make_zero_plan(c, data.vocab_size(), coll.rank())),
+        lay_(plan_.layout), gpt_(plan_.shape.model, c.micro_batch),
+        arena_(static_cast<std::size_t>(c.memory_budget_mb * 1024.0 * 1024.0),
+               "rank " + std::to_string(coll.rank())) {
+    ZT_CHECK(static_cast<int64_t>(data.context()) == c.context, "dataset context ",
+             data.context(), " differs from --context ", c.context);
+    kernels::set_blas_threads(static_cast<int>(c.blas_threads));
+    allocate();
+    initialise();
+  }
+
+  ZeroRunResult run(const train::StepCallback& on_step) {
+    ZeroRunResult out;
+    auto& result = out.run;
+    result.param_count = static_cast<int64_t>(lay_.psi);
+    result.dataset = data_.describe();
+    const LossScalerConfig scaler_config{
+        .dynamic = true,
+        .initial_scale = static_cast<float>(c_.loss_scale_init),
+        .growth_factor = static_cast<float>(c_.loss_scale_growth_factor),
+        .backoff_factor = static_cast<float>(c_.loss_scale_backoff),
+        .growth_interval = c_.loss_scale_growth_interval};
+    scaler_ = c_.precision == "fp16" ? LossScaler(scaler_config) : LossScaler::none();
+    const CommStats start = coll_.stats();
+    double seconds = 0;
+    for (int64_t step = 1; step <= c_.steps; ++step) {
+      const CommStats before = coll_.stats();
+      const auto t0 = std::chrono::steady_clock::now();
+      result.steps.push_back(train_step(step));
+      seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      out.comm_per_step = coll_.stats() - before;
+      result.seconds = seconds;
+      result.tokens_per_s = seconds > 0 ? static_cast<double>(step * c_.global_batch * c_.context) / seconds : 0;
+      if (on_step) on_step(result.steps.back(), result);
+    }
+    out.comm_total = coll_.stats() - start;
+    if (artifacts_ && !c_.dump_params.empty()) artifacts_->final_params = gather_master();
+    result.memory.push_back(memory_report());
+    return out;
+  }
+
+  // ---- ParamProvider: the model reaches parameters and hands back gradients unit by unit ----
+  const T* acquire(int unit) override {
+    const auto u = static_cast<std::size_t>(unit);
+    if (!plan_.spec.params) return params_.data() + lay_.units[u].full_offset;
+    // S_p: gather the unit's 16-bit shards (ZeRO-3, Sec. 5.3 of the paper) just before use
+    gathered_[u] = make_buffer<T>(arena_, lay_.units[u].full, zero_category::gathered_params);
+    gather_unit(params_.data() + lay_.units[u].shard_offset, gathered_[u].data(), u);
+    return gathered_[u].data();
+  }
+  void release(int unit) override {
+    if (plan_.spec.params) gathered_[static_cast<std::size_t>(unit)].reset();
+  }
+  T* grad(int unit) override {
+    const auto u = static_cast<std::size_t>(unit);
+    staging_[u] = make_buffer<T>(arena_, lay_.units[u].full, category::grad_staging);
+    std::memset(static_cast<void*>(staging_[u].data()), 0, lay_.units[u].full * sizeof(T));
+    return staging_[u].data();
+  }
+  void grad_done(int unit) override {
+    const auto u = static_cast<std::size_t>(unit);
+    push_micro_batch_grad(u, staging_[u].data());
+    staging_[u].reset();
+  }
+
+ private:
+  std::size_t N() const { return lay_.world_size; }
+  std::size_t rank() const { return lay_.rank; }
+
+  // ---- set-up -------------------------------------------------------------------------------
+  void allocate() {
+    const ShardSpec& s = plan_.spec;
+    params_ = make_buffer<T>(arena_, lay_.total(s.params), category::params);
+    if constexpr (!kFp32) master_ = make_buffer<float>(arena_, lay_.total(s.optimizer), category::master);
+    const std::size_t state_floats =
+        lay_.total(s.optimizer) * static_cast<std::size_t>(plan_.shape.optimizer_k - 4) / 4;
+    optimizer_state_ = make_buffer<float>(arena_, state_floats, category::optimizer);
+    std::memset(optimizer_state_.data(), 0, state_floats * sizeof(float));
+    const auto B = c_.micro_batch;
+    const auto prec = plan_.shape.precision;
+    activations_ = arena_.allocate(model::activation_bytes(plan_.shape.model, B, prec), category::activations);
+    scratch_ = arena_.allocate(model::scratch_bytes(plan_.shape.model, B, prec), category::scratch);
+    workspace_ = {activations_.data(), activations_.bytes(), scratch_.data(), scratch_.bytes()};
+    batch_ = make_buffer<int32_t>(arena_, static_cast<std::size_t>(B * (c_.context + 1)), category::batch);
+    norm_ = make_buffer<float>(arena_, plan_.norm_floats, category::norm_blocks);
+    staging_.resize(lay_.units.size());
+    gathered_.resize(lay_.units.size());
+    step_grad_.resize(lay_.units.size());
+    for (std::size_t u = 0; u < lay_.units.size(); ++u)
+      accumulators_.push_back(std::make_unique<Acc>(plan_.accumulator_extent(u), [this](std::size_t n) {
+        return make_buffer<float>(arena_, n, category::grads);
+      }));
+  }
+
+  /// Initial values of unit u's elements [first, first + count) (unit coordinates, padding 0),
+  /// written by put(k, value) — one parameter slice at a time: no full FP32 copy is built.
+  template <typename Put>
+  void init_unit_range(std::size_t u, std::size_t first, std::size_t count, Put put) {
+    const auto& mu = gpt_.manifest().units[u];
+    float* window = norm_.data();
+    const std::size_t b = lay_.block;  // norm_ holds at least one block
+    for (std::size_t k = 0; k < count; ++k) put(k, 0.0f);
+    for (int p = mu.first_param; p < mu.first_param + mu.num_params; ++p) {
+      const auto& info = gpt_.manifest().params[static_cast<std::size_t>(p)];
+      const auto lo = std::max<std::size_t>(first, static_cast<std::size_t>(info.offset_in_unit));
+      const auto hi = std::min<std::size_t>(first + count, static_cast<std::size_t>(info.offset_in_unit + info.numel));
+      for (std::size_t at = lo; at < hi; at += b) {
+        const std::size_t n = std::min(b, hi - at);
+        model::init_param_slice(plan_.shape.model, static_cast<uint64_t>(c_.seed), p,
+                                static_cast<int64_t>(at) - info.offset_in_unit, static_cast<int64_t>(n), window);
+        for (std::size_t k = 0; k < n; ++k) put(at + k - first, window[k]);
+      }
+    }
+  }
+
+  void initialise() {
+    const ShardSpec& s = plan_.spec;
+    for (std::size_t u = 0; u < lay_.units.size(); ++u) {
+      const std::size_t own = rank() * lay_.units[u].shard;
+      T* p = params_.data() + lay_.offset(u, s.params);
+      init_unit_range(u, s.params ? own : 0, lay_.extent(u, s.params), [&](std::size_t k, float v) { p[k] = T(v); });
+      if constexpr (!kFp32) {
+        float* m = master_.data() + lay_.offset(u, s.optimizer);
+        init_unit_range(u, s.optimizer ? own : 0, lay_.extent(u, s.optimizer), [&](std::size_t k, float v) { m[k] = v; });
+      }
+    }
+  }
+
+  // ---- collectives on units -----------------------------------------------------------------
+  void gather_unit(const T* shard, T* full, std::size_t u) {
+    if (N() == 1) {
+      if (shard != full) std::memcpy(static_cast<void*>(full), shard, lay_.units[u].shard * sizeof(T));
+      return;
+    }
+    coll_.all_gather_async(shard, full, lay_.units[u].shard, dtype_of_v<T>).wait();
+  }
+
+  /// Reduce unit u's full-extent values `in` over ranks into `out` (this rank's shard when the
+  /// plan reduce-scatters, else all of it; in may equal out for an all-reduce). Stage 2 cuts the
+  /// unit into buckets of plan_.bucket_elements, each an uneven reduce-scatter (rank r receives
+  /// the part of the bucket inside its shard).
+  template <typename V>
+  void reduce_unit(V* in, V* out, std::size_t u) {
+    const std::size_t shard = lay_.units[u].shard, full = lay_.units[u].full;
+    if (!plan_.grad_shard) {
+      if (in != out) std::memcpy(static_cast<void*>(out), in, full * sizeof(V));
+      coll_.all_reduce_async(out, full, dtype_of_v<V>).wait();
+      return;
+    }
+    const std::size_t bucket = plan_.bucket_elements ? plan_.bucket_elements : full;
+    std::vector<Work> pending;
+    for (std::size_t a = 0; a < full; a += bucket) {
+      const std::size_t z = std::min(full, a + bucket);
+      std::vector<std::size_t> counts(N());
+      for (std::size_t q = 0; q < N(); ++q) {
+        const std::size_t lo = std::max(a, q * shard), hi = std::min(z, (q + 1) * shard);
+        counts[q] = hi > lo ? hi - lo : 0;
+      }
+      const std::size_t mine_first = std::max(a, rank() * shard);
+      V* dst = counts[rank()] ? out + (mine_first - rank() * shard) : out;
+      pending.push_back(coll_.reduce_scatter_v_async(in + a, dst, counts, dtype_of_v<V>));
+      if (!c_.overlap) pending.back().wait();
+    }
+    for (auto& w : pending) w.wait();
+  }
+
+  /// Reduce an FP32 full-extent gradient of unit u over ranks into a fresh buffer of the
+  /// reduced extent, in FP32 or (--reduce-dtype compute) through the 16-bit compute type.
+  TypedBuffer<float> reduce_fp32(TypedBuffer<float> full_grad, std::size_t u) {
+    const std::size_t n_out = plan_.reduced_extent(u);
+    if (N() == 1) return full_grad;
+    if constexpr (!kFp32) {
+      if (plan_.reduce_compute) {
+        auto wire = make_buffer<T>(arena_, lay_.units[u].full, zero_category::reduce_wire);
+        for (std::size_t i = 0; i < wire.size(); ++i) wire[i] = T(full_grad[i]);
+        reduce_unit(wire.data(), wire.data() + (plan_.grad_shard ? rank() * lay_.units[u].shard : 0), u);
+        const T* mine = wire.data() + (plan_.grad_shard ? rank() * lay_.units[u].shard : 0);
+        for (std::size_t i = 0; i < n_out; ++i) full_grad[i] = static_cast<float>(mine[i]);
+        if (!plan_.grad_shard) return full_grad;
+        auto out = make_buffer<float>(arena_, n_out, category::grads);
+        std::memcpy(out.data(), full_grad.data(), n_out * sizeof(float));
+        return out;
+      }
+    }
+    if (!plan_.grad_shard) {
+      reduce_unit(full_grad.data(), full_grad.data(), u);
+      return full_grad;
+    }
+    auto out = make_buffer<float>(arena_, n_out, category::grads);
+    reduce_unit(static_cast<float*>(full_grad.data()), out.data(), u);
+    return out;
+  }
+
+  /// One micro-batch's gradient of unit u is final (16-bit or FP32 in T, full extent).
+  void push_micro_batch_grad(std::size_t u, const T* g) {
+    const std::size_t full = lay_.units[u].full;
+    if (!plan_.micro_sync || N() == 1) {  // accumulate locally; reduce once per step
+      accumulators_[u]->push_with([&](float* leaf) {
+        for (std::size_t i = 0; i < full; ++i) leaf[i] = static_cast<float>(g[i]);
+      });
+      return;
+    }
+    auto leaf = make_buffer<float>(arena_, full, zero_category::grad_leaf);
+    for (std::size_t i = 0; i < full; ++i) leaf[i] = static_cast<float>(g[i]);
+    TypedBuffer<float> reduced = reduce_fp32(std::move(leaf), u);
+    accumulators_[u]->push(reduced.data());
+  }
+
+  // ---- one optimizer step -------------------------------------------------------------------
+  StepRecord train_step(int64_t step) {
+    StepRecord rec;
+    rec.step = step;
+    rec.loss_scale = scaler_.scale();
+    LrSchedule schedule{c_.lr, c_.min_lr, c_.warmup_steps, c_.steps};
+    const double lr = lr_at(schedule, step);
+    rec.lr = static_cast<float>(lr);
+    const std::size_t A = plan_.micro_batches_per_rank;
+    const float tokens = static_cast<float>(c_.global_batch * c_.context);
+    const float grad_scale = rec.loss_scale / tokens;  // the reference's seed, one division
+    std::vector<float> loss_sums(A);
+    const int64_t row = c_.context + 1;
+    for (std::size_t j = 0; j < A; ++j) {
+      const int64_t m = global_micro_batch(rank(), j);
+      for (int64_t i = 0; i < c_.micro_batch; ++i)
+        data_.sample(static_cast<uint64_t>(c_.seed), static_cast<uint64_t>(step),
+                     static_cast<uint64_t>(m * c_.micro_batch + i), batch_.data() + i * row);
+      const auto in = model::batch_inputs(batch_.data(), c_.micro_batch, c_.context);
+      const auto tg = model::batch_targets(batch_.data(), c_.micro_batch, c_.context);
+      loss_sums[j] = gpt_.forward(*this, in, tg, workspace_);
+      gpt_.backward(*this, in, tg, grad_scale, workspace_);
+    }
+    rec.loss = global_loss(loss_sums) / tokens;
+    for (std::size_t u = 0; u < lay_.units.size(); ++u) {
+      TypedBuffer<float> total = accumulators_[u]->finish();
+      step_grad_[u] = plan_.micro_sync ? std::move(total) : reduce_fp32(std::move(total), u);
+    }
+    finish_step(step, lr, rec);
+    for (auto& g : step_grad_) g.reset();
+    return rec;
+  }
+
+  /// Global micro-batch index of (rank, micro-step) under the schedule (chapter 5).
+  int64_t global_micro_batch(std::size_t r, std::size_t j) const {
+    const auto A = plan_.micro_batches_per_rank;
+    return static_cast<int64_t>(plan_.micro_sync ? j * N() + r : r * A + j);
+  }
+
+  /// The canonical tree over all M micro-batch loss sums in global order.
+  float global_loss(const std::vector<float>& mine) {
+    if (N() == 1) return canonical_sum(mine);
+    const std::size_t A = mine.size();
+    std::vector<float> all(A * N());
+    coll_.all_gather(std::span<const float>(mine), std::span<float>(all));
+    std::vector<float> ordered(all.size());
+    for (std::size_t r = 0; r < N(); ++r)
+      for (std::size_t j = 0; j < A; ++j) ordered[static_cast<std::size_t>(global_micro_batch(r, j))] = all[r * A + j];
+    return canonical_sum(ordered);
+  }
+
+  /// Steps 4-6 of the protocol on the reduced gradient (step_grad_, reduced extent per unit).
+  void finish_step(int64_t step, double lr, StepRecord& rec) {
+    const std::size_t own = rank();
+    bool nonfinite = false;
+    for (std::size_t u = 0; u < lay_.units.size(); ++u)
+      for (std::size_t i = 0; i < step_grad_[u].size(); ++i) nonfinite |= !std::isfinite(step_grad_[u][i]);
+    if (plan_.grad_shard && N() > 1) {  // every rank must agree to skip (max of the flags)
+      float flag = nonfinite ? 1.0f : 0.0f;
+      coll_.all_reduce(std::span<float>(&flag, 1), ReduceOp::max);
+      nonfinite = flag != 0.0f;
+    }
+    const bool apply = scaler_.update(nonfinite);
+    ZT_CHECK(apply || scaler_.dynamic(), "step ", step, ": non-finite gradient with --precision ",
+             c_.precision, " (no loss scaling to back off); lower --lr");
+    const float inv_scale = 1.0f / rec.loss_scale;
+    const float norm = std::sqrt(combine_norm_blocks(norm_block_sums_in_order(inv_scale)));
+    if (std::isfinite(norm)) rec.grad_norm = norm;
+    if (artifacts_ && step == 1 && !c_.dump_grads.empty()) artifacts_->step1_grad = gather_unscaled(inv_scale);
+    rec.skipped = !apply;
+    if (!apply) return;
+    const ClipDecision clip = clip_decision(norm, static_cast<float>(c_.clip_grad_norm));
+    rec.clipped = clip.clipped;
+    ++optimizer_step_;
+    const ElementOptimizer opt = element_optimizer(c_, lr, optimizer_step_, optimizer_state_.data(),
+                                                   lay_.total(plan_.spec.optimizer));
+    const ShardSpec& s = plan_.spec;
+    for (std::size_t u = 0; u < lay_.units.size(); ++u) {
+      const std::size_t shard = lay_.units[u].shard;
+      const std::size_t first = s.optimizer ? own * shard : 0;  // unit coordinates of the owned range
+      const std::size_t count = s.optimizer ? lay_.shard_real(u, own) : lay_.units[u].numel;
+      const float* g = step_grad_[u].data() + (plan_.grad_shard ? 0 : first);
+      const std::size_t state_at = lay_.offset(u, s.optimizer);
+      T* p = params_.data() + lay_.offset(u, s.params) + (s.params ? 0 : first);
+      for (std::size_t k = 0; k < count; ++k) {
+        float gi = unscale_element(g[k], inv_scale);
+        if (clip.clipped) gi = clip_element(gi, clip.coefficient);
+        if constexpr (kFp32) {
+          opt.update(p[k], gi, state_at + k);
+        } else {
+          float& m = master_[state_at + k];
+          opt.update(m, gi, state_at + k);
+          p[k] = T(m);
+        }
+      }
+      // S_o without S_p: every rank needs every updated 16-bit parameter back
+      if (s.optimizer && !s.params && N() > 1) {
+        T* unit = params_.data() + lay_.units[u].full_offset;
+        gather_unit(unit + own * shard, unit, u);
+      }
+    }
+  }
+
+  /// Block sums of the unscaled gradient (optim/grad_norm.h), in canonical order. A rank holding
+  /// shards computes its own blocks and all-gathers the sums; a rank holding everything computes all.
+  std::vector<float> norm_block_sums_in_order(float inv_scale) {
+    const std::size_t b = lay_.block;
+    float* window = norm_.data();
+    std::vector<float> mine;
+    std::vector<std::vector<std::size_t>> per_rank_unit(N(), std::vector<std::size_t>(lay_.units.size()));
+    for (std::size_t u = 0; u < lay_.units.size(); ++u) {
+      const std::size_t real = plan_.grad_shard ? lay_.shard_real(u, rank()) : lay_.units[u].numel;
+      const float* g = step_grad_[u].data();
+      for (std::size_t first = 0; first < real; first += b) {
+        const std::size_t n = std::min(b, real - first);
+        for (std::size_t k = 0; k < n; ++k) window[k] = unscale_element(g[first + k], inv_scale);
+        mine.push_back(block_sum_of_squares(window, n));
+      }
+      for (std::size_t q = 0; q < N(); ++q) per_rank_unit[q][u] = norm_block_count(lay_.shard_real(u, q), b);
+    }
+    if (!plan_.grad_shard || N() == 1) return mine;
+    std::vector<std::size_t> counts(N(), 0);
+    for (std::size_t q = 0; q < N(); ++q)
+      for (std::size_t n : per_rank_unit[q]) counts[q] += n;
+    std::size_t total = 0;
+    for (std::size_t n : counts) total += n;
+    std::vector<float> gathered(total);
+    coll_.all_gather_v(std::span<const float>(mine), std::span<float>(gathered), counts);
+    return canonical_block_order(gathered, per_rank_unit);
+  }
+
+  /// Gather a per-unit FP32 state held with the given extent into canonical dense order.
+  template <typename Get>
+  std::vector<float> gather_dense(bool sharded, Get get) {
+    std::vector<float> out(lay_.psi);
+    for (std::size_t u = 0; u < lay_.units.size(); ++u) {
+      const auto& ul = lay_.units[u];
+      std::vector<float> full(ul.full);
+      std::vector<float> mine(ul.shard);
+      if (sharded) {
+        for (std::size_t k = 0; k < ul.shard; ++k) mine[k] = get(u, k);
+        if (N() > 1) coll_.all_gather(std::span<const float>(mine), std::span<float>(full));
+        else full = mine;
+      } else {
+        for (std::size_t k = 0; k < ul.full; ++k) full[k] = get(u, k);
+      }
+      std::memcpy(out.data() + ul.dense_offset, full.data(), ul.numel * sizeof(float));
+    }
+    return out;
+  }
+
+  std::vector<float> gather_master() {
+    const ShardSpec& s = plan_.spec;
+    if constexpr (kFp32)
+      return gather_dense(s.params, [&](std::size_t u, std::size_t k) { return params_[lay_.offset(u, s.params) + k]; });
+    else
+      return gather_dense(s.optimizer, [&](std::size_t u, std::size_t k) { return master_[lay_.offset(u, s.optimizer) + k]; });
+  }
+
+  std::vector<float> gather_unscaled(float inv_scale) {
+    return gather_dense(plan_.grad_shard, [&](std::size_t u, std::size_t k) {
+      return unscale_element(step_grad_[u][k], inv_scale);
+    });
+  }
+
+  train::RankMemory memory_report() const {
+    train::RankMemory m;
+    m.rank = static_cast<int>(rank());
+    for (const auto& [name, usage] : arena_.ledger().categories()) m.by_category[name] = usage.peak_bytes;
+    m.by_category_predicted = predict_zero_memory(plan_);
+    for (const char* const* name = train::model_state_categories(); *name; ++name)
+      if (auto it = m.by_category.find(*name); it != m.by_category.end()) m.model_states_bytes += it->second;
+    const ModelStateBytes predicted = predicted_model_states(plan_);
+    m.model_states_bytes_predicted = predicted.total;
+    m.padding_bytes = predicted.padding;
+    m.peak_bytes = arena_.ledger().total().peak_bytes;
+    for (const auto& [name, bytes] : m.by_category_predicted) m.peak_bytes_predicted += bytes;
+    m.arena_capacity = arena_.capacity();
+    return m;
+  }
+
+  const TrainConfig& c_;
+  const Dataset& data_;
+  Collective& coll_;
+  train::RunArtifacts* artifacts_;
+  ZeroPlan plan_;
+  const Layout& lay_;
+  model::Gpt<T> gpt_;
+  Arena arena_;
+  TypedBuffer<T> params_;             // compute copy (fp32: the master), extent S_p
+  TypedBuffer<float> master_;         // FP32 master, extent S_o
+  TypedBuffer<float> optimizer_state_;  // m then v (or momentum), extent S_o
+  ArenaAllocation activations_, scratch_;
+  model::Workspace workspace_;
+  TypedBuffer<int32_t> batch_;
+  TypedBuffer<float> norm_;
+  std::vector<TypedBuffer<T>> staging_;       // per unit: the model's gradient output
+  std::vector<TypedBuffer<T>> gathered_;      // per unit (S_p): gathered parameters
+  std::vector<TypedBuffer<float>> step_grad_;  // per unit: the step's reduced FP32 gradient
+  std::vector<std::unique_ptr<Acc>> accumulators_;
+  LossScaler scaler_ = LossScaler::none();
+  int64_t optimizer_step_ = 0;
+};
+
+}  // namespace
+
+uint64_t config_hash(const TrainConfig& c) {
+  std::string text;
+  auto add = [&](const auto& v) {
+    if constexpr (std::is_convertible_v<decltype(v), std::string>) text += v;
+    else text += std::to_string(v);
+    text += '\x1f';
+  };
+  add(c.model); add(c.layers); add(c.heads); add(c.width); add(c.context); add(c.vocab);
+  add(c.precision); add(c.optimizer); add(c.reduce_dtype); add(c.lr); add(c.min_lr);
+  add(c.warmup_steps); add(c.weight_decay); add(c.beta1); add(c.beta2); add(c.eps);
+  add(c.momentum); add(c.clip_grad_norm); add(c.norm_block); add(c.loss_scale_init);
+  add(c.loss_scale_growth_interval); add(c.loss_scale_growth_factor); add(c.loss_scale_backoff);
+  add(c.steps); add(c.global_batch); add(c.micro_batch); add(c.seed); add(c.data); add(c.digits);
+  add(c.stage); add(c.world_size); add(c.bucket_mb); add(c.prefetch); add(c.overlap);
+  add(c.resolved_grad_sync()); add(c.stage1_reduce); add(c.collective_mode);
+  uint64_t h = 1469598103934665603ull;  // FNV-1a 64
+  for (unsigned char ch : text) h = (h ^ ch) * 1099511628211ull;
+  return h;
+}
+
+namespace {
+
+/// Exchange config hashes: every rank learns whether all agree, and fails with the same message.
+void check_same_config(const TrainConfig& c, Collective& coll) {
+  if (coll.size() == 1) return;
+  const uint64_t h = config_hash(c);
+  // two 32-bit halves as floats would lose bits: send 4 exact 16-bit pieces as floats
+  std::vector<float> mine(4), all(4 * static_cast<std::size_t>(coll.size()));
+  for (int k = 0; k < 4; ++k) mine[static_cast<std::size_t>(k)] = static_cast<float>((h >> (16 * k)) & 0xffff);
+  coll.all_gather(std::span<const float>(mine), std::span<float>(all));
+  for (int q = 0; q < coll.size(); ++q)
+    for (int k = 0; k < 4; ++k)
+      ZT_CHECK(all[static_cast<std::size_t>(4 * q + k)] == all[static_cast<std::size_t>(k)],
+               "configuration mismatch: rank ", q, "'s settings differ from rank 0's (config hash "
+               "exchange at start-up); start every rank with the same flags");
+}
+
+}  // namespace
+
+ZeroRunResult train_zero(const TrainConfig& config, const Dataset& data, Collective& collective,
+                         const train::StepCallback& on_step, train::RunArtifacts* artifacts) {
+  train::validate(config);
+  ZT_CHECK(config.world_size == collective.size(), "--world-size ", config.world_size,
+           " differs from the collective's ", collective.size(), " ranks");
+  check_same_config(config, collective);
+  if (config.precision == "fp16") return ZeroLoop<fp16>(config, data, collective, artifacts).run(on_step);
+  if (config.precision == "bf16") return ZeroLoop<bf16>(config, data, collective, artifacts).run(on_step);
+  return ZeroLoop<float>(config, data, collective, artifacts).run(on_step);
+}
+
+}  // namespace zt::zero

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <deque>
 #include <memory>
 #include <span>
 #include <type_traits>
@@ -99,9 +100,17 @@ class ZeroLoop final : public model::ParamProvider<T> {
   const T* acquire(int unit) override {
     const auto u = static_cast<std::size_t>(unit);
     if (!plan_.spec.params) return params_.data() + lay_.units[u].full_offset;
-    // S_p: gather the unit's 16-bit shards (ZeRO-3, Sec. 5.3 of the paper) just before use
-    gathered_[u] = make_buffer<T>(arena_, lay_.units[u].full, zero_category::gathered_params);
-    gather_unit(params_.data() + lay_.units[u].shard_offset, gathered_[u].data(), u);
+    // S_p (ZeRO-3, paper Sec. 5.3): gather the unit's 16-bit shards just before use, and issue the
+    // next --prefetch gathers of the documented acquire order now, so they run during this compute
+    const std::size_t at = acquire_pos_++;
+    ZT_CHECK(at < plan_.acquire_order.size() && plan_.acquire_order[at] == u,
+             "stage 3: unexpected acquire order at position ", at, " (unit ", u, ")");
+    const std::size_t last = std::min(plan_.acquire_order.size(), at + 1 + static_cast<std::size_t>(c_.prefetch));
+    while (next_issue_ < last) issue_gather(next_issue_++);
+    Gathering g = std::move(in_flight_.front());
+    in_flight_.pop_front();
+    g.work.wait();
+    gathered_[u] = std::move(g.buffer);
     return gathered_[u].data();
   }
   void release(int unit) override {
@@ -115,8 +124,10 @@ class ZeroLoop final : public model::ParamProvider<T> {
   }
   void grad_done(int unit) override {
     const auto u = static_cast<std::size_t>(unit);
+    complete_reductions();  // the previous unit's reduction ran during this unit's backward
     push_micro_batch_grad(u, staging_[u].data());
     staging_[u].reset();
+    if (!c_.overlap) complete_reductions();
   }
 
  private:
@@ -182,6 +193,24 @@ class ZeroLoop final : public model::ParamProvider<T> {
     }
   }
 
+  // ---- stage 3 gathers ----------------------------------------------------------------------
+  struct Gathering {
+    TypedBuffer<T> buffer;
+    Work work;
+  };
+
+  void issue_gather(std::size_t position) {
+    const std::size_t u = plan_.acquire_order[position];
+    Gathering g;
+    g.buffer = make_buffer<T>(arena_, lay_.units[u].full, zero_category::gathered_params);
+    const T* shard = params_.data() + lay_.units[u].shard_offset;
+    if (N() == 1)
+      std::memcpy(static_cast<void*>(g.buffer.data()), shard, lay_.units[u].shard * sizeof(T));
+    else
+      g.work = coll_.all_gather_async(shard, g.buffer.data(), lay_.units[u].shard, dtype_of_v<T>);
+    in_flight_.push_back(std::move(g));
+  }
+
   // ---- collectives on units -----------------------------------------------------------------
   void gather_unit(const T* shard, T* full, std::size_t u) {
     if (N() == 1) {
@@ -196,15 +225,15 @@ class ZeroLoop final : public model::ParamProvider<T> {
   /// unit into buckets of plan_.bucket_elements, each an uneven reduce-scatter (rank r receives
   /// the part of the bucket inside its shard).
   template <typename V>
-  void reduce_unit(V* in, V* out, std::size_t u) {
+  std::vector<Work> issue_reduce(V* in, V* out, std::size_t u) {
     const std::size_t shard = lay_.units[u].shard, full = lay_.units[u].full;
+    std::vector<Work> works;
     if (!plan_.grad_shard) {
       if (in != out) std::memcpy(static_cast<void*>(out), in, full * sizeof(V));
-      coll_.all_reduce_async(out, full, dtype_of_v<V>).wait();
-      return;
+      works.push_back(coll_.all_reduce_async(out, full, dtype_of_v<V>));
+      return works;
     }
     const std::size_t bucket = plan_.bucket_elements ? plan_.bucket_elements : full;
-    std::vector<Work> pending;
     for (std::size_t a = 0; a < full; a += bucket) {
       const std::size_t z = std::min(full, a + bucket);
       std::vector<std::size_t> counts(N());
@@ -214,10 +243,14 @@ class ZeroLoop final : public model::ParamProvider<T> {
       }
       const std::size_t mine_first = std::max(a, rank() * shard);
       V* dst = counts[rank()] ? out + (mine_first - rank() * shard) : out;
-      pending.push_back(coll_.reduce_scatter_v_async(in + a, dst, counts, dtype_of_v<V>));
-      if (!c_.overlap) pending.back().wait();
+      works.push_back(coll_.reduce_scatter_v_async(in + a, dst, counts, dtype_of_v<V>));
     }
-    for (auto& w : pending) w.wait();
+    return works;
+  }
+
+  template <typename V>
+  void reduce_unit(V* in, V* out, std::size_t u) {
+    for (auto& w : issue_reduce(in, out, u)) w.wait();
   }
 
   /// Reduce an FP32 full-extent gradient of unit u over ranks into a fresh buffer of the
@@ -247,19 +280,63 @@ class ZeroLoop final : public model::ParamProvider<T> {
     return out;
   }
 
-  /// One micro-batch's gradient of unit u is final (16-bit or FP32 in T, full extent).
-  void push_micro_batch_grad(std::size_t u, const T* g) {
-    const std::size_t full = lay_.units[u].full;
-    if (!plan_.micro_sync || N() == 1) {  // accumulate locally; reduce once per step
-      accumulators_[u]->push_with([&](float* leaf) {
-        for (std::size_t i = 0; i < full; ++i) leaf[i] = static_cast<float>(g[i]);
-      });
-      return;
+  /// A gradient reduction in flight: its buffers stay alive until complete_reductions().
+  struct PendingReduce {
+    std::size_t unit = 0;
+    TypedBuffer<float> leaf;  // FP32 full-extent input (reduced in place for an all-reduce)
+    TypedBuffer<T> wire;      // 16-bit full-extent input with --reduce-dtype compute
+    TypedBuffer<float> out;   // FP32 shard output of a reduce-scatter
+    std::vector<Work> works;
+  };
+
+  /// Issue the reduction of unit u's full-extent micro-batch gradient (micro-batch sync).
+  void start_reduction(std::size_t u, const T* g) {
+    const std::size_t full = lay_.units[u].full, shard = lay_.units[u].shard;
+    PendingReduce p;
+    p.unit = u;
+    if (plan_.reduce_compute) {
+      if constexpr (!kFp32) {
+        p.wire = make_buffer<T>(arena_, full, zero_category::reduce_wire);
+        std::memcpy(static_cast<void*>(p.wire.data()), g, full * sizeof(T));
+        p.works = issue_reduce(p.wire.data(), p.wire.data() + (plan_.grad_shard ? rank() * shard : 0), u);
+      }
+    } else {
+      p.leaf = make_buffer<float>(arena_, full, zero_category::grad_leaf);
+      for (std::size_t i = 0; i < full; ++i) p.leaf[i] = static_cast<float>(g[i]);
+      float* out = p.leaf.data();
+      if (plan_.grad_shard) {
+        p.out = make_buffer<float>(arena_, shard, zero_category::grad_leaf);
+        out = p.out.data();
+      }
+      p.works = issue_reduce(p.leaf.data(), out, u);
     }
-    auto leaf = make_buffer<float>(arena_, full, zero_category::grad_leaf);
-    for (std::size_t i = 0; i < full; ++i) leaf[i] = static_cast<float>(g[i]);
-    TypedBuffer<float> reduced = reduce_fp32(std::move(leaf), u);
-    accumulators_[u]->push(reduced.data());
+    pending_.push_back(std::move(p));
+  }
+
+  /// Wait for every reduction in flight and push each result into its unit's accumulator.
+  void complete_reductions() {
+    for (auto& p : pending_) {
+      for (auto& w : p.works) w.wait();
+      const std::size_t u = p.unit, n = plan_.reduced_extent(u);
+      if (p.wire.size()) {
+        const T* mine = p.wire.data() + (plan_.grad_shard ? rank() * lay_.units[u].shard : 0);
+        accumulators_[u]->push_with([&](float* leaf) {
+          for (std::size_t i = 0; i < n; ++i) leaf[i] = static_cast<float>(mine[i]);
+        });
+      } else {
+        accumulators_[u]->push(p.out.size() ? p.out.data() : p.leaf.data());
+      }
+    }
+    pending_.clear();
+  }
+
+  /// One micro-batch's gradient of unit u is final (in T, full extent, padding zero).
+  void push_micro_batch_grad(std::size_t u, const T* g) {
+    if (plan_.micro_sync && N() > 1) return start_reduction(u, g);
+    const std::size_t full = lay_.units[u].full;  // accumulate locally; reduce once per step
+    accumulators_[u]->push_with([&](float* leaf) {
+      for (std::size_t i = 0; i < full; ++i) leaf[i] = static_cast<float>(g[i]);
+    });
   }
 
   // ---- one optimizer step -------------------------------------------------------------------
@@ -284,6 +361,8 @@ class ZeroLoop final : public model::ParamProvider<T> {
       const auto tg = model::batch_targets(batch_.data(), c_.micro_batch, c_.context);
       loss_sums[j] = gpt_.forward(*this, in, tg, workspace_);
       gpt_.backward(*this, in, tg, grad_scale, workspace_);
+      complete_reductions();
+      acquire_pos_ = next_issue_ = 0;
     }
     rec.loss = global_loss(loss_sums) / tokens;
     for (std::size_t u = 0; u < lay_.units.size(); ++u) {
@@ -462,6 +541,10 @@ class ZeroLoop final : public model::ParamProvider<T> {
   std::vector<TypedBuffer<T>> gathered_;      // per unit (S_p): gathered parameters
   std::vector<TypedBuffer<float>> step_grad_;  // per unit: the step's reduced FP32 gradient
   std::vector<std::unique_ptr<Acc>> accumulators_;
+  std::vector<PendingReduce> pending_;  // gradient reductions in flight (overlap)
+  std::deque<Gathering> in_flight_;     // stage 3: gathers issued ahead, in acquire order
+  std::size_t acquire_pos_ = 0;         // stage 3: position in plan_.acquire_order
+  std::size_t next_issue_ = 0;          // stage 3: next position to gather
   LossScaler scaler_ = LossScaler::none();
   int64_t optimizer_step_ = 0;
 };

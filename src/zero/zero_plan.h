@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <vector>
 
 #include "memory/model_states.h"
 #include "train/memory_plan.h"
@@ -33,6 +34,9 @@ struct ZeroPlan {
   std::size_t micro_batches_per_rank = 1;  ///< A
   std::size_t bucket_elements = 0;  ///< stage 2: elements per bucket (0: one call per unit)
   std::size_t norm_floats = 0;      ///< FP32 window of the norm and the initialiser (b)
+  /// Units in the order one micro-batch acquires them (model/param_provider.h): forward
+  /// 0, 1..L, L+1, 0 (tied head), backward 0 (head), L+1, L..1. Stage 3 gathers in this order.
+  std::vector<std::size_t> acquire_order;
 
   /// Elements a rank holds of unit u after its gradient is reduced. @param u unit.
   /// @return shard_u when reduce-scattered, else full_u.

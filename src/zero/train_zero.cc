@@ -27,6 +27,7 @@
 #include "train/memory_plan.h"
 #include "zero/element_optimizer.h"
 #include "zero/layout.h"
+#include "zero/zero_comm.h"
 #include "zero/zero_memory.h"
 #include "zero/zero_plan.h"
 
@@ -91,7 +92,8 @@ class ZeroLoop final : public model::ParamProvider<T> {
       if (on_step) on_step(result.steps.back(), result);
     }
     out.comm_total = coll_.stats() - start;
-    if (artifacts_ && !c_.dump_params.empty()) artifacts_->final_params = gather_master();
+    out.comm_predicted_per_step = predict_comm_per_step(plan_);
+    if (artifacts_ && (!c_.dump_params.empty() || c_.verify)) artifacts_->final_params = gather_master();
     result.memory.push_back(memory_report());
     return out;
   }

@@ -23,6 +23,7 @@ struct ZeroRunResult {
   train::RunResult run;     ///< steps (identical on every rank), this rank's memory, speed
   CommStats comm_total;     ///< this rank's collective counters over all training steps
   CommStats comm_per_step;  ///< the counters of the last step alone
+  CommStats comm_predicted_per_step;  ///< closed form of one applied step (zero/zero_comm.h)
 };
 
 /// Train on this rank. Every rank of `collective` must call it with an identical config

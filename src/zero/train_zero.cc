@@ -156,8 +156,11 @@ class ZeroLoop final : public model::ParamProvider<T> {
     gathered_.resize(lay_.units.size());
     step_grad_.resize(lay_.units.size());
     for (std::size_t u = 0; u < lay_.units.size(); ++u)
-      accumulators_.push_back(std::make_unique<Acc>(plan_.accumulator_extent(u), [this](std::size_t n) {
-        return make_buffer<float>(arena_, n, category::grads);
+      accumulators_.push_back(std::make_unique<Acc>(plan_.accumulator_extent(u), [this, u](std::size_t n) {
+        // the first buffer of a step survives every merge (it holds the leftmost leaves): it is
+        // the unit's gradient storage; the others are the canonical tree's extra partial sums
+        const bool first = accumulators_[u]->live_partials() == 0;
+        return make_buffer<float>(arena_, n, first ? category::grads : category::accum_partials);
       }));
   }
 
@@ -255,32 +258,31 @@ class ZeroLoop final : public model::ParamProvider<T> {
     for (auto& w : issue_reduce(in, out, u)) w.wait();
   }
 
-  /// Reduce an FP32 full-extent gradient of unit u over ranks into a fresh buffer of the
-  /// reduced extent, in FP32 or (--reduce-dtype compute) through the 16-bit compute type.
-  TypedBuffer<float> reduce_fp32(TypedBuffer<float> full_grad, std::size_t u) {
-    const std::size_t n_out = plan_.reduced_extent(u);
-    if (N() == 1) return full_grad;
+  /// Reduce the step's locally accumulated FP32 gradient of unit u (full extent) over ranks in
+  /// place (--grad-sync step): after it, this rank's reduced part starts at grad_offset(u). With
+  /// --reduce-dtype compute it travels and is summed as 16-bit values (a 16-bit wire).
+  void reduce_step_grad(std::size_t u) {
+    if (N() == 1) return;
+    float* g = step_grad_[u].data();
+    const std::size_t mine = plan_.grad_shard ? rank() * lay_.units[u].shard : 0;
     if constexpr (!kFp32) {
       if (plan_.reduce_compute) {
         auto wire = make_buffer<T>(arena_, lay_.units[u].full, zero_category::reduce_wire);
-        for (std::size_t i = 0; i < wire.size(); ++i) wire[i] = T(full_grad[i]);
-        reduce_unit(wire.data(), wire.data() + (plan_.grad_shard ? rank() * lay_.units[u].shard : 0), u);
-        const T* mine = wire.data() + (plan_.grad_shard ? rank() * lay_.units[u].shard : 0);
-        for (std::size_t i = 0; i < n_out; ++i) full_grad[i] = static_cast<float>(mine[i]);
-        if (!plan_.grad_shard) return full_grad;
-        auto out = make_buffer<float>(arena_, n_out, category::grads);
-        std::memcpy(out.data(), full_grad.data(), n_out * sizeof(float));
-        return out;
+        for (std::size_t i = 0; i < wire.size(); ++i) wire[i] = T(g[i]);
+        reduce_unit(wire.data(), wire.data() + mine, u);
+        for (std::size_t i = 0; i < plan_.reduced_extent(u); ++i) g[mine + i] = static_cast<float>(wire[mine + i]);
+        return;
       }
     }
-    if (!plan_.grad_shard) {
-      reduce_unit(full_grad.data(), full_grad.data(), u);
-      return full_grad;
-    }
-    auto out = make_buffer<float>(arena_, n_out, category::grads);
-    reduce_unit(static_cast<float*>(full_grad.data()), out.data(), u);
-    return out;
+    reduce_unit(g, g + mine, u);
   }
+
+  /// First element of this rank's reduced gradient of unit u in step_grad_[u].
+  std::size_t grad_offset(std::size_t u) const {
+    return plan_.micro_sync || !plan_.grad_shard ? 0 : rank() * lay_.units[u].shard;
+  }
+  /// This rank's reduced FP32 gradient of unit u (reduced extent).
+  const float* reduced_grad(std::size_t u) const { return step_grad_[u].data() + grad_offset(u); }
 
   /// A gradient reduction in flight: its buffers stay alive until complete_reductions().
   struct PendingReduce {
@@ -368,8 +370,8 @@ class ZeroLoop final : public model::ParamProvider<T> {
     }
     rec.loss = global_loss(loss_sums) / tokens;
     for (std::size_t u = 0; u < lay_.units.size(); ++u) {
-      TypedBuffer<float> total = accumulators_[u]->finish();
-      step_grad_[u] = plan_.micro_sync ? std::move(total) : reduce_fp32(std::move(total), u);
+      step_grad_[u] = accumulators_[u]->finish();
+      if (!plan_.micro_sync) reduce_step_grad(u);
     }
     finish_step(step, lr, rec);
     for (auto& g : step_grad_) g.reset();
@@ -399,7 +401,7 @@ class ZeroLoop final : public model::ParamProvider<T> {
     const std::size_t own = rank();
     bool nonfinite = false;
     for (std::size_t u = 0; u < lay_.units.size(); ++u)
-      for (std::size_t i = 0; i < step_grad_[u].size(); ++i) nonfinite |= !std::isfinite(step_grad_[u][i]);
+      for (std::size_t i = 0; i < plan_.reduced_extent(u); ++i) nonfinite |= !std::isfinite(reduced_grad(u)[i]);
     if (plan_.grad_shard && N() > 1) {  // every rank must agree to skip (max of the flags)
       float flag = nonfinite ? 1.0f : 0.0f;
       coll_.all_reduce(std::span<float>(&flag, 1), ReduceOp::max);
@@ -424,7 +426,7 @@ class ZeroLoop final : public model::ParamProvider<T> {
       const std::size_t shard = lay_.units[u].shard;
       const std::size_t first = s.optimizer ? own * shard : 0;  // unit coordinates of the owned range
       const std::size_t count = s.optimizer ? lay_.shard_real(u, own) : lay_.units[u].numel;
-      const float* g = step_grad_[u].data() + (plan_.grad_shard ? 0 : first);
+      const float* g = reduced_grad(u) + (plan_.grad_shard ? 0 : first);
       const std::size_t state_at = lay_.offset(u, s.optimizer);
       T* p = params_.data() + lay_.offset(u, s.params) + (s.params ? 0 : first);
       for (std::size_t k = 0; k < count; ++k) {
@@ -455,7 +457,7 @@ class ZeroLoop final : public model::ParamProvider<T> {
     std::vector<std::vector<std::size_t>> per_rank_unit(N(), std::vector<std::size_t>(lay_.units.size()));
     for (std::size_t u = 0; u < lay_.units.size(); ++u) {
       const std::size_t real = plan_.grad_shard ? lay_.shard_real(u, rank()) : lay_.units[u].numel;
-      const float* g = step_grad_[u].data();
+      const float* g = reduced_grad(u);
       for (std::size_t first = 0; first < real; first += b) {
         const std::size_t n = std::min(b, real - first);
         for (std::size_t k = 0; k < n; ++k) window[k] = unscale_element(g[first + k], inv_scale);
@@ -504,7 +506,7 @@ class ZeroLoop final : public model::ParamProvider<T> {
 
   std::vector<float> gather_unscaled(float inv_scale) {
     return gather_dense(plan_.grad_shard, [&](std::size_t u, std::size_t k) {
-      return unscale_element(step_grad_[u][k], inv_scale);
+      return unscale_element(reduced_grad(u)[k], inv_scale);
     });
   }
 

@@ -29,6 +29,7 @@ ZeroPlan make_zero_plan(const train::TrainConfig& c, int64_t dataset_vocab, int 
     p.bucket_elements = std::max<std::size_t>(1, static_cast<std::size_t>(c.bucket_mb * 1048576.0) / width);
   }
   p.norm_floats = static_cast<std::size_t>(c.norm_block);
+  p.prefetch = static_cast<std::size_t>(c.prefetch);
   const auto L = static_cast<std::size_t>(c.layers);
   for (std::size_t u = 0; u <= L + 1; ++u) p.acquire_order.push_back(u);
   p.acquire_order.push_back(0);

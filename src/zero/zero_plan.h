@@ -37,6 +37,7 @@ struct ZeroPlan {
   /// Units in the order one micro-batch acquires them (model/param_provider.h): forward
   /// 0, 1..L, L+1, 0 (tied head), backward 0 (head), L+1, L..1. Stage 3 gathers in this order.
   std::vector<std::size_t> acquire_order;
+  std::size_t prefetch = 0;  ///< stage 3: gathers issued ahead of the unit in use
 
   /// Elements a rank holds of unit u after its gradient is reduced. @param u unit.
   /// @return shard_u when reduce-scattered, else full_u.

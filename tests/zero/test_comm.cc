@@ -9,7 +9,7 @@
 using namespace zt;
 using namespace zt::test;
 
-TEST_CASE("bytes and calls per step equal the closed form, every stage", "[ch5][ch6][ch7]") {
+TEST_CASE("bytes and calls per step equal the closed form, every stage", "[ch7]") {
   for (int stage : {0, 1, 2, 3})
     for (int world : {2, 3})
       for (const char* sync : {"step", "micro-batch"}) {
@@ -30,7 +30,7 @@ TEST_CASE("bytes and calls per step equal the closed form, every stage", "[ch5][
       }
 }
 
-TEST_CASE("the paper's volumes: 2(N-1)/N psi for stages 0-2, about 3(N-1)/N psi for stage 3", "[ch5][ch6][ch7]") {
+TEST_CASE("the paper's volumes: 2(N-1)/N psi for stages 0-2, about 3(N-1)/N psi for stage 3", "[ch7]") {
   // fp16 gradients reduced in fp16 (--reduce-dtype compute), one micro-batch per rank: the
   // paper's setting. Elements sent per rank, counted on the padded units (full_u = N shard_u).
   const int N = 4;

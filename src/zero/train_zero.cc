@@ -126,10 +126,27 @@ class ZeroLoop final : public model::ParamProvider<T> {
   }
   void grad_done(int unit) override {
     const auto u = static_cast<std::size_t>(unit);
-    complete_reductions();  // the previous unit's reduction ran during this unit's backward
-    push_micro_batch_grad(u, staging_[u].data());
+    if (plan_.micro_sync && N() > 1) {
+      open_reduction(u);
+      issue_ready_buckets(u, 0);  // everything left (all of it when no bucket started early)
+      open_unit_ = kNoUnit;
+    } else {  // accumulate locally; reduce once per step
+      const T* g = staging_[u].data();
+      accumulators_[u]->push_with([&](float* leaf) {
+        for (std::size_t i = 0; i < lay_.units[u].full; ++i) leaf[i] = static_cast<float>(g[i]);
+      });
+    }
     staging_[u].reset();
     if (!c_.overlap) complete_reductions();
+  }
+  /// Stage 2 buckets start as soon as backward has finished every parameter they cover
+  /// (parameters finish from a unit's end towards its start, model/param_provider.h).
+  void param_grad_done(int param) override {
+    if (!plan_.bucket_elements || !plan_.micro_sync || N() == 1) return;
+    const auto& info = gpt_.manifest().params[static_cast<std::size_t>(param)];
+    const auto u = static_cast<std::size_t>(info.unit);
+    open_reduction(u);
+    issue_ready_buckets(u, static_cast<std::size_t>(info.offset_in_unit));
   }
 
  private:
@@ -229,27 +246,33 @@ class ZeroLoop final : public model::ParamProvider<T> {
   /// plan reduce-scatters, else all of it; in may equal out for an all-reduce). Stage 2 cuts the
   /// unit into buckets of plan_.bucket_elements, each an uneven reduce-scatter (rank r receives
   /// the part of the bucket inside its shard).
+  /// Issue the reduction of elements [a, z) of unit u: an all-reduce of the whole unit in place
+  /// (in == out) without S_g-style sharding, else an uneven reduce-scatter delivering to each rank
+  /// the part of [a, z) inside its shard; `out` is this rank's shard (or the unit).
+  template <typename V>
+  Work issue_range(V* in, V* out, std::size_t u, std::size_t a, std::size_t z) {
+    const std::size_t shard = lay_.units[u].shard;
+    if (!plan_.grad_shard) {
+      if (in != out) std::memcpy(static_cast<void*>(out), in, lay_.units[u].full * sizeof(V));
+      return coll_.all_reduce_async(out, lay_.units[u].full, dtype_of_v<V>);
+    }
+    std::vector<std::size_t> counts(N());
+    for (std::size_t q = 0; q < N(); ++q) {
+      const std::size_t lo = std::max(a, q * shard), hi = std::min(z, (q + 1) * shard);
+      counts[q] = hi > lo ? hi - lo : 0;
+    }
+    const std::size_t mine_first = std::max(a, rank() * shard);
+    V* dst = counts[rank()] ? out + (mine_first - rank() * shard) : out;
+    return coll_.reduce_scatter_v_async(in + a, dst, counts, dtype_of_v<V>);
+  }
+
+  /// Issue the reduction of the whole unit u, bucket by bucket (stage 2) or in one call.
   template <typename V>
   std::vector<Work> issue_reduce(V* in, V* out, std::size_t u) {
-    const std::size_t shard = lay_.units[u].shard, full = lay_.units[u].full;
+    const std::size_t full = lay_.units[u].full;
+    const std::size_t bucket = plan_.bucket_elements && plan_.grad_shard ? plan_.bucket_elements : full;
     std::vector<Work> works;
-    if (!plan_.grad_shard) {
-      if (in != out) std::memcpy(static_cast<void*>(out), in, full * sizeof(V));
-      works.push_back(coll_.all_reduce_async(out, full, dtype_of_v<V>));
-      return works;
-    }
-    const std::size_t bucket = plan_.bucket_elements ? plan_.bucket_elements : full;
-    for (std::size_t a = 0; a < full; a += bucket) {
-      const std::size_t z = std::min(full, a + bucket);
-      std::vector<std::size_t> counts(N());
-      for (std::size_t q = 0; q < N(); ++q) {
-        const std::size_t lo = std::max(a, q * shard), hi = std::min(z, (q + 1) * shard);
-        counts[q] = hi > lo ? hi - lo : 0;
-      }
-      const std::size_t mine_first = std::max(a, rank() * shard);
-      V* dst = counts[rank()] ? out + (mine_first - rank() * shard) : out;
-      works.push_back(coll_.reduce_scatter_v_async(in + a, dst, counts, dtype_of_v<V>));
-    }
+    for (std::size_t a = 0; a < full; a += bucket) works.push_back(issue_range(in, out, u, a, std::min(full, a + bucket)));
     return works;
   }
 
@@ -291,30 +314,52 @@ class ZeroLoop final : public model::ParamProvider<T> {
     TypedBuffer<T> wire;      // 16-bit full-extent input with --reduce-dtype compute
     TypedBuffer<float> out;   // FP32 shard output of a reduce-scatter
     std::vector<Work> works;
+    std::size_t next_bucket = 0;  // buckets [0, next_bucket) not issued yet
   };
 
-  /// Issue the reduction of unit u's full-extent micro-batch gradient (micro-batch sync).
-  void start_reduction(std::size_t u, const T* g) {
-    const std::size_t full = lay_.units[u].full, shard = lay_.units[u].shard;
+  static constexpr std::size_t kNoUnit = static_cast<std::size_t>(-1);
+
+  /// Start unit u's reduction of this micro-batch unless it is open already: first complete the
+  /// previous unit's (it ran during this unit's backward), so one unit's buffers are in flight.
+  void open_reduction(std::size_t u) {
+    if (open_unit_ == u) return;
+    complete_reductions();
+    const std::size_t full = lay_.units[u].full;
     PendingReduce p;
     p.unit = u;
     if (plan_.reduce_compute) {
-      if constexpr (!kFp32) {
-        p.wire = make_buffer<T>(arena_, full, zero_category::reduce_wire);
-        std::memcpy(static_cast<void*>(p.wire.data()), g, full * sizeof(T));
-        p.works = issue_reduce(p.wire.data(), p.wire.data() + (plan_.grad_shard ? rank() * shard : 0), u);
-      }
+      p.wire = make_buffer<T>(arena_, full, zero_category::reduce_wire);
     } else {
       p.leaf = make_buffer<float>(arena_, full, zero_category::grad_leaf);
-      for (std::size_t i = 0; i < full; ++i) p.leaf[i] = static_cast<float>(g[i]);
-      float* out = p.leaf.data();
-      if (plan_.grad_shard) {
-        p.out = make_buffer<float>(arena_, shard, zero_category::grad_leaf);
-        out = p.out.data();
-      }
-      p.works = issue_reduce(p.leaf.data(), out, u);
+      if (plan_.grad_shard) p.out = make_buffer<float>(arena_, lay_.units[u].shard, zero_category::grad_leaf);
     }
+    const std::size_t bucket = plan_.bucket_elements && plan_.grad_shard ? plan_.bucket_elements : full;
+    p.next_bucket = (full + bucket - 1) / bucket;
     pending_.push_back(std::move(p));
+    open_unit_ = u;
+  }
+
+  /// Issue, last bucket first, every not yet issued bucket of the open unit that starts at or
+  /// after element `from` (all of whose gradients are final).
+  void issue_ready_buckets(std::size_t u, std::size_t from) {
+    PendingReduce& p = pending_.back();
+    const std::size_t full = lay_.units[u].full, shard = lay_.units[u].shard;
+    const std::size_t bucket = plan_.bucket_elements && plan_.grad_shard ? plan_.bucket_elements : full;
+    const T* g = staging_[u].data();
+    while (p.next_bucket > 0 && (p.next_bucket - 1) * bucket >= from) {
+      const std::size_t a = --p.next_bucket * bucket, z = std::min(full, a + bucket);
+      if (p.wire.size()) {
+        if constexpr (!kFp32) {
+          std::memcpy(static_cast<void*>(p.wire.data() + a), g + a, (z - a) * sizeof(T));
+          T* out = p.wire.data() + (plan_.grad_shard ? rank() * shard : 0);
+          p.works.push_back(issue_range(p.wire.data(), out, u, a, z));
+        }
+      } else {
+        for (std::size_t i = a; i < z; ++i) p.leaf[i] = static_cast<float>(g[i]);
+        p.works.push_back(issue_range(p.leaf.data(), p.out.size() ? p.out.data() : p.leaf.data(), u, a, z));
+      }
+      if (!c_.overlap) p.works.back().wait();
+    }
   }
 
   /// Wait for every reduction in flight and push each result into its unit's accumulator.
@@ -332,15 +377,6 @@ class ZeroLoop final : public model::ParamProvider<T> {
       }
     }
     pending_.clear();
-  }
-
-  /// One micro-batch's gradient of unit u is final (in T, full extent, padding zero).
-  void push_micro_batch_grad(std::size_t u, const T* g) {
-    if (plan_.micro_sync && N() > 1) return start_reduction(u, g);
-    const std::size_t full = lay_.units[u].full;  // accumulate locally; reduce once per step
-    accumulators_[u]->push_with([&](float* leaf) {
-      for (std::size_t i = 0; i < full; ++i) leaf[i] = static_cast<float>(g[i]);
-    });
   }
 
   // ---- one optimizer step -------------------------------------------------------------------
@@ -546,6 +582,7 @@ class ZeroLoop final : public model::ParamProvider<T> {
   std::vector<TypedBuffer<float>> step_grad_;  // per unit: the step's reduced FP32 gradient
   std::vector<std::unique_ptr<Acc>> accumulators_;
   std::vector<PendingReduce> pending_;  // gradient reductions in flight (overlap)
+  std::size_t open_unit_ = kNoUnit;     // the unit whose buckets are being issued
   std::deque<Gathering> in_flight_;     // stage 3: gathers issued ahead, in acquire order
   std::size_t acquire_pos_ = 0;         // stage 3: position in plan_.acquire_order
   std::size_t next_issue_ = 0;          // stage 3: next position to gather

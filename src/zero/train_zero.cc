@@ -130,6 +130,8 @@ class ZeroLoop final : public model::ParamProvider<T> {
       open_reduction(u);
       issue_ready_buckets(u, 0);  // everything left (all of it when no bucket started early)
       open_unit_ = kNoUnit;
+    } else if (plan_.grads_in_compute_type) {
+      store_grad16(u, staging_[u].data(), lay_.units[u].full);
     } else {  // accumulate locally; reduce once per step
       const T* g = staging_[u].data();
       accumulators_[u]->push_with([&](float* leaf) {
@@ -172,6 +174,7 @@ class ZeroLoop final : public model::ParamProvider<T> {
     staging_.resize(lay_.units.size());
     gathered_.resize(lay_.units.size());
     step_grad_.resize(lay_.units.size());
+    step_grad16_.resize(lay_.units.size());
     for (std::size_t u = 0; u < lay_.units.size(); ++u)
       accumulators_.push_back(std::make_unique<Acc>(plan_.accumulator_extent(u), [this, u](std::size_t n) {
         // the first buffer of a step survives every merge (it holds the leftmost leaves): it is
@@ -304,8 +307,19 @@ class ZeroLoop final : public model::ParamProvider<T> {
   std::size_t grad_offset(std::size_t u) const {
     return plan_.micro_sync || !plan_.grad_shard ? 0 : rank() * lay_.units[u].shard;
   }
-  /// This rank's reduced FP32 gradient of unit u (reduced extent).
-  const float* reduced_grad(std::size_t u) const { return step_grad_[u].data() + grad_offset(u); }
+  /// Element i of this rank's reduced gradient of unit u (reduced extent), as FP32: from the
+  /// FP32 accumulator, or from the 16-bit gradient storage (--reduce-dtype compute, A = 1).
+  float grad_value(std::size_t u, std::size_t i) const {
+    if (plan_.grads_in_compute_type) return static_cast<float>(step_grad16_[u][grad_offset(u) + i]);
+    return step_grad_[u][grad_offset(u) + i];
+  }
+
+  /// --reduce-dtype compute with one micro-batch per rank: the gradient is stored in 16 bits
+  /// (s_g = 2, the paper's accounting) and reduced in place on the 16-bit wire.
+  void store_grad16(std::size_t u, const T* g, std::size_t n) {
+    step_grad16_[u] = make_buffer<T>(arena_, n, category::grads);
+    std::memcpy(static_cast<void*>(step_grad16_[u].data()), g, n * sizeof(T));
+  }
 
   /// A gradient reduction in flight: its buffers stay alive until complete_reductions().
   struct PendingReduce {
@@ -369,6 +383,10 @@ class ZeroLoop final : public model::ParamProvider<T> {
       const std::size_t u = p.unit, n = plan_.reduced_extent(u);
       if (p.wire.size()) {
         const T* mine = p.wire.data() + (plan_.grad_shard ? rank() * lay_.units[u].shard : 0);
+        if (plan_.grads_in_compute_type) {
+          store_grad16(u, mine, n);
+          continue;
+        }
         accumulators_[u]->push_with([&](float* leaf) {
           for (std::size_t i = 0; i < n; ++i) leaf[i] = static_cast<float>(mine[i]);
         });
@@ -406,11 +424,19 @@ class ZeroLoop final : public model::ParamProvider<T> {
     }
     rec.loss = global_loss(loss_sums) / tokens;
     for (std::size_t u = 0; u < lay_.units.size(); ++u) {
+      if (plan_.grads_in_compute_type) {
+        if (!plan_.micro_sync && N() > 1) {  // in place on the 16-bit storage: it is the wire
+          T* g = step_grad16_[u].data();
+          reduce_unit(g, g + (plan_.grad_shard ? rank() * lay_.units[u].shard : 0), u);
+        }
+        continue;
+      }
       step_grad_[u] = accumulators_[u]->finish();
       if (!plan_.micro_sync) reduce_step_grad(u);
     }
     finish_step(step, lr, rec);
     for (auto& g : step_grad_) g.reset();
+    for (auto& g : step_grad16_) g.reset();
     return rec;
   }
 
@@ -437,7 +463,7 @@ class ZeroLoop final : public model::ParamProvider<T> {
     const std::size_t own = rank();
     bool nonfinite = false;
     for (std::size_t u = 0; u < lay_.units.size(); ++u)
-      for (std::size_t i = 0; i < plan_.reduced_extent(u); ++i) nonfinite |= !std::isfinite(reduced_grad(u)[i]);
+      for (std::size_t i = 0; i < plan_.reduced_extent(u); ++i) nonfinite |= !std::isfinite(grad_value(u, i));
     if (plan_.grad_shard && N() > 1) {  // every rank must agree to skip (max of the flags)
       float flag = nonfinite ? 1.0f : 0.0f;
       coll_.all_reduce(std::span<float>(&flag, 1), ReduceOp::max);
@@ -462,11 +488,11 @@ class ZeroLoop final : public model::ParamProvider<T> {
       const std::size_t shard = lay_.units[u].shard;
       const std::size_t first = s.optimizer ? own * shard : 0;  // unit coordinates of the owned range
       const std::size_t count = s.optimizer ? lay_.shard_real(u, own) : lay_.units[u].numel;
-      const float* g = reduced_grad(u) + (plan_.grad_shard ? 0 : first);
+      const std::size_t g_at = plan_.grad_shard ? 0 : first;
       const std::size_t state_at = lay_.offset(u, s.optimizer);
       T* p = params_.data() + lay_.offset(u, s.params) + (s.params ? 0 : first);
       for (std::size_t k = 0; k < count; ++k) {
-        float gi = unscale_element(g[k], inv_scale);
+        float gi = unscale_element(grad_value(u, g_at + k), inv_scale);
         if (clip.clipped) gi = clip_element(gi, clip.coefficient);
         if constexpr (kFp32) {
           opt.update(p[k], gi, state_at + k);
@@ -493,10 +519,9 @@ class ZeroLoop final : public model::ParamProvider<T> {
     std::vector<std::vector<std::size_t>> per_rank_unit(N(), std::vector<std::size_t>(lay_.units.size()));
     for (std::size_t u = 0; u < lay_.units.size(); ++u) {
       const std::size_t real = plan_.grad_shard ? lay_.shard_real(u, rank()) : lay_.units[u].numel;
-      const float* g = reduced_grad(u);
       for (std::size_t first = 0; first < real; first += b) {
         const std::size_t n = std::min(b, real - first);
-        for (std::size_t k = 0; k < n; ++k) window[k] = unscale_element(g[first + k], inv_scale);
+        for (std::size_t k = 0; k < n; ++k) window[k] = unscale_element(grad_value(u, first + k), inv_scale);
         mine.push_back(block_sum_of_squares(window, n));
       }
       for (std::size_t q = 0; q < N(); ++q) per_rank_unit[q][u] = norm_block_count(lay_.shard_real(u, q), b);
@@ -542,7 +567,7 @@ class ZeroLoop final : public model::ParamProvider<T> {
 
   std::vector<float> gather_unscaled(float inv_scale) {
     return gather_dense(plan_.grad_shard, [&](std::size_t u, std::size_t k) {
-      return unscale_element(reduced_grad(u)[k], inv_scale);
+      return unscale_element(grad_value(u, k), inv_scale);
     });
   }
 
@@ -580,6 +605,7 @@ class ZeroLoop final : public model::ParamProvider<T> {
   std::vector<TypedBuffer<T>> staging_;       // per unit: the model's gradient output
   std::vector<TypedBuffer<T>> gathered_;      // per unit (S_p): gathered parameters
   std::vector<TypedBuffer<float>> step_grad_;  // per unit: the step's reduced FP32 gradient
+  std::vector<TypedBuffer<T>> step_grad16_;    // per unit: the same in 16 bits (grads_in_compute_type)
   std::vector<std::unique_ptr<Acc>> accumulators_;
   std::vector<PendingReduce> pending_;  // gradient reductions in flight (overlap)
   std::size_t open_unit_ = kNoUnit;     // the unit whose buckets are being issued

@@ -237,18 +237,6 @@ class ZeroLoop final : public model::ParamProvider<T> {
   }
 
   // ---- collectives on units -----------------------------------------------------------------
-  void gather_unit(const T* shard, T* full, std::size_t u) {
-    if (N() == 1) {
-      if (shard != full) std::memcpy(static_cast<void*>(full), shard, lay_.units[u].shard * sizeof(T));
-      return;
-    }
-    coll_.all_gather_async(shard, full, lay_.units[u].shard, dtype_of_v<T>).wait();
-  }
-
-  /// Reduce unit u's full-extent values `in` over ranks into `out` (this rank's shard when the
-  /// plan reduce-scatters, else all of it; in may equal out for an all-reduce). Stage 2 cuts the
-  /// unit into buckets of plan_.bucket_elements, each an uneven reduce-scatter (rank r receives
-  /// the part of the bucket inside its shard).
   /// Issue the reduction of elements [a, z) of unit u: an all-reduce of the whole unit in place
   /// (in == out) without S_g-style sharding, else an uneven reduce-scatter delivering to each rank
   /// the part of [a, z) inside its shard; `out` is this rank's shard (or the unit).
@@ -484,6 +472,7 @@ class ZeroLoop final : public model::ParamProvider<T> {
     const ElementOptimizer opt = element_optimizer(c_, lr, optimizer_step_, optimizer_state_.data(),
                                                    lay_.total(plan_.spec.optimizer));
     const ShardSpec& s = plan_.spec;
+    std::vector<Work> gathers;
     for (std::size_t u = 0; u < lay_.units.size(); ++u) {
       const std::size_t shard = lay_.units[u].shard;
       const std::size_t first = s.optimizer ? own * shard : 0;  // unit coordinates of the owned range
@@ -502,12 +491,14 @@ class ZeroLoop final : public model::ParamProvider<T> {
           p[k] = T(m);
         }
       }
-      // S_o without S_p: every rank needs every updated 16-bit parameter back
+      // S_o without S_p: every rank needs every updated 16-bit parameter back; the unit's
+      // all-gather (in place) runs while the next unit is updated
       if (s.optimizer && !s.params && N() > 1) {
         T* unit = params_.data() + lay_.units[u].full_offset;
-        gather_unit(unit + own * shard, unit, u);
+        gathers.push_back(coll_.all_gather_async(unit + own * shard, unit, shard, dtype_of_v<T>));
       }
     }
+    for (auto& w : gathers) w.wait();
   }
 
   /// Block sums of the unscaled gradient (optim/grad_norm.h), in canonical order. A rank holding

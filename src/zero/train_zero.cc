@@ -26,6 +26,7 @@
 #include "train/memory_plan.h"
 #include "zero/element_optimizer.h"
 #include "zero/grad_reducer.h"
+#include "zero/config_check.h"
 #include "zero/layout.h"
 #include "zero/unit_gatherer.h"
 #include "zero/zero_comm.h"
@@ -95,7 +96,7 @@ class ZeroLoop final : public model::ParamProvider<T> {
     out.comm_total = coll_.stats() - start;
     out.comm_predicted_per_step = predict_comm_per_step(plan_);
     if (artifacts_ && (!c_.dump_params.empty() || c_.verify)) artifacts_->final_params = gather_master();
-    result.memory.push_back(memory_report());
+    result.memory.push_back(memory_report(arena_, plan_));
     return out;
   }
 
@@ -432,22 +433,6 @@ class ZeroLoop final : public model::ParamProvider<T> {
     });
   }
 
-  train::RankMemory memory_report() const {
-    train::RankMemory m;
-    m.rank = static_cast<int>(rank());
-    for (const auto& [name, usage] : arena_.ledger().categories()) m.by_category[name] = usage.peak_bytes;
-    m.by_category_predicted = predict_zero_memory(plan_);
-    for (const char* const* name = train::model_state_categories(); *name; ++name)
-      if (auto it = m.by_category.find(*name); it != m.by_category.end()) m.model_states_bytes += it->second;
-    const ModelStateBytes predicted = predicted_model_states(plan_);
-    m.model_states_bytes_predicted = predicted.total;
-    m.padding_bytes = predicted.padding;
-    m.peak_bytes = arena_.ledger().total().peak_bytes;
-    for (const auto& [name, bytes] : m.by_category_predicted) m.peak_bytes_predicted += bytes;
-    m.arena_capacity = arena_.capacity();
-    return m;
-  }
-
   const TrainConfig& c_;
   const Dataset& data_;
   Collective& coll_;
@@ -472,45 +457,6 @@ class ZeroLoop final : public model::ParamProvider<T> {
   LossScaler scaler_ = LossScaler::none();
   int64_t optimizer_step_ = 0;
 };
-
-}  // namespace
-
-uint64_t config_hash(const TrainConfig& c) {
-  std::string text;
-  auto add = [&](const auto& v) {
-    if constexpr (std::is_convertible_v<decltype(v), std::string>) text += v;
-    else text += std::to_string(v);
-    text += '\x1f';
-  };
-  add(c.model); add(c.layers); add(c.heads); add(c.width); add(c.context); add(c.vocab);
-  add(c.precision); add(c.optimizer); add(c.reduce_dtype); add(c.lr); add(c.min_lr);
-  add(c.warmup_steps); add(c.weight_decay); add(c.beta1); add(c.beta2); add(c.eps);
-  add(c.momentum); add(c.clip_grad_norm); add(c.norm_block); add(c.loss_scale_init);
-  add(c.loss_scale_growth_interval); add(c.loss_scale_growth_factor); add(c.loss_scale_backoff);
-  add(c.steps); add(c.global_batch); add(c.micro_batch); add(c.seed); add(c.data); add(c.digits);
-  add(c.stage); add(c.world_size); add(c.bucket_mb); add(c.prefetch); add(c.overlap);
-  add(c.resolved_grad_sync()); add(c.stage1_reduce); add(c.collective_mode);
-  uint64_t h = 1469598103934665603ull;  // FNV-1a 64
-  for (unsigned char ch : text) h = (h ^ ch) * 1099511628211ull;
-  return h;
-}
-
-namespace {
-
-/// Exchange config hashes: every rank learns whether all agree, and fails with the same message.
-void check_same_config(const TrainConfig& c, Collective& coll) {
-  if (coll.size() == 1) return;
-  const uint64_t h = config_hash(c);
-  // two 32-bit halves as floats would lose bits: send 4 exact 16-bit pieces as floats
-  std::vector<float> mine(4), all(4 * static_cast<std::size_t>(coll.size()));
-  for (int k = 0; k < 4; ++k) mine[static_cast<std::size_t>(k)] = static_cast<float>((h >> (16 * k)) & 0xffff);
-  coll.all_gather(std::span<const float>(mine), std::span<float>(all));
-  for (int q = 0; q < coll.size(); ++q)
-    for (int k = 0; k < 4; ++k)
-      ZT_CHECK(all[static_cast<std::size_t>(4 * q + k)] == all[static_cast<std::size_t>(k)],
-               "configuration mismatch: rank ", q, "'s settings differ from rank 0's (config hash "
-               "exchange at start-up); start every rank with the same flags");
-}
 
 }  // namespace
 

@@ -93,4 +93,20 @@ std::map<std::string, std::size_t> predict_zero_memory(const ZeroPlan& p) {
   return m;
 }
 
+train::RankMemory memory_report(const Arena& arena, const ZeroPlan& plan) {
+  train::RankMemory m;
+  m.rank = static_cast<int>(plan.layout.rank);
+  for (const auto& [name, usage] : arena.ledger().categories()) m.by_category[name] = usage.peak_bytes;
+  m.by_category_predicted = predict_zero_memory(plan);
+  for (const char* const* name = train::model_state_categories(); *name; ++name)
+    if (auto it = m.by_category.find(*name); it != m.by_category.end()) m.model_states_bytes += it->second;
+  const ModelStateBytes predicted = predicted_model_states(plan);
+  m.model_states_bytes_predicted = predicted.total;
+  m.padding_bytes = predicted.padding;
+  m.peak_bytes = arena.ledger().total().peak_bytes;
+  for (const auto& [name, bytes] : m.by_category_predicted) m.peak_bytes_predicted += bytes;
+  m.arena_capacity = arena.capacity();
+  return m;
+}
+
 }  // namespace zt::zero

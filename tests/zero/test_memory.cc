@@ -5,6 +5,8 @@
 #include <cmath>
 
 #include "memory/model_states.h"
+#include "model/manifest.h"
+#include "zero/layout.h"
 #include "zero/zero_fixtures.h"
 
 using namespace zt;
@@ -69,4 +71,29 @@ TEST_CASE("model states: ranks together hold N x the paper's per-rank bytes, plu
         CHECK(real == static_cast<double>(std::llround(world * (paper.params + grads + paper.optimizer))));
         if (world == 1 && std::string(reduce) == "compute") CHECK(real == 16 * psi);
       }
+}
+
+TEST_CASE("no full gradient in stage 2, no full parameters in stage 3 beyond the gathered units", "[ch7]") {
+  for (int prefetch : {0, 1, 3}) {
+    auto c = zero_config(3, 4, 2, "bf16");  // micro-batch sync (the stage's default)
+    c.layers = 3;
+    c.prefetch = prefetch;
+    c.steps = 1;
+    const ZeroRun z = run_zero(c);
+    REQUIRE(z.errors == "");
+    const auto layout = zero::make_layout(
+        model::make_manifest({addition_for(c)->vocab_size(), c.context, c.layers, c.heads, c.width}), 4, 0,
+        static_cast<std::size_t>(c.norm_block));
+    std::size_t largest = 0;
+    for (const auto& u : layout.units) largest = std::max(largest, u.full);
+    for (const auto& r : z.ranks) {
+      const auto& m = r.value->run.memory.front().by_category;
+      INFO("prefetch " << prefetch);
+      CHECK(m.at("params") == layout.shard_total * 2);               // 16-bit shards only
+      CHECK(m.at("gathered_params") <= (prefetch + 1) * largest * 2);  // the unit in use + K ahead
+      CHECK(m.at("gathered_params") < layout.full_total * 2);         // never the whole model
+      CHECK(m.at("grads") == layout.shard_total * 4);                 // FP32 gradient: shards only
+      CHECK(m.at("grad_staging") <= 2 * largest * 2);                 // unit 0's slot + one more
+    }
+  }
 }

@@ -256,7 +256,9 @@ int main(int argc, char** argv) {
     auto data = open_dataset(c);
     const int64_t vocab = c.vocab ? c.vocab : data->vocab_size();
     if (!c.dump_manifest.empty() && env.rank == 0) zt::write_file_atomic(c.dump_manifest, zt::train::manifest_json(c, vocab));
-    if (decision.mode == zt::launch::LaunchDecision::Mode::kLaunched) return run_launched_rank(c, *data, env);
+    // a launcher's world of one needs no rendezvous: run it like a plain single process
+    if (decision.mode == zt::launch::LaunchDecision::Mode::kLaunched && c.world_size > 1)
+      return run_launched_rank(c, *data, env);
     if (c.world_size > 1 || c.stage > 0) {
       if (c.world_size == 1 || c.ranks_as == "threads") return run_threads(c, *data);
     }

@@ -47,7 +47,21 @@ bool parse_train_config(int argc, char** argv, TrainConfig& c) {
   p.add_string("dump-params", &c.dump_params, "write final FP32 master weights (raw float32 LE)");
   p.add_string("dump-grads", &c.dump_grads, "write step 1's FP32 gradient (raw float32 LE)");
   p.add_string("dump-batch", &c.dump_batch, "write step 1's global batch (int32 [B, T+1])");
+  p.add_int("stage", &c.stage, "ZeRO stage: 0 (data parallel), 1, 2, 3", 0, 3);
+  p.add_int("world-size", &c.world_size, "data-parallel ranks N", 1, 4096);
+  p.add_choice("ranks-as", &c.ranks_as, {"processes", "threads"}, "how --world-size starts ranks");
+  p.add_double("bucket-mb", &c.bucket_mb, "gradient bucket size in MiB (decimal)", 1e-6, 1e6);
+  p.add_int("prefetch", &c.prefetch, "stage 3: units all-gathered ahead", 0, 64);
+  p.add_choice("overlap", &c.overlap_flag, {"on", "off"}, "asynchronous gradient reductions");
+  p.add_choice("grad-sync", &c.grad_sync, {"step", "micro-batch"},
+               "reduce gradients once per step or after every micro-batch");
+  p.add_choice("stage1-reduce", &c.stage1_reduce, {"reduce-scatter", "all-reduce"},
+               "stage 1 gradient reduction variant");
+  p.add_choice("collective-mode", &c.collective_mode, {"deterministic", "fast"}, "reduction order");
+  p.add_flag("verify", &c.verify, "also run the single-rank reference and compare master weights");
+  p.add_string("trace", &c.trace, "write a Chrome-trace timeline (compute, blocked on collectives)");
   if (!p.parse(argc, argv)) return false;
+  c.overlap = c.overlap_flag == "on";
   ZT_CHECK(p.rest().empty(), "unexpected arguments after --");
   if (c.micro_batch == 0) c.micro_batch = c.global_batch;
   validate(c);
@@ -58,6 +72,12 @@ void validate(const TrainConfig& c) {
   ZT_CHECK(c.width % c.heads == 0, "--width ", c.width, " is not divisible by --heads ", c.heads);
   ZT_CHECK(c.micro_batch > 0 && c.global_batch % c.micro_batch == 0, "--global-batch ",
            c.global_batch, " does not split into micro-batches of ", c.micro_batch);
+  ZT_CHECK(c.stage >= 0 && c.stage <= 3, "--stage ", c.stage, " is not 0, 1, 2 or 3");
+  ZT_CHECK(c.world_size >= 1, "--world-size ", c.world_size, " is not positive");
+  ZT_CHECK(c.global_batch % (c.world_size * c.micro_batch) == 0, "--global-batch ", c.global_batch,
+           " does not split into ", c.world_size, " ranks x micro-batches of ", c.micro_batch);
+  ZT_CHECK(!c.no_master_weights || (c.stage == 0 && c.world_size == 1),
+           "--no-master-weights is a single-rank teaching mode (--world-size 1 --stage 0)");
   ZT_CHECK((c.norm_block & (c.norm_block - 1)) == 0, "--norm-block ", c.norm_block,
            " is not a power of two");
   ZT_CHECK(c.warmup_steps <= c.steps || c.steps == 0, "--warmup-steps ", c.warmup_steps,

@@ -57,6 +57,29 @@ struct TrainConfig {
   std::string dump_params;    ///< --dump-params FILE
   std::string dump_grads;     ///< --dump-grads FILE
   std::string dump_batch;     ///< --dump-batch FILE
+  // data parallelism and ZeRO (chapters 5-7; src/zero)
+  int64_t stage = 0;                 ///< ZeRO stage 0 (plain data parallel), 1, 2, 3
+  int64_t world_size = 1;            ///< N, data-parallel ranks
+  std::string ranks_as = "processes";  ///< how --world-size N starts its ranks: processes | threads
+  double bucket_mb = 0.25;           ///< stage-2 gradient bucket, MiB (decimal allowed)
+  int64_t prefetch = 1;              ///< stage 3: units all-gathered ahead of use
+  bool overlap = true;               ///< start gradient reductions asynchronously during backward
+  std::string overlap_flag = "on";   ///< --overlap on|off as parsed (sets overlap)
+  std::string grad_sync;             ///< step | micro-batch; empty = step for stages 0-1, else micro-batch
+  std::string stage1_reduce = "reduce-scatter";  ///< stage 1 gradient reduction: reduce-scatter | all-reduce
+  std::string collective_mode = "deterministic";  ///< deterministic | fast
+  bool verify = false;               ///< also run the single-rank reference and compare masters
+  std::string trace;                 ///< --trace FILE: Chrome-trace timeline of every rank (ZeRO path)
+
+  /// The gradient synchronisation actually used (resolves the stage-dependent default).
+  /// @return "step" or "micro-batch".
+  std::string resolved_grad_sync() const {
+    if (!grad_sync.empty()) return grad_sync;
+    return stage <= 1 ? "step" : "micro-batch";
+  }
+  /// Micro-batches per rank per step: global_batch / (world_size * micro_batch).
+  /// @return the count (validated to divide exactly).
+  int64_t micro_batches_per_rank() const { return global_batch / (world_size * micro_batch); }
 
   /// Micro-batches per step on one rank: global_batch / micro_batch.
   /// @return the count (validated to divide exactly).

@@ -2,11 +2,19 @@
 //
 // Parses the flags (train/train_config.h), builds the dataset (embedded addition language, or a
 // byte-level --data file), runs the loop, prints a progress line on a terminal and a final
-// summary, and writes the requested JSON and raw dumps atomically. All work happens in the
-// modules; this file only wires them to the command line.
+// summary, and writes the requested JSON and raw dumps atomically. --world-size 1 --stage 0 runs
+// the single-rank reference loop (train/single_rank.h); anything else runs the ZeRO engine
+// (zero/train_zero.h) on N ranks: threads of this process (--ranks-as threads), N child processes
+// of this program (the default, launch/spawn.h), or the ranks an outside launcher started
+// (torchrun / zero-launch variables). All work happens in the modules; this file only wires them
+// to the command line.
 #include <unistd.h>
 
+#include <bit>
 #include <cstdio>
+#include <optional>
+#include <nlohmann/json.hpp>
+#include <thread>
 #include <memory>
 
 #include "core/atomic_file.h"
@@ -14,8 +22,17 @@
 #include "core/cli.h"
 #include "data/addition.h"
 #include "data/dataset.h"
+#include "collective/gloo_collective.h"
+#include "collective/store.h"
+#include "collective/thread_ranks.h"
+#include "launch/rank_env.h"
+#include "launch/spawn.h"
+#include "launch/store_spec.h"
+#include "model/manifest.h"
 #include "train/single_rank.h"
 #include "train/summary_json.h"
+#include "zero/report.h"
+#include "zero/train_zero.h"
 
 namespace {
 
@@ -59,15 +76,192 @@ void print_summary(const zt::train::TrainConfig& c, const zt::train::RunResult& 
   std::printf("  speed: %.0f tokens/s over %.2f s\n", r.tokens_per_s, r.seconds);
 }
 
+
+/// The collective options every rank of one job shares (store and prefix set by the caller).
+zt::GlooOptions rank_options(const zt::train::TrainConfig& c) {
+  zt::GlooOptions o;
+  o.size = static_cast<int>(c.world_size);
+  o.mode = c.collective_mode == "fast" ? zt::ReduceMode::fast : zt::ReduceMode::deterministic;
+  // --reduce-dtype compute: 16-bit sums round after every add, as a 16-bit wire format would
+  o.accumulation = c.reduce_dtype == "compute" ? zt::Accumulation::storage : zt::Accumulation::fp32;
+  o.timeout = std::chrono::milliseconds(120000);
+  return o;
+}
+
+/// Write every output of a finished job (rank 0 / the main thread only).
+int finish_job(const zt::train::TrainConfig& c, const zt::Dataset& data, zt::train::RunResult r,
+               const zt::zero::ZeroRunResult& rank0, const zt::train::RunArtifacts& artifacts) {
+  const int64_t vocab = c.vocab ? c.vocab : data.vocab_size();
+  if (!c.dump_params.empty()) dump_raw(c.dump_params, artifacts.final_params);
+  if (!c.dump_grads.empty()) {
+    ZT_CHECK(c.steps >= 1, "--dump-grads needs at least one step");
+    dump_raw(c.dump_grads, artifacts.step1_grad);
+  }
+  if (!c.dump_batch.empty()) {  // a pure function of (seed, step, index): regenerate step 1's batch
+    ZT_CHECK(c.steps >= 1, "--dump-batch needs at least one step");
+    std::vector<int32_t> batch(static_cast<std::size_t>(c.global_batch * (c.context + 1)));
+    for (int64_t i = 0; i < c.global_batch; ++i)
+      data.sample(static_cast<uint64_t>(c.seed), 1, static_cast<uint64_t>(i), batch.data() + i * (c.context + 1));
+    dump_raw(c.dump_batch, batch);
+  }
+  int status = 0;
+  std::string verdict;
+  if (c.verify) {
+    zt::train::TrainConfig ref = c;
+    ref.stage = 0;
+    ref.world_size = 1;
+    zt::train::RunArtifacts ref_art;
+    ref.dump_params = "verify";
+    const auto ref_result = zt::train::train_single_rank(ref, data, {}, &ref_art);
+    const auto manifest = zt::model::make_manifest({vocab, c.context, c.layers, c.heads, c.width});
+    verdict = zt::zero::first_difference(manifest, artifacts.final_params, ref_art.final_params);
+    bool steps_equal = ref_result.steps.size() == r.steps.size();
+    for (std::size_t i = 0; steps_equal && i < r.steps.size(); ++i) {
+      const auto& a = r.steps[i];
+      const auto& b = ref_result.steps[i];
+      steps_equal = std::bit_cast<uint32_t>(a.loss) == std::bit_cast<uint32_t>(b.loss) &&
+                    std::bit_cast<uint32_t>(a.loss_scale) == std::bit_cast<uint32_t>(b.loss_scale) &&
+                    a.skipped == b.skipped && a.grad_norm.has_value() == b.grad_norm.has_value() &&
+                    (!a.grad_norm || std::bit_cast<uint32_t>(*a.grad_norm) == std::bit_cast<uint32_t>(*b.grad_norm));
+    }
+    if (verdict.empty() && steps_equal) {
+      std::printf("verify: final FP32 master weights and every step's loss, grad_norm, loss_scale, "
+                  "skipped are bitwise equal to the single-rank reference\n");
+    } else {
+      std::printf("verify: NOT bitwise equal to the single-rank reference: %s%s\n",
+                  verdict.empty() ? "master weights equal" : ("first differing parameter " + verdict).c_str(),
+                  steps_equal ? "" : "; per-step records differ");
+      status = 1;
+    }
+  }
+  if (!c.summary_json.empty()) {
+    auto j = nlohmann::ordered_json::parse(zt::train::summary_json(c, r));
+    j["config"]["stage"] = c.stage;
+    j["config"]["world_size"] = c.world_size;
+    j["config"]["grad_sync"] = c.resolved_grad_sync();
+    j["config"]["bucket_mb"] = c.bucket_mb;
+    j["config"]["prefetch"] = c.prefetch;
+    j["config"]["overlap"] = c.overlap;
+    j["config"]["collective_mode"] = c.collective_mode;
+    j["comm"] = nlohmann::ordered_json::parse(zt::zero::comm_json(rank0.comm_per_step, rank0.comm_predicted_per_step));
+    if (c.verify) j["verify"] = {{"bitwise_equal", status == 0}, {"first_difference", verdict}};
+    zt::write_file_atomic(c.summary_json, j.dump(2) + "\n");
+  }
+  print_summary(c, r);
+  return status;
+}
+
+/// --ranks-as threads: N ranks in this process over an in-memory store.
+int run_threads(const zt::train::TrainConfig& c, const zt::Dataset& data) {
+  zt::ThreadGroup group = zt::thread_group(static_cast<int>(c.world_size));
+  group.base.mode = rank_options(c).mode;
+  group.base.accumulation = rank_options(c).accumulation;
+  std::vector<zt::train::RunArtifacts> arts(static_cast<std::size_t>(c.world_size));
+  auto outcomes = zt::run_thread_ranks(static_cast<int>(c.world_size), [&](int r) {
+    zt::GlooCollective coll(group.for_rank(r));
+    return zt::zero::train_zero(c, data, coll, {}, &arts[static_cast<std::size_t>(r)]);
+  });
+  for (std::size_t r = 0; r < outcomes.size(); ++r)
+    if (!outcomes[r].ok()) {
+      for (std::size_t q = 0; q < outcomes.size(); ++q)
+        if (!outcomes[q].ok()) std::fprintf(stderr, "zero-train: rank %zu: %s\n", q, outcomes[q].error.c_str());
+      return 1;
+    }
+  zt::train::RunResult r = outcomes[0].value->run;
+  r.memory.clear();
+  std::vector<std::vector<zt::zero::TimelineEvent>> timelines;
+  for (const auto& o : outcomes) {
+    r.memory.push_back(o.value->run.memory.front());
+    timelines.push_back(o.value->timeline);
+  }
+  if (!c.trace.empty()) zt::write_file_atomic(c.trace, zt::zero::chrome_trace_json(timelines));
+  return finish_job(c, data, r, *outcomes[0].value, arts[0]);
+}
+
+/// One rank of a job whose processes a launcher started (or this program spawned).
+int run_launched_rank(const zt::train::TrainConfig& c, const zt::Dataset& data, const zt::launch::RankEnv& env) {
+  const zt::launch::StoreSpec spec = zt::launch::select_store(env);
+  zt::GlooOptions o = rank_options(c);
+  o.rank = env.rank;
+  o.prefix = "zero-train";
+  std::shared_ptr<gloo::rendezvous::Store> store;
+  switch (spec.kind) {
+    case zt::launch::StoreSpec::Kind::kTcp:
+      store = zt::launch::open_tcp_store(spec, env.rank, o.timeout);
+      break;
+    case zt::launch::StoreSpec::Kind::kFile:
+      store = zt::make_store("file:" + spec.path);
+      break;
+    case zt::launch::StoreSpec::Kind::kRedis:
+      store = zt::make_store("redis:" + spec.host + ":" + std::to_string(spec.port));
+      break;
+    case zt::launch::StoreSpec::Kind::kNone:
+      ZT_CHECK(false, "rank ", env.rank, " of ", env.world_size,
+               ": no rendezvous store (set MASTER_ADDR and MASTER_PORT, or ZT_STORE)");
+  }
+  o.store = store;
+  zt::GlooCollective coll(o);
+  zt::train::RunArtifacts artifacts;
+  const zt::zero::ZeroRunResult res = zt::zero::train_zero(c, data, coll, {}, &artifacts);
+  // per-rank memory travels to rank 0 as JSON through the store
+  store->set("zero-train/memory/" + std::to_string(env.rank),
+             [&] { auto t = zt::zero::rank_memory_to_json(res.run.memory.front()); return std::vector<char>(t.begin(), t.end()); }());
+  if (!c.trace.empty()) {
+    const std::string t = zt::zero::timeline_to_json(res.timeline);
+    store->set("zero-train/timeline/" + std::to_string(env.rank), std::vector<char>(t.begin(), t.end()));
+  }
+  int status = 0;
+  if (env.rank == 0) {
+    zt::train::RunResult r = res.run;
+    r.memory.clear();
+    std::vector<std::vector<zt::zero::TimelineEvent>> timelines;
+    for (int q = 0; q < env.world_size; ++q) {
+      const auto bytes = store->get("zero-train/memory/" + std::to_string(q));
+      r.memory.push_back(zt::zero::rank_memory_from_json(std::string(bytes.begin(), bytes.end())));
+      if (!c.trace.empty()) {
+        const auto t = store->get("zero-train/timeline/" + std::to_string(q));
+        timelines.push_back(zt::zero::timeline_from_json(std::string(t.begin(), t.end())));
+      }
+    }
+    if (!c.trace.empty()) zt::write_file_atomic(c.trace, zt::zero::chrome_trace_json(timelines));
+    status = finish_job(c, data, r, res, artifacts);
+  }
+  coll.barrier();  // rank 0 has read every report before the store's server (rank 0) goes away
+  return status;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   return zt::run_main("zero-train", [&] {
     zt::train::TrainConfig c;
     if (!zt::train::parse_train_config(argc, argv, c)) return 0;
+    const zt::launch::RankEnv env = zt::launch::parse_rank_env(zt::launch::process_env());
+    // under a launcher the world size comes from it; a --world-size that disagrees is an error
+    std::optional<int64_t> flag;
+    for (int i = 1; i < argc; ++i)
+      if (std::string(argv[i]).rfind("--world-size", 0) == 0) flag = c.world_size;
+    const auto decision = zt::launch::decide_launch(flag, env);
+    c.world_size = decision.world_size;
+    zt::train::validate(c);
+    if (decision.mode == zt::launch::LaunchDecision::Mode::kSpawn && c.ranks_as == "processes") {
+      std::vector<std::string> command{zt::launch::self_executable()};
+      for (int i = 1; i < argc; ++i) command.emplace_back(argv[i]);
+      zt::launch::SpawnOptions o;
+      o.world_size = static_cast<int>(c.world_size);
+      o.name = "zero-train";
+      o.report = true;
+      return zt::launch::spawn_ranks(command, o).status;
+    }
     auto data = open_dataset(c);
     const int64_t vocab = c.vocab ? c.vocab : data->vocab_size();
-    if (!c.dump_manifest.empty()) zt::write_file_atomic(c.dump_manifest, zt::train::manifest_json(c, vocab));
+    if (!c.dump_manifest.empty() && env.rank == 0) zt::write_file_atomic(c.dump_manifest, zt::train::manifest_json(c, vocab));
+    // a launcher's world of one needs no rendezvous: run it like a plain single process
+    if (decision.mode == zt::launch::LaunchDecision::Mode::kLaunched && c.world_size > 1)
+      return run_launched_rank(c, *data, env);
+    if (c.world_size > 1 || c.stage > 0) {
+      if (c.world_size == 1 || c.ranks_as == "threads") return run_threads(c, *data);
+    }
     const bool tty = ::isatty(STDERR_FILENO);
     zt::train::RunArtifacts artifacts;
     auto progress = [&](const zt::train::StepRecord& s, const zt::train::RunResult& r) {

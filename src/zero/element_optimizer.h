@@ -1,0 +1,55 @@
+// zero/element_optimizer.h — the optimizer as one function per element, with this step's scalars.
+//
+// The same ZT_HD bodies as the reference loop (optim/adam.h, optim/sgd.h); the state arrays are
+// indexed by the rank's own element index, so a shard of m, v (or momentum) sees exactly the
+// updates the single-rank loop applies to those elements. Not a second optimizer implementation.
+#pragma once
+
+#include <cstddef>
+
+#include "optim/adam.h"
+#include "optim/sgd.h"
+#include "train/train_config.h"
+
+namespace zt::zero {
+
+/// Per-element optimizer for one step.
+struct ElementOptimizer {
+  bool adam = true;              ///< Adam/AdamW, else SGD with momentum
+  AdamStepScalars adam_scalars;  ///< this step's Adam scalars
+  SgdStepScalars sgd_scalars;    ///< this step's SGD scalars
+  float* state = nullptr;        ///< adam: m[n] then v[n]; sgd: momentum[n]
+  std::size_t n = 0;             ///< elements of state per moment
+
+  /// Update one element. @param p parameter (FP32, in place). @param g unscaled, clipped
+  /// gradient. @param i the element's index in the state arrays.
+  void update(float& p, float g, std::size_t i) const {
+    if (adam)
+      adam_update_element(p, g, state[i], state[n + i], adam_scalars);
+    else
+      sgd_update_element(p, g, state[i], sgd_scalars);
+  }
+};
+
+/// The optimizer of a run at one step.
+/// @param c the settings. @param lr this step's learning rate. @param step optimizer steps
+/// applied so far, this one included (Adam's bias correction). @param state the state arrays.
+/// @param n elements per moment. @return the per-element optimizer.
+inline ElementOptimizer element_optimizer(const train::TrainConfig& c, double lr, int64_t step,
+                                          float* state, std::size_t n) {
+  ElementOptimizer opt;
+  opt.adam = c.optimizer != "sgd";
+  opt.state = state;
+  opt.n = n;
+  if (opt.adam) {
+    AdamConfig a{.beta1 = c.beta1, .beta2 = c.beta2, .eps = c.eps, .weight_decay = c.weight_decay,
+                 .decoupled = c.optimizer == "adamw"};
+    opt.adam_scalars = adam_step_scalars(a, lr, step);
+  } else {
+    SgdConfig s{.momentum = c.momentum, .weight_decay = c.weight_decay, .nesterov = false};
+    opt.sgd_scalars = sgd_step_scalars(s, lr);
+  }
+  return opt;
+}
+
+}  // namespace zt::zero

@@ -1,0 +1,42 @@
+// zero/layout.cc — offsets of the padded flat units (see layout.h).
+#include "zero/layout.h"
+
+#include "optim/grad_norm.h"
+
+namespace zt::zero {
+
+std::size_t Layout::shard_real(std::size_t u, std::size_t q) const {
+  return shard_real_elements(units[u].numel, q * units[u].shard, units[u].shard);
+}
+
+Layout make_layout(const model::Manifest& manifest, std::size_t world_size, std::size_t rank,
+                   std::size_t block) {
+  Layout l;
+  l.world_size = world_size;
+  l.rank = rank;
+  l.block = block;
+  for (const auto& mu : manifest.units) {
+    const UnitElements e = unit_elements(mu.name, static_cast<std::size_t>(mu.numel), world_size, block);
+    UnitLayout u;
+    u.name = mu.name;
+    u.numel = e.numel;
+    u.shard = e.shard_numel;
+    u.full = e.full_numel;
+    u.dense_offset = static_cast<std::size_t>(mu.offset);
+    u.full_offset = l.full_total;
+    u.shard_offset = l.shard_total;
+    l.full_total += u.full;
+    l.shard_total += u.shard;
+    l.psi += u.numel;
+    l.units.push_back(u);
+  }
+  return l;
+}
+
+ShardingDescription sharding_description(const Layout& layout, int stage) {
+  ShardingDescription d{shard_spec_for_stage(stage, layout.world_size), {}};
+  for (const auto& u : layout.units) d.units.push_back({u.name, u.numel, u.shard, u.full, {}});
+  return d;
+}
+
+}  // namespace zt::zero

@@ -1,0 +1,81 @@
+// zero/report.cc — JSON conversions and the bitwise comparison of zero-train (see report.h).
+#include "zero/report.h"
+
+#include <bit>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace zt::zero {
+
+using nlohmann::ordered_json;
+
+std::string rank_memory_to_json(const train::RankMemory& m) {
+  ordered_json j;
+  j["rank"] = m.rank;
+  j["model_states_bytes"] = m.model_states_bytes;
+  j["model_states_bytes_predicted"] = m.model_states_bytes_predicted;
+  j["peak_bytes"] = m.peak_bytes;
+  j["peak_bytes_predicted"] = m.peak_bytes_predicted;
+  j["padding_bytes"] = m.padding_bytes;
+  j["by_category"] = m.by_category;
+  j["by_category_predicted"] = m.by_category_predicted;
+  j["arena_capacity"] = m.arena_capacity;
+  return j.dump();
+}
+
+train::RankMemory rank_memory_from_json(const std::string& text) {
+  const auto j = nlohmann::json::parse(text);
+  train::RankMemory m;
+  m.rank = j.at("rank").get<int>();
+  m.model_states_bytes = j.at("model_states_bytes").get<std::size_t>();
+  m.model_states_bytes_predicted = j.at("model_states_bytes_predicted").get<std::size_t>();
+  m.peak_bytes = j.at("peak_bytes").get<std::size_t>();
+  m.peak_bytes_predicted = j.at("peak_bytes_predicted").get<std::size_t>();
+  m.padding_bytes = j.at("padding_bytes").get<std::size_t>();
+  m.by_category = j.at("by_category").get<std::map<std::string, std::size_t>>();
+  m.by_category_predicted = j.at("by_category_predicted").get<std::map<std::string, std::size_t>>();
+  m.arena_capacity = j.at("arena_capacity").get<std::size_t>();
+  return m;
+}
+
+std::string comm_json(const CommStats& measured, const CommStats& predicted) {
+  ordered_json bytes = ordered_json::object(), calls = ordered_json::object();
+  ordered_json pbytes = ordered_json::object(), pcalls = ordered_json::object();
+  for (std::size_t k = 0; k < kCollKinds; ++k) {
+    const auto kind = static_cast<CollKind>(k);
+    if (kind == CollKind::call_check) continue;  // headers, not payload (collective/stats.h)
+    const char* name = coll_kind_name(kind);
+    if (measured[kind].calls || predicted[kind].calls) {
+      bytes[name] = measured[kind].bytes_sent;
+      calls[name] = measured[kind].calls;
+      pbytes[name] = predicted[kind].bytes_sent;
+      pcalls[name] = predicted[kind].calls;
+    }
+  }
+  ordered_json j;
+  j["bytes_sent_per_step"] = bytes;
+  j["calls_per_step"] = calls;
+  j["predicted_bytes_sent_per_step"] = pbytes;
+  j["predicted_calls_per_step"] = pcalls;
+  return j.dump();
+}
+
+std::string first_difference(const model::Manifest& manifest, const std::vector<float>& a,
+                             const std::vector<float>& b) {
+  if (a.size() != b.size())
+    return "sizes differ (" + std::to_string(a.size()) + " vs " + std::to_string(b.size()) + ")";
+  for (const auto& p : manifest.params)
+    for (int64_t k = 0; k < p.numel; ++k) {
+      const auto i = static_cast<std::size_t>(p.offset + k);
+      if (std::bit_cast<uint32_t>(a[i]) != std::bit_cast<uint32_t>(b[i])) {
+        std::ostringstream s;
+        s.precision(9);
+        s << p.name << "[" << k << "]: " << a[i] << " vs " << b[i];
+        return s.str();
+      }
+    }
+  return "";
+}
+
+}  // namespace zt::zero

@@ -1,0 +1,88 @@
+// zero/zero_comm.cc — the closed forms of zero_comm.h, call by call as the engine issues them.
+#include "zero/zero_comm.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "collective/padding.h"
+#include "optim/grad_norm.h"
+
+namespace zt::zero {
+namespace {
+
+std::size_t sum(const std::vector<std::size_t>& v) {
+  std::size_t s = 0;
+  for (std::size_t x : v) s += x;
+  return s;
+}
+
+struct Model {
+  CommStats s;
+  std::size_t n, r;
+  void reduce_scatter(const std::vector<std::size_t>& counts, std::size_t es, CollKind kind) {
+    s[kind].bytes_sent += (sum(counts) - counts[r]) * es;
+  }
+  void all_gather(const std::vector<std::size_t>& counts, std::size_t es, CollKind kind) {
+    s[kind].bytes_sent += (sum(counts) - counts[(r + 1) % n]) * es;
+  }
+  void rs_call(const std::vector<std::size_t>& counts, std::size_t es) {
+    ++s[CollKind::reduce_scatter].calls;
+    reduce_scatter(counts, es, CollKind::reduce_scatter);
+  }
+  void ag_call(const std::vector<std::size_t>& counts, std::size_t es) {
+    ++s[CollKind::all_gather].calls;
+    all_gather(counts, es, CollKind::all_gather);
+  }
+  void ar_call(std::size_t count, std::size_t es) {
+    ++s[CollKind::all_reduce].calls;
+    const auto counts = balanced_counts(count, n);
+    reduce_scatter(counts, es, CollKind::all_reduce);
+    all_gather(counts, es, CollKind::all_reduce);
+  }
+};
+
+}  // namespace
+
+CommStats predict_comm_per_step(const ZeroPlan& p) {
+  const Layout& l = p.layout;
+  Model m{{}, l.world_size, l.rank};
+  const std::size_t N = l.world_size;
+  if (N == 1) return m.s;
+  const std::size_t A = p.micro_batches_per_rank;
+  const std::size_t wt = p.shape.precision == model::Precision::fp32 ? 4 : 2;
+  const std::size_t wg = p.reduce_compute ? 2 : 4;
+  if (p.spec.params)  // stage 3: one gather per acquire, every micro-batch
+    for (std::size_t j = 0; j < A; ++j)
+      for (std::size_t u : p.acquire_order) m.ag_call(std::vector<std::size_t>(N, l.units[u].shard), wt);
+  const std::size_t syncs = p.micro_sync ? A : 1;
+  for (std::size_t k = 0; k < syncs; ++k)
+    for (const auto& u : l.units) {
+      if (!p.grad_shard) {
+        m.ar_call(u.full, wg);
+        continue;
+      }
+      const std::size_t bucket = p.bucket_elements ? p.bucket_elements : u.full;
+      for (std::size_t a = 0; a < u.full; a += bucket) {
+        const std::size_t z = std::min(u.full, a + bucket);
+        std::vector<std::size_t> counts(N);
+        for (std::size_t q = 0; q < N; ++q) {
+          const std::size_t lo = std::max(a, q * u.shard), hi = std::min(z, (q + 1) * u.shard);
+          counts[q] = hi > lo ? hi - lo : 0;
+        }
+        m.rs_call(counts, wg);
+      }
+    }
+  m.ag_call(std::vector<std::size_t>(N, A), 4);  // per-micro-batch loss sums
+  if (p.grad_shard) {
+    m.ar_call(1, 4);  // overflow flag (max)
+    std::vector<std::size_t> blocks(N, 0);
+    for (std::size_t q = 0; q < N; ++q)
+      for (std::size_t u = 0; u < l.units.size(); ++u) blocks[q] += norm_block_count(l.shard_real(u, q), l.block);
+    m.ag_call(blocks, 4);  // norm block sums
+  }
+  if (p.spec.optimizer && !p.spec.params)  // updated 16-bit shards back to every rank
+    for (const auto& u : l.units) m.ag_call(std::vector<std::size_t>(N, u.shard), wt);
+  return m.s;
+}
+
+}  // namespace zt::zero

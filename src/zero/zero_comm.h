@@ -1,0 +1,24 @@
+// zero/zero_comm.h — closed-form communication of one training step of a ZeRO rank.
+//
+// From the unit and bucket layout alone, in the deterministic collectives' cost model
+// (collective/stats.h): a reduce-scatter sends every range but the rank's own, a ring all-gather
+// every range but the next rank's, an all-reduce both over a balanced split. So per gradient
+// sync a unit of full_u padded elements costs (N−1)/N · full_u elements sent as a reduce-scatter,
+// twice that as an all-reduce, and a stage-1/2 step adds (N−1)/N · full_u 16-bit elements of
+// parameter all-gather; stage 3 all-gathers every unit once per use (forward and backward, the
+// tied wte twice more) per micro-batch. This is the paper's 2ψ (stages 0-2) and 3ψ (stage 3) with
+// the factor (N−1)/N kept, padding counted, and the small scalar collectives (loss sums, overflow
+// flag, norm block sums) listed too. It computes; it does not communicate.
+#pragma once
+
+#include "collective/stats.h"
+#include "zero/zero_plan.h"
+
+namespace zt::zero {
+
+/// Predicted calls and bytes sent by this rank in one applied (not skipped) step, per kind, with
+/// deterministic collectives (call-check headers not included).
+/// @param plan the rank's plan. @return the counters.
+CommStats predict_comm_per_step(const ZeroPlan& plan);
+
+}  // namespace zt::zero

@@ -1,0 +1,33 @@
+// zero/zero_memory.h — predicted per-rank ledger peaks of a ZeRO run, from its plan alone.
+//
+// The persistent model states follow the sharding description (extent shard or full per state);
+// the transient buffers (gradient staging, accumulator partials, gathered units) follow the
+// documented order of the model's provider calls (model/param_provider.h). Tests compare each
+// category with the arena's measured peak. It allocates nothing.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <string>
+
+#include "memory/arena.h"
+#include "memory/model_states.h"
+#include "train/run_result.h"
+#include "zero/zero_plan.h"
+
+namespace zt::zero {
+
+/// Predicted peak bytes per ledger category of this rank.
+/// @param plan the rank's plan. @return category -> bytes (categories never allocated absent).
+std::map<std::string, std::size_t> predict_zero_memory(const ZeroPlan& plan);
+
+/// The paper-style model-state bytes of this rank (params, grads, master, optimizer) from the
+/// sharding description, with gradients counted at the stored width.
+/// @param plan the rank's plan. @return the breakdown and its padding.
+ModelStateBytes predicted_model_states(const ZeroPlan& plan);
+
+/// A rank's memory report: the arena's measured peaks next to the plan's predictions.
+/// @param arena the rank's arena after the run. @param plan its plan. @return the report.
+train::RankMemory memory_report(const Arena& arena, const ZeroPlan& plan);
+
+}  // namespace zt::zero

@@ -1,0 +1,104 @@
+// zero-train with --stage / --world-size as a user meets it: ranks as processes and as threads,
+// --verify, the comm object, the start-up config check, and bad input.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "train/run_program.h"
+#include "zero/zero_fixtures.h"
+
+using namespace zt;
+using namespace zt::test;
+
+namespace {
+const std::string kTiny =
+    "bin/zero-train --layers 1 --heads 2 --width 16 --context 16 --steps 2 --global-batch 8 "
+    "--micro-batch 2 --eval-every 0 --warmup-steps 0 --norm-block 32 ";
+}
+
+TEST_CASE("zero-train --verify: processes and threads, stages 1-3, bitwise equal", "[ch5]") {
+  for (const char* how : {"", "--ranks-as threads "})
+    for (int stage : {1, 2, 3}) {
+      const std::string json = "/tmp/zt_zero_cli_" + std::to_string(::getpid()) + ".json";
+      const auto out = run_program(kTiny + how + "--precision bf16 --world-size 2 --verify --stage " +
+                                   std::to_string(stage) + " --summary-json " + json);
+      INFO(out.stdout_text << out.stderr_text);
+      REQUIRE(out.status == 0);
+      CHECK(out.stdout_text.find("bitwise equal to the single-rank reference") != std::string::npos);
+      std::ifstream f(json);
+      const auto j = nlohmann::json::parse(f);
+      std::remove(json.c_str());
+      CHECK(j["verify"]["bitwise_equal"] == true);
+      CHECK(j["memory"]["per_rank"].size() == 2);
+      for (const auto& m : j["memory"]["per_rank"]) CHECK(m["by_category"] == m["by_category_predicted"]);
+      CHECK(j["comm"]["bytes_sent_per_step"] == j["comm"]["predicted_bytes_sent_per_step"]);
+      CHECK(j["comm"]["calls_per_step"]["reduce_scatter"].get<int>() > 0);
+    }
+}
+
+TEST_CASE("zero-train --verify reports the first differing parameter outside the conditions", "[ch5]") {
+  // 2 ranks x 3 micro-batches under step sync: A = 3 is not a power of two
+  const auto out = run_program(
+      "bin/zero-train --layers 1 --heads 2 --width 16 --context 16 --steps 2 --global-batch 12 "
+      "--micro-batch 2 --eval-every 0 --warmup-steps 0 --ranks-as threads --world-size 2 --grad-sync step --verify");
+  CHECK(out.status == 1);
+  CHECK(out.stdout_text.find("first differing parameter") != std::string::npos);
+}
+
+TEST_CASE("zero-train: bad ZeRO input is one clear line and a non-zero exit", "[ch5]") {
+  for (const char* args : {"--stage 4", "--world-size 3", "--grad-sync sometimes", "--overlap maybe",
+                           "--world-size 0"}) {
+    const auto out = run_program(kTiny + args);
+    INFO(args << ": " << out.stderr_text);
+    CHECK(out.status != 0);
+    CHECK(out.stderr_text.rfind("zero-train: error: ", 0) == 0);
+  }
+}
+
+TEST_CASE("mismatched configs across ranks: every rank fails with a clear message", "[ch5]") {
+  auto c0 = zero_config(1, 2, 1, "fp32");
+  auto c1 = c0;
+  c1.lr = c0.lr * 2;  // rank 1 was started with different flags
+  auto data = addition_for(c0);
+  ThreadGroup group = thread_group(2);
+  auto out = run_thread_ranks(2, [&](int r) {
+    GlooCollective coll(group.for_rank(r));
+    return zero::train_zero(r == 0 ? c0 : c1, *data, coll, {}, nullptr);
+  });
+  for (const auto& o : out) {
+    CHECK_FALSE(o.ok());
+    CHECK(o.error.find("configuration mismatch") != std::string::npos);
+  }
+}
+
+TEST_CASE("zero-train under zero-launch (torchrun variables): ranks from the environment", "[ch5]") {
+  const auto out = run_program("bin/zero-launch -n 2 -- " + kTiny + "--stage 2 --verify");
+  INFO(out.stdout_text << out.stderr_text);
+  CHECK(out.status == 0);
+  CHECK(out.stdout_text.find("bitwise equal to the single-rank reference") != std::string::npos);
+  // a --world-size that contradicts the launcher's WORLD_SIZE is an error on every rank
+  const auto bad = run_program("bin/zero-launch -n 2 -- " + kTiny + "--world-size 4");
+  CHECK(bad.status != 0);
+}
+
+TEST_CASE("zero-train --trace: a Chrome trace with every rank's compute and blocked spans", "[ch7]") {
+  const std::string trace = "/tmp/zt_zero_trace_" + std::to_string(::getpid()) + ".json";
+  const auto out = run_program(kTiny + "--ranks-as threads --world-size 2 --stage 3 --prefetch 1 --trace " + trace);
+  REQUIRE(out.status == 0);
+  std::ifstream f(trace);
+  const auto j = nlohmann::json::parse(f);
+  std::remove(trace.c_str());
+  std::size_t compute[2] = {0, 0}, waits[2] = {0, 0};
+  for (const auto& e : j["traceEvents"]) {
+    const int pid = e["pid"].get<int>();
+    REQUIRE((pid == 0 || pid == 1));
+    CHECK(e["dur"].get<double>() >= 0);
+    compute[pid] += e["cat"] == "compute";
+    waits[pid] += e["cat"] == "wait";
+  }
+  // 2 steps x 2 micro-batches x (forward L+3 + backward L+2 unit spans), L = 1
+  CHECK(compute[0] == 2 * 2 * 7);
+  CHECK(compute[1] == compute[0]);
+  CHECK(waits[0] > 0);
+}

@@ -1,0 +1,74 @@
+// Communication of one step: measured collective counters against the closed form of
+// zero/zero_comm.h, and against the paper's 2ψ / 3ψ written out independently here.
+#include <catch2/catch.hpp>
+
+#include "model/manifest.h"
+#include "zero/layout.h"
+#include "zero/zero_fixtures.h"
+
+using namespace zt;
+using namespace zt::test;
+
+TEST_CASE("bytes and calls per step equal the closed form, every stage", "[ch7]") {
+  for (int stage : {0, 1, 2, 3})
+    for (int world : {2, 3})
+      for (const char* sync : {"step", "micro-batch"}) {
+        auto c = zero_config(stage, world, 2, stage % 2 ? "bf16" : "fp32");
+        c.grad_sync = sync;
+        c.bucket_mb = 0.001;
+        const ZeroRun z = run_zero(c);
+        REQUIRE(z.errors == "");
+        for (const auto& r : z.ranks) {
+          INFO("stage " << stage << " N=" << world << " " << sync);
+          for (std::size_t k = 0; k < kCollKinds; ++k) {
+            if (static_cast<CollKind>(k) == CollKind::call_check) continue;
+            INFO("kind " << coll_kind_name(static_cast<CollKind>(k)));
+            CHECK(r.value->comm_per_step.by_kind[k].calls == r.value->comm_predicted_per_step.by_kind[k].calls);
+            CHECK(r.value->comm_per_step.by_kind[k].bytes_sent == r.value->comm_predicted_per_step.by_kind[k].bytes_sent);
+          }
+        }
+      }
+}
+
+TEST_CASE("the paper's volumes: 2(N-1)/N psi for stages 0-2, about 3(N-1)/N psi for stage 3", "[ch7]") {
+  // fp16 gradients reduced in fp16 (--reduce-dtype compute), one micro-batch per rank: the
+  // paper's setting. Elements sent per rank, counted on the padded units (full_u = N shard_u).
+  const int N = 4;
+  auto base = zero_config(0, N, 1, "fp16");
+  const auto layout = zero::make_layout(
+      model::make_manifest({addition_for(base)->vocab_size(), base.context, base.layers, base.heads, base.width}),
+      N, 1, static_cast<std::size_t>(base.norm_block));
+  const std::size_t psi_n1 = (N - 1) * layout.shard_total;  // (N-1)/N x padded psi
+  // stage 3 gathers every unit once per use: twice each (forward, backward), wte once more (the
+  // tied head reads it in forward and in backward; the embedding's backward needs no values)
+  const std::size_t stage3_uses = 2 * layout.shard_total + layout.units[0].shard;
+  // scalar traffic: loss sums, and the norm's block sums (about psi / b of them, fp32 = 2 elements)
+  const std::size_t scalars = 2 * layout.full_total / layout.block + 16;
+  std::vector<std::size_t> grad_elems(4), param_elems(4);
+  for (int stage : {0, 1, 2, 3}) {
+    auto c = base;
+    c.stage = stage;
+    c.reduce_dtype = "compute";
+    c.bucket_mb = 1;  // one bucket per unit
+    const ZeroRun z = run_zero(c);
+    REQUIRE(z.errors == "");
+    const auto& s = z.ranks[1].value->comm_per_step;
+    grad_elems[stage] = (s[CollKind::all_reduce].bytes_sent + s[CollKind::reduce_scatter].bytes_sent) / 2;
+    param_elems[stage] = s[CollKind::all_gather].bytes_sent / 2;
+  }
+  // gradients: an all-reduce moves 2x, a reduce-scatter 1x (+ the 4-byte overflow flag: <= 2 elements)
+  CHECK(grad_elems[0] == 2 * psi_n1);
+  for (int stage : {1, 2, 3}) {
+    CHECK(grad_elems[stage] >= psi_n1);
+    CHECK(grad_elems[stage] <= psi_n1 + 4);
+  }
+  // parameters: stages 1-2 gather each shard once; stage 3 once per use; the fp32 loss sums and
+  // norm block sums add a handful of elements
+  CHECK(param_elems[0] <= 16);
+  CHECK(param_elems[1] >= psi_n1);
+  CHECK(param_elems[1] <= psi_n1 + scalars);
+  CHECK(param_elems[3] >= (N - 1) * stage3_uses);
+  CHECK(param_elems[3] <= (N - 1) * stage3_uses + scalars);
+  // the paper's 3 psi vs 2 psi: at least 1.5x stage 0's volume (more with the tied wte's reuse)
+  CHECK(2 * (grad_elems[3] + param_elems[3]) >= 3 * (grad_elems[0] + param_elems[0]));
+}

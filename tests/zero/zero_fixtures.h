@@ -1,0 +1,94 @@
+// Helpers for the ZeRO equivalence tests: run N ranks as threads, compare with the reference
+// bit for bit (never with a tolerance).
+#pragma once
+
+#include <bit>
+#include <cstdint>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "collective/thread_ranks.h"
+#include "train/train_fixtures.h"
+#include "zero/train_zero.h"
+
+namespace zt::test {
+
+/// Every rank's outcome and rank 0's artifacts.
+struct ZeroRun {
+  std::vector<RankOutcome<zero::ZeroRunResult>> ranks;  ///< per rank
+  train::RunArtifacts artifacts;                         ///< rank 0's
+  std::string errors;                                    ///< concatenated rank errors
+};
+
+/// Run config.world_size ranks as threads on the embedded dataset.
+inline ZeroRun run_zero(const train::TrainConfig& c) {
+  auto data = addition_for(c);
+  const int n = static_cast<int>(c.world_size);
+  const bool compute = c.reduce_dtype == "compute";
+  ThreadGroup group = thread_group(n, c.collective_mode == "fast" ? ReduceMode::fast : ReduceMode::deterministic);
+  if (compute) group.base.accumulation = Accumulation::storage;
+  std::vector<train::RunArtifacts> arts(static_cast<std::size_t>(n));
+  ZeroRun out;
+  out.ranks = run_thread_ranks(n, [&](int r) {
+    GlooCollective coll(group.for_rank(r));
+    return zero::train_zero(c, *data, coll, {}, &arts[static_cast<std::size_t>(r)]);
+  });
+  for (int r = 0; r < n; ++r)
+    if (!out.ranks[static_cast<std::size_t>(r)].ok())
+      out.errors += "rank " + std::to_string(r) + ": " + out.ranks[static_cast<std::size_t>(r)].error + "\n";
+  out.artifacts = std::move(arts[0]);
+  return out;
+}
+
+inline uint32_t bits(float x) { return std::bit_cast<uint32_t>(x); }
+
+/// Empty when the per-step records are bitwise equal, else the first difference.
+inline std::string compare_steps(const std::vector<train::StepRecord>& a, const std::vector<train::StepRecord>& b) {
+  if (a.size() != b.size()) return "step counts differ";
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    std::ostringstream s;
+    if (bits(a[i].loss) != bits(b[i].loss)) s << "loss " << a[i].loss << " vs " << b[i].loss;
+    else if (bits(a[i].loss_scale) != bits(b[i].loss_scale)) s << "loss_scale";
+    else if (a[i].skipped != b[i].skipped) s << "skipped";
+    else if (a[i].grad_norm.has_value() != b[i].grad_norm.has_value()) s << "grad_norm finiteness";
+    else if (a[i].grad_norm && bits(*a[i].grad_norm) != bits(*b[i].grad_norm))
+      s << "grad_norm " << *a[i].grad_norm << " vs " << *b[i].grad_norm;
+    else if (a[i].clipped != b[i].clipped) s << "clipped";
+    if (!s.str().empty()) return "step " + std::to_string(i + 1) + ": " + s.str();
+  }
+  return "";
+}
+
+/// Empty when the parameter vectors are bitwise equal, else the first differing index.
+inline std::string compare_params(const std::vector<float>& a, const std::vector<float>& b) {
+  if (a.size() != b.size()) return "sizes differ: " + std::to_string(a.size()) + " vs " + std::to_string(b.size());
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (bits(a[i]) != bits(b[i]))
+      return "element " + std::to_string(i) + ": " + std::to_string(a[i]) + " vs " + std::to_string(b[i]);
+  return "";
+}
+
+/// A config of the tiny model with dumps on (so final params come back).
+inline train::TrainConfig zero_config(int stage, int world, int micro_per_rank, const char* precision) {
+  train::TrainConfig c = tiny_config();
+  c.stage = stage;
+  c.world_size = world;
+  c.micro_batch = 2;
+  c.global_batch = static_cast<int64_t>(world) * micro_per_rank * c.micro_batch;
+  c.precision = precision;
+  c.norm_block = 32;
+  c.dump_params = "unused";  // asks for final_params in the artifacts
+  c.dump_grads = "unused";   // and for step 1's gathered FP32 gradient
+  c.ranks_as = "threads";
+  return c;
+}
+
+/// The reference: one rank, stage 0, same global batch, micro-batch, precision, seed.
+inline train::TrainConfig reference_of(train::TrainConfig c) {
+  c.stage = 0;
+  c.world_size = 1;
+  return c;
+}
+
+}  // namespace zt::test

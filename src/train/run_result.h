@@ -43,7 +43,6 @@ struct RankMemory {
   std::map<std::string, std::size_t> by_category;       ///< measured peak per category
   std::map<std::string, std::size_t> by_category_predicted;  ///< predicted peak per category
   std::size_t arena_capacity = 0;                       ///< the budget
-  std::size_t arena_reserved_peak = 0;                  ///< with alignment round-up
 };
 
 /// Everything a run reports.

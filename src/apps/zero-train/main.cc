@@ -264,7 +264,17 @@ int main(int argc, char** argv) {
     }
     const bool tty = ::isatty(STDERR_FILENO);
     zt::train::RunArtifacts artifacts;
+    std::size_t evals_shown = 0;
     auto progress = [&](const zt::train::StepRecord& s, const zt::train::RunResult& r) {
+      // every held-out evaluation gets a line of its own, terminal or not (make run logs them)
+      for (; evals_shown < r.evals.size(); ++evals_shown) {
+        const auto& e = r.evals[evals_shown];
+        if (tty) std::fputc('\n', stderr);
+        std::printf("step %lld: loss %.4f, held-out loss %.4f, exact match %.1f%% of %zu problems\n",
+                    static_cast<long long>(e.step), static_cast<double>(s.loss),
+                    static_cast<double>(e.loss), 100.0 * e.accuracy, e.problems);
+        std::fflush(stdout);
+      }
       if (!tty) return;
       std::fprintf(stderr, "\rstep %lld/%lld  loss %.4f  scale %g%s  %.0f tok/s   ",
                    static_cast<long long>(s.step), static_cast<long long>(c.steps),

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <exception>
 #include <functional>
 #include <vector>
 
@@ -40,6 +41,20 @@ class GradReducer {
               Timeline* timeline = nullptr)
       : plan_(plan), lay_(plan.layout), coll_(coll), arena_(arena), overlap_(overlap),
         sink_(std::move(sink)), timeline_(timeline) {}
+
+  /// Reductions still in flight read and write buffers this object owns: wait for them before
+  /// the buffers go, also when an exception unwinds the step.
+  ~GradReducer() {
+    for (auto& p : pending_)
+      for (auto& w : p.works) {
+        try {
+          w.wait();
+        } catch (...) {  // the step is failing already; its first error is the one reported
+        }
+      }
+  }
+  GradReducer(const GradReducer&) = delete;
+  GradReducer& operator=(const GradReducer&) = delete;
 
   /// Begin unit u's reduction for this micro-batch (no-op if it is the open unit); completes
   /// the previous unit's first. @param u the unit.
@@ -129,10 +144,19 @@ class GradReducer {
   };
 
   std::size_t N() const { return lay_.world_size; }
+  // every call is waited for even when one fails, so no call outlives the buffers it uses
   void wait_all(std::vector<Work>& works, std::size_t u) {
     const double t0 = timeline_ ? timeline_->now_us() : 0;
-    for (auto& w : works) w.wait();
+    std::exception_ptr first;
+    for (auto& w : works) {
+      try {
+        w.wait();
+      } catch (...) {
+        if (!first) first = std::current_exception();
+      }
+    }
     if (timeline_) timeline_->add("wait reduce " + lay_.units[u].name, "wait", t0);
+    if (first) std::rethrow_exception(first);
   }
   std::size_t bucket(std::size_t u) const {
     return plan_.bucket_elements && plan_.grad_shard ? plan_.bucket_elements : lay_.units[u].full;

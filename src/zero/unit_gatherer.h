@@ -34,6 +34,19 @@ class UnitGatherer {
       : plan_(plan), coll_(coll), arena_(arena), shards_(shards), timeline_(timeline),
         in_use_(plan.layout.units.size()) {}
 
+  /// An all-gather still in flight writes into a buffer this object owns: an exception unwinding
+  /// the step (an out-of-memory error, a peer's failure) must not free it under the comm thread.
+  ~UnitGatherer() {
+    for (auto& g : in_flight_) {
+      try {
+        g.work.wait();
+      } catch (...) {  // the step is failing already; its first error is the one reported
+      }
+    }
+  }
+  UnitGatherer(const UnitGatherer&) = delete;
+  UnitGatherer& operator=(const UnitGatherer&) = delete;
+
   /// The full unit u, gathered (waits for its all-gather; issues the prefetches).
   /// @param u the unit, which must be the next in the acquire order. @return its parameters.
   const T* acquire(std::size_t u) {

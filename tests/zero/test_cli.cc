@@ -102,3 +102,18 @@ TEST_CASE("zero-train --trace: a Chrome trace with every rank's compute and bloc
   CHECK(compute[1] == compute[0]);
   CHECK(waits[0] > 0);
 }
+
+// Regression: an out-of-memory error while a prefetched all-gather was in flight used to unwind
+// the step and free the gather buffer under the communication thread (SIGSEGV in 2 of 3 runs).
+// The gatherer and the reducer now wait for their calls before their buffers go.
+TEST_CASE("stage 3: out of memory during prefetch is one clean error, never a crash", "[ch7][zero][cli]") {
+  for (int run = 0; run < 3; ++run) {
+    const auto out = zt::test::run_program(
+        "bin/zero-train --stage 3 --world-size 4 --ranks-as threads --layers 8 --heads 4 --width 192 "
+        "--precision fp16 --global-batch 4 --micro-batch 1 --steps 1 --warmup-steps 0 --eval-every 0 "
+        "--memory-budget-mb 16 --prefetch 1");
+    INFO(out.stderr_text);
+    CHECK(out.status == 1);
+    CHECK(out.stderr_text.find("out of memory") != std::string::npos);
+  }
+}

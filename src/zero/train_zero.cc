@@ -6,7 +6,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
-#include <deque>
 #include <memory>
 #include <span>
 #include <type_traits>
@@ -26,7 +25,10 @@
 #include "reduce/canonical_tree.h"
 #include "train/memory_plan.h"
 #include "zero/element_optimizer.h"
+#include "zero/grad_reducer.h"
+#include "zero/config_check.h"
 #include "zero/layout.h"
+#include "zero/unit_gatherer.h"
 #include "zero/zero_comm.h"
 #include "zero/zero_memory.h"
 #include "zero/zero_plan.h"
@@ -94,7 +96,7 @@ class ZeroLoop final : public model::ParamProvider<T> {
     out.comm_total = coll_.stats() - start;
     out.comm_predicted_per_step = predict_comm_per_step(plan_);
     if (artifacts_ && (!c_.dump_params.empty() || c_.verify)) artifacts_->final_params = gather_master();
-    result.memory.push_back(memory_report());
+    result.memory.push_back(memory_report(arena_, plan_));
     return out;
   }
 
@@ -102,21 +104,10 @@ class ZeroLoop final : public model::ParamProvider<T> {
   const T* acquire(int unit) override {
     const auto u = static_cast<std::size_t>(unit);
     if (!plan_.spec.params) return params_.data() + lay_.units[u].full_offset;
-    // S_p (ZeRO-3, paper Sec. 5.3): gather the unit's 16-bit shards just before use, and issue the
-    // next --prefetch gathers of the documented acquire order now, so they run during this compute
-    const std::size_t at = acquire_pos_++;
-    ZT_CHECK(at < plan_.acquire_order.size() && plan_.acquire_order[at] == u,
-             "stage 3: unexpected acquire order at position ", at, " (unit ", u, ")");
-    const std::size_t last = std::min(plan_.acquire_order.size(), at + 1 + static_cast<std::size_t>(c_.prefetch));
-    while (next_issue_ < last) issue_gather(next_issue_++);
-    Gathering g = std::move(in_flight_.front());
-    in_flight_.pop_front();
-    g.work.wait();
-    gathered_[u] = std::move(g.buffer);
-    return gathered_[u].data();
+    return gatherer_->acquire(u);  // S_p (ZeRO-3, paper Sec. 5.3): gathered just before use
   }
   void release(int unit) override {
-    if (plan_.spec.params) gathered_[static_cast<std::size_t>(unit)].reset();
+    if (plan_.spec.params) gatherer_->release(static_cast<std::size_t>(unit));
   }
   T* grad(int unit) override {
     const auto u = static_cast<std::size_t>(unit);
@@ -127,9 +118,9 @@ class ZeroLoop final : public model::ParamProvider<T> {
   void grad_done(int unit) override {
     const auto u = static_cast<std::size_t>(unit);
     if (plan_.micro_sync && N() > 1) {
-      open_reduction(u);
-      issue_ready_buckets(u, 0);  // everything left (all of it when no bucket started early)
-      open_unit_ = kNoUnit;
+      reducer_->close(u, staging_[u].data());  // everything left (all of it without buckets)
+    } else if (plan_.grads_in_compute_type) {
+      store_grad16(u, staging_[u].data(), lay_.units[u].full);
     } else {  // accumulate locally; reduce once per step
       const T* g = staging_[u].data();
       accumulators_[u]->push_with([&](float* leaf) {
@@ -137,7 +128,6 @@ class ZeroLoop final : public model::ParamProvider<T> {
       });
     }
     staging_[u].reset();
-    if (!c_.overlap) complete_reductions();
   }
   /// Stage 2 buckets start as soon as backward has finished every parameter they cover
   /// (parameters finish from a unit's end towards its start, model/param_provider.h).
@@ -145,8 +135,8 @@ class ZeroLoop final : public model::ParamProvider<T> {
     if (!plan_.bucket_elements || !plan_.micro_sync || N() == 1) return;
     const auto& info = gpt_.manifest().params[static_cast<std::size_t>(param)];
     const auto u = static_cast<std::size_t>(info.unit);
-    open_reduction(u);
-    issue_ready_buckets(u, static_cast<std::size_t>(info.offset_in_unit));
+    reducer_->open(u);
+    reducer_->issue_ready(u, staging_[u].data(), static_cast<std::size_t>(info.offset_in_unit));
   }
 
  private:
@@ -170,8 +160,11 @@ class ZeroLoop final : public model::ParamProvider<T> {
     batch_ = make_buffer<int32_t>(arena_, static_cast<std::size_t>(B * (c_.context + 1)), category::batch);
     norm_ = make_buffer<float>(arena_, plan_.norm_floats, category::norm_blocks);
     staging_.resize(lay_.units.size());
-    gathered_.resize(lay_.units.size());
+    reducer_ = std::make_unique<GradReducer<T>>(plan_, coll_, arena_, c_.overlap,
+        [this](std::size_t u, const T* r16, const float* r32) { take_reduced(u, r16, r32); });
+    if (s.params) gatherer_ = std::make_unique<UnitGatherer<T>>(plan_, coll_, arena_, params_.data());
     step_grad_.resize(lay_.units.size());
+    step_grad16_.resize(lay_.units.size());
     for (std::size_t u = 0; u < lay_.units.size(); ++u)
       accumulators_.push_back(std::make_unique<Acc>(plan_.accumulator_extent(u), [this, u](std::size_t n) {
         // the first buffer of a step survives every merge (it holds the leftmost leaves): it is
@@ -215,72 +208,7 @@ class ZeroLoop final : public model::ParamProvider<T> {
     }
   }
 
-  // ---- stage 3 gathers ----------------------------------------------------------------------
-  struct Gathering {
-    TypedBuffer<T> buffer;
-    Work work;
-  };
-
-  void issue_gather(std::size_t position) {
-    const std::size_t u = plan_.acquire_order[position];
-    Gathering g;
-    g.buffer = make_buffer<T>(arena_, lay_.units[u].full, zero_category::gathered_params);
-    const T* shard = params_.data() + lay_.units[u].shard_offset;
-    if (N() == 1)
-      std::memcpy(static_cast<void*>(g.buffer.data()), shard, lay_.units[u].shard * sizeof(T));
-    else
-      g.work = coll_.all_gather_async(shard, g.buffer.data(), lay_.units[u].shard, dtype_of_v<T>);
-    in_flight_.push_back(std::move(g));
-  }
-
-  // ---- collectives on units -----------------------------------------------------------------
-  void gather_unit(const T* shard, T* full, std::size_t u) {
-    if (N() == 1) {
-      if (shard != full) std::memcpy(static_cast<void*>(full), shard, lay_.units[u].shard * sizeof(T));
-      return;
-    }
-    coll_.all_gather_async(shard, full, lay_.units[u].shard, dtype_of_v<T>).wait();
-  }
-
-  /// Reduce unit u's full-extent values `in` over ranks into `out` (this rank's shard when the
-  /// plan reduce-scatters, else all of it; in may equal out for an all-reduce). Stage 2 cuts the
-  /// unit into buckets of plan_.bucket_elements, each an uneven reduce-scatter (rank r receives
-  /// the part of the bucket inside its shard).
-  /// Issue the reduction of elements [a, z) of unit u: an all-reduce of the whole unit in place
-  /// (in == out) without S_g-style sharding, else an uneven reduce-scatter delivering to each rank
-  /// the part of [a, z) inside its shard; `out` is this rank's shard (or the unit).
-  template <typename V>
-  Work issue_range(V* in, V* out, std::size_t u, std::size_t a, std::size_t z) {
-    const std::size_t shard = lay_.units[u].shard;
-    if (!plan_.grad_shard) {
-      if (in != out) std::memcpy(static_cast<void*>(out), in, lay_.units[u].full * sizeof(V));
-      return coll_.all_reduce_async(out, lay_.units[u].full, dtype_of_v<V>);
-    }
-    std::vector<std::size_t> counts(N());
-    for (std::size_t q = 0; q < N(); ++q) {
-      const std::size_t lo = std::max(a, q * shard), hi = std::min(z, (q + 1) * shard);
-      counts[q] = hi > lo ? hi - lo : 0;
-    }
-    const std::size_t mine_first = std::max(a, rank() * shard);
-    V* dst = counts[rank()] ? out + (mine_first - rank() * shard) : out;
-    return coll_.reduce_scatter_v_async(in + a, dst, counts, dtype_of_v<V>);
-  }
-
-  /// Issue the reduction of the whole unit u, bucket by bucket (stage 2) or in one call.
-  template <typename V>
-  std::vector<Work> issue_reduce(V* in, V* out, std::size_t u) {
-    const std::size_t full = lay_.units[u].full;
-    const std::size_t bucket = plan_.bucket_elements && plan_.grad_shard ? plan_.bucket_elements : full;
-    std::vector<Work> works;
-    for (std::size_t a = 0; a < full; a += bucket) works.push_back(issue_range(in, out, u, a, std::min(full, a + bucket)));
-    return works;
-  }
-
-  template <typename V>
-  void reduce_unit(V* in, V* out, std::size_t u) {
-    for (auto& w : issue_reduce(in, out, u)) w.wait();
-  }
-
+  // ---- gradient reductions (zero/grad_reducer.h) -------------------------------------------
   /// Reduce the step's locally accumulated FP32 gradient of unit u (full extent) over ranks in
   /// place (--grad-sync step): after it, this rank's reduced part starts at grad_offset(u). With
   /// --reduce-dtype compute it travels and is summed as 16-bit values (a 16-bit wire).
@@ -292,91 +220,41 @@ class ZeroLoop final : public model::ParamProvider<T> {
       if (plan_.reduce_compute) {
         auto wire = make_buffer<T>(arena_, lay_.units[u].full, zero_category::reduce_wire);
         for (std::size_t i = 0; i < wire.size(); ++i) wire[i] = T(g[i]);
-        reduce_unit(wire.data(), wire.data() + mine, u);
+        reducer_->reduce_in_place(wire.data(), u);
         for (std::size_t i = 0; i < plan_.reduced_extent(u); ++i) g[mine + i] = static_cast<float>(wire[mine + i]);
         return;
       }
     }
-    reduce_unit(g, g + mine, u);
+    reducer_->reduce_in_place(g, u);
   }
 
   /// First element of this rank's reduced gradient of unit u in step_grad_[u].
   std::size_t grad_offset(std::size_t u) const {
     return plan_.micro_sync || !plan_.grad_shard ? 0 : rank() * lay_.units[u].shard;
   }
-  /// This rank's reduced FP32 gradient of unit u (reduced extent).
-  const float* reduced_grad(std::size_t u) const { return step_grad_[u].data() + grad_offset(u); }
-
-  /// A gradient reduction in flight: its buffers stay alive until complete_reductions().
-  struct PendingReduce {
-    std::size_t unit = 0;
-    TypedBuffer<float> leaf;  // FP32 full-extent input (reduced in place for an all-reduce)
-    TypedBuffer<T> wire;      // 16-bit full-extent input with --reduce-dtype compute
-    TypedBuffer<float> out;   // FP32 shard output of a reduce-scatter
-    std::vector<Work> works;
-    std::size_t next_bucket = 0;  // buckets [0, next_bucket) not issued yet
-  };
-
-  static constexpr std::size_t kNoUnit = static_cast<std::size_t>(-1);
-
-  /// Start unit u's reduction of this micro-batch unless it is open already: first complete the
-  /// previous unit's (it ran during this unit's backward), so one unit's buffers are in flight.
-  void open_reduction(std::size_t u) {
-    if (open_unit_ == u) return;
-    complete_reductions();
-    const std::size_t full = lay_.units[u].full;
-    PendingReduce p;
-    p.unit = u;
-    if (plan_.reduce_compute) {
-      p.wire = make_buffer<T>(arena_, full, zero_category::reduce_wire);
-    } else {
-      p.leaf = make_buffer<float>(arena_, full, zero_category::grad_leaf);
-      if (plan_.grad_shard) p.out = make_buffer<float>(arena_, lay_.units[u].shard, zero_category::grad_leaf);
-    }
-    const std::size_t bucket = plan_.bucket_elements && plan_.grad_shard ? plan_.bucket_elements : full;
-    p.next_bucket = (full + bucket - 1) / bucket;
-    pending_.push_back(std::move(p));
-    open_unit_ = u;
+  /// Element i of this rank's reduced gradient of unit u (reduced extent), as FP32: from the
+  /// FP32 accumulator, or from the 16-bit gradient storage (--reduce-dtype compute, A = 1).
+  float grad_value(std::size_t u, std::size_t i) const {
+    if (plan_.grads_in_compute_type) return static_cast<float>(step_grad16_[u][grad_offset(u) + i]);
+    return step_grad_[u][grad_offset(u) + i];
   }
 
-  /// Issue, last bucket first, every not yet issued bucket of the open unit that starts at or
-  /// after element `from` (all of whose gradients are final).
-  void issue_ready_buckets(std::size_t u, std::size_t from) {
-    PendingReduce& p = pending_.back();
-    const std::size_t full = lay_.units[u].full, shard = lay_.units[u].shard;
-    const std::size_t bucket = plan_.bucket_elements && plan_.grad_shard ? plan_.bucket_elements : full;
-    const T* g = staging_[u].data();
-    while (p.next_bucket > 0 && (p.next_bucket - 1) * bucket >= from) {
-      const std::size_t a = --p.next_bucket * bucket, z = std::min(full, a + bucket);
-      if (p.wire.size()) {
-        if constexpr (!kFp32) {
-          std::memcpy(static_cast<void*>(p.wire.data() + a), g + a, (z - a) * sizeof(T));
-          T* out = p.wire.data() + (plan_.grad_shard ? rank() * shard : 0);
-          p.works.push_back(issue_range(p.wire.data(), out, u, a, z));
-        }
-      } else {
-        for (std::size_t i = a; i < z; ++i) p.leaf[i] = static_cast<float>(g[i]);
-        p.works.push_back(issue_range(p.leaf.data(), p.out.size() ? p.out.data() : p.leaf.data(), u, a, z));
-      }
-      if (!c_.overlap) p.works.back().wait();
-    }
+  /// --reduce-dtype compute with one micro-batch per rank: the gradient is stored in 16 bits
+  /// (s_g = 2, the paper's accounting) and reduced in place on the 16-bit wire.
+  void store_grad16(std::size_t u, const T* g, std::size_t n) {
+    step_grad16_[u] = make_buffer<T>(arena_, n, category::grads);
+    std::memcpy(static_cast<void*>(step_grad16_[u].data()), g, n * sizeof(T));
   }
 
-  /// Wait for every reduction in flight and push each result into its unit's accumulator.
-  void complete_reductions() {
-    for (auto& p : pending_) {
-      for (auto& w : p.works) w.wait();
-      const std::size_t u = p.unit, n = plan_.reduced_extent(u);
-      if (p.wire.size()) {
-        const T* mine = p.wire.data() + (plan_.grad_shard ? rank() * lay_.units[u].shard : 0);
-        accumulators_[u]->push_with([&](float* leaf) {
-          for (std::size_t i = 0; i < n; ++i) leaf[i] = static_cast<float>(mine[i]);
-        });
-      } else {
-        accumulators_[u]->push(p.out.size() ? p.out.data() : p.leaf.data());
-      }
-    }
-    pending_.clear();
+  /// Where a completed per-micro-batch reduction of unit u goes: the 16-bit gradient storage,
+  /// or the unit's FP32 accumulator (the canonical tree over micro-steps).
+  void take_reduced(std::size_t u, const T* reduced16, const float* reduced32) {
+    const std::size_t n = plan_.reduced_extent(u);
+    if (reduced32) return accumulators_[u]->push(reduced32);
+    if (plan_.grads_in_compute_type) return store_grad16(u, reduced16, n);
+    accumulators_[u]->push_with([&](float* leaf) {
+      for (std::size_t i = 0; i < n; ++i) leaf[i] = static_cast<float>(reduced16[i]);
+    });
   }
 
   // ---- one optimizer step -------------------------------------------------------------------
@@ -401,16 +279,23 @@ class ZeroLoop final : public model::ParamProvider<T> {
       const auto tg = model::batch_targets(batch_.data(), c_.micro_batch, c_.context);
       loss_sums[j] = gpt_.forward(*this, in, tg, workspace_);
       gpt_.backward(*this, in, tg, grad_scale, workspace_);
-      complete_reductions();
-      acquire_pos_ = next_issue_ = 0;
+      reducer_->complete();
+      if (gatherer_) gatherer_->restart();
     }
     rec.loss = global_loss(loss_sums) / tokens;
     for (std::size_t u = 0; u < lay_.units.size(); ++u) {
+      if (plan_.grads_in_compute_type) {
+        if (!plan_.micro_sync && N() > 1) {  // in place on the 16-bit storage: it is the wire
+          reducer_->reduce_in_place(step_grad16_[u].data(), u);
+        }
+        continue;
+      }
       step_grad_[u] = accumulators_[u]->finish();
       if (!plan_.micro_sync) reduce_step_grad(u);
     }
     finish_step(step, lr, rec);
     for (auto& g : step_grad_) g.reset();
+    for (auto& g : step_grad16_) g.reset();
     return rec;
   }
 
@@ -437,7 +322,7 @@ class ZeroLoop final : public model::ParamProvider<T> {
     const std::size_t own = rank();
     bool nonfinite = false;
     for (std::size_t u = 0; u < lay_.units.size(); ++u)
-      for (std::size_t i = 0; i < plan_.reduced_extent(u); ++i) nonfinite |= !std::isfinite(reduced_grad(u)[i]);
+      for (std::size_t i = 0; i < plan_.reduced_extent(u); ++i) nonfinite |= !std::isfinite(grad_value(u, i));
     if (plan_.grad_shard && N() > 1) {  // every rank must agree to skip (max of the flags)
       float flag = nonfinite ? 1.0f : 0.0f;
       coll_.all_reduce(std::span<float>(&flag, 1), ReduceOp::max);
@@ -458,15 +343,16 @@ class ZeroLoop final : public model::ParamProvider<T> {
     const ElementOptimizer opt = element_optimizer(c_, lr, optimizer_step_, optimizer_state_.data(),
                                                    lay_.total(plan_.spec.optimizer));
     const ShardSpec& s = plan_.spec;
+    std::vector<Work> gathers;
     for (std::size_t u = 0; u < lay_.units.size(); ++u) {
       const std::size_t shard = lay_.units[u].shard;
       const std::size_t first = s.optimizer ? own * shard : 0;  // unit coordinates of the owned range
       const std::size_t count = s.optimizer ? lay_.shard_real(u, own) : lay_.units[u].numel;
-      const float* g = reduced_grad(u) + (plan_.grad_shard ? 0 : first);
+      const std::size_t g_at = plan_.grad_shard ? 0 : first;
       const std::size_t state_at = lay_.offset(u, s.optimizer);
       T* p = params_.data() + lay_.offset(u, s.params) + (s.params ? 0 : first);
       for (std::size_t k = 0; k < count; ++k) {
-        float gi = unscale_element(g[k], inv_scale);
+        float gi = unscale_element(grad_value(u, g_at + k), inv_scale);
         if (clip.clipped) gi = clip_element(gi, clip.coefficient);
         if constexpr (kFp32) {
           opt.update(p[k], gi, state_at + k);
@@ -476,12 +362,14 @@ class ZeroLoop final : public model::ParamProvider<T> {
           p[k] = T(m);
         }
       }
-      // S_o without S_p: every rank needs every updated 16-bit parameter back
+      // S_o without S_p: every rank needs every updated 16-bit parameter back; the unit's
+      // all-gather (in place) runs while the next unit is updated
       if (s.optimizer && !s.params && N() > 1) {
         T* unit = params_.data() + lay_.units[u].full_offset;
-        gather_unit(unit + own * shard, unit, u);
+        gathers.push_back(coll_.all_gather_async(unit + own * shard, unit, shard, dtype_of_v<T>));
       }
     }
+    for (auto& w : gathers) w.wait();
   }
 
   /// Block sums of the unscaled gradient (optim/grad_norm.h), in canonical order. A rank holding
@@ -493,10 +381,9 @@ class ZeroLoop final : public model::ParamProvider<T> {
     std::vector<std::vector<std::size_t>> per_rank_unit(N(), std::vector<std::size_t>(lay_.units.size()));
     for (std::size_t u = 0; u < lay_.units.size(); ++u) {
       const std::size_t real = plan_.grad_shard ? lay_.shard_real(u, rank()) : lay_.units[u].numel;
-      const float* g = reduced_grad(u);
       for (std::size_t first = 0; first < real; first += b) {
         const std::size_t n = std::min(b, real - first);
-        for (std::size_t k = 0; k < n; ++k) window[k] = unscale_element(g[first + k], inv_scale);
+        for (std::size_t k = 0; k < n; ++k) window[k] = unscale_element(grad_value(u, first + k), inv_scale);
         mine.push_back(block_sum_of_squares(window, n));
       }
       for (std::size_t q = 0; q < N(); ++q) per_rank_unit[q][u] = norm_block_count(lay_.shard_real(u, q), b);
@@ -542,24 +429,8 @@ class ZeroLoop final : public model::ParamProvider<T> {
 
   std::vector<float> gather_unscaled(float inv_scale) {
     return gather_dense(plan_.grad_shard, [&](std::size_t u, std::size_t k) {
-      return unscale_element(reduced_grad(u)[k], inv_scale);
+      return unscale_element(grad_value(u, k), inv_scale);
     });
-  }
-
-  train::RankMemory memory_report() const {
-    train::RankMemory m;
-    m.rank = static_cast<int>(rank());
-    for (const auto& [name, usage] : arena_.ledger().categories()) m.by_category[name] = usage.peak_bytes;
-    m.by_category_predicted = predict_zero_memory(plan_);
-    for (const char* const* name = train::model_state_categories(); *name; ++name)
-      if (auto it = m.by_category.find(*name); it != m.by_category.end()) m.model_states_bytes += it->second;
-    const ModelStateBytes predicted = predicted_model_states(plan_);
-    m.model_states_bytes_predicted = predicted.total;
-    m.padding_bytes = predicted.padding;
-    m.peak_bytes = arena_.ledger().total().peak_bytes;
-    for (const auto& [name, bytes] : m.by_category_predicted) m.peak_bytes_predicted += bytes;
-    m.arena_capacity = arena_.capacity();
-    return m;
   }
 
   const TrainConfig& c_;
@@ -578,56 +449,14 @@ class ZeroLoop final : public model::ParamProvider<T> {
   TypedBuffer<int32_t> batch_;
   TypedBuffer<float> norm_;
   std::vector<TypedBuffer<T>> staging_;       // per unit: the model's gradient output
-  std::vector<TypedBuffer<T>> gathered_;      // per unit (S_p): gathered parameters
   std::vector<TypedBuffer<float>> step_grad_;  // per unit: the step's reduced FP32 gradient
+  std::vector<TypedBuffer<T>> step_grad16_;    // per unit: the same in 16 bits (grads_in_compute_type)
   std::vector<std::unique_ptr<Acc>> accumulators_;
-  std::vector<PendingReduce> pending_;  // gradient reductions in flight (overlap)
-  std::size_t open_unit_ = kNoUnit;     // the unit whose buckets are being issued
-  std::deque<Gathering> in_flight_;     // stage 3: gathers issued ahead, in acquire order
-  std::size_t acquire_pos_ = 0;         // stage 3: position in plan_.acquire_order
-  std::size_t next_issue_ = 0;          // stage 3: next position to gather
+  std::unique_ptr<GradReducer<T>> reducer_;   // gradient reduce-scatters / all-reduces
+  std::unique_ptr<UnitGatherer<T>> gatherer_;  // stage 3: parameter all-gathers
   LossScaler scaler_ = LossScaler::none();
   int64_t optimizer_step_ = 0;
 };
-
-}  // namespace
-
-uint64_t config_hash(const TrainConfig& c) {
-  std::string text;
-  auto add = [&](const auto& v) {
-    if constexpr (std::is_convertible_v<decltype(v), std::string>) text += v;
-    else text += std::to_string(v);
-    text += '\x1f';
-  };
-  add(c.model); add(c.layers); add(c.heads); add(c.width); add(c.context); add(c.vocab);
-  add(c.precision); add(c.optimizer); add(c.reduce_dtype); add(c.lr); add(c.min_lr);
-  add(c.warmup_steps); add(c.weight_decay); add(c.beta1); add(c.beta2); add(c.eps);
-  add(c.momentum); add(c.clip_grad_norm); add(c.norm_block); add(c.loss_scale_init);
-  add(c.loss_scale_growth_interval); add(c.loss_scale_growth_factor); add(c.loss_scale_backoff);
-  add(c.steps); add(c.global_batch); add(c.micro_batch); add(c.seed); add(c.data); add(c.digits);
-  add(c.stage); add(c.world_size); add(c.bucket_mb); add(c.prefetch); add(c.overlap);
-  add(c.resolved_grad_sync()); add(c.stage1_reduce); add(c.collective_mode);
-  uint64_t h = 1469598103934665603ull;  // FNV-1a 64
-  for (unsigned char ch : text) h = (h ^ ch) * 1099511628211ull;
-  return h;
-}
-
-namespace {
-
-/// Exchange config hashes: every rank learns whether all agree, and fails with the same message.
-void check_same_config(const TrainConfig& c, Collective& coll) {
-  if (coll.size() == 1) return;
-  const uint64_t h = config_hash(c);
-  // two 32-bit halves as floats would lose bits: send 4 exact 16-bit pieces as floats
-  std::vector<float> mine(4), all(4 * static_cast<std::size_t>(coll.size()));
-  for (int k = 0; k < 4; ++k) mine[static_cast<std::size_t>(k)] = static_cast<float>((h >> (16 * k)) & 0xffff);
-  coll.all_gather(std::span<const float>(mine), std::span<float>(all));
-  for (int q = 0; q < coll.size(); ++q)
-    for (int k = 0; k < 4; ++k)
-      ZT_CHECK(all[static_cast<std::size_t>(4 * q + k)] == all[static_cast<std::size_t>(k)],
-               "configuration mismatch: rank ", q, "'s settings differ from rank 0's (config hash "
-               "exchange at start-up); start every rank with the same flags");
-}
 
 }  // namespace
 

@@ -15,6 +15,7 @@
 #include "train/run_result.h"
 #include "train/single_rank.h"
 #include "train/train_config.h"
+#include "zero/config_check.h"
 
 namespace zt::zero {
 
@@ -39,8 +40,5 @@ ZeroRunResult train_zero(const train::TrainConfig& config, const Dataset& data,
                          Collective& collective, const train::StepCallback& on_step,
                          train::RunArtifacts* artifacts);
 
-/// A 64-bit hash of every setting that must agree across ranks (FNV-1a over their text).
-/// @param config the settings. @return the hash.
-uint64_t config_hash(const train::TrainConfig& config);
 
 }  // namespace zt::zero

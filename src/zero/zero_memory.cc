@@ -40,7 +40,7 @@ std::size_t partials_peak(const ZeroPlan& p) {
 
 ModelStateBytes predicted_model_states(const ZeroPlan& p) {
   const bool fp32 = p.shape.precision == model::Precision::fp32;
-  const StateWidths widths = state_widths(fp32, 4, p.shape.optimizer_k);
+  const StateWidths widths = state_widths(fp32, p.grads_in_compute_type ? 2 : 4, p.shape.optimizer_k);
   ShardingDescription d = sharding_description(p.layout, p.stage);
   // the gradient storage is the accumulator: a shard only when reduced after every micro-batch
   d.spec.grads = p.micro_sync && p.grad_shard && p.layout.world_size > 1;
@@ -64,7 +64,7 @@ std::map<std::string, std::size_t> predict_zero_memory(const ZeroPlan& p) {
   // gradient storage: one FP32 accumulator buffer per unit; the canonical tree's extra partials
   std::size_t grads = 0, largest_full = 0, largest_leaf = 0;
   for (std::size_t u = 0; u < l.units.size(); ++u) {
-    grads += p.accumulator_extent(u) * 4;
+    grads += p.accumulator_extent(u) * (p.grads_in_compute_type ? 2 : 4);
     if (u > 0) largest_full = std::max(largest_full, l.units[u].full);
     largest_leaf = std::max(largest_leaf, l.units[u].full + (p.grad_shard ? l.units[u].shard : 0));
   }
@@ -77,7 +77,9 @@ std::map<std::string, std::size_t> predict_zero_memory(const ZeroPlan& p) {
   const bool reduces = l.world_size > 1;
   // one reduction in flight at a time: the next grad_done completes it before starting its own
   if (reduces && p.micro_sync && !p.reduce_compute) m[zero_category::grad_leaf] = largest_leaf * 4;
-  if (reduces && p.reduce_compute) m[zero_category::reduce_wire] = largest_unit * 2;
+  // the 16-bit wire: a copy of each unit, except when the 16-bit gradient storage is reduced in place
+  if (reduces && p.reduce_compute && (p.micro_sync || !p.grads_in_compute_type))
+    m[zero_category::reduce_wire] = largest_unit * 2;
   if (p.spec.params) {  // stage 3: the unit in use and up to --prefetch gathered ahead of it
     const auto& order = p.acquire_order;
     std::size_t peak = 0;
@@ -88,6 +90,22 @@ std::map<std::string, std::size_t> predict_zero_memory(const ZeroPlan& p) {
     }
     m[zero_category::gathered_params] = peak;
   }
+  return m;
+}
+
+train::RankMemory memory_report(const Arena& arena, const ZeroPlan& plan) {
+  train::RankMemory m;
+  m.rank = static_cast<int>(plan.layout.rank);
+  for (const auto& [name, usage] : arena.ledger().categories()) m.by_category[name] = usage.peak_bytes;
+  m.by_category_predicted = predict_zero_memory(plan);
+  for (const char* const* name = train::model_state_categories(); *name; ++name)
+    if (auto it = m.by_category.find(*name); it != m.by_category.end()) m.model_states_bytes += it->second;
+  const ModelStateBytes predicted = predicted_model_states(plan);
+  m.model_states_bytes_predicted = predicted.total;
+  m.padding_bytes = predicted.padding;
+  m.peak_bytes = arena.ledger().total().peak_bytes;
+  for (const auto& [name, bytes] : m.by_category_predicted) m.peak_bytes_predicted += bytes;
+  m.arena_capacity = arena.capacity();
   return m;
 }
 

@@ -10,7 +10,9 @@
 #include <map>
 #include <string>
 
+#include "memory/arena.h"
 #include "memory/model_states.h"
+#include "train/run_result.h"
 #include "zero/zero_plan.h"
 
 namespace zt::zero {
@@ -23,5 +25,9 @@ std::map<std::string, std::size_t> predict_zero_memory(const ZeroPlan& plan);
 /// sharding description, with gradients counted at the stored width.
 /// @param plan the rank's plan. @return the breakdown and its padding.
 ModelStateBytes predicted_model_states(const ZeroPlan& plan);
+
+/// A rank's memory report: the arena's measured peaks next to the plan's predictions.
+/// @param arena the rank's arena after the run. @param plan its plan. @return the report.
+train::RankMemory memory_report(const Arena& arena, const ZeroPlan& plan);
 
 }  // namespace zt::zero

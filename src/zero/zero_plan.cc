@@ -24,6 +24,7 @@ ZeroPlan make_zero_plan(const train::TrainConfig& c, int64_t dataset_vocab, int 
   p.grad_shard = p.stage >= 2 || (p.stage == 1 && c.stage1_reduce == "reduce-scatter");
   p.reduce_compute = c.precision != "fp32" && c.reduce_dtype == "compute";
   p.micro_batches_per_rank = static_cast<std::size_t>(c.micro_batches_per_rank());
+  p.grads_in_compute_type = p.reduce_compute && p.micro_batches_per_rank == 1;
   if (p.stage == 2) {
     const std::size_t width = p.reduce_compute ? 2 : 4;
     p.bucket_elements = std::max<std::size_t>(1, static_cast<std::size_t>(c.bucket_mb * 1048576.0) / width);

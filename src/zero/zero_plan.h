@@ -31,6 +31,9 @@ struct ZeroPlan {
   bool micro_sync = false;       ///< --grad-sync micro-batch
   bool grad_shard = false;       ///< the reduced gradient is this rank's shard (reduce-scatter)
   bool reduce_compute = false;   ///< reduce in the 16-bit compute type (16-bit precision only)
+  /// The gradient storage is 16-bit (s_g = 2): --reduce-dtype compute with one micro-batch per
+  /// rank, as in the reference loop; otherwise it is the FP32 accumulator (s_g = 4).
+  bool grads_in_compute_type = false;
   std::size_t micro_batches_per_rank = 1;  ///< A
   std::size_t bucket_elements = 0;  ///< stage 2: elements per bucket (0: one call per unit)
   std::size_t norm_floats = 0;      ///< FP32 window of the norm and the initialiser (b)

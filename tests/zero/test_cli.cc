@@ -71,3 +71,13 @@ TEST_CASE("mismatched configs across ranks: every rank fails with a clear messag
     CHECK(o.error.find("configuration mismatch") != std::string::npos);
   }
 }
+
+TEST_CASE("zero-train under zero-launch (torchrun variables): ranks from the environment", "[ch5]") {
+  const auto out = run_program("bin/zero-launch -n 2 -- " + kTiny + "--stage 2 --verify");
+  INFO(out.stdout_text << out.stderr_text);
+  CHECK(out.status == 0);
+  CHECK(out.stdout_text.find("bitwise equal to the single-rank reference") != std::string::npos);
+  // a --world-size that contradicts the launcher's WORLD_SIZE is an error on every rank
+  const auto bad = run_program("bin/zero-launch -n 2 -- " + kTiny + "--world-size 4");
+  CHECK(bad.status != 0);
+}

@@ -20,6 +20,7 @@ train::RunResult check_equal(const train::TrainConfig& c) {
   REQUIRE(z.errors == "");
   for (const auto& r : z.ranks) CHECK(compare_steps(r.value->run.steps, ref.steps) == "");
   CHECK(compare_params(z.artifacts.final_params, ref_art.final_params) == "");
+  CHECK(compare_params(z.artifacts.step1_grad, ref_art.step1_grad) == "");  // --dump-grads
   return ref;
 }
 

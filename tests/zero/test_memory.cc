@@ -2,7 +2,11 @@
 // for every stage, world size, schedule and precision; model states add up to the paper's formula.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include "memory/model_states.h"
+#include "model/manifest.h"
+#include "zero/layout.h"
 #include "zero/zero_fixtures.h"
 
 using namespace zt;
@@ -43,27 +47,53 @@ TEST_CASE("ledger: measured peak == predicted, every category, stages 0-3", "[ch
 }
 
 TEST_CASE("model states: ranks together hold N x the paper's per-rank bytes, plus padding", "[ch5]") {
-  // fp16, AdamW (K = 12), one micro-batch per rank, gradients reduced after the micro-batch:
-  // M = 2psi(1-S_p+S_p/N) + s_g psi(1-S_g+S_g/N) + 12psi(1-S_o+S_o/N) per rank on average, with the
-  // gradient stored in FP32 here (s_g = 4; see the report: no 16-bit gradient storage yet).
-  for (int stage : {0, 1, 2, 3})
-    for (int world : {1, 2, 3, 4}) {
-      auto c = zero_config(stage, world, 1, "fp16");
-      c.grad_sync = "micro-batch";
-      c.steps = 1;
-      const ZeroRun z = run_zero(c);
-      REQUIRE(z.errors == "");
-      const double psi = static_cast<double>(z.ranks[0].value->run.param_count);
-      ShardSpec spec = shard_spec_for_stage(stage, static_cast<std::size_t>(world));
-      spec.grads = stage >= 1 || world == 1;  // micro-batch sync reduce-scatters from stage 1 on
-      const PaperModelStates paper = paper_model_states(psi, 12, spec);
-      const double grads_fp32 = 2.0 * paper.grads;  // the formula's 2 bytes -> 4 bytes
-      double real = 0;
-      for (const auto& r : z.ranks) {
-        const auto& m = r.value->run.memory.front();
-        real += static_cast<double>(m.model_states_bytes - m.padding_bytes);
+  // fp16, AdamW (K = 12), one micro-batch per rank, default gradient sync (step for stages 0-1,
+  // micro-batch for 2-3): M = 2psi(1-S_p+S_p/N) + s_g psi(1-S_g+S_g/N) + 12psi(1-S_o+S_o/N) per
+  // rank on average; s_g = 2 with --reduce-dtype compute (the paper's 16 psi at N = 1), 4 with fp32.
+  for (const char* reduce : {"compute", "fp32"})
+    for (int stage : {0, 1, 2, 3})
+      for (int world : {1, 2, 3, 4}) {
+        auto c = zero_config(stage, world, 1, "fp16");
+        c.reduce_dtype = reduce;
+        c.steps = 1;
+        const ZeroRun z = run_zero(c);
+        REQUIRE(z.errors == "");
+        const double psi = static_cast<double>(z.ranks[0].value->run.param_count);
+        const PaperModelStates paper = paper_model_states(psi, 12, shard_spec_for_stage(stage, static_cast<std::size_t>(world)));
+        const double grads = std::string(reduce) == "compute" ? paper.grads : 2.0 * paper.grads;
+        double real = 0;
+        for (const auto& r : z.ranks) {
+          const auto& m = r.value->run.memory.front();
+          real += static_cast<double>(m.model_states_bytes - m.padding_bytes);
+        }
+        INFO("stage " << stage << " N=" << world << " reduce " << reduce);
+        // the formula divides by N in double (psi/3 is inexact): round its N-fold to whole bytes
+        CHECK(real == static_cast<double>(std::llround(world * (paper.params + grads + paper.optimizer))));
+        if (world == 1 && std::string(reduce) == "compute") CHECK(real == 16 * psi);
       }
-      INFO("stage " << stage << " N=" << world);
-      CHECK(real == world * (paper.params + grads_fp32 + paper.optimizer));
+}
+
+TEST_CASE("no full gradient in stage 2, no full parameters in stage 3 beyond the gathered units", "[ch7]") {
+  for (int prefetch : {0, 1, 3}) {
+    auto c = zero_config(3, 4, 2, "bf16");  // micro-batch sync (the stage's default)
+    c.layers = 3;
+    c.prefetch = prefetch;
+    c.steps = 1;
+    const ZeroRun z = run_zero(c);
+    REQUIRE(z.errors == "");
+    const auto layout = zero::make_layout(
+        model::make_manifest({addition_for(c)->vocab_size(), c.context, c.layers, c.heads, c.width}), 4, 0,
+        static_cast<std::size_t>(c.norm_block));
+    std::size_t largest = 0;
+    for (const auto& u : layout.units) largest = std::max(largest, u.full);
+    for (const auto& r : z.ranks) {
+      const auto& m = r.value->run.memory.front().by_category;
+      INFO("prefetch " << prefetch);
+      CHECK(m.at("params") == layout.shard_total * 2);               // 16-bit shards only
+      CHECK(m.at("gathered_params") <= (prefetch + 1) * largest * 2);  // the unit in use + K ahead
+      CHECK(m.at("gathered_params") < layout.full_total * 2);         // never the whole model
+      CHECK(m.at("grads") == layout.shard_total * 4);                 // FP32 gradient: shards only
+      CHECK(m.at("grad_staging") <= 2 * largest * 2);                 // unit 0's slot + one more
     }
+  }
 }

@@ -79,6 +79,7 @@ inline train::TrainConfig zero_config(int stage, int world, int micro_per_rank, 
   c.precision = precision;
   c.norm_block = 32;
   c.dump_params = "unused";  // asks for final_params in the artifacts
+  c.dump_grads = "unused";   // and for step 1's gathered FP32 gradient
   c.ranks_as = "threads";
   return c;
 }

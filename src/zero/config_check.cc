@@ -1,0 +1,49 @@
+// zero/config_check.cc — the start-up agreement of every rank on its settings (see config_check.h).
+#include "zero/config_check.h"
+
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "core/check.h"
+
+namespace zt::zero {
+
+using train::TrainConfig;
+
+uint64_t config_hash(const TrainConfig& c) {
+  std::string text;
+  auto add = [&](const auto& v) {
+    if constexpr (std::is_convertible_v<decltype(v), std::string>) text += v;
+    else text += std::to_string(v);
+    text += '\x1f';
+  };
+  add(c.model); add(c.layers); add(c.heads); add(c.width); add(c.context); add(c.vocab);
+  add(c.precision); add(c.optimizer); add(c.reduce_dtype); add(c.lr); add(c.min_lr);
+  add(c.warmup_steps); add(c.weight_decay); add(c.beta1); add(c.beta2); add(c.eps);
+  add(c.momentum); add(c.clip_grad_norm); add(c.norm_block); add(c.loss_scale_init);
+  add(c.loss_scale_growth_interval); add(c.loss_scale_growth_factor); add(c.loss_scale_backoff);
+  add(c.steps); add(c.global_batch); add(c.micro_batch); add(c.seed); add(c.data); add(c.digits);
+  add(c.stage); add(c.world_size); add(c.bucket_mb); add(c.prefetch); add(c.overlap);
+  add(c.resolved_grad_sync()); add(c.stage1_reduce); add(c.collective_mode);
+  uint64_t h = 1469598103934665603ull;  // FNV-1a 64
+  for (unsigned char ch : text) h = (h ^ ch) * 1099511628211ull;
+  return h;
+}
+
+/// Exchange config hashes: every rank learns whether all agree, and fails with the same message.
+void check_same_config(const TrainConfig& c, Collective& coll) {
+  if (coll.size() == 1) return;
+  const uint64_t h = config_hash(c);
+  // two 32-bit halves as floats would lose bits: send 4 exact 16-bit pieces as floats
+  std::vector<float> mine(4), all(4 * static_cast<std::size_t>(coll.size()));
+  for (int k = 0; k < 4; ++k) mine[static_cast<std::size_t>(k)] = static_cast<float>((h >> (16 * k)) & 0xffff);
+  coll.all_gather(std::span<const float>(mine), std::span<float>(all));
+  for (int q = 0; q < coll.size(); ++q)
+    for (int k = 0; k < 4; ++k)
+      ZT_CHECK(all[static_cast<std::size_t>(4 * q + k)] == all[static_cast<std::size_t>(k)],
+               "configuration mismatch: rank ", q, "'s settings differ from rank 0's (config hash "
+               "exchange at start-up); start every rank with the same flags");
+}
+
+}  // namespace zt::zero

@@ -1,0 +1,21 @@
+// zero/config_check.h — do all ranks run the same job? A hash of every setting that must agree,
+// exchanged once at start-up; a mismatch fails every rank with the same clear message instead of
+// a hang or silently different training. Not a validation of the settings (train_config.h).
+#pragma once
+
+#include <cstdint>
+
+#include "collective/collective.h"
+#include "train/train_config.h"
+
+namespace zt::zero {
+
+/// A 64-bit hash of every setting that must agree across ranks (FNV-1a over their text).
+/// @param config the settings. @return the hash.
+uint64_t config_hash(const train::TrainConfig& config);
+
+/// All-gather the config hashes; zt::Error on every rank when any rank's differs.
+/// @param config this rank's settings. @param coll the group.
+void check_same_config(const train::TrainConfig& config, Collective& coll);
+
+}  // namespace zt::zero

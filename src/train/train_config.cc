@@ -59,6 +59,7 @@ bool parse_train_config(int argc, char** argv, TrainConfig& c) {
                "stage 1 gradient reduction variant");
   p.add_choice("collective-mode", &c.collective_mode, {"deterministic", "fast"}, "reduction order");
   p.add_flag("verify", &c.verify, "also run the single-rank reference and compare master weights");
+  p.add_string("trace", &c.trace, "write a Chrome-trace timeline (compute, blocked on collectives)");
   if (!p.parse(argc, argv)) return false;
   c.overlap = c.overlap_flag == "on";
   ZT_CHECK(p.rest().empty(), "unexpected arguments after --");

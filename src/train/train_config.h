@@ -69,6 +69,7 @@ struct TrainConfig {
   std::string stage1_reduce = "reduce-scatter";  ///< stage 1 gradient reduction: reduce-scatter | all-reduce
   std::string collective_mode = "deterministic";  ///< deterministic | fast
   bool verify = false;               ///< also run the single-rank reference and compare masters
+  std::string trace;                 ///< --trace FILE: Chrome-trace timeline of every rank (ZeRO path)
 
   /// The gradient synchronisation actually used (resolves the stage-dependent default).
   /// @return "step" or "micro-batch".

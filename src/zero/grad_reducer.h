@@ -19,6 +19,7 @@
 #include "collective/collective.h"
 #include "memory/arena.h"
 #include "memory/buffer.h"
+#include "zero/timeline.h"
 #include "zero/zero_plan.h"
 
 namespace zt::zero {
@@ -34,8 +35,11 @@ class GradReducer {
   /// @param plan the rank's plan (kept by reference). @param coll the group. @param arena where
   /// the in-flight buffers live. @param overlap false: wait for every call at once.
   /// @param sink where completed reductions go.
-  GradReducer(const ZeroPlan& plan, Collective& coll, Arena& arena, bool overlap, Sink sink)
-      : plan_(plan), lay_(plan.layout), coll_(coll), arena_(arena), overlap_(overlap), sink_(std::move(sink)) {}
+  /// @param timeline where blocked time is recorded (may be null).
+  GradReducer(const ZeroPlan& plan, Collective& coll, Arena& arena, bool overlap, Sink sink,
+              Timeline* timeline = nullptr)
+      : plan_(plan), lay_(plan.layout), coll_(coll), arena_(arena), overlap_(overlap),
+        sink_(std::move(sink)), timeline_(timeline) {}
 
   /// Begin unit u's reduction for this micro-batch (no-op if it is the open unit); completes
   /// the previous unit's first. @param u the unit.
@@ -72,7 +76,11 @@ class GradReducer {
         for (std::size_t i = a; i < z; ++i) p.leaf[i] = static_cast<float>(grad[i]);
         p.works.push_back(issue_range(p.leaf.data(), p.out.size() ? p.out.data() : p.leaf.data(), u, a, z));
       }
-      if (!overlap_) p.works.back().wait();
+      if (!overlap_) {
+        const double t0 = timeline_ ? timeline_->now_us() : 0;
+        p.works.back().wait();
+        if (timeline_) timeline_->add("wait reduce " + lay_.units[u].name, "wait", t0);
+      }
     }
   }
 
@@ -88,7 +96,7 @@ class GradReducer {
   /// Wait for everything in flight and hand each result to the sink.
   void complete() {
     for (auto& p : pending_) {
-      for (auto& w : p.works) w.wait();
+      wait_all(p.works, p.unit);
       if (p.wire.size())
         sink_(p.unit, p.wire.data() + mine(p.unit), nullptr);
       else
@@ -105,7 +113,7 @@ class GradReducer {
     const std::size_t full = lay_.units[u].full, b = bucket(u);
     std::vector<Work> works;
     for (std::size_t a = 0; a < full; a += b) works.push_back(issue_range(in, in + mine(u), u, a, std::min(full, a + b)));
-    for (auto& w : works) w.wait();
+    wait_all(works, u);
   }
 
  private:
@@ -121,6 +129,11 @@ class GradReducer {
   };
 
   std::size_t N() const { return lay_.world_size; }
+  void wait_all(std::vector<Work>& works, std::size_t u) {
+    const double t0 = timeline_ ? timeline_->now_us() : 0;
+    for (auto& w : works) w.wait();
+    if (timeline_) timeline_->add("wait reduce " + lay_.units[u].name, "wait", t0);
+  }
   std::size_t bucket(std::size_t u) const {
     return plan_.bucket_elements && plan_.grad_shard ? plan_.bucket_elements : lay_.units[u].full;
   }
@@ -150,6 +163,7 @@ class GradReducer {
   Arena& arena_;
   bool overlap_;
   Sink sink_;
+  Timeline* timeline_;
   std::vector<Pending> pending_;
   std::size_t open_unit_ = kNoUnit;
 };

@@ -94,6 +94,7 @@ class ZeroLoop final : public model::ParamProvider<T> {
       if (on_step) on_step(result.steps.back(), result);
     }
     out.comm_total = coll_.stats() - start;
+    out.timeline = timeline_.events();
     out.comm_predicted_per_step = predict_comm_per_step(plan_);
     if (artifacts_ && (!c_.dump_params.empty() || c_.verify)) artifacts_->final_params = gather_master();
     result.memory.push_back(memory_report(arena_, plan_));
@@ -103,11 +104,15 @@ class ZeroLoop final : public model::ParamProvider<T> {
   // ---- ParamProvider: the model reaches parameters and hands back gradients unit by unit ----
   const T* acquire(int unit) override {
     const auto u = static_cast<std::size_t>(unit);
-    if (!plan_.spec.params) return params_.data() + lay_.units[u].full_offset;
-    return gatherer_->acquire(u);  // S_p (ZeRO-3, paper Sec. 5.3): gathered just before use
+    const T* p = plan_.spec.params ? gatherer_->acquire(u)  // S_p (ZeRO-3, paper Sec. 5.3): gathered just before use
+                                   : params_.data() + lay_.units[u].full_offset;
+    compute_start_[u] = timeline_.now_us();
+    return p;
   }
   void release(int unit) override {
-    if (plan_.spec.params) gatherer_->release(static_cast<std::size_t>(unit));
+    const auto u = static_cast<std::size_t>(unit);
+    timeline_.add(phase_ + lay_.units[u].name, "compute", compute_start_[u]);
+    if (plan_.spec.params) gatherer_->release(u);
   }
   T* grad(int unit) override {
     const auto u = static_cast<std::size_t>(unit);
@@ -161,8 +166,9 @@ class ZeroLoop final : public model::ParamProvider<T> {
     norm_ = make_buffer<float>(arena_, plan_.norm_floats, category::norm_blocks);
     staging_.resize(lay_.units.size());
     reducer_ = std::make_unique<GradReducer<T>>(plan_, coll_, arena_, c_.overlap,
-        [this](std::size_t u, const T* r16, const float* r32) { take_reduced(u, r16, r32); });
-    if (s.params) gatherer_ = std::make_unique<UnitGatherer<T>>(plan_, coll_, arena_, params_.data());
+        [this](std::size_t u, const T* r16, const float* r32) { take_reduced(u, r16, r32); }, tl());
+    if (s.params) gatherer_ = std::make_unique<UnitGatherer<T>>(plan_, coll_, arena_, params_.data(), tl());
+    compute_start_.resize(lay_.units.size());
     step_grad_.resize(lay_.units.size());
     step_grad16_.resize(lay_.units.size());
     for (std::size_t u = 0; u < lay_.units.size(); ++u)
@@ -277,7 +283,9 @@ class ZeroLoop final : public model::ParamProvider<T> {
                      static_cast<uint64_t>(m * c_.micro_batch + i), batch_.data() + i * row);
       const auto in = model::batch_inputs(batch_.data(), c_.micro_batch, c_.context);
       const auto tg = model::batch_targets(batch_.data(), c_.micro_batch, c_.context);
+      phase_ = "forward ";
       loss_sums[j] = gpt_.forward(*this, in, tg, workspace_);
+      phase_ = "backward ";
       gpt_.backward(*this, in, tg, grad_scale, workspace_);
       reducer_->complete();
       if (gatherer_) gatherer_->restart();
@@ -293,7 +301,9 @@ class ZeroLoop final : public model::ParamProvider<T> {
       step_grad_[u] = accumulators_[u]->finish();
       if (!plan_.micro_sync) reduce_step_grad(u);
     }
+    const double t_update = timeline_.now_us();
     finish_step(step, lr, rec);
+    timeline_.add("norm, update, parameter gather", "optimizer", t_update);
     for (auto& g : step_grad_) g.reset();
     for (auto& g : step_grad16_) g.reset();
     return rec;
@@ -454,6 +464,10 @@ class ZeroLoop final : public model::ParamProvider<T> {
   std::vector<std::unique_ptr<Acc>> accumulators_;
   std::unique_ptr<GradReducer<T>> reducer_;   // gradient reduce-scatters / all-reduces
   std::unique_ptr<UnitGatherer<T>> gatherer_;  // stage 3: parameter all-gathers
+  Timeline timeline_{!c_.trace.empty()};        // --trace: compute and blocked spans
+  std::vector<double> compute_start_;          // per unit: when its compute began
+  std::string phase_;                          // "forward " or "backward "
+  Timeline* tl() { return timeline_.enabled() ? &timeline_ : nullptr; }
   LossScaler scaler_ = LossScaler::none();
   int64_t optimizer_step_ = 0;
 };

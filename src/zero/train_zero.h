@@ -16,6 +16,7 @@
 #include "train/single_rank.h"
 #include "train/train_config.h"
 #include "zero/config_check.h"
+#include "zero/timeline.h"
 
 namespace zt::zero {
 
@@ -25,6 +26,7 @@ struct ZeroRunResult {
   CommStats comm_total;     ///< this rank's collective counters over all training steps
   CommStats comm_per_step;  ///< the counters of the last step alone
   CommStats comm_predicted_per_step;  ///< closed form of one applied step (zero/zero_comm.h)
+  std::vector<TimelineEvent> timeline;  ///< compute and blocked spans (with config.trace set)
 };
 
 /// Train on this rank. Every rank of `collective` must call it with an identical config

@@ -17,6 +17,7 @@
 #include "core/check.h"
 #include "memory/arena.h"
 #include "memory/buffer.h"
+#include "zero/timeline.h"
 #include "zero/zero_plan.h"
 
 namespace zt::zero {
@@ -27,8 +28,11 @@ class UnitGatherer {
  public:
   /// @param plan the rank's plan (kept by reference). @param coll the group. @param arena where
   /// gathered units live. @param shards this rank's shards of every unit (layout shard offsets).
-  UnitGatherer(const ZeroPlan& plan, Collective& coll, Arena& arena, const T* shards)
-      : plan_(plan), coll_(coll), arena_(arena), shards_(shards), in_use_(plan.layout.units.size()) {}
+  /// @param timeline where blocked time is recorded (may be null).
+  UnitGatherer(const ZeroPlan& plan, Collective& coll, Arena& arena, const T* shards,
+               Timeline* timeline = nullptr)
+      : plan_(plan), coll_(coll), arena_(arena), shards_(shards), timeline_(timeline),
+        in_use_(plan.layout.units.size()) {}
 
   /// The full unit u, gathered (waits for its all-gather; issues the prefetches).
   /// @param u the unit, which must be the next in the acquire order. @return its parameters.
@@ -41,7 +45,9 @@ class UnitGatherer {
     while (next_issue_ < last) issue(next_issue_++);
     Gathering g = std::move(in_flight_.front());
     in_flight_.pop_front();
+    const double t0 = timeline_ ? timeline_->now_us() : 0;
     g.work.wait();
+    if (timeline_) timeline_->add("wait all_gather " + plan_.layout.units[u].name, "wait", t0);
     in_use_[u] = std::move(g.buffer);
     return in_use_[u].data();
   }
@@ -74,6 +80,7 @@ class UnitGatherer {
   Collective& coll_;
   Arena& arena_;
   const T* shards_;
+  Timeline* timeline_;
   std::vector<TypedBuffer<T>> in_use_;
   std::deque<Gathering> in_flight_;
   std::size_t position_ = 0;

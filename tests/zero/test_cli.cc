@@ -81,3 +81,24 @@ TEST_CASE("zero-train under zero-launch (torchrun variables): ranks from the env
   const auto bad = run_program("bin/zero-launch -n 2 -- " + kTiny + "--world-size 4");
   CHECK(bad.status != 0);
 }
+
+TEST_CASE("zero-train --trace: a Chrome trace with every rank's compute and blocked spans", "[ch7]") {
+  const std::string trace = "/tmp/zt_zero_trace_" + std::to_string(::getpid()) + ".json";
+  const auto out = run_program(kTiny + "--ranks-as threads --world-size 2 --stage 3 --prefetch 1 --trace " + trace);
+  REQUIRE(out.status == 0);
+  std::ifstream f(trace);
+  const auto j = nlohmann::json::parse(f);
+  std::remove(trace.c_str());
+  std::size_t compute[2] = {0, 0}, waits[2] = {0, 0};
+  for (const auto& e : j["traceEvents"]) {
+    const int pid = e["pid"].get<int>();
+    REQUIRE((pid == 0 || pid == 1));
+    CHECK(e["dur"].get<double>() >= 0);
+    compute[pid] += e["cat"] == "compute";
+    waits[pid] += e["cat"] == "wait";
+  }
+  // 2 steps x 2 micro-batches x (forward L+3 + backward L+2 unit spans), L = 1
+  CHECK(compute[0] == 2 * 2 * 7);
+  CHECK(compute[1] == compute[0]);
+  CHECK(waits[0] > 0);
+}

@@ -136,3 +136,24 @@ TEST_CASE("reduce-dtype compute: one rank equals the reference, N ranks agree ac
       CHECK(compare_params(runs[s].artifacts.final_params, runs[0].artifacts.final_params) == "");
   }
 }
+
+TEST_CASE("stage 1, all-reduce variant: bitwise equal, with the comm closed form", "[ch5]") {
+  int k = 0;
+  for (int world : {2, 3})
+    for (const char* sync : {"step", "micro-batch"}) {
+      auto c = zero_config(1, world, 2, (k++ % 2) ? "bf16" : "fp32");
+      c.stage1_reduce = "all-reduce";
+      c.grad_sync = sync;
+      if (world == 3) c.micro_batch = 4, c.global_batch = 12;  // A = 1: every schedule holds
+      check_equal(c);
+      const ZeroRun z = run_zero(c);
+      REQUIRE(z.errors == "");
+      const auto& s = z.ranks[0].value->comm_per_step;
+      CHECK(s[CollKind::reduce_scatter].calls == 0);  // the gradient moves by all-reduce only
+      CHECK(s[CollKind::all_reduce].calls > 0);
+      for (std::size_t kind = 0; kind + 1 < kCollKinds; ++kind) {
+        CHECK(s.by_kind[kind].calls == z.ranks[0].value->comm_predicted_per_step.by_kind[kind].calls);
+        CHECK(s.by_kind[kind].bytes_sent == z.ranks[0].value->comm_predicted_per_step.by_kind[kind].bytes_sent);
+      }
+    }
+}

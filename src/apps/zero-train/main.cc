@@ -169,7 +169,12 @@ int run_threads(const zt::train::TrainConfig& c, const zt::Dataset& data) {
     }
   zt::train::RunResult r = outcomes[0].value->run;
   r.memory.clear();
-  for (const auto& o : outcomes) r.memory.push_back(o.value->run.memory.front());
+  std::vector<std::vector<zt::zero::TimelineEvent>> timelines;
+  for (const auto& o : outcomes) {
+    r.memory.push_back(o.value->run.memory.front());
+    timelines.push_back(o.value->timeline);
+  }
+  if (!c.trace.empty()) zt::write_file_atomic(c.trace, zt::zero::chrome_trace_json(timelines));
   return finish_job(c, data, r, *outcomes[0].value, arts[0]);
 }
 
@@ -201,14 +206,24 @@ int run_launched_rank(const zt::train::TrainConfig& c, const zt::Dataset& data, 
   // per-rank memory travels to rank 0 as JSON through the store
   store->set("zero-train/memory/" + std::to_string(env.rank),
              [&] { auto t = zt::zero::rank_memory_to_json(res.run.memory.front()); return std::vector<char>(t.begin(), t.end()); }());
+  if (!c.trace.empty()) {
+    const std::string t = zt::zero::timeline_to_json(res.timeline);
+    store->set("zero-train/timeline/" + std::to_string(env.rank), std::vector<char>(t.begin(), t.end()));
+  }
   int status = 0;
   if (env.rank == 0) {
     zt::train::RunResult r = res.run;
     r.memory.clear();
+    std::vector<std::vector<zt::zero::TimelineEvent>> timelines;
     for (int q = 0; q < env.world_size; ++q) {
       const auto bytes = store->get("zero-train/memory/" + std::to_string(q));
       r.memory.push_back(zt::zero::rank_memory_from_json(std::string(bytes.begin(), bytes.end())));
+      if (!c.trace.empty()) {
+        const auto t = store->get("zero-train/timeline/" + std::to_string(q));
+        timelines.push_back(zt::zero::timeline_from_json(std::string(t.begin(), t.end())));
+      }
     }
+    if (!c.trace.empty()) zt::write_file_atomic(c.trace, zt::zero::chrome_trace_json(timelines));
     status = finish_job(c, data, r, res, artifacts);
   }
   coll.barrier();  // rank 0 has read every report before the store's server (rank 0) goes away
@@ -241,7 +256,9 @@ int main(int argc, char** argv) {
     auto data = open_dataset(c);
     const int64_t vocab = c.vocab ? c.vocab : data->vocab_size();
     if (!c.dump_manifest.empty() && env.rank == 0) zt::write_file_atomic(c.dump_manifest, zt::train::manifest_json(c, vocab));
-    if (decision.mode == zt::launch::LaunchDecision::Mode::kLaunched) return run_launched_rank(c, *data, env);
+    // a launcher's world of one needs no rendezvous: run it like a plain single process
+    if (decision.mode == zt::launch::LaunchDecision::Mode::kLaunched && c.world_size > 1)
+      return run_launched_rank(c, *data, env);
     if (c.world_size > 1 || c.stage > 0) {
       if (c.world_size == 1 || c.ranks_as == "threads") return run_threads(c, *data);
     }

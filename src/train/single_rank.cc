@@ -72,13 +72,7 @@ class SingleRankLoop {
     RunResult result;
     result.param_count = static_cast<int64_t>(shape_.psi);
     result.dataset = data_.describe();
-    const LossScalerConfig scaler_config{
-        .dynamic = true,
-        .initial_scale = static_cast<float>(c_.loss_scale_init),
-        .growth_factor = static_cast<float>(c_.loss_scale_growth_factor),
-        .backoff_factor = static_cast<float>(c_.loss_scale_backoff),
-        .growth_interval = c_.loss_scale_growth_interval};
-    scaler_ = c_.precision == "fp16" ? LossScaler(scaler_config) : LossScaler::none();
+    scaler_ = loss_scaler_for(c_);
     double seconds = 0;
     const int64_t window = std::min(kFrozenWindowSteps, c_.steps);
     for (int64_t step = 1; step <= c_.steps; ++step) {
@@ -370,6 +364,15 @@ class SingleRankLoop {
 };
 
 }  // namespace
+
+LossScaler loss_scaler_for(const TrainConfig& c) {
+  if (c.precision != "fp16") return LossScaler::none();
+  return LossScaler(LossScalerConfig{.dynamic = true,
+                                     .initial_scale = static_cast<float>(c.loss_scale_init),
+                                     .growth_factor = static_cast<float>(c.loss_scale_growth_factor),
+                                     .backoff_factor = static_cast<float>(c.loss_scale_backoff),
+                                     .growth_interval = c.loss_scale_growth_interval});
+}
 
 RunResult train_single_rank(const TrainConfig& config, const Dataset& data,
                             const StepCallback& on_step, RunArtifacts* artifacts) {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "data/dataset.h"
+#include "optim/loss_scaler.h"
 #include "train/run_result.h"
 #include "train/train_config.h"
 
@@ -32,6 +33,11 @@ struct RunArtifacts {
 /// Called after every step (for a progress line). @param record the step just done.
 /// @param result the run so far (memory is filled at the end only).
 using StepCallback = std::function<void(const StepRecord& record, const RunResult& result)>;
+
+/// The loss scaler a run's settings ask for: dynamic for fp16, the no-op scaler otherwise.
+/// Every loop (single-rank and sharded) builds its scaler here, so they step it identically.
+/// @param config the settings. @return the scaler in its initial state.
+LossScaler loss_scaler_for(const TrainConfig& config);
 
 /// Run a whole training job on one rank.
 /// @param config validated settings. @param data the dataset (its context must equal

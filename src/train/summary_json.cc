@@ -36,6 +36,20 @@ ordered_json config_object(const TrainConfig& c) {
 
 }  // namespace
 
+std::string rank_memory_json(const RankMemory& m) {
+  ordered_json e;
+  e["rank"] = m.rank;
+  e["model_states_bytes"] = m.model_states_bytes;
+  e["model_states_bytes_predicted"] = m.model_states_bytes_predicted;
+  e["peak_bytes"] = m.peak_bytes;
+  e["peak_bytes_predicted"] = m.peak_bytes_predicted;
+  e["padding_bytes"] = m.padding_bytes;
+  e["by_category"] = m.by_category;
+  e["by_category_predicted"] = m.by_category_predicted;
+  e["arena_capacity"] = m.arena_capacity;
+  return e.dump();
+}
+
 std::string config_json(const TrainConfig& config) { return config_object(config).dump(); }
 
 std::string summary_json(const TrainConfig& config, const RunResult& r) {
@@ -60,19 +74,7 @@ std::string summary_json(const TrainConfig& config, const RunResult& r) {
     j["evals"].push_back({{"step", e.step}, {"loss", exact(e.loss)}, {"accuracy", e.accuracy},
                           {"problems", e.problems}});
   ordered_json ranks = ordered_json::array();
-  for (const auto& m : r.memory) {
-    ordered_json e;
-    e["rank"] = m.rank;
-    e["model_states_bytes"] = m.model_states_bytes;
-    e["model_states_bytes_predicted"] = m.model_states_bytes_predicted;
-    e["peak_bytes"] = m.peak_bytes;
-    e["peak_bytes_predicted"] = m.peak_bytes_predicted;
-    e["padding_bytes"] = m.padding_bytes;
-    e["by_category"] = m.by_category;
-    e["by_category_predicted"] = m.by_category_predicted;
-    e["arena_capacity"] = m.arena_capacity;
-    ranks.push_back(e);
-  }
+  for (const auto& m : r.memory) ranks.push_back(ordered_json::parse(rank_memory_json(m)));
   j["memory"] = {{"per_rank", ranks}};
   j["tokens_per_s"] = r.tokens_per_s;
   j["seconds"] = r.seconds;

@@ -19,6 +19,10 @@ namespace zt::train {
 /// @param config the settings. @return compact JSON.
 std::string config_json(const TrainConfig& config);
 
+/// One rank's memory report as a JSON object (the per_rank entries of the summary).
+/// @param memory the report. @return compact JSON.
+std::string rank_memory_json(const RankMemory& memory);
+
 /// The whole summary document. @param config the settings. @param result the run.
 /// @return pretty-printed JSON.
 std::string summary_json(const TrainConfig& config, const RunResult& result);

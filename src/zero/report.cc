@@ -1,6 +1,8 @@
 // zero/report.cc — JSON conversions and the bitwise comparison of zero-train (see report.h).
 #include "zero/report.h"
 
+#include "train/summary_json.h"
+
 #include <bit>
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -10,19 +12,7 @@ namespace zt::zero {
 
 using nlohmann::ordered_json;
 
-std::string rank_memory_to_json(const train::RankMemory& m) {
-  ordered_json j;
-  j["rank"] = m.rank;
-  j["model_states_bytes"] = m.model_states_bytes;
-  j["model_states_bytes_predicted"] = m.model_states_bytes_predicted;
-  j["peak_bytes"] = m.peak_bytes;
-  j["peak_bytes_predicted"] = m.peak_bytes_predicted;
-  j["padding_bytes"] = m.padding_bytes;
-  j["by_category"] = m.by_category;
-  j["by_category_predicted"] = m.by_category_predicted;
-  j["arena_capacity"] = m.arena_capacity;
-  return j.dump();
-}
+std::string rank_memory_to_json(const train::RankMemory& m) { return train::rank_memory_json(m); }
 
 train::RankMemory rank_memory_from_json(const std::string& text) {
   const auto j = nlohmann::json::parse(text);

@@ -74,13 +74,7 @@ class ZeroLoop final : public model::ParamProvider<T> {
     auto& result = out.run;
     result.param_count = static_cast<int64_t>(lay_.psi);
     result.dataset = data_.describe();
-    const LossScalerConfig scaler_config{
-        .dynamic = true,
-        .initial_scale = static_cast<float>(c_.loss_scale_init),
-        .growth_factor = static_cast<float>(c_.loss_scale_growth_factor),
-        .backoff_factor = static_cast<float>(c_.loss_scale_backoff),
-        .growth_interval = c_.loss_scale_growth_interval};
-    scaler_ = c_.precision == "fp16" ? LossScaler(scaler_config) : LossScaler::none();
+    scaler_ = train::loss_scaler_for(c_);
     const CommStats start = coll_.stats();
     double seconds = 0;
     for (int64_t step = 1; step <= c_.steps; ++step) {

@@ -20,16 +20,15 @@
 #include "fp/spacing.h"
 #include "fp/stochastic_round.h"
 
+#include "support/run_program.h"
+
 using zt::Format;
 
 namespace {
 
 const char* kProgram = "bin/chapter-01";
 
-struct Run {
-  int status = -1;
-  std::string out, err;
-};
+using Run = zt::test::ProgramOutput;
 
 std::string temp_path(const char* tag) {
   char name[] = "/tmp/zt_ch01_XXXXXX";
@@ -46,40 +45,12 @@ std::string slurp(const std::string& path) {
   return s.str();
 }
 
+using zt::test::section;
+
 Run run(const std::string& args) {
   INFO(kProgram << " not found: run this test from the build directory (ctest does)");
   REQUIRE(access(kProgram, X_OK) == 0);
-  const std::string err_path = temp_path(".err");
-  Run r;
-  std::FILE* p = popen((std::string(kProgram) + " " + args + " 2>" + err_path).c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[4096];
-  std::size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  const int st = pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  r.err = slurp(err_path);
-  std::remove(err_path.c_str());
-  return r;
-}
-
-std::vector<std::string> tokens(const std::string& line) {
-  std::istringstream in(line);
-  std::vector<std::string> t;
-  for (std::string w; in >> w;) t.push_back(w);
-  return t;
-}
-
-/// The lines of section "== N." up to the next section, tokenised.
-std::vector<std::vector<std::string>> section(const std::string& out, int n) {
-  std::istringstream in(out);
-  std::vector<std::vector<std::string>> rows;
-  bool inside = false;
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("== ", 0) == 0) inside = line.rfind("== " + std::to_string(n) + ".", 0) == 0;
-    else if (inside && !line.empty()) rows.push_back(tokens(line));
-  }
-  return rows;
+  return zt::test::run_program(std::string(kProgram) + " " + args);
 }
 
 /// The row of a section whose first token is `key`.

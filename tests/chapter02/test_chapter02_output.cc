@@ -18,56 +18,18 @@
 #include "data/addition.h"
 #include "train/single_rank.h"
 
+#include "support/run_program.h"
+
 namespace {
 
-struct Run {
-  int status = -1;
-  std::string out, err;
-};
+using Run = zt::test::ProgramOutput;
+using zt::test::section;
 
-Run run(const std::string& args) {
-  char err_path[] = "/tmp/zt_ch02_err_XXXXXX";
-  const int fd = mkstemp(err_path);
-  REQUIRE(fd >= 0);
-  close(fd);
-  Run r;
-  std::FILE* p = popen((std::string(ZT_CHAPTER02_BIN) + " " + args + " 2>" + err_path).c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[4096];
-  std::size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  const int st = pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  std::ifstream in(err_path);
-  std::stringstream s;
-  s << in.rdbuf();
-  r.err = s.str();
-  std::remove(err_path);
-  return r;
-}
+Run run(const std::string& args) { return zt::test::run_program(std::string(ZT_CHAPTER02_BIN) + " " + args); }
 
 /// One section at the chapter's settings; section 1 is cut to 30 steps to keep the test short
 /// (sections 2 and 3 run exactly as documented).
 Run section_run(int n) { return run("--compare-steps 30 --section " + std::to_string(n)); }
-
-std::vector<std::string> tokens(const std::string& line) {
-  std::istringstream in(line);
-  std::vector<std::string> t;
-  for (std::string w; in >> w;) t.push_back(w);
-  return t;
-}
-
-/// Section "== N." of the output: its lines (header line excluded), tokenised.
-std::vector<std::vector<std::string>> section(const std::string& out, int n) {
-  std::istringstream in(out);
-  std::vector<std::vector<std::string>> rows;
-  bool inside = false;
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("== ", 0) == 0) inside = line.rfind("== " + std::to_string(n) + ".", 0) == 0;
-    else if (inside && !line.empty()) rows.push_back(tokens(line));
-  }
-  return rows;
-}
 
 /// The row whose first token is `key`.
 std::vector<std::string> row(const std::vector<std::vector<std::string>>& rows, const std::string& key) {

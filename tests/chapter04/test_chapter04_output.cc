@@ -18,58 +18,23 @@
 
 #include "collective/reference.h"
 
+#include "support/run_program.h"
+
 namespace {
 
 const char* kProgram = "bin/chapter-04";
 
-struct Run {
-  int status = -1;
-  std::string out, err;
-};
+using Run = zt::test::ProgramOutput;
+using zt::test::section;
+using zt::test::tokens;
 
 Run run(const std::string& args) {
   INFO(kProgram << " not found: run this test from the build directory (ctest does)");
   REQUIRE(access(kProgram, X_OK) == 0);
-  char err_name[] = "/tmp/zt_ch04_XXXXXX";
-  const int fd = mkstemp(err_name);
-  REQUIRE(fd >= 0);
-  close(fd);
-  Run r;
-  std::FILE* p = popen((std::string(kProgram) + " " + args + " 2>" + err_name).c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[4096];
-  std::size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  const int st = pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  std::ifstream in(err_name);
-  std::stringstream s;
-  s << in.rdbuf();
-  r.err = s.str();
-  std::remove(err_name);
-  return r;
+  return zt::test::run_program(std::string(kProgram) + " " + args);
 }
 
 using Tokens = std::vector<std::string>;
-
-Tokens tokens(const std::string& line) {
-  std::istringstream in(line);
-  Tokens t;
-  for (std::string w; in >> w;) t.push_back(w);
-  return t;
-}
-
-/// The non-empty lines of section "== N." up to the next section, tokenised.
-std::vector<Tokens> section(const std::string& out, int n) {
-  std::istringstream in(out);
-  std::vector<Tokens> rows;
-  bool inside = false;
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("== ", 0) == 0) inside = line.rfind("== " + std::to_string(n) + ".", 0) == 0;
-    else if (inside && !line.empty()) rows.push_back(tokens(line));
-  }
-  return rows;
-}
 
 /// Rows "rank R: v0 v1 ..." of a section, values only, in rank order.
 std::vector<Tokens> rank_values(const std::vector<Tokens>& rows, std::size_t skip_after_colon = 0) {

@@ -8,6 +8,9 @@
 
 #include "collective/thread_ranks.h"
 
+#include <latch>
+#include <optional>
+
 using namespace zt;
 using Clock = std::chrono::steady_clock;
 
@@ -27,11 +30,22 @@ TEST_CASE("a rank that throws before a collective fails the others quickly", "[c
   const int n = 3;
   auto group = thread_group(n, ReduceMode::deterministic, kShort);
   const auto t0 = Clock::now();
+  // every rank finishes rendezvous first (a latch, not a collective): otherwise rank 2 could
+  // close its connections while a peer is still completing its side of the mesh, and that peer
+  // would fail in its constructor rather than in the all-reduce this test is about
+  std::latch connected(n);
   auto out = run_thread_ranks(n, [&](int r) {
-    GlooCollective coll(group.for_rank(r));
+    std::optional<GlooCollective> coll;
+    try {
+      coll.emplace(group.for_rank(r));
+    } catch (...) {
+      connected.count_down();  // never leave the others waiting on the latch
+      throw;
+    }
+    connected.arrive_and_wait();
     if (r == 2) throw std::runtime_error("rank 2 gives up");  // its Collective closes on unwind
     std::vector<float> x(100, 1.0f);
-    coll.all_reduce(std::span<float>(x));
+    coll->all_reduce(std::span<float>(x));
   });
   const double took = seconds_since(t0);
   CHECK(out[2].error == "rank 2 gives up");

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <string>
 
-#include "../train/run_program.h"
+#include "support/run_program.h"
 
 TEST_CASE("zero-launch: every collective across 2, 3 and 4 processes", "[ch4][collective][process]") {
   namespace fs = std::filesystem;
@@ -18,12 +18,12 @@ TEST_CASE("zero-launch: every collective across 2, 3 and 4 processes", "[ch4][co
       std::string cmd = store == "file" ? "ZT_STORE=file:" + dir.string() + " " : "";
       cmd += "bin/zero-launch -n " + std::to_string(n) + " -- bin/zt-collective-probe";
       const auto out = zt::test::run_program(cmd);
-      INFO(cmd << "\n" << out.stdout_text << out.stderr_text);
+      INFO(cmd << "\n" << out.out << out.err);
       CHECK(out.status == 0);
       for (int r = 0; r < n; ++r)
-        CHECK(out.stdout_text.find("rank " + std::to_string(r) + " of " + std::to_string(n) + ": ") != std::string::npos);
-      CHECK(out.stdout_text.find(", 0 mismatches") != std::string::npos);
-      CHECK(out.stdout_text.find("MISMATCH") == std::string::npos);
+        CHECK(out.out.find("rank " + std::to_string(r) + " of " + std::to_string(n) + ": ") != std::string::npos);
+      CHECK(out.out.find(", 0 mismatches") != std::string::npos);
+      CHECK(out.out.find("MISMATCH") == std::string::npos);
       fs::remove_all(dir);
     }
   }

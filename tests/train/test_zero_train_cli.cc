@@ -8,7 +8,7 @@
 #include <fstream>
 
 #include "core/atomic_file.h"
-#include "run_program.h"
+#include "support/run_program.h"
 
 using zt::test::run_program;
 
@@ -25,8 +25,8 @@ TEST_CASE("zero-train rejects bad input with one line and a non-zero exit", "[ch
     const auto out = run_program("bin/zero-train --steps 1 --warmup-steps 0 " + args);
     CHECK(out.status != 0);
     CHECK(out.status != -1);
-    CHECK(zt::test::line_count(out.stderr_text) == 1);
-    CHECK(out.stderr_text.rfind("zero-train: error: ", 0) == 0);
+    CHECK(zt::test::line_count(out.err) == 1);
+    CHECK(out.err.rfind("zero-train: error: ", 0) == 0);
   }
 }
 

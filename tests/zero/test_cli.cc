@@ -5,7 +5,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "train/run_program.h"
+#include "support/run_program.h"
 #include "zero/zero_fixtures.h"
 
 using namespace zt;
@@ -23,9 +23,9 @@ TEST_CASE("zero-train --verify: processes and threads, stages 1-3, bitwise equal
       const std::string json = "/tmp/zt_zero_cli_" + std::to_string(::getpid()) + ".json";
       const auto out = run_program(kTiny + how + "--precision bf16 --world-size 2 --verify --stage " +
                                    std::to_string(stage) + " --summary-json " + json);
-      INFO(out.stdout_text << out.stderr_text);
+      INFO(out.out << out.err);
       REQUIRE(out.status == 0);
-      CHECK(out.stdout_text.find("bitwise equal to the single-rank reference") != std::string::npos);
+      CHECK(out.out.find("bitwise equal to the single-rank reference") != std::string::npos);
       std::ifstream f(json);
       const auto j = nlohmann::json::parse(f);
       std::remove(json.c_str());
@@ -43,16 +43,16 @@ TEST_CASE("zero-train --verify reports the first differing parameter outside the
       "bin/zero-train --layers 1 --heads 2 --width 16 --context 16 --steps 2 --global-batch 12 "
       "--micro-batch 2 --eval-every 0 --warmup-steps 0 --ranks-as threads --world-size 2 --grad-sync step --verify");
   CHECK(out.status == 1);
-  CHECK(out.stdout_text.find("first differing parameter") != std::string::npos);
+  CHECK(out.out.find("first differing parameter") != std::string::npos);
 }
 
 TEST_CASE("zero-train: bad ZeRO input is one clear line and a non-zero exit", "[ch5]") {
   for (const char* args : {"--stage 4", "--world-size 3", "--grad-sync sometimes", "--overlap maybe",
                            "--world-size 0"}) {
     const auto out = run_program(kTiny + args);
-    INFO(args << ": " << out.stderr_text);
+    INFO(args << ": " << out.err);
     CHECK(out.status != 0);
-    CHECK(out.stderr_text.rfind("zero-train: error: ", 0) == 0);
+    CHECK(out.err.rfind("zero-train: error: ", 0) == 0);
   }
 }
 
@@ -74,9 +74,9 @@ TEST_CASE("mismatched configs across ranks: every rank fails with a clear messag
 
 TEST_CASE("zero-train under zero-launch (torchrun variables): ranks from the environment", "[ch5]") {
   const auto out = run_program("bin/zero-launch -n 2 -- " + kTiny + "--stage 2 --verify");
-  INFO(out.stdout_text << out.stderr_text);
+  INFO(out.out << out.err);
   CHECK(out.status == 0);
-  CHECK(out.stdout_text.find("bitwise equal to the single-rank reference") != std::string::npos);
+  CHECK(out.out.find("bitwise equal to the single-rank reference") != std::string::npos);
   // a --world-size that contradicts the launcher's WORLD_SIZE is an error on every rank
   const auto bad = run_program("bin/zero-launch -n 2 -- " + kTiny + "--world-size 4");
   CHECK(bad.status != 0);
@@ -112,8 +112,8 @@ TEST_CASE("stage 3: out of memory during prefetch is one clean error, never a cr
         "bin/zero-train --stage 3 --world-size 4 --ranks-as threads --layers 8 --heads 4 --width 192 "
         "--precision fp16 --global-batch 4 --micro-batch 1 --steps 1 --warmup-steps 0 --eval-every 0 "
         "--memory-budget-mb 16 --prefetch 1");
-    INFO(out.stderr_text);
+    INFO(out.err);
     CHECK(out.status == 1);
-    CHECK(out.stderr_text.find("out of memory") != std::string::npos);
+    CHECK(out.err.find("out of memory") != std::string::npos);
   }
 }

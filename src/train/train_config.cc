@@ -50,7 +50,7 @@ bool parse_train_config(int argc, char** argv, TrainConfig& c) {
   p.add_int("stage", &c.stage, "ZeRO stage: 0 (data parallel), 1, 2, 3", 0, 3);
   p.add_int("world-size", &c.world_size, "data-parallel ranks N", 1, 4096);
   p.add_choice("ranks-as", &c.ranks_as, {"processes", "threads"}, "how --world-size starts ranks");
-  p.add_double("bucket-mb", &c.bucket_mb, "gradient bucket size in MiB (decimal)", 1e-6, 1e6);
+  p.add_double("bucket-mb", &c.bucket_mb, "stage-2 gradient bucket size in MiB (decimal, default 25)", 1e-6, 1e6);
   p.add_int("prefetch", &c.prefetch, "stage 3: units all-gathered ahead", 0, 64);
   p.add_choice("overlap", &c.overlap_flag, {"on", "off"}, "asynchronous gradient reductions");
   p.add_choice("grad-sync", &c.grad_sync, {"step", "micro-batch"},

@@ -61,7 +61,7 @@ struct TrainConfig {
   int64_t stage = 0;                 ///< ZeRO stage 0 (plain data parallel), 1, 2, 3
   int64_t world_size = 1;            ///< N, data-parallel ranks
   std::string ranks_as = "processes";  ///< how --world-size N starts its ranks: processes | threads
-  double bucket_mb = 0.25;           ///< stage-2 gradient bucket, MiB (decimal allowed)
+  double bucket_mb = 25;             ///< stage-2 gradient bucket, MiB (decimal allowed; PyTorch DDP's default)
   int64_t prefetch = 1;              ///< stage 3: units all-gathered ahead of use
   bool overlap = true;               ///< start gradient reductions asynchronously during backward
   std::string overlap_flag = "on";   ///< --overlap on|off as parsed (sets overlap)

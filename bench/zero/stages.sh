@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # bench/zero/stages.sh — step time of ZeRO stages against stage 0 at N ranks as processes.
 # Configurations run in interleaved rounds (each once per round) so that load drifting over
-# minutes penalises all of them alike; reports per configuration the median tokens/s, the median
-# over rounds of the step-time ratio to the stage-0 run of the same round (with its interquartile
-# range), and rank 0's median time blocked on collectives per step (from --trace).
+# minutes penalises all of them alike. Reported per configuration: the median tokens/s; the median
+# over rounds of the step-time ratio to the FIRST configuration's run of the same round (stage 0
+# by default), with its interquartile range; rank 0's median time blocked on collectives per step
+# (the `wait` spans of --trace).
 # Not a test: timings are properties of the machine and its load.
 # usage: bench/zero/stages.sh [ROUNDS=7] [BUILD_DIR=build]
 #   env N=2 (ranks), MODEL="..." (model/batch flags), CONFIGS="label|flags;label|flags;..."
@@ -41,7 +42,7 @@ def blocked(i, r):
     d = json.load(open(f"{out}/t_{i}_{r}.json")); ev = d["traceEvents"] if isinstance(d, dict) else d
     steps = json.load(open(f"{out}/s_{i}_{r}.json"))["config"]["steps"]
     return sum(e["dur"] for e in ev if e.get("ph") == "X" and e.get("pid", 0) == 0 and e.get("cat") == "wait") / 1000 / steps
-print("| configuration | median tokens/s | median step time | ratio to stage 0, same round: median (IQR) | blocked per step (rank 0, median) |")
+print(f"| configuration | median tokens/s | median step time | step-time ratio to '{cfgs[0]}', same round: median (IQR) | blocked per step (rank 0, median) |")
 print("|---|---:|---:|---|---:|")
 for i, name in enumerate(cfgs):
     ratios = [tps[0][r] / tps[i][r] for r in range(rounds)]

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "fp/bulk_convert.h"
 #include "kernels/blas.h"
 #include "kernels/cast.h"
 #include "model/gpt.h"
@@ -88,6 +89,7 @@ void run(const zt::model::GptConfig& cfg, int64_t B, int steps, double gemm_rate
 
 int main(int argc, char** argv) {
   // usage: bench-model [B] [steps] [threads] [precisions...]   (defaults 4 5 1 fp32)
+  // precisions: fp32, bf16, fp16, fp16-scalar (fp16 with the scalar array conversions)
   const int64_t B = argc > 1 ? std::atoll(argv[1]) : 4;
   const int steps = argc > 2 ? std::atoi(argv[2]) : 5;
   const int threads = argc > 3 ? std::atoi(argv[3]) : 1;
@@ -104,7 +106,11 @@ int main(int argc, char** argv) {
     any = true;
     const std::string p = argv[i];
     if (p == "fp32") run<float>(cfg, B, steps, rate);
-    if (p == "fp16") run<zt::fp16>(cfg, B, steps, rate);
+    zt::set_bulk_fp16_scalar_only(p == "fp16-scalar");  // A/B of fp/bulk_convert.h's F16C path
+    if (p == "fp16" || p == "fp16-scalar") {
+      std::printf("fp16 array conversions: %s\n", zt::bulk_fp16_uses_f16c() ? "F16C" : "scalar loop");
+      run<zt::fp16>(cfg, B, steps, rate);
+    }
     if (p == "bf16") run<zt::bf16>(cfg, B, steps, rate);
   }
   if (!any) run<float>(cfg, B, steps, rate);

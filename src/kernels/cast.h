@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "fp/bf16.h"
+#include "fp/bulk_convert.h"
 #include "fp/fp16.h"
 
 namespace zt::kernels {
@@ -51,6 +52,9 @@ inline const float* widen(const T* src, std::size_t n, float* scratch) {
     (void)n;
     (void)scratch;
     return src;
+  } else if constexpr (std::is_same_v<T, fp16>) {
+    widen_fp16(src, scratch, n);  // F16C when present: the same bits (fp/bulk_convert.h)
+    return scratch;
   } else {
     for (std::size_t i = 0; i < n; ++i) scratch[i] = to_f(src[i]);
     return scratch;
@@ -63,6 +67,8 @@ template <typename T>
 inline void narrow(T* dst, const float* src, std::size_t n) {
   if constexpr (std::is_same_v<T, float>) {
     if (dst != src) std::memcpy(dst, src, n * sizeof(float));
+  } else if constexpr (std::is_same_v<T, fp16>) {
+    narrow_fp16(src, dst, n);
   } else {
     for (std::size_t i = 0; i < n; ++i) dst[i] = from_f<T>(src[i]);
   }

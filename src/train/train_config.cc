@@ -53,7 +53,7 @@ bool parse_train_config(int argc, char** argv, TrainConfig& c) {
   p.add_double("bucket-mb", &c.bucket_mb, "stage-2 gradient bucket size in MiB (decimal, default 25)", 1e-6, 1e6);
   p.add_int("prefetch", &c.prefetch, "stage 3: units all-gathered ahead", 0, 64);
   p.add_double("persist-below-mb", &c.persist_below_mb,
-               "stage 3: keep units whose 16-bit params are under this many MiB whole (0: off)", 0.0, 1e9);
+               "stage 3: keep units whose compute-dtype params are under this many MiB whole (0: off)", 0.0, 1e9);
   p.add_choice("overlap", &c.overlap_flag, {"on", "off"}, "asynchronous gradient reductions");
   p.add_choice("grad-sync", &c.grad_sync, {"step", "micro-batch"},
                "reduce gradients once per step or after every micro-batch");

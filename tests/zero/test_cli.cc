@@ -120,7 +120,7 @@ TEST_CASE("stage 3: out of memory during prefetch is one clean error, never a cr
   }
 }
 
-TEST_CASE("--persist-below-mb: a negative size is one clear line; the setting is in the config hash", "[ch7]") {
+TEST_CASE("persist-below-mb: a negative size is one clear line, and the setting is in the config hash", "[ch7]") {
   for (const char* args : {"--stage 3 --world-size 2 --ranks-as threads --persist-below-mb -1",
                            "--persist-below-mb -0.5", "--persist-below-mb lots"}) {
     const auto out = run_program(kTiny + args);

@@ -204,7 +204,7 @@ TEST_CASE("stage 3 with persistent units: fp16 overflow skips the same step, mic
   }
 }
 
-TEST_CASE("--persist-below-mb changes nothing in stages 0-2", "[ch7]") {
+TEST_CASE("persist-below-mb changes nothing in stages 0-2", "[ch7]") {
   for (int stage : {0, 1, 2}) {
     auto c = zero_config(stage, 2, 1, "bf16");
     c.persist_below_mb = 1000;  // every unit is far below 1000 MiB

@@ -32,6 +32,18 @@ PaperModelStates paper_model_states(double psi, int k, const ShardSpec& spec) {
   return m;
 }
 
+PaperModelStates paper_model_states(const ShardingDescription& desc, int k) {
+  PaperModelStates m;
+  for (const UnitElements& u : desc.units) {
+    const PaperModelStates one = paper_model_states(static_cast<double>(u.numel), k, u.spec ? *u.spec : desc.spec);
+    m.params += one.params;
+    m.grads += one.grads;
+    m.optimizer += one.optimizer;
+  }
+  m.total = m.params + m.grads + m.optimizer;
+  return m;
+}
+
 UnitElements unit_elements(std::string name, std::size_t numel, std::size_t world_size,
                            std::size_t block) {
   ZT_CHECK(numel > 0, "unit '", name, "' has no elements");

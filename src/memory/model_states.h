@@ -76,6 +76,15 @@ struct ShardingDescription {
   std::vector<UnitElements> units; ///< the flat units in canonical order
 };
 
+/// The paper's formula summed over units, each with its own spec where it has one (a per-unit
+/// choice such as stage 3 for large units and stage 2 for small ones):
+///     M = Σ_u [2ψ_u(1 − S_p,u + S_p,u/N) + 2ψ_u(1 − S_g,u + S_g,u/N) + Kψ_u(1 − S_o,u + S_o,u/N)],
+/// ψ_u the unit's real elements (padding is not in the formula). With one spec for all units it
+/// equals paper_model_states(Σ ψ_u, k, spec) up to rounding.
+/// @param desc the sharding description. @param k optimizer bytes per parameter K.
+/// @return the terms and M.
+PaperModelStates paper_model_states(const ShardingDescription& desc, int k);
+
 /// Bytes per element of each model state (the widths the issue fixes).
 struct StateWidths {
   std::size_t param = 2;      ///< compute copy: 2 for fp16/bf16, 4 for fp32 precision

@@ -52,6 +52,8 @@ bool parse_train_config(int argc, char** argv, TrainConfig& c) {
   p.add_choice("ranks-as", &c.ranks_as, {"processes", "threads"}, "how --world-size starts ranks");
   p.add_double("bucket-mb", &c.bucket_mb, "stage-2 gradient bucket size in MiB (decimal, default 25)", 1e-6, 1e6);
   p.add_int("prefetch", &c.prefetch, "stage 3: units all-gathered ahead", 0, 64);
+  p.add_double("persist-below-mb", &c.persist_below_mb,
+               "stage 3: keep units whose compute-dtype params are under this many MiB whole (0: off)", 0.0, 1e9);
   p.add_choice("overlap", &c.overlap_flag, {"on", "off"}, "asynchronous gradient reductions");
   p.add_choice("grad-sync", &c.grad_sync, {"step", "micro-batch"},
                "reduce gradients once per step or after every micro-batch");
@@ -82,6 +84,8 @@ void validate(const TrainConfig& c) {
            " is not a power of two");
   ZT_CHECK(c.warmup_steps <= c.steps || c.steps == 0, "--warmup-steps ", c.warmup_steps,
            " is longer than --steps ", c.steps);
+  ZT_CHECK(c.persist_below_mb >= 0, "--persist-below-mb ", c.persist_below_mb,
+           " is negative (a size in MiB; 0 turns persistence off)");
   ZT_CHECK(c.min_lr <= c.lr, "--min-lr ", c.min_lr, " is above --lr ", c.lr);
   ZT_CHECK(!c.no_master_weights || c.precision != "fp32",
            "--no-master-weights needs --precision fp16 or bf16 (fp32 has no separate master)");

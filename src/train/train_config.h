@@ -63,6 +63,7 @@ struct TrainConfig {
   std::string ranks_as = "processes";  ///< how --world-size N starts its ranks: processes | threads
   double bucket_mb = 25;             ///< stage-2 gradient bucket, MiB (decimal allowed; PyTorch DDP's default)
   int64_t prefetch = 1;              ///< stage 3: units all-gathered ahead of use
+  double persist_below_mb = 0;       ///< stage 3: units with compute-dtype params under this many MiB stay whole (0: off)
   bool overlap = true;               ///< start gradient reductions asynchronously during backward
   std::string overlap_flag = "on";   ///< --overlap on|off as parsed (sets overlap)
   std::string grad_sync;             ///< step | micro-batch; empty = step for stages 0-1, else micro-batch

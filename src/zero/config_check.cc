@@ -1,6 +1,7 @@
 // zero/config_check.cc — the start-up agreement of every rank on its settings (see config_check.h).
 #include "zero/config_check.h"
 
+#include <bit>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -26,6 +27,7 @@ uint64_t config_hash(const TrainConfig& c) {
   add(c.steps); add(c.global_batch); add(c.micro_batch); add(c.seed); add(c.data); add(c.digits);
   add(c.stage); add(c.world_size); add(c.bucket_mb); add(c.prefetch); add(c.overlap);
   add(c.resolved_grad_sync()); add(c.stage1_reduce); add(c.collective_mode);
+  add(std::bit_cast<uint64_t>(c.persist_below_mb));  // exact bits: to_string keeps 6 decimals
   uint64_t h = 1469598103934665603ull;  // FNV-1a 64
   for (unsigned char ch : text) h = (h ^ ch) * 1099511628211ull;
   return h;

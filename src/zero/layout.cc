@@ -1,6 +1,7 @@
 // zero/layout.cc — offsets of the padded flat units (see layout.h).
 #include "zero/layout.h"
 
+#include "core/check.h"
 #include "optim/grad_norm.h"
 
 namespace zt::zero {
@@ -31,6 +32,33 @@ Layout make_layout(const model::Manifest& manifest, std::size_t world_size, std:
     l.units.push_back(u);
   }
   return l;
+}
+
+StateLayout state_layout(const Layout& layout, const std::vector<bool>& sharded) {
+  ZT_CHECK(sharded.size() == layout.units.size(), "state layout: ", sharded.size(), " flags for ",
+           layout.units.size(), " units");
+  StateLayout s;
+  s.sharded = sharded;
+  for (std::size_t u = 0; u < layout.units.size(); ++u) {
+    s.offsets.push_back(s.total);
+    s.total += layout.extent(u, sharded[u]);
+  }
+  return s;
+}
+
+ShardingDescription sharding_description(const Layout& layout, const ShardSpec& spec,
+                                         const std::vector<ShardSpec>& unit_specs) {
+  ZT_CHECK(unit_specs.size() == layout.units.size(), "sharding description: ", unit_specs.size(),
+           " unit specs for ", layout.units.size(), " units");
+  ShardingDescription d{spec, {}};
+  for (std::size_t u = 0; u < layout.units.size(); ++u) {
+    const auto& ul = layout.units[u];
+    const ShardSpec& s = unit_specs[u];
+    const bool same = s.params == spec.params && s.grads == spec.grads && s.optimizer == spec.optimizer &&
+                      s.world_size == spec.world_size;
+    d.units.push_back({ul.name, ul.numel, ul.shard, ul.full, same ? std::nullopt : std::optional<ShardSpec>(s)});
+  }
+  return d;
 }
 
 ShardingDescription sharding_description(const Layout& layout, int stage) {

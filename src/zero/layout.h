@@ -6,6 +6,8 @@
 // block and a reduce-scatter splits the unit evenly. Rank r owns [r · shard_u, (r+1) · shard_u)
 // of every unit. A rank keeps a state either whole (full_u per unit, "full" extent) or as its
 // shard (shard_u per unit) — which one, per state, is the ShardSpec of the stage (S_p, S_g, S_o).
+// A state whose choice differs per unit (stage 3 parameters with --persist-below-mb: small units
+// whole, large ones sharded) has its own offsets, a StateLayout.
 // This file computes offsets; it owns no memory and does no communication.
 #pragma once
 
@@ -54,6 +56,21 @@ struct Layout {
   std::size_t shard_real(std::size_t u, std::size_t q) const;
 };
 
+/// Offsets of one state whose extent is chosen unit by unit: unit u takes shard_u elements when
+/// sharded[u], else full_u, and the units sit end to end in canonical order.
+struct StateLayout {
+  std::vector<bool> sharded;         ///< per unit: held as this rank's shard
+  std::vector<std::size_t> offsets;  ///< per unit: first element in the rank's storage
+  std::size_t total = 0;             ///< Σ over units of shard_u or full_u
+
+  /// Elements a rank holds of unit u. @param layout the units. @param u unit. @return shard_u or full_u.
+  std::size_t extent(const Layout& layout, std::size_t u) const { return layout.extent(u, sharded[u]); }
+};
+
+/// The StateLayout of a per-unit choice. @param layout the units.
+/// @param sharded one flag per unit. @return offsets and total.
+StateLayout state_layout(const Layout& layout, const std::vector<bool>& sharded);
+
 /// Build the layout. @param manifest the model. @param world_size N. @param rank this rank.
 /// @param block b (a power of two). @return the layout.
 Layout make_layout(const model::Manifest& manifest, std::size_t world_size, std::size_t rank,
@@ -62,5 +79,11 @@ Layout make_layout(const model::Manifest& manifest, std::size_t world_size, std:
 /// The sharding description (for the memory prediction) of a stage on this layout.
 /// @param layout the layout. @param stage 0..3. @return the description.
 ShardingDescription sharding_description(const Layout& layout, int stage);
+
+/// The sharding description with a spec per unit; a unit whose spec equals `spec` carries none.
+/// @param layout the layout. @param spec the description's spec.
+/// @param unit_specs one spec per unit. @return the description.
+ShardingDescription sharding_description(const Layout& layout, const ShardSpec& spec,
+                                         const std::vector<ShardSpec>& unit_specs);
 
 }  // namespace zt::zero

@@ -145,7 +145,7 @@ class ZeroLoop final : public model::ParamProvider<T> {
   // ---- set-up -------------------------------------------------------------------------------
   void allocate() {
     const ShardSpec& s = plan_.spec;
-    params_ = make_buffer<T>(arena_, lay_.total(s.params), category::params);
+    params_ = make_buffer<T>(arena_, plan_.params_layout.total, category::params);  // per unit: shard or whole
     if constexpr (!kFp32) master_ = make_buffer<float>(arena_, lay_.total(s.optimizer), category::master);
     const std::size_t state_floats =
         lay_.total(s.optimizer) * static_cast<std::size_t>(plan_.shape.optimizer_k - 4) / 4;
@@ -199,8 +199,9 @@ class ZeroLoop final : public model::ParamProvider<T> {
     const ShardSpec& s = plan_.spec;
     for (std::size_t u = 0; u < lay_.units.size(); ++u) {
       const std::size_t own = rank() * lay_.units[u].shard;
-      T* p = params_.data() + lay_.offset(u, s.params);
-      init_unit_range(u, s.params ? own : 0, lay_.extent(u, s.params), [&](std::size_t k, float v) { p[k] = T(v); });
+      const bool sp = plan_.params_sharded(u);
+      T* p = params_.data() + plan_.params_layout.offsets[u];
+      init_unit_range(u, sp ? own : 0, lay_.extent(u, sp), [&](std::size_t k, float v) { p[k] = T(v); });
       if constexpr (!kFp32) {
         float* m = master_.data() + lay_.offset(u, s.optimizer);
         init_unit_range(u, s.optimizer ? own : 0, lay_.extent(u, s.optimizer), [&](std::size_t k, float v) { m[k] = v; });
@@ -354,7 +355,8 @@ class ZeroLoop final : public model::ParamProvider<T> {
       const std::size_t count = s.optimizer ? lay_.shard_real(u, own) : lay_.units[u].numel;
       const std::size_t g_at = plan_.grad_shard ? 0 : first;
       const std::size_t state_at = lay_.offset(u, s.optimizer);
-      T* p = params_.data() + lay_.offset(u, s.params) + (s.params ? 0 : first);
+      const bool sp = plan_.params_sharded(u);  // per unit: a stage-3 persistent unit is whole
+      T* p = params_.data() + plan_.params_layout.offsets[u] + (sp ? 0 : first);
       for (std::size_t k = 0; k < count; ++k) {
         float gi = unscale_element(grad_value(u, g_at + k), inv_scale);
         if (clip.clipped) gi = clip_element(gi, clip.coefficient);
@@ -366,10 +368,10 @@ class ZeroLoop final : public model::ParamProvider<T> {
           p[k] = T(m);
         }
       }
-      // S_o without S_p: every rank needs every updated 16-bit parameter back; the unit's
-      // all-gather (in place) runs while the next unit is updated
-      if (s.optimizer && !s.params && N() > 1) {
-        T* unit = params_.data() + lay_.units[u].full_offset;
+      // S_o without S_p (stages 1-2, stage-3 persistent units): every rank needs every updated
+      // 16-bit parameter back; the unit's all-gather (in place) runs while the next unit is updated
+      if (s.optimizer && !sp && N() > 1) {
+        T* unit = params_.data() + plan_.params_layout.offsets[u];
         gathers.push_back(coll_.all_gather_async(unit + own * shard, unit, shard, dtype_of_v<T>));
       }
     }
@@ -404,14 +406,14 @@ class ZeroLoop final : public model::ParamProvider<T> {
   }
 
   /// Gather a per-unit FP32 state held with the given extent into canonical dense order.
-  template <typename Get>
-  std::vector<float> gather_dense(bool sharded, Get get) {
+  template <typename Sharded, typename Get>
+  std::vector<float> gather_dense(Sharded sharded, Get get) {
     std::vector<float> out(lay_.psi);
     for (std::size_t u = 0; u < lay_.units.size(); ++u) {
       const auto& ul = lay_.units[u];
       std::vector<float> full(ul.full);
       std::vector<float> mine(ul.shard);
-      if (sharded) {
+      if (sharded(u)) {
         for (std::size_t k = 0; k < ul.shard; ++k) mine[k] = get(u, k);
         if (N() > 1) coll_.all_gather(std::span<const float>(mine), std::span<float>(full));
         else full = mine;
@@ -426,13 +428,15 @@ class ZeroLoop final : public model::ParamProvider<T> {
   std::vector<float> gather_master() {
     const ShardSpec& s = plan_.spec;
     if constexpr (kFp32)
-      return gather_dense(s.params, [&](std::size_t u, std::size_t k) { return params_[lay_.offset(u, s.params) + k]; });
+      return gather_dense([&](std::size_t u) { return plan_.params_sharded(u); },
+                          [&](std::size_t u, std::size_t k) { return params_[plan_.params_layout.offsets[u] + k]; });
     else
-      return gather_dense(s.optimizer, [&](std::size_t u, std::size_t k) { return master_[lay_.offset(u, s.optimizer) + k]; });
+      return gather_dense([&](std::size_t) { return s.optimizer; },
+                          [&](std::size_t u, std::size_t k) { return master_[lay_.offset(u, s.optimizer) + k]; });
   }
 
   std::vector<float> gather_unscaled(float inv_scale) {
-    return gather_dense(plan_.grad_shard, [&](std::size_t u, std::size_t k) {
+    return gather_dense([&](std::size_t) { return plan_.grad_shard; }, [&](std::size_t u, std::size_t k) {
       return unscale_element(grad_value(u, k), inv_scale);
     });
   }
@@ -445,7 +449,7 @@ class ZeroLoop final : public model::ParamProvider<T> {
   const Layout& lay_;
   model::Gpt<T> gpt_;
   Arena arena_;
-  TypedBuffer<T> params_;             // compute copy (fp32: the master), extent S_p
+  TypedBuffer<T> params_;             // compute copy (fp32: the master), extent S_p per unit
   TypedBuffer<float> master_;         // FP32 master, extent S_o
   TypedBuffer<float> optimizer_state_;  // m then v (or momentum), extent S_o
   ArenaAllocation activations_, scratch_;

@@ -6,6 +6,10 @@
 // ZeroPlan::acquire_order; an acquire that does not follow it is an error (every rank must issue
 // the same collectives in the same order). Gathers do not cross micro-batches. It holds no
 // parameters of its own: shards stay with the caller.
+//
+// A persistent unit (--persist-below-mb: its parameters are whole on every rank) is acquired in
+// the same order, checked the same way, and handed out as the caller's whole copy with no
+// collective; prefetch counts gathers, so it looks past persistent units to the next sharded ones.
 #pragma once
 
 #include <algorithm>
@@ -27,12 +31,19 @@ template <typename T>
 class UnitGatherer {
  public:
   /// @param plan the rank's plan (kept by reference). @param coll the group. @param arena where
-  /// gathered units live. @param shards this rank's shards of every unit (layout shard offsets).
+  /// gathered units live. @param params this rank's parameter storage (plan.params_layout: the
+  /// shard of a sharded unit, the whole of a persistent one).
   /// @param timeline where blocked time is recorded (may be null).
-  UnitGatherer(const ZeroPlan& plan, Collective& coll, Arena& arena, const T* shards,
+  UnitGatherer(const ZeroPlan& plan, Collective& coll, Arena& arena, const T* params,
                Timeline* timeline = nullptr)
-      : plan_(plan), coll_(coll), arena_(arena), shards_(shards), timeline_(timeline),
-        in_use_(plan.layout.units.size()) {}
+      : plan_(plan), coll_(coll), arena_(arena), params_(params), timeline_(timeline),
+        in_use_(plan.layout.units.size()) {
+    // gathers_before_[i]: sharded uses among positions [0, i) of the acquire order
+    for (std::size_t i = 0; i < plan.acquire_order.size(); ++i) {
+      gathers_before_.push_back(gather_positions_.size());
+      if (plan.params_sharded(plan.acquire_order[i])) gather_positions_.push_back(i);
+    }
+  }
 
   /// An all-gather still in flight writes into a buffer this object owns: an exception unwinding
   /// the step (an out-of-memory error, a peer's failure) must not free it under the comm thread.
@@ -47,15 +58,19 @@ class UnitGatherer {
   UnitGatherer(const UnitGatherer&) = delete;
   UnitGatherer& operator=(const UnitGatherer&) = delete;
 
-  /// The full unit u, gathered (waits for its all-gather; issues the prefetches).
+  /// The full unit u, gathered (waits for its all-gather; issues the prefetches), or the whole
+  /// copy of a persistent unit.
   /// @param u the unit, which must be the next in the acquire order. @return its parameters.
   const T* acquire(std::size_t u) {
     const auto& order = plan_.acquire_order;
     const std::size_t at = position_++;
     ZT_CHECK(at < order.size() && order[at] == u, "stage 3: unexpected acquire order at position ", at,
              " (unit ", u, ")");
-    const std::size_t last = std::min(order.size(), at + 1 + plan_.prefetch);
-    while (next_issue_ < last) issue(next_issue_++);
+    // in flight after this call: the gather of this use (if sharded) and the next --prefetch ones
+    const bool sharded = plan_.params_sharded(u);
+    const std::size_t last = std::min(gather_positions_.size(), gathers_before_[at] + (sharded ? 1 : 0) + plan_.prefetch);
+    while (next_issue_ < last) issue(gather_positions_[next_issue_++]);
+    if (!sharded) return params_ + plan_.params_layout.offsets[u];
     Gathering g = std::move(in_flight_.front());
     in_flight_.pop_front();
     const double t0 = timeline_ ? timeline_->now_us() : 0;
@@ -65,7 +80,7 @@ class UnitGatherer {
     return in_use_[u].data();
   }
 
-  /// Free unit u's gathered copy. @param u the unit.
+  /// Free unit u's gathered copy (nothing for a persistent unit). @param u the unit.
   void release(std::size_t u) { in_use_[u].reset(); }
 
   /// A micro-batch is over: the next acquire starts the order again.
@@ -81,7 +96,7 @@ class UnitGatherer {
     const auto& unit = plan_.layout.units[plan_.acquire_order[position]];
     Gathering g;
     g.buffer = make_buffer<T>(arena_, unit.full, zero_category::gathered_params);
-    const T* shard = shards_ + unit.shard_offset;
+    const T* shard = params_ + plan_.params_layout.offsets[plan_.acquire_order[position]];
     if (plan_.layout.world_size == 1)
       std::memcpy(static_cast<void*>(g.buffer.data()), shard, unit.shard * sizeof(T));
     else
@@ -92,12 +107,14 @@ class UnitGatherer {
   const ZeroPlan& plan_;
   Collective& coll_;
   Arena& arena_;
-  const T* shards_;
+  const T* params_;
   Timeline* timeline_;
   std::vector<TypedBuffer<T>> in_use_;
   std::deque<Gathering> in_flight_;
-  std::size_t position_ = 0;
-  std::size_t next_issue_ = 0;
+  std::vector<std::size_t> gather_positions_;  // positions of the acquire order that gather
+  std::vector<std::size_t> gathers_before_;    // per position: gathers at earlier positions
+  std::size_t position_ = 0;    // next position of the acquire order
+  std::size_t next_issue_ = 0;  // next gather (index into gather_positions_) to issue
 };
 
 }  // namespace zt::zero

@@ -51,9 +51,10 @@ CommStats predict_comm_per_step(const ZeroPlan& p) {
   const std::size_t A = p.micro_batches_per_rank;
   const std::size_t wt = p.shape.precision == model::Precision::fp32 ? 4 : 2;
   const std::size_t wg = p.reduce_compute ? 2 : 4;
-  if (p.spec.params)  // stage 3: one gather per acquire, every micro-batch
-    for (std::size_t j = 0; j < A; ++j)
-      for (std::size_t u : p.acquire_order) m.ag_call(std::vector<std::size_t>(N, l.units[u].shard), wt);
+  // stage 3: one gather per acquire of a sharded-parameter unit, every micro-batch
+  for (std::size_t j = 0; j < A; ++j)
+    for (std::size_t u : p.acquire_order)
+      if (p.params_sharded(u)) m.ag_call(std::vector<std::size_t>(N, l.units[u].shard), wt);
   const std::size_t syncs = p.micro_sync ? A : 1;
   for (std::size_t k = 0; k < syncs; ++k)
     for (const auto& u : l.units) {
@@ -80,8 +81,9 @@ CommStats predict_comm_per_step(const ZeroPlan& p) {
       for (std::size_t u = 0; u < l.units.size(); ++u) blocks[q] += norm_block_count(l.shard_real(u, q), l.block);
     m.ag_call(blocks, 4);  // norm block sums
   }
-  if (p.spec.optimizer && !p.spec.params)  // updated 16-bit shards back to every rank
-    for (const auto& u : l.units) m.ag_call(std::vector<std::size_t>(N, u.shard), wt);
+  // updated 16-bit shards back to every rank holding the unit whole (stages 1-2, persistent units)
+  for (std::size_t u = 0; u < l.units.size(); ++u)
+    if (p.spec.optimizer && !p.params_sharded(u)) m.ag_call(std::vector<std::size_t>(N, l.units[u].shard), wt);
   return m.s;
 }
 

@@ -2,6 +2,7 @@
 #include "zero/zero_memory.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "model/workspace.h"
 
@@ -41,9 +42,11 @@ std::size_t partials_peak(const ZeroPlan& p) {
 ModelStateBytes predicted_model_states(const ZeroPlan& p) {
   const bool fp32 = p.shape.precision == model::Precision::fp32;
   const StateWidths widths = state_widths(fp32, p.grads_in_compute_type ? 2 : 4, p.shape.optimizer_k);
-  ShardingDescription d = sharding_description(p.layout, p.stage);
+  ShardingDescription d = p.sharding();  // the stage's spec, and stage 3's persistent units
   // the gradient storage is the accumulator: a shard only when reduced after every micro-batch
   d.spec.grads = p.micro_sync && p.grad_shard && p.layout.world_size > 1;
+  for (auto& u : d.units)
+    if (u.spec) u.spec->grads = d.spec.grads;
   return model_states_bytes(d, widths, p.layout.rank);
 }
 
@@ -52,7 +55,7 @@ std::map<std::string, std::size_t> predict_zero_memory(const ZeroPlan& p) {
   const Layout& l = p.layout;
   const bool fp32 = p.shape.precision == model::Precision::fp32;
   const std::size_t t = model::bytes_of(p.shape.precision);
-  m[train::category::params] = l.total(p.spec.params) * t;
+  m[train::category::params] = p.params_layout.total * t;  // Σ_u shard_u or full_u (per-unit S_p)
   if (!fp32) m[train::category::master] = l.total(p.spec.optimizer) * 4;
   m[train::category::optimizer] = l.total(p.spec.optimizer) * static_cast<std::size_t>(p.shape.optimizer_k - 4);
   const auto B = static_cast<int64_t>(p.shape.micro_batch);
@@ -80,12 +83,16 @@ std::map<std::string, std::size_t> predict_zero_memory(const ZeroPlan& p) {
   // the 16-bit wire: a copy of each unit, except when the 16-bit gradient storage is reduced in place
   if (reduces && p.reduce_compute && (p.micro_sync || !p.grads_in_compute_type))
     m[zero_category::reduce_wire] = largest_unit * 2;
-  if (p.spec.params) {  // stage 3: the unit in use and up to --prefetch gathered ahead of it
-    const auto& order = p.acquire_order;
+  // stage 3: the unit in use and up to --prefetch gathered ahead of it, along the acquire order
+  // without the persistent units (they are never gathered; prefetch looks past them)
+  std::vector<std::size_t> gathered;
+  for (std::size_t u : p.acquire_order)
+    if (p.params_sharded(u)) gathered.push_back(u);
+  if (!gathered.empty()) {
     std::size_t peak = 0;
-    for (std::size_t i = 0; i < order.size(); ++i) {
+    for (std::size_t i = 0; i < gathered.size(); ++i) {
       std::size_t bytes = 0;
-      for (std::size_t k = i; k < order.size() && k <= i + p.prefetch; ++k) bytes += l.units[order[k]].full * t;
+      for (std::size_t k = i; k < gathered.size() && k <= i + p.prefetch; ++k) bytes += l.units[gathered[k]].full * t;
       peak = std::max(peak, bytes);
     }
     m[zero_category::gathered_params] = peak;

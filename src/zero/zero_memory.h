@@ -1,6 +1,7 @@
 // zero/zero_memory.h — predicted per-rank ledger peaks of a ZeRO run, from its plan alone.
 //
-// The persistent model states follow the sharding description (extent shard or full per state);
+// The persistent model states follow the sharding description (extent shard or full per state,
+// per unit where stage 3 keeps small units' parameters whole);
 // the transient buffers (gradient staging, accumulator partials, gathered units) follow the
 // documented order of the model's provider calls (model/param_provider.h). Tests compare each
 // category with the arena's measured peak. It allocates nothing.

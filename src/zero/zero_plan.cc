@@ -5,8 +5,15 @@
 
 #include "core/check.h"
 #include "model/manifest.h"
+#include "model/precision.h"
 
 namespace zt::zero {
+
+bool persistent_unit(std::size_t numel, std::size_t param_width, double persist_below_mb) {
+  // DeepSpeed's stage3_param_persistence_threshold idea: a tiny unit costs a whole all-gather's
+  // latency at every use for almost no memory; keeping it whole costs (N−1)/N · 2ψ_u bytes
+  return static_cast<double>(numel * param_width) < persist_below_mb * 1048576.0;
+}
 
 ZeroPlan make_zero_plan(const train::TrainConfig& c, int64_t dataset_vocab, int rank) {
   ZeroPlan p;
@@ -18,6 +25,15 @@ ZeroPlan make_zero_plan(const train::TrainConfig& c, int64_t dataset_vocab, int 
                          static_cast<std::size_t>(c.norm_block));
   p.stage = static_cast<int>(c.stage);
   p.spec = shard_spec_for_stage(p.stage, N);
+  const std::size_t param_width = model::bytes_of(p.shape.precision);
+  std::vector<bool> params_sharded;
+  for (const auto& u : p.layout.units) {
+    ShardSpec s = p.spec;
+    if (s.params && persistent_unit(u.numel, param_width, c.persist_below_mb)) s.params = false;
+    p.unit_specs.push_back(s);
+    params_sharded.push_back(s.params);
+  }
+  p.params_layout = state_layout(p.layout, params_sharded);
   p.micro_sync = c.resolved_grad_sync() == "micro-batch";
   // stage 1 reduce-scatters by default (the paper's P_os); the all-reduce variant keeps a full
   // reduced gradient on every rank, as plain data parallelism does

@@ -27,6 +27,11 @@ struct ZeroPlan {
   train::SingleRankShape shape;  ///< model, precision, ψ, K, b (micro_batches = the global M)
   Layout layout;                 ///< padded units, this rank's offsets
   ShardSpec spec;                ///< S_p, S_g, S_o of the stage, N
+  /// Per unit: what is sharded of it. `spec` for every unit, except in stage 3 with
+  /// --persist-below-mb, where a unit whose compute-dtype parameters are smaller than the
+  /// threshold keeps them whole (S_p = 0: a ZeRO-2 unit in a ZeRO-3 run, never gathered per use).
+  std::vector<ShardSpec> unit_specs;
+  StateLayout params_layout;     ///< the parameter storage: shard_u or full_u per unit
   int stage = 0;                 ///< 0..3
   bool micro_sync = false;       ///< --grad-sync micro-batch
   bool grad_shard = false;       ///< the reduced gradient is this rank's shard (reduce-scatter)
@@ -42,6 +47,15 @@ struct ZeroPlan {
   std::vector<std::size_t> acquire_order;
   std::size_t prefetch = 0;  ///< stage 3: gathers issued ahead of the unit in use
 
+  /// Whether unit u's parameters are sharded (gathered before each use). @param u unit.
+  /// @return S_p of the unit.
+  bool params_sharded(std::size_t u) const { return unit_specs[u].params; }
+  /// Whether unit u is a persistent unit of stage 3 (parameters kept whole). @param u unit.
+  /// @return true when the stage shards parameters and this unit does not.
+  bool persistent(std::size_t u) const { return spec.params && !unit_specs[u].params; }
+  /// The sharding description of this plan: the stage's spec and the per-unit exceptions.
+  /// @return the description.
+  ShardingDescription sharding() const { return sharding_description(layout, spec, unit_specs); }
   /// Elements a rank holds of unit u after its gradient is reduced. @param u unit.
   /// @return shard_u when reduce-scattered, else full_u.
   std::size_t reduced_extent(std::size_t u) const { return layout.extent(u, grad_shard); }
@@ -51,6 +65,11 @@ struct ZeroPlan {
     return micro_sync && layout.world_size > 1 ? reduced_extent(u) : layout.units[u].full;
   }
 };
+
+/// Whether a unit keeps its parameters whole under --persist-below-mb (stage 3 only).
+/// @param numel the unit's real elements. @param param_width bytes per compute-dtype parameter.
+/// @param persist_below_mb the threshold in MiB (0: off). @return numel · width < threshold.
+bool persistent_unit(std::size_t numel, std::size_t param_width, double persist_below_mb);
 
 /// Build the plan. @param c validated settings. @param dataset_vocab the dataset's alphabet
 /// (used when --vocab is 0). @param rank this rank. @return the plan.

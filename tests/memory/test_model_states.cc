@@ -112,3 +112,29 @@ TEST_CASE("a unit may carry its own sharding choice", "[ch3][memory]") {
   d.units[1].spec = shard_spec_for_stage(3, 2);
   CHECK_THROWS_AS(model_states_bytes(d, w, 0), Error);
 }
+
+TEST_CASE("per-unit specs: the formula sums over units, each with its own switches", "[ch3][memory]") {
+  // ZeRO-3 for a large unit, ZeRO-2 (parameters whole) for a small one: per rank
+  // (2+2+K) psi_big / N + 2 psi_small + (2+K) psi_small / N. Powers of two keep it exact.
+  const std::size_t n = 4;
+  const double big = 4096, small = 256;
+  ShardSpec z2 = shard_spec_for_stage(2, n);
+  ShardingDescription d{shard_spec_for_stage(3, n), {}};
+  d.units.push_back(unit_elements("block", 4096, n, 1));
+  d.units.push_back(unit_elements("ln_f", 256, n, 1));
+  d.units.back().spec = z2;
+  for (int k : {12, 8}) {
+    const PaperModelStates m = paper_model_states(d, k);
+    CHECK(m.params == 2 * big / n + 2 * small);
+    CHECK(m.grads == 2 * (big + small) / n);
+    CHECK(m.optimizer == k * (big + small) / n);
+    CHECK(m.total == (4 + k) * big / n + 2 * small + (2 + k) * small / n);
+    // no padding here, so the exact count agrees (with 16-bit gradients)
+    const ModelStateBytes b = model_states_bytes(d, state_widths(false, 2, k), 1);
+    CHECK(static_cast<double>(b.total) == m.total);
+    CHECK(b.padding == 0);
+  }
+  // without per-unit specs it is the one-spec formula over Σ psi_u
+  d.units.back().spec.reset();
+  CHECK(paper_model_states(d, 12).total == paper_model_states(big + small, 12, d.spec).total);
+}

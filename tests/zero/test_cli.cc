@@ -2,10 +2,12 @@
 // --verify, the comm object, the start-up config check, and bad input.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "support/run_program.h"
+#include "zero/config_check.h"
 #include "zero/zero_fixtures.h"
 
 using namespace zt;
@@ -115,5 +117,34 @@ TEST_CASE("stage 3: out of memory during prefetch is one clean error, never a cr
     INFO(out.err);
     CHECK(out.status == 1);
     CHECK(out.err.find("out of memory") != std::string::npos);
+  }
+}
+
+TEST_CASE("persist-below-mb: a negative size is one clear line, and the setting is in the config hash", "[ch7]") {
+  for (const char* args : {"--stage 3 --world-size 2 --ranks-as threads --persist-below-mb -1",
+                           "--persist-below-mb -0.5", "--persist-below-mb lots"}) {
+    const auto out = run_program(kTiny + args);
+    INFO(args << ": " << out.err);
+    CHECK(out.status != 0);
+    CHECK(out.err.rfind("zero-train: error: ", 0) == 0);
+    CHECK(out.err.find("persist-below-mb") != std::string::npos);
+    CHECK(std::count(out.err.begin(), out.err.end(), '\n') == 1);
+  }
+  auto c = zero_config(3, 2, 1, "fp32");
+  c.persist_below_mb = -1;  // set in code, past the flag parser
+  CHECK_THROWS_WITH(train::validate(c), Catch::Contains("--persist-below-mb -1 is negative"));
+  auto a = zero_config(3, 2, 1, "fp32"), b = a;
+  b.persist_below_mb = 1e-7;  // differs from 0 below to_string's six decimals
+  CHECK(zero::config_hash(a) != zero::config_hash(b));
+  // ranks started with different thresholds fail at start-up instead of issuing different gathers
+  auto data = addition_for(a);
+  ThreadGroup group = thread_group(2);
+  auto out = run_thread_ranks(2, [&](int r) {
+    GlooCollective coll(group.for_rank(r));
+    return zero::train_zero(r == 0 ? a : b, *data, coll, {}, nullptr);
+  });
+  for (const auto& o : out) {
+    CHECK_FALSE(o.ok());
+    CHECK(o.error.find("configuration mismatch") != std::string::npos);
   }
 }

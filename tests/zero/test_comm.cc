@@ -72,3 +72,46 @@ TEST_CASE("the paper's volumes: 2(N-1)/N psi for stages 0-2, about 3(N-1)/N psi 
   // the paper's 3 psi vs 2 psi: at least 1.5x stage 0's volume (more with the tied wte's reuse)
   CHECK(2 * (grad_elems[3] + param_elems[3]) >= 3 * (grad_elems[0] + param_elems[0]));
 }
+
+TEST_CASE("stage 3 with persistent units: closed form, and one gather per persistent unit", "[ch7]") {
+  for (int world : {2, 3})
+    for (const char* sync : {"step", "micro-batch"}) {
+      auto c = zero_config(3, world, 2, world == 2 ? "bf16" : "fp16");
+      c.layers = 2;
+      c.grad_sync = sync;
+      c.steps = 2;
+      auto off = c;
+      c.persist_below_mb = persist_all_but_largest(c);
+      const auto plan = plan_of(c);
+      // a persistent unit trades its per-use gathers (every micro-batch) for one after the update
+      std::size_t uses = 0, persistent = 0, shard_elems_saved = 0;
+      for (std::size_t u : plan.acquire_order) {
+        uses += plan.persistent(u);
+        if (plan.persistent(u)) shard_elems_saved += (world - 1) * plan.layout.units[u].shard;
+      }
+      std::size_t shard_elems_added = 0;
+      for (std::size_t u = 0; u < plan.layout.units.size(); ++u) {
+        persistent += plan.persistent(u);
+        if (plan.persistent(u)) shard_elems_added += (world - 1) * plan.layout.units[u].shard;
+      }
+      REQUIRE(persistent >= 1);
+      const ZeroRun z = run_zero(c), z_off = run_zero(off);
+      REQUIRE(z.errors == "");
+      REQUIRE(z_off.errors == "");
+      const std::size_t A = 2;
+      for (std::size_t r = 0; r < z.ranks.size(); ++r) {
+        const auto& s = z.ranks[r].value->comm_per_step;
+        const auto& s_off = z_off.ranks[r].value->comm_per_step;
+        INFO("N=" << world << " " << sync << " rank " << r);
+        for (std::size_t k = 0; k < kCollKinds; ++k) {
+          if (static_cast<CollKind>(k) == CollKind::call_check) continue;
+          CHECK(s.by_kind[k].calls == z.ranks[r].value->comm_predicted_per_step.by_kind[k].calls);
+          CHECK(s.by_kind[k].bytes_sent == z.ranks[r].value->comm_predicted_per_step.by_kind[k].bytes_sent);
+        }
+        CHECK(s[CollKind::all_gather].calls + A * uses == s_off[CollKind::all_gather].calls + persistent);
+        CHECK(s[CollKind::all_gather].bytes_sent + A * shard_elems_saved * 2 ==
+              s_off[CollKind::all_gather].bytes_sent + shard_elems_added * 2);
+        CHECK(s[CollKind::reduce_scatter].bytes_sent == s_off[CollKind::reduce_scatter].bytes_sent);
+      }
+    }
+}

@@ -157,3 +157,60 @@ TEST_CASE("stage 1, all-reduce variant: bitwise equal, with the comm closed form
       }
     }
 }
+
+TEST_CASE("stage 3 with persistent small units (--persist-below-mb): bitwise equal, N = 1..4", "[ch7]") {
+  // Two thresholds: only ln_f whole (just above its compute-dtype bytes), and every unit but the
+  // blocks whole. Either way some units are gathered per use and some are not.
+  int k = 0;
+  for (const char* precision : {"fp16", "bf16"})
+    for (int world : {1, 2, 3, 4})
+      for (int which : {0, 1}) {
+        auto c = zero_config(3, world, 1, precision);
+        c.layers = 2;
+        c.steps = 4;
+        c.optimizer = (k % 2) ? "sgd" : "adamw";
+        c.overlap = k % 2 == 0;
+        c.prefetch = k % 3;
+        c.clip_grad_norm = 0.5;
+        ++k;
+        const auto plan = plan_of(c);
+        const auto& units = plan.layout.units;
+        c.persist_below_mb = which == 0 ? static_cast<double>(units.back().numel * 2 + 1) / 1048576.0
+                                        : persist_all_but_largest(c);
+        const std::size_t persistent = persistent_units(c);
+        INFO("threshold " << c.persist_below_mb << " MiB, " << persistent << " of " << units.size() << " units whole");
+        REQUIRE(persistent >= 1);
+        REQUIRE(persistent < units.size());
+        if (which == 0) CHECK(persistent == 1);
+        const auto ref = check_equal(c);
+        bool clipped = false;
+        for (const auto& s : ref.steps) clipped |= s.clipped;
+        CHECK(clipped);  // the sharded norm and clipping path ran
+      }
+}
+
+TEST_CASE("stage 3 with persistent units: fp16 overflow skips the same step, micro-batch sync", "[ch7]") {
+  for (int world : {2, 4}) {
+    auto c = zero_config(3, world, 2, "fp16");  // A = 2 micro-batches per rank, N a power of two
+    c.layers = 2;
+    c.loss_scale_init = 16777216;  // 2^24: step 1 overflows and is skipped
+    c.steps = 3;
+    c.persist_below_mb = persist_all_but_largest(c);
+    REQUIRE(persistent_units(c) >= 1);
+    const auto ref = check_equal(c);
+    REQUIRE(ref.steps.size() == 3);
+    CHECK(ref.steps[0].skipped);
+    CHECK(ref.steps[1].loss_scale < ref.steps[0].loss_scale);
+  }
+}
+
+TEST_CASE("persist-below-mb changes nothing in stages 0-2", "[ch7]") {
+  for (int stage : {0, 1, 2}) {
+    auto c = zero_config(stage, 2, 1, "bf16");
+    c.persist_below_mb = 1000;  // every unit is far below 1000 MiB
+    CHECK(persistent_units(c) == 0);
+    const auto plan = plan_of(c);
+    for (std::size_t u = 0; u < plan.layout.units.size(); ++u) CHECK_FALSE(plan.params_sharded(u));
+    check_equal(c);
+  }
+}

@@ -97,3 +97,79 @@ TEST_CASE("no full gradient in stage 2, no full parameters in stage 3 beyond the
     }
   }
 }
+
+TEST_CASE("ledger with --persist-below-mb: measured peak == predicted, every category", "[ch7]") {
+  int k = 0;
+  for (int world : {1, 2, 3})
+    for (int per_rank : {1, 2})
+      for (int stage : {2, 3}) {
+        auto c = zero_config(stage, world, per_rank, (k % 3 == 0) ? "fp32" : (k % 3 == 1) ? "fp16" : "bf16");
+        c.layers = 2;
+        c.grad_sync = (k % 2) ? "step" : "micro-batch";
+        c.reduce_dtype = (k % 4 == 1) ? "compute" : "fp32";
+        c.prefetch = k % 3;
+        c.steps = 2;
+        c.persist_below_mb = persist_all_but_largest(c);
+        if (stage == 3) REQUIRE(persistent_units(c) >= 1);
+        ++k;
+        check_ledger(c);
+      }
+}
+
+TEST_CASE("model states with persistent units: sum over units of the per-unit paper formula", "[ch7]") {
+  // fp16, AdamW (K = 12), --reduce-dtype compute, one micro-batch per rank (s_g = 2). A ZeRO-3
+  // unit costs (2+2+K) psi_u / N per rank; a persistent one 2 psi_u + (2+K) psi_u / N. Written out
+  // here from the model's unit sizes, and compared with both the description's formula and the
+  // bytes the ranks hold (less padding).
+  for (int world : {1, 2, 3, 4}) {
+    auto c = zero_config(3, world, 1, "fp16");
+    c.layers = 2;
+    c.reduce_dtype = "compute";
+    c.steps = 1;
+    c.persist_below_mb = persist_all_but_largest(c);
+    const auto plan = plan_of(c);
+    const double n = world;
+    double expected = 0;  // N x the per-rank formula
+    for (std::size_t u = 0; u < plan.layout.units.size(); ++u) {
+      const double psi_u = static_cast<double>(plan.layout.units[u].numel);
+      expected += plan.persistent(u) ? n * 2 * psi_u + (2 + 12) * psi_u : (2 + 2 + 12) * psi_u;
+    }
+    const PaperModelStates paper = paper_model_states(plan.sharding(), 12);
+    INFO("N=" << world);
+    CHECK(std::llround(n * paper.total) == std::llround(expected));
+    const ZeroRun z = run_zero(c);
+    REQUIRE(z.errors == "");
+    double real = 0;
+    for (const auto& r : z.ranks) {
+      const auto& m = r.value->run.memory.front();
+      real += static_cast<double>(m.model_states_bytes - m.padding_bytes);
+    }
+    CHECK(real == expected);
+    // between stage 2 and stage 3 of the whole model
+    const double psi = static_cast<double>(plan.layout.psi);
+    CHECK((expected > (4 + 12) * psi || world == 1));
+    CHECK((expected < n * 2 * psi + (2 + 12) * psi || world == 1));
+  }
+}
+
+TEST_CASE("persistent units: parameters are whole for them, shards for the rest", "[ch7]") {
+  auto c = zero_config(3, 4, 2, "bf16");
+  c.layers = 3;
+  c.steps = 1;
+  c.persist_below_mb = persist_all_but_largest(c);
+  const auto plan = plan_of(c);
+  std::size_t expected_params = 0, largest_sharded = 0;
+  for (std::size_t u = 0; u < plan.layout.units.size(); ++u) {
+    const auto& ul = plan.layout.units[u];
+    expected_params += plan.persistent(u) ? ul.full : ul.shard;
+    if (!plan.persistent(u)) largest_sharded = std::max(largest_sharded, ul.full);
+  }
+  REQUIRE(expected_params > plan.layout.shard_total);
+  const ZeroRun z = run_zero(c);
+  REQUIRE(z.errors == "");
+  for (const auto& r : z.ranks) {
+    const auto& m = r.value->run.memory.front().by_category;
+    CHECK(m.at("params") == expected_params * 2);
+    CHECK(m.at("gathered_params") <= 2 * largest_sharded * 2);  // prefetch 1: in use + one ahead
+  }
+}

@@ -2,6 +2,7 @@
 // bit for bit (never with a tolerance).
 #pragma once
 
+#include <algorithm>
 #include <bit>
 #include <cstdint>
 #include <sstream>
@@ -11,6 +12,7 @@
 #include "collective/thread_ranks.h"
 #include "train/train_fixtures.h"
 #include "zero/train_zero.h"
+#include "zero/zero_plan.h"
 
 namespace zt::test {
 
@@ -89,6 +91,28 @@ inline train::TrainConfig reference_of(train::TrainConfig c) {
   c.stage = 0;
   c.world_size = 1;
   return c;
+}
+
+/// The plan rank `rank` of `c` derives (layout, per-unit specs), built without training.
+inline zero::ZeroPlan plan_of(const train::TrainConfig& c, int rank = 0) {
+  return zero::make_zero_plan(c, addition_for(c)->vocab_size(), rank);
+}
+
+/// A --persist-below-mb that keeps every unit smaller than the largest one whole, read off the
+/// model's units (independent of N): compute-dtype bytes of the largest unit, in MiB.
+inline double persist_all_but_largest(const train::TrainConfig& c) {
+  const auto p = plan_of(c);
+  std::size_t largest = 0;
+  for (const auto& u : p.layout.units) largest = std::max(largest, u.numel);
+  return static_cast<double>(largest * (c.precision == "fp32" ? 4 : 2)) / 1048576.0;
+}
+
+/// How many units of `c`'s plan keep their parameters whole.
+inline std::size_t persistent_units(const train::TrainConfig& c) {
+  const auto p = plan_of(c);
+  std::size_t n = 0;
+  for (std::size_t u = 0; u < p.layout.units.size(); ++u) n += p.persistent(u);
+  return n;
 }
 
 }  // namespace zt::test

@@ -104,6 +104,21 @@ TEST_CASE("held-out evaluation, stages 0-3, N = 1-3: bitwise the reference's", "
       }
 }
 
+TEST_CASE("held-out evaluation with --steps 0: the initial weights, as in the reference", "[ch5]") {
+  for (int stage : {0, 3}) {
+    auto c = zero_config(stage, 3, 1, "bf16");
+    c.steps = 0;
+    c.dump_params = c.dump_grads = "";
+    const train::RunResult ref = run(reference_of(c));
+    const ZeroRun z = run_zero(c);
+    INFO("stage " << stage);
+    REQUIRE(z.errors == "");
+    REQUIRE(ref.evals.size() == 1);
+    CHECK(ref.evals[0].step == 0);
+    for (const auto& r : z.ranks) CHECK(compare_evals(r.value->run.evals, ref.evals) == "");
+  }
+}
+
 TEST_CASE("held-out evaluation leaves the training trajectory bitwise unchanged", "[ch5]") {
   // Evaluating after every step (the most interleaving) against only after the last: the same
   // per-step records, the same final master weights, the same training communication.

@@ -55,7 +55,7 @@ std::vector<std::string> heldout_lines(const std::string& out) {
 
 }  // namespace
 
-TEST_CASE("held-out split: rank q runs rounds q, q+N, ...; every round exactly once", "[ch5]") {
+TEST_CASE("held-out split: rank q runs rounds q, q+N, ... and every round exactly once", "[ch5]") {
   for (std::size_t rounds : {1, 2, 22, 32})
     for (std::size_t world : {1, 2, 3, 5}) {
       const zero::HeldoutSplit split{rounds, world};
@@ -168,6 +168,23 @@ TEST_CASE("held-out evaluation: a text file has no held-out split, as in the ref
     REQUIRE(o.ok());
     CHECK(o.value->run.steps.size() == 3);
     CHECK(o.value->run.evals.empty());
+  }
+}
+
+TEST_CASE("held-out evaluation: ranks with different --eval-every fail at start-up, clearly", "[ch5]") {
+  // evaluations issue collectives, so ranks evaluating at different steps would wait on each other
+  auto c0 = zero_config(3, 2, 1, "fp32");
+  auto c1 = c0;
+  c1.eval_every = 1;
+  auto data = addition_for(c0);
+  ThreadGroup group = thread_group(2);
+  auto out = run_thread_ranks(2, [&](int r) {
+    GlooCollective coll(group.for_rank(r));
+    return zero::train_zero(r == 0 ? c0 : c1, *data, coll, {}, nullptr);
+  });
+  for (const auto& o : out) {
+    CHECK_FALSE(o.ok());
+    CHECK(o.error.find("configuration mismatch") != std::string::npos);
   }
 }
 

@@ -208,10 +208,11 @@ TEST_CASE("zero-train: a distributed run prints the single-rank run's held-out l
     for (int stage : {1, 3}) {
       const std::string json = "/tmp/zt_heldout_cli_" + std::to_string(::getpid()) + ".json";
       const auto out = run_program(tiny + how + "--world-size 2 --stage " + std::to_string(stage) +
-                                   " --summary-json " + json);
+                                   " --verify --summary-json " + json);
       INFO(how << "stage " << stage << "\n" << out.out << out.err);
       REQUIRE(out.status == 0);
       CHECK(heldout_lines(out.out) == expected);
+      CHECK(out.out.find("every held-out evaluation are bitwise equal") != std::string::npos);  // --verify
       CHECK(out.out.find("  held-out: loss") != std::string::npos);  // the summary's line
       std::ifstream f(json);
       const auto j = nlohmann::json::parse(f);

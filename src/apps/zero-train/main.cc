@@ -146,13 +146,21 @@ int finish_job(const zt::train::TrainConfig& c, const zt::Dataset& data, zt::tra
                     a.skipped == b.skipped && a.grad_norm.has_value() == b.grad_norm.has_value() &&
                     (!a.grad_norm || std::bit_cast<uint32_t>(*a.grad_norm) == std::bit_cast<uint32_t>(*b.grad_norm));
     }
-    if (verdict.empty() && steps_equal) {
-      std::printf("verify: final FP32 master weights and every step's loss, grad_norm, loss_scale, "
-                  "skipped are bitwise equal to the single-rank reference\n");
+    // the held-out evaluations too: rank 0's combine every rank's rounds (zero/heldout_eval.h)
+    bool evals_equal = ref_result.evals.size() == r.evals.size();
+    for (std::size_t i = 0; evals_equal && i < r.evals.size(); ++i) {
+      const auto& a = r.evals[i];
+      const auto& b = ref_result.evals[i];
+      evals_equal = a.step == b.step && std::bit_cast<uint32_t>(a.loss) == std::bit_cast<uint32_t>(b.loss) &&
+                    a.accuracy == b.accuracy && a.problems == b.problems;
+    }
+    if (verdict.empty() && steps_equal && evals_equal) {
+      std::printf("verify: final FP32 master weights, every step's loss, grad_norm, loss_scale, "
+                  "skipped and every held-out evaluation are bitwise equal to the single-rank reference\n");
     } else {
-      std::printf("verify: NOT bitwise equal to the single-rank reference: %s%s\n",
+      std::printf("verify: NOT bitwise equal to the single-rank reference: %s%s%s\n",
                   verdict.empty() ? "master weights equal" : ("first differing parameter " + verdict).c_str(),
-                  steps_equal ? "" : "; per-step records differ");
+                  steps_equal ? "" : "; per-step records differ", evals_equal ? "" : "; held-out evaluations differ");
       status = 1;
     }
   }

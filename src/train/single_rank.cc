@@ -23,13 +23,11 @@
 #include "optim/lr_schedule.h"
 #include "optim/sgd.h"
 #include "reduce/canonical_tree.h"
+#include "train/heldout.h"
 #include "train/memory_plan.h"
 
 namespace zt::train {
 namespace {
-
-/// Held-out sequences per evaluation (rounded up to whole micro-batches).
-constexpr int64_t kEvalSequences = 64;
 
 /// Per-element optimizer: the ZT_HD bodies of optim/, with this step's scalars.
 struct ElementOptimizer {
@@ -292,29 +290,17 @@ class SingleRankLoop {
     const auto* addition = dynamic_cast<const AdditionDataset*>(&data_);
     if (!addition) return std::nullopt;  // byte-level text files have no held-out split
     model::DenseParamProvider<T> provider(gpt_.manifest(), params_.data(), grads_model_.data());
-    const int64_t B = c_.micro_batch, row = c_.context + 1;
-    const int64_t rounds = (kEvalSequences + B - 1) / B;
+    const int64_t rounds = heldout_rounds(c_.micro_batch);
     std::vector<float> loss_sums;
     ExactMatch total;
-    for (int64_t r = 0; r < rounds; ++r) {
-      for (int64_t i = 0; i < B; ++i)
-        addition->heldout_sample(static_cast<uint64_t>(c_.seed), static_cast<uint64_t>(r * B + i), batch_.data() + i * row);
-      const auto in = model::batch_inputs(batch_.data(), B, c_.context);
-      const auto tg = model::batch_targets(batch_.data(), B, c_.context);
-      loss_sums.push_back(gpt_.forward(provider, in, tg, workspace_));
-      gpt_.predictions(workspace_, predictions_.data());
-      for (int64_t i = 0; i < B; ++i) {
-        const ExactMatch m = addition->exact_match(batch_.data() + i * row, predictions_.data() + i * c_.context);
-        total.correct += m.correct;
-        total.total += m.total;
-      }
+    for (int64_t r = 0; r < rounds; ++r) {  // train/heldout.h: the rounds the ZeRO engine splits
+      const HeldoutRound h = heldout_round(*addition, c_.seed, r, c_.micro_batch, gpt_, provider, workspace_,
+                                          batch_.data(), predictions_.data());
+      loss_sums.push_back(h.loss_sum);
+      total.correct += h.match.correct;
+      total.total += h.match.total;
     }
-    EvalRecord e;
-    e.step = step;
-    e.loss = canonical_sum(loss_sums) / static_cast<float>(rounds * B * c_.context);
-    e.problems = total.total;
-    e.accuracy = total.total ? static_cast<double>(total.correct) / static_cast<double>(total.total) : 0.0;
-    return e;
+    return heldout_record(step, loss_sums, total, c_.micro_batch, c_.context);
   }
 
   // ---- memory -------------------------------------------------------------------------------

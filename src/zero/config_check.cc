@@ -28,6 +28,7 @@ uint64_t config_hash(const TrainConfig& c) {
   add(c.stage); add(c.world_size); add(c.bucket_mb); add(c.prefetch); add(c.overlap);
   add(c.resolved_grad_sync()); add(c.stage1_reduce); add(c.collective_mode);
   add(std::bit_cast<uint64_t>(c.persist_below_mb));  // exact bits: to_string keeps 6 decimals
+  add(c.eval_every);  // evaluations issue collectives (zero/heldout_eval.h): all ranks at the same steps
   uint64_t h = 1469598103934665603ull;  // FNV-1a 64
   for (unsigned char ch : text) h = (h ^ ch) * 1099511628211ull;
   return h;

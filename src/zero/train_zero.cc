@@ -27,6 +27,7 @@
 #include "zero/element_optimizer.h"
 #include "zero/grad_reducer.h"
 #include "zero/config_check.h"
+#include "zero/heldout_eval.h"
 #include "zero/layout.h"
 #include "zero/unit_gatherer.h"
 #include "zero/zero_comm.h"
@@ -48,6 +49,15 @@ CommStats operator-(const CommStats& a, const CommStats& b) {
     d.by_kind[k].bytes_received = a.by_kind[k].bytes_received - b.by_kind[k].bytes_received;
   }
   return d;
+}
+CommStats operator+(const CommStats& a, const CommStats& b) {
+  CommStats s;
+  for (std::size_t k = 0; k < kCollKinds; ++k) {
+    s.by_kind[k].calls = a.by_kind[k].calls + b.by_kind[k].calls;
+    s.by_kind[k].bytes_sent = a.by_kind[k].bytes_sent + b.by_kind[k].bytes_sent;
+    s.by_kind[k].bytes_received = a.by_kind[k].bytes_received + b.by_kind[k].bytes_received;
+  }
+  return s;
 }
 
 template <typename T>
@@ -85,9 +95,13 @@ class ZeroLoop final : public model::ParamProvider<T> {
       out.comm_per_step = coll_.stats() - before;
       result.seconds = seconds;
       result.tokens_per_s = seconds > 0 ? static_cast<double>(step * c_.global_batch * c_.context) / seconds : 0;
+      // the reference's schedule: every --eval-every steps and after the last (before the
+      // progress callback, so it can print the evaluation with its step)
+      if ((c_.eval_every > 0 && step % c_.eval_every == 0) || step == c_.steps) evaluate(step, result);
       if (on_step) on_step(result.steps.back(), result);
     }
-    out.comm_total = coll_.stats() - start;
+    if (c_.steps == 0) evaluate(0, result);
+    out.comm_total = coll_.stats() - start - eval_comm_;  // training steps only
     out.timeline = timeline_.events();
     out.comm_predicted_per_step = predict_comm_per_step(plan_);
     if (artifacts_ && (!c_.dump_params.empty() || c_.verify)) artifacts_->final_params = gather_master();
@@ -162,6 +176,7 @@ class ZeroLoop final : public model::ParamProvider<T> {
     reducer_ = std::make_unique<GradReducer<T>>(plan_, coll_, arena_, c_.overlap,
         [this](std::size_t u, const T* r16, const float* r32) { take_reduced(u, r16, r32); }, tl());
     if (s.params) gatherer_ = std::make_unique<UnitGatherer<T>>(plan_, coll_, arena_, params_.data(), tl());
+    evaluator_ = std::make_unique<HeldoutEvaluator<T>>(c_, data_, plan_, coll_, arena_, params_.data());
     compute_start_.resize(lay_.units.size());
     step_grad_.resize(lay_.units.size());
     step_grad16_.resize(lay_.units.size());
@@ -207,6 +222,14 @@ class ZeroLoop final : public model::ParamProvider<T> {
         init_unit_range(u, s.optimizer ? own : 0, lay_.extent(u, s.optimizer), [&](std::size_t k, float v) { m[k] = v; });
       }
     }
+  }
+
+  /// Held-out evaluation split over the ranks (zero/heldout_eval.h); its collectives are kept
+  /// out of the training's communication counters.
+  void evaluate(int64_t step, train::RunResult& result) {
+    const CommStats before = coll_.stats();
+    if (auto e = evaluator_->evaluate(step, gpt_, workspace_, batch_.data())) result.evals.push_back(*e);
+    eval_comm_ = eval_comm_ + (coll_.stats() - before);
   }
 
   // ---- gradient reductions (zero/grad_reducer.h) -------------------------------------------
@@ -462,6 +485,8 @@ class ZeroLoop final : public model::ParamProvider<T> {
   std::vector<std::unique_ptr<Acc>> accumulators_;
   std::unique_ptr<GradReducer<T>> reducer_;   // gradient reduce-scatters / all-reduces
   std::unique_ptr<UnitGatherer<T>> gatherer_;  // stage 3: parameter all-gathers
+  std::unique_ptr<HeldoutEvaluator<T>> evaluator_;  // held-out rounds split over ranks
+  CommStats eval_comm_;                        // collectives of the evaluations
   Timeline timeline_{!c_.trace.empty()};        // --trace: compute and blocked spans
   std::vector<double> compute_start_;          // per unit: when its compute began
   std::string phase_;                          // "forward " or "backward "

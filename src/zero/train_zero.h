@@ -6,6 +6,8 @@
 // (or the schedule conditions of chapter 5: --grad-sync step with A a power of two,
 // --grad-sync micro-batch with N a power of two) the FP32 master weights and every step's loss,
 // grad_norm, loss_scale and skipped equal the single-rank reference bit for bit.
+// Held-out evaluations run at the reference's steps, their rounds split over the ranks
+// (zero/heldout_eval.h), and equal the reference's bit for bit whenever the weights do.
 // Every rank calls train_zero with the same config; it is not a launcher (src/launch is).
 #pragma once
 
@@ -22,8 +24,8 @@ namespace zt::zero {
 
 /// What one rank reports besides the usual run records.
 struct ZeroRunResult {
-  train::RunResult run;     ///< steps (identical on every rank), this rank's memory, speed
-  CommStats comm_total;     ///< this rank's collective counters over all training steps
+  train::RunResult run;     ///< steps and evals (identical on every rank), this rank's memory, speed
+  CommStats comm_total;     ///< this rank's collective counters over all training steps (not evaluations)
   CommStats comm_per_step;  ///< the counters of the last step alone
   CommStats comm_predicted_per_step;  ///< closed form of one applied step (zero/zero_comm.h)
   std::vector<TimelineEvent> timeline;  ///< compute and blocked spans (with config.trace set)

@@ -64,6 +64,7 @@ std::map<std::string, std::size_t> predict_zero_memory(const ZeroPlan& p) {
   const auto tokens = p.shape.micro_batch * static_cast<std::size_t>(p.shape.model.context);
   m[train::category::batch] = (tokens + p.shape.micro_batch) * sizeof(int32_t);
   m[train::category::norm_blocks] = p.norm_floats * sizeof(float);
+  m[train::category::eval] = tokens * sizeof(int32_t);  // held-out argmax ids (zero/heldout_eval.h), as the reference
   // gradient storage: one FP32 accumulator buffer per unit; the canonical tree's extra partials
   std::size_t grads = 0, largest_full = 0, largest_leaf = 0;
   for (std::size_t u = 0; u < l.units.size(); ++u) {

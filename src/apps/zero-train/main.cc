@@ -77,6 +77,28 @@ void print_summary(const zt::train::TrainConfig& c, const zt::train::RunResult& 
 }
 
 
+/// The per-step callback of rank 0 (or the single rank): a line per held-out evaluation on
+/// stdout, terminal or not (make run logs them), and a progress line on a terminal's stderr.
+zt::train::StepCallback progress_printer(const zt::train::TrainConfig& c) {
+  const bool tty = ::isatty(STDERR_FILENO);
+  return [&c, tty, evals_shown = std::size_t{0}](const zt::train::StepRecord& s, const zt::train::RunResult& r) mutable {
+    for (; evals_shown < r.evals.size(); ++evals_shown) {
+      const auto& e = r.evals[evals_shown];
+      if (tty) std::fputc('\n', stderr);
+      std::printf("step %lld: loss %.4f, held-out loss %.4f, exact match %.1f%% of %zu problems\n",
+                  static_cast<long long>(e.step), static_cast<double>(s.loss),
+                  static_cast<double>(e.loss), 100.0 * e.accuracy, e.problems);
+      std::fflush(stdout);
+    }
+    if (!tty) return;
+    std::fprintf(stderr, "\rstep %lld/%lld  loss %.4f  scale %g%s  %.0f tok/s   ",
+                 static_cast<long long>(s.step), static_cast<long long>(c.steps),
+                 static_cast<double>(s.loss), static_cast<double>(s.loss_scale),
+                 s.skipped ? " (skipped)" : "", r.tokens_per_s);
+    if (s.step == c.steps) std::fputc('\n', stderr);
+  };
+}
+
 /// The collective options every rank of one job shares (store and prefix set by the caller).
 zt::GlooOptions rank_options(const zt::train::TrainConfig& c) {
   zt::GlooOptions o;
@@ -124,13 +146,21 @@ int finish_job(const zt::train::TrainConfig& c, const zt::Dataset& data, zt::tra
                     a.skipped == b.skipped && a.grad_norm.has_value() == b.grad_norm.has_value() &&
                     (!a.grad_norm || std::bit_cast<uint32_t>(*a.grad_norm) == std::bit_cast<uint32_t>(*b.grad_norm));
     }
-    if (verdict.empty() && steps_equal) {
-      std::printf("verify: final FP32 master weights and every step's loss, grad_norm, loss_scale, "
-                  "skipped are bitwise equal to the single-rank reference\n");
+    // the held-out evaluations too: rank 0's combine every rank's rounds (zero/heldout_eval.h)
+    bool evals_equal = ref_result.evals.size() == r.evals.size();
+    for (std::size_t i = 0; evals_equal && i < r.evals.size(); ++i) {
+      const auto& a = r.evals[i];
+      const auto& b = ref_result.evals[i];
+      evals_equal = a.step == b.step && std::bit_cast<uint32_t>(a.loss) == std::bit_cast<uint32_t>(b.loss) &&
+                    a.accuracy == b.accuracy && a.problems == b.problems;
+    }
+    if (verdict.empty() && steps_equal && evals_equal) {
+      std::printf("verify: final FP32 master weights, every step's loss, grad_norm, loss_scale, "
+                  "skipped and every held-out evaluation are bitwise equal to the single-rank reference\n");
     } else {
-      std::printf("verify: NOT bitwise equal to the single-rank reference: %s%s\n",
+      std::printf("verify: NOT bitwise equal to the single-rank reference: %s%s%s\n",
                   verdict.empty() ? "master weights equal" : ("first differing parameter " + verdict).c_str(),
-                  steps_equal ? "" : "; per-step records differ");
+                  steps_equal ? "" : "; per-step records differ", evals_equal ? "" : "; held-out evaluations differ");
       status = 1;
     }
   }
@@ -159,7 +189,9 @@ int run_threads(const zt::train::TrainConfig& c, const zt::Dataset& data) {
   std::vector<zt::train::RunArtifacts> arts(static_cast<std::size_t>(c.world_size));
   auto outcomes = zt::run_thread_ranks(static_cast<int>(c.world_size), [&](int r) {
     zt::GlooCollective coll(group.for_rank(r));
-    return zt::zero::train_zero(c, data, coll, {}, &arts[static_cast<std::size_t>(r)]);
+    // rank 0 reports progress and the held-out evaluations, as the single-rank run does
+    return zt::zero::train_zero(c, data, coll, r == 0 ? progress_printer(c) : zt::train::StepCallback{},
+                                &arts[static_cast<std::size_t>(r)]);
   });
   for (std::size_t r = 0; r < outcomes.size(); ++r)
     if (!outcomes[r].ok()) {
@@ -202,7 +234,8 @@ int run_launched_rank(const zt::train::TrainConfig& c, const zt::Dataset& data, 
   o.store = store;
   zt::GlooCollective coll(o);
   zt::train::RunArtifacts artifacts;
-  const zt::zero::ZeroRunResult res = zt::zero::train_zero(c, data, coll, {}, &artifacts);
+  const zt::zero::ZeroRunResult res = zt::zero::train_zero(
+      c, data, coll, env.rank == 0 ? progress_printer(c) : zt::train::StepCallback{}, &artifacts);
   // per-rank memory travels to rank 0 as JSON through the store
   store->set("zero-train/memory/" + std::to_string(env.rank),
              [&] { auto t = zt::zero::rank_memory_to_json(res.run.memory.front()); return std::vector<char>(t.begin(), t.end()); }());
@@ -262,27 +295,8 @@ int main(int argc, char** argv) {
     if (c.world_size > 1 || c.stage > 0) {
       if (c.world_size == 1 || c.ranks_as == "threads") return run_threads(c, *data);
     }
-    const bool tty = ::isatty(STDERR_FILENO);
     zt::train::RunArtifacts artifacts;
-    std::size_t evals_shown = 0;
-    auto progress = [&](const zt::train::StepRecord& s, const zt::train::RunResult& r) {
-      // every held-out evaluation gets a line of its own, terminal or not (make run logs them)
-      for (; evals_shown < r.evals.size(); ++evals_shown) {
-        const auto& e = r.evals[evals_shown];
-        if (tty) std::fputc('\n', stderr);
-        std::printf("step %lld: loss %.4f, held-out loss %.4f, exact match %.1f%% of %zu problems\n",
-                    static_cast<long long>(e.step), static_cast<double>(s.loss),
-                    static_cast<double>(e.loss), 100.0 * e.accuracy, e.problems);
-        std::fflush(stdout);
-      }
-      if (!tty) return;
-      std::fprintf(stderr, "\rstep %lld/%lld  loss %.4f  scale %g%s  %.0f tok/s   ",
-                   static_cast<long long>(s.step), static_cast<long long>(c.steps),
-                   static_cast<double>(s.loss), static_cast<double>(s.loss_scale),
-                   s.skipped ? " (skipped)" : "", r.tokens_per_s);
-      if (s.step == c.steps) std::fputc('\n', stderr);
-    };
-    const zt::train::RunResult r = zt::train::train_single_rank(c, *data, progress, &artifacts);
+    const zt::train::RunResult r = zt::train::train_single_rank(c, *data, progress_printer(c), &artifacts);
     if (!c.dump_params.empty()) dump_raw(c.dump_params, artifacts.final_params);
     if (!c.dump_grads.empty()) {
       ZT_CHECK(c.steps >= 1, "--dump-grads needs at least one step");

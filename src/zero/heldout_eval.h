@@ -1,0 +1,154 @@
+// zero/heldout_eval.h — held-out evaluation on N data-parallel ranks, bitwise equal to the
+// single-rank reference's (train/heldout.h) whenever the weights are.
+//
+// The reference runs R = ceil(64/B) rounds, round r a forward pass over held-out sequences
+// r*B .. r*B+B-1. Here rank q runs rounds q, q+N, q+2N, ...: P = ceil(R/N) passes, the last one
+// empty on the ranks q >= R - (P-1)N. Every rank then all-gathers P slots of (loss sum, correct,
+// total) — one call — and adds the loss sums along the canonical tree in round order. A round's
+// loss sum is the model's forward on the same B sequences and the same compute-type weights as
+// the reference's round, so it is the same bits, and so is the tree over them and the one
+// division: the loss is bitwise the reference's. The counts are integers (at most B*T per round,
+// exact in FP32 below 2^24) added as integers, so accuracy and problems are exact too.
+//
+// Stage 3 keeps parameters only as shards and gathers every unit from all ranks inside the
+// forward, so all ranks must issue the same all-gathers even when one has no round left. A rank
+// with an empty pass walks the forward's gathers without computing (acquire, release): the
+// collectives stay in lockstep and no dummy forward is run. The gathers follow only the forward
+// part of the plan's acquire order (a copy of the plan cut after the tied head; the training's
+// order goes on into backward), so nothing is prefetched for a backward that never comes and the
+// gatherer is empty when it restarts. This object has its own gatherer: the training's is never
+// touched. Stages 0-2 hold every parameter: the result gather is the only collective.
+//
+// The model's workspace and batch buffer are scratch between steps, so an evaluation leaves the
+// training trajectory (weights, optimizer state, loss scale) unchanged bit for bit.
+// It is not the training step and runs no backward.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "collective/collective.h"
+#include "core/check.h"
+#include "data/addition.h"
+#include "memory/arena.h"
+#include "memory/buffer.h"
+#include "model/gpt.h"
+#include "train/heldout.h"
+#include "train/memory_plan.h"
+#include "train/train_config.h"
+#include "zero/unit_gatherer.h"
+#include "zero/zero_plan.h"
+
+namespace zt::zero {
+
+/// Rank q's rounds of a held-out evaluation split over N ranks: round j*N + q at pass j.
+struct HeldoutSplit {
+  std::size_t rounds = 0;  ///< R, the reference's rounds
+  std::size_t world = 1;   ///< N
+  /// Passes every rank makes. @return P = ceil(R/N).
+  std::size_t passes() const { return (rounds + world - 1) / world; }
+  /// The round rank q runs at pass j. @param q rank. @param j pass. @return j*N + q (>= R: none).
+  std::size_t round(std::size_t q, std::size_t j) const { return j * world + q; }
+};
+
+/// Evaluates the model on the held-out split with this rank's share of the rounds.
+template <typename T>
+class HeldoutEvaluator final : public model::ParamProvider<T> {
+ public:
+  /// @param config the run's settings (seed, micro-batch, context; kept by reference).
+  /// @param data the dataset (evaluation only for the addition task; kept by reference).
+  /// @param plan the rank's plan (copied; stage 3 gathers follow its forward acquires).
+  /// @param coll the group. @param arena where the predictions (category `eval`, B*T ids, as the
+  /// reference) and gathered units live. @param params the compute-type parameters at the
+  /// stage's extent (full units, or this rank's shards in stage 3).
+  HeldoutEvaluator(const train::TrainConfig& config, const Dataset& data, const ZeroPlan& plan,
+                   Collective& coll, Arena& arena, const T* params)
+      : c_(config), addition_(dynamic_cast<const AdditionDataset*>(&data)), plan_(plan), coll_(coll),
+        params_(params) {
+    predictions_ = make_buffer<int32_t>(arena, static_cast<std::size_t>(c_.micro_batch * c_.context),
+                                        train::category::eval);
+    // one forward acquires 0, 1..L, L+1, then 0 again for the tied head (model/param_provider.h)
+    plan_.acquire_order.resize(plan_.layout.units.size() + 1);
+    if (plan_.spec.params) gatherer_ = std::make_unique<UnitGatherer<T>>(plan_, coll_, arena, params_);
+  }
+  HeldoutEvaluator(const HeldoutEvaluator&) = delete;  // its gatherer keeps a reference to plan_
+  HeldoutEvaluator& operator=(const HeldoutEvaluator&) = delete;
+
+  /// One evaluation after `step` steps. Every rank must call it at the same steps.
+  /// @param step steps trained so far. @param gpt the model. @param ws its workspace (scratch).
+  /// @param batch B*(T+1) ids of scratch. @return the record (the same on every rank), or none
+  /// when the dataset has no held-out split (byte-level text; no collective is issued then).
+  std::optional<train::EvalRecord> evaluate(int64_t step, model::Gpt<T>& gpt, const model::Workspace& ws,
+                                            int32_t* batch) {
+    if (!addition_) return std::nullopt;
+    const std::size_t N = plan_.layout.world_size, q = plan_.layout.rank;
+    const HeldoutSplit split{static_cast<std::size_t>(train::heldout_rounds(c_.micro_batch)), N};
+    const std::size_t P = split.passes();
+    std::vector<float> mine(3 * P, 0.0f);  // per pass: loss sum, correct, total
+    for (std::size_t j = 0; j < P; ++j) {
+      const std::size_t r = split.round(q, j);
+      if (r < split.rounds) {
+        const train::HeldoutRound h = train::heldout_round(*addition_, c_.seed, static_cast<int64_t>(r),
+                                                           c_.micro_batch, gpt, *this, ws, batch, predictions_.data());
+        ZT_CHECK(h.match.total < (std::size_t{1} << 24), "held-out round ", r, ": ", h.match.total,
+                 " problems do not travel exactly as FP32");
+        mine[3 * j] = h.loss_sum;
+        mine[3 * j + 1] = static_cast<float>(h.match.correct);
+        mine[3 * j + 2] = static_cast<float>(h.match.total);
+      } else if (gatherer_) {  // no round left: take part in the forward's gathers all the same
+        for (std::size_t u : plan_.acquire_order) {
+          gatherer_->acquire(u);
+          gatherer_->release(u);
+        }
+      }
+      if (gatherer_) gatherer_->restart();
+    }
+    std::vector<float> all(3 * P * N);
+    if (N > 1) coll_.all_gather(std::span<const float>(mine), std::span<float>(all));
+    else all = mine;
+    std::vector<float> loss_sums(split.rounds);
+    ExactMatch total;
+    for (std::size_t from = 0; from < N; ++from)
+      for (std::size_t j = 0; j < P; ++j) {
+        const std::size_t r = split.round(from, j);
+        if (r >= split.rounds) continue;
+        const float* slot = all.data() + 3 * (from * P + j);
+        loss_sums[r] = slot[0];
+        total.correct += static_cast<std::size_t>(slot[1]);
+        total.total += static_cast<std::size_t>(slot[2]);
+      }
+    return train::heldout_record(step, loss_sums, total, c_.micro_batch, c_.context);
+  }
+
+  // ---- ParamProvider: the forward's parameters, gathered (stage 3) or in place ----
+  /// @param unit the unit. @return its compute-type parameters.
+  const T* acquire(int unit) override {
+    const auto u = static_cast<std::size_t>(unit);
+    return gatherer_ ? gatherer_->acquire(u) : params_ + plan_.layout.units[u].full_offset;
+  }
+  /// @param unit the unit.
+  void release(int unit) override {
+    if (gatherer_) gatherer_->release(static_cast<std::size_t>(unit));
+  }
+  /// Never called: evaluation runs no backward. @param unit the unit. @return nothing.
+  T* grad(int unit) override {
+    ZT_CHECK(false, "held-out evaluation asked for unit ", unit, "'s gradient (it runs no backward)");
+    return nullptr;
+  }
+  /// Never called: evaluation runs no backward. @param unit the unit.
+  void grad_done(int unit) override { (void)unit; }
+
+ private:
+  const train::TrainConfig& c_;
+  const AdditionDataset* addition_;  // null: no held-out split
+  ZeroPlan plan_;                    // acquire_order cut to one forward
+  Collective& coll_;
+  const T* params_;
+  TypedBuffer<int32_t> predictions_;
+  std::unique_ptr<UnitGatherer<T>> gatherer_;  // stage 3 only
+};
+
+}  // namespace zt::zero

@@ -2,7 +2,9 @@
 // of GlooCollective. The data movements themselves are in gloo_ops.cc.
 #include "collective/gloo_collective.h"
 
+#include <csignal>
 #include <cstring>
+#include <exception>
 
 #include <gloo/rendezvous/context.h>
 #include <gloo/transport/tcp/device.h>
@@ -37,6 +39,15 @@ struct Header {
 static_assert(sizeof(Header) == 48, "header layout");
 constexpr uint32_t kMagic = 0x5A54434Bu;  // "ZTCK"
 constexpr uint8_t kHeaderSlotPrefix = 0x7A;  // Gloo's own prefixes are 0x01..0x08
+constexpr int32_t kShutdownRoot = -2;        // a barrier with this root is the destructor's
+
+void ignore_sigpipe_once() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    struct sigaction current {};
+    if (sigaction(SIGPIPE, nullptr, &current) == 0 && current.sa_handler == SIG_DFL) std::signal(SIGPIPE, SIG_IGN);
+  });
+}
 
 uint64_t hash_counts(const std::vector<std::size_t>& counts) {
   uint64_t h = 1469598103934665603ull;
@@ -56,6 +67,9 @@ uint64_t sum_counts(const std::vector<std::size_t>& counts) {
 }
 
 std::string describe(const Header& h) {
+  if (h.kind == static_cast<uint32_t>(CollKind::barrier) && h.root == kShutdownRoot)
+    return concat("call #", h.seq, " shutdown (the rank is closing its connections: it finished, or failed "
+                  "outside a collective)");
   const char* name = coll_kind_name(static_cast<CollKind>(h.kind % kCollKinds));
   std::string s = concat("call #", h.seq, " ", name, "(", dtype_name(static_cast<DType>(h.dtype % 3)),
                          ", ", h.count, " elements");
@@ -76,6 +90,7 @@ GlooCollective::GlooCollective(GlooOptions options) : options_(std::move(options
   ZT_CHECK(options_.timeout.count() > 0, "GlooCollective: timeout must be positive, got ",
            options_.timeout.count(), " ms");
   if (n > 1) {
+    ignore_sigpipe_once();
     ZT_CHECK(options_.store != nullptr, "GlooCollective: rank ", r, " of ", n, " has no rendezvous store");
     gloo::transport::tcp::attr attr;
     if (!options_.iface.empty()) {
@@ -116,6 +131,18 @@ GlooCollective::GlooCollective(GlooOptions options) : options_(std::move(options
 }
 
 GlooCollective::~GlooCollective() {
+  // The shutdown barrier (file comment of the header), for a rank that finished normally. One
+  // that is unwinding an exception closes at once instead: its peers should fail within
+  // milliseconds, and a barrier here could wait on a peer stuck in a call on another Collective
+  // that only this rank's leaving would end. A broken instance fails the barrier at once; a peer
+  // that is gone or in another call makes it fail: nothing to report, this rank leaves anyway.
+  if (context_ && options_.check_calls && std::uncaught_exceptions() == 0) {
+    try {
+      Call c{CollKind::barrier, "shutdown", 0, 0, 0, 0, 0, kShutdownRoot};
+      submit(c, [this] { gloo_barrier(); }).wait();
+    } catch (...) {
+    }
+  }
   thread_.reset();  // run what is queued, then stop, before the context goes away
 }
 

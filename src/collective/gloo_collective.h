@@ -26,6 +26,14 @@
 // within the timeout is named. Can be switched off (check_calls = false) for benchmarks.
 // Failures: every Gloo error becomes a zt::Error naming the collective, its sequence number and
 // the rank; after a failure the instance is broken and every later call fails at once.
+// Shutdown: unless it runs while an exception unwinds, the destructor runs one last checked
+// barrier (kind "shutdown") before closing the connections. A rank that finished first and closed
+// while a peer is still inside the last call would otherwise reset the connection under it (a
+// socket closed with unread bytes sends a TCP reset, and Gloo's reused halving-doubling posts
+// messages for its next run); a peer still waiting in some other call learns from the header
+// mismatch that this rank is leaving. A rank unwinding an exception closes at once.
+// SIGPIPE is ignored process-wide (when it has its default action): Gloo writes to sockets with
+// plain writev, and a peer that has gone away must be an error, not a killed process.
 // This file does not launch ranks: it expects rank, size and a shared store.
 #pragma once
 

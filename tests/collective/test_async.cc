@@ -112,6 +112,7 @@ TEST_CASE("repeated fast reduce-scatter of one shape reuses Gloo's object correc
     return results;
   });
   for (int r = 0; r < n; ++r) {
+    INFO("rank " << r << ": " << out[r].error);
     REQUIRE(out[r].ok());
     for (int round = 0; round < 3; ++round) {
       int wrong = 0;

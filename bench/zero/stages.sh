@@ -50,5 +50,6 @@ for i, name in enumerate(cfgs):
     tokens = json.load(open(f"{out}/s_{i}_1.json"))["config"]
     step_ms = 1000 * tokens["global_batch"] * tokens["context"] / med
     b = statistics.median(blocked(i, r) for r in range(1, rounds + 1))
-    print(f"| {name} | {med:,.0f} | {step_ms:.0f} ms | {statistics.median(ratios):.2f} ({q(ratios, .25):.2f}–{q(ratios, .75):.2f}) | {b:.1f} ms |".replace(",", " "))
+    tokens_s = f"{med:,.0f}".replace(",", " ")
+    print(f"| {name} | {tokens_s} | {step_ms:.0f} ms | {statistics.median(ratios):.2f} ({q(ratios, .25):.2f}–{q(ratios, .75):.2f}) | {b:.1f} ms |")
 PY

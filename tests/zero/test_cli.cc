@@ -62,15 +62,9 @@ TEST_CASE("mismatched configs across ranks: every rank fails with a clear messag
   auto c0 = zero_config(1, 2, 1, "fp32");
   auto c1 = c0;
   c1.lr = c0.lr * 2;  // rank 1 was started with different flags
-  auto data = addition_for(c0);
-  ThreadGroup group = thread_group(2);
-  auto out = run_thread_ranks(2, [&](int r) {
-    GlooCollective coll(group.for_rank(r));
-    return zero::train_zero(r == 0 ? c0 : c1, *data, coll, {}, nullptr);
-  });
-  for (const auto& o : out) {
-    CHECK_FALSE(o.ok());
-    CHECK(o.error.find("configuration mismatch") != std::string::npos);
+  for (const std::string& error : run_two_configs(c0, c1)) {
+    INFO(error);
+    CHECK(error.find("configuration mismatch") != std::string::npos);  // non-empty: the rank failed
   }
 }
 
@@ -137,14 +131,8 @@ TEST_CASE("persist-below-mb: a negative size is one clear line, and the setting 
   b.persist_below_mb = 1e-7;  // differs from 0 below to_string's six decimals
   CHECK(zero::config_hash(a) != zero::config_hash(b));
   // ranks started with different thresholds fail at start-up instead of issuing different gathers
-  auto data = addition_for(a);
-  ThreadGroup group = thread_group(2);
-  auto out = run_thread_ranks(2, [&](int r) {
-    GlooCollective coll(group.for_rank(r));
-    return zero::train_zero(r == 0 ? a : b, *data, coll, {}, nullptr);
-  });
-  for (const auto& o : out) {
-    CHECK_FALSE(o.ok());
-    CHECK(o.error.find("configuration mismatch") != std::string::npos);
+  for (const std::string& error : run_two_configs(a, b)) {
+    INFO(error);
+    CHECK(error.find("configuration mismatch") != std::string::npos);  // non-empty: the rank failed
   }
 }

@@ -43,6 +43,18 @@ inline ZeroRun run_zero(const train::TrainConfig& c) {
   return out;
 }
 
+/// Two ranks (threads) started with different settings, as a launcher with a typo would start
+/// them: rank 0 with c0, rank 1 with c1. @return each rank's error ("" if it ran).
+inline std::vector<std::string> run_two_configs(const train::TrainConfig& c0, const train::TrainConfig& c1) {
+  auto data = addition_for(c0);
+  ThreadGroup group = thread_group(2);
+  auto out = run_thread_ranks(2, [&](int r) {
+    GlooCollective coll(group.for_rank(r));
+    return zero::train_zero(r == 0 ? c0 : c1, *data, coll, {}, nullptr);
+  });
+  return {out[0].ok() ? "" : out[0].error, out[1].ok() ? "" : out[1].error};
+}
+
 inline uint32_t bits(float x) { return std::bit_cast<uint32_t>(x); }
 
 /// Empty when the per-step records are bitwise equal, else the first difference.

@@ -11,7 +11,8 @@
 // stored results are rounded to T: the output, the probabilities P (cached for the backward, with
 // exact zeros above the diagonal) and dqkv. Products with the triangular P and dS use a triangular
 // multiply, so masked entries never enter a sum (an inf in a future v cannot leak into the past).
-// Softmax sums are canonical trees in FP32; exp is kernels/math.h's.
+// Softmax sums are canonical trees in FP32; exp is kernels/math.h's, a row at a time through
+// kernels/math_array.h (the same bits).
 #pragma once
 
 #include <cmath>
@@ -22,6 +23,7 @@
 #include "kernels/blas.h"
 #include "kernels/cast.h"
 #include "kernels/math.h"
+#include "kernels/math_array.h"
 #include "kernels/row_sum.h"
 
 namespace zt::kernels {
@@ -67,7 +69,8 @@ void attention_forward(T* out, T* P, const T* qkv, int64_t B, int64_t Tc, int64_
           s[j] = s[j] * scale;
           m = s[j] > m ? s[j] : m;
         }
-        for (int64_t j = 0; j <= i; ++j) s[j] = exp_f(s[j] - m);
+        for (int64_t j = 0; j <= i; ++j) s[j] = s[j] - m;
+        exp_f_n(s, s, static_cast<std::size_t>(i + 1));  // exp_f's bits, vectorised
         const float sum = canonical_sum_f(static_cast<std::size_t>(i + 1), [&](std::size_t j) { return s[j]; });
         for (int64_t j = 0; j <= i; ++j) Pbh[i * Tc + j] = from_f<T>(s[j] / sum);
         for (int64_t j = i + 1; j < Tc; ++j) Pbh[i * Tc + j] = from_f<T>(0.0f);

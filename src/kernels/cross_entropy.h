@@ -5,18 +5,24 @@
 //   dl_j = grad_scale * (exp(l_j - m)/s - [j = y])
 // The logits are the T-typed output of the head GEMM; everything here is FP32. m and s are
 // cached so the backward recomputes exactly the forward's probabilities. s is a canonical tree
-// sum; exp and log are kernels/math.h's. Also the argmax of each row, for accuracy metrics.
+// sum; exp and log are kernels/math.h's (exp a chunk at a time through kernels/math_array.h,
+// the same bits). Also the argmax of each row, for accuracy metrics.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "core/check.h"
 #include "kernels/cast.h"
 #include "kernels/math.h"
+#include "kernels/math_array.h"
 #include "kernels/row_sum.h"
 #include "kernels/tokens.h"
 
 namespace zt::kernels {
+
+/// Logits per chunk whose exp is evaluated at once (kernels/math_array.h) in a stack buffer.
+inline constexpr std::size_t kCrossEntropyChunk = 256;
 
 /// Per-position cross-entropy.
 /// @param loss [N] FP32 per-position losses (written). @param row_max [N] cache (written).
@@ -26,14 +32,27 @@ template <typename T>
 void cross_entropy_forward(float* loss, float* row_max, float* row_sum, const T* logits,
                            const TokenView& targets, int64_t V) {
   const int64_t N = targets.rows * targets.cols;
+  float e[kCrossEntropyChunk];
   for (int64_t n = 0; n < N; ++n) {
     const int32_t y = targets.flat(n);
     ZT_CHECK(y >= 0 && y < V, "target ", y, " at position ", n, " is outside [0,", V, ")");
     const T* l = logits + n * V;
     float m = to_f(l[0]);
     for (int64_t j = 1; j < V; ++j) m = to_f(l[j]) > m ? to_f(l[j]) : m;
-    const float s = canonical_sum_f(static_cast<std::size_t>(V),
-                                    [&](std::size_t j) { return exp_f(to_f(l[j]) - m); });
+    // Leaf j is exp_f(l_j - m); the leaves are computed a chunk at a time through exp_f_n (same
+    // bits) and handed to the tree from the chunk, so the sum's order is unchanged.
+    std::size_t first = 0, end = 0;
+    const auto leaf = [&](std::size_t j) {
+      if (j < first || j >= end) {
+        first = j - j % kCrossEntropyChunk;
+        end = first + kCrossEntropyChunk < static_cast<std::size_t>(V) ? first + kCrossEntropyChunk
+                                                                       : static_cast<std::size_t>(V);
+        for (std::size_t q = first; q < end; ++q) e[q - first] = to_f(l[q]) - m;
+        exp_f_n(e, e, end - first);
+      }
+      return e[j - first];
+    };
+    const float s = canonical_sum_f(static_cast<std::size_t>(V), leaf);
     row_max[n] = m;
     row_sum[n] = s;
     loss[n] = (m + log_f(s)) - to_f(l[y]);
@@ -48,13 +67,20 @@ template <typename T>
 void cross_entropy_backward(T* dlogits, const T* logits, const float* row_max, const float* row_sum,
                             const TokenView& targets, int64_t V, float grad_scale) {
   const int64_t N = targets.rows * targets.cols;
+  float e[kCrossEntropyChunk];
   for (int64_t n = 0; n < N; ++n) {
     const int32_t y = targets.flat(n);
     const T* l = logits + n * V;
     T* d = dlogits + n * V;
-    for (int64_t j = 0; j < V; ++j) {
-      const float p = exp_f(to_f(l[j]) - row_max[n]) / row_sum[n];
-      d[j] = from_f<T>((p - (j == y ? 1.0f : 0.0f)) * grad_scale);
+    for (int64_t j0 = 0; j0 < V; j0 += static_cast<int64_t>(kCrossEntropyChunk)) {
+      const int64_t len = V - j0 < static_cast<int64_t>(kCrossEntropyChunk) ? V - j0 : static_cast<int64_t>(kCrossEntropyChunk);
+      for (int64_t q = 0; q < len; ++q) e[q] = to_f(l[j0 + q]) - row_max[n];
+      exp_f_n(e, e, static_cast<std::size_t>(len));
+      for (int64_t q = 0; q < len; ++q) {
+        const int64_t j = j0 + q;
+        const float p = e[q] / row_sum[n];
+        d[j] = from_f<T>((p - (j == y ? 1.0f : 0.0f)) * grad_scale);
+      }
     }
   }
 }

@@ -3,13 +3,15 @@
 //
 //   gelu(x)  = x/2 (1 + tanh(u)),     u = sqrt(2/pi) (x + 0.044715 x^3)
 //   gelu'(x) = (1 + tanh u)/2 + x/2 (1 - tanh^2 u) sqrt(2/pi) (1 + 3 * 0.044715 x^2)
-// tanh is kernels/math.h's. The backward recomputes tanh u from the cached input.
+// tanh is kernels/math.h's, evaluated a chunk at a time by kernels/math_array.h (same bits).
+// The backward recomputes tanh u from the cached input.
 #pragma once
 
 #include <cstdint>
 
 #include "kernels/cast.h"
 #include "kernels/math.h"
+#include "kernels/math_array.h"
 
 namespace zt::kernels {
 
@@ -18,31 +20,58 @@ inline constexpr float kGeluScale = 0.7978845608028654f;
 /// The cubic coefficient of the tanh approximation.
 inline constexpr float kGeluCubic = 0.044715f;
 
-/// GELU of one float. @param x the input. @return gelu(x).
-inline float gelu_f(float x) {
-  const float u = kGeluScale * (x + kGeluCubic * x * x * x);
-  return 0.5f * x * (1.0f + tanh_f(u));
-}
+/// The tanh argument u of GELU at one float. @param x the input.
+/// @return sqrt(2/pi) (x + 0.044715 x^3), in float.
+inline float gelu_arg_f(float x) { return kGeluScale * (x + kGeluCubic * x * x * x); }
 
-/// Derivative of GELU at one float. @param x the input. @return gelu'(x).
-inline float gelu_grad_f(float x) {
-  const float u = kGeluScale * (x + kGeluCubic * x * x * x);
-  const float t = tanh_f(u);
+/// GELU from its input and t = tanh_f(gelu_arg_f(x)). @param x the input. @param t tanh u.
+/// @return gelu(x).
+inline float gelu_from_tanh_f(float x, float t) { return 0.5f * x * (1.0f + t); }
+
+/// GELU's derivative from its input and t = tanh_f(gelu_arg_f(x)). @param x the input.
+/// @param t tanh u. @return gelu'(x).
+inline float gelu_grad_from_tanh_f(float x, float t) {
   const float du = kGeluScale * (1.0f + 3.0f * kGeluCubic * x * x);
   return 0.5f * (1.0f + t) + 0.5f * x * ((1.0f - t * t) * du);
 }
 
-/// y = gelu(x), element-wise. @param y n values (written). @param x n values. @param n count.
+/// GELU of one float. @param x the input. @return gelu(x).
+inline float gelu_f(float x) { return gelu_from_tanh_f(x, tanh_f(gelu_arg_f(x))); }
+
+/// Derivative of GELU at one float. @param x the input. @return gelu'(x).
+inline float gelu_grad_f(float x) { return gelu_grad_from_tanh_f(x, tanh_f(gelu_arg_f(x))); }
+
+/// Values per chunk of the array loops below: tanh u of a chunk goes through tanh_f_n (the same
+/// bits as tanh_f, vectorised) in a small stack buffer, so no workspace is needed.
+inline constexpr int64_t kGeluChunk = 256;
+
+/// y = gelu(x), element-wise; y may be the same array as x.
+/// @param y n values (written). @param x n values. @param n count.
 template <typename T>
 void gelu_forward(T* y, const T* x, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = from_f<T>(gelu_f(to_f(x[i])));
+  float t[kGeluChunk];
+  for (int64_t i0 = 0; i0 < n; i0 += kGeluChunk) {
+    const int64_t len = n - i0 < kGeluChunk ? n - i0 : kGeluChunk;
+    for (int64_t j = 0; j < len; ++j) t[j] = gelu_arg_f(to_f(x[i0 + j]));
+    tanh_f_n(t, t, static_cast<std::size_t>(len));
+    for (int64_t j = 0; j < len; ++j) y[i0 + j] = from_f<T>(gelu_from_tanh_f(to_f(x[i0 + j]), t[j]));
+  }
 }
 
 /// dx = dy * gelu'(x), element-wise; dx may be the same array as dy.
 /// @param dx n values (written). @param dy n values. @param x the forward input. @param n count.
 template <typename T>
 void gelu_backward(T* dx, const T* dy, const T* x, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) dx[i] = from_f<T>(to_f(dy[i]) * gelu_grad_f(to_f(x[i])));
+  float t[kGeluChunk];
+  for (int64_t i0 = 0; i0 < n; i0 += kGeluChunk) {
+    const int64_t len = n - i0 < kGeluChunk ? n - i0 : kGeluChunk;
+    for (int64_t j = 0; j < len; ++j) t[j] = gelu_arg_f(to_f(x[i0 + j]));
+    tanh_f_n(t, t, static_cast<std::size_t>(len));
+    for (int64_t j = 0; j < len; ++j) {
+      const float xf = to_f(x[i0 + j]);
+      dx[i0 + j] = from_f<T>(to_f(dy[i0 + j]) * gelu_grad_from_tanh_f(xf, t[j]));
+    }
+  }
 }
 
 }  // namespace zt::kernels

@@ -14,7 +14,11 @@
 // checks that bound over dense sweeps against libm in double. The double functions are used by
 // the initialiser (Box-Muller), within a few double ulps.
 //
-// Not here: vectorised or fast-approximate variants; special functions the model does not need.
+// These scalar functions are the definition: the GPU build (ZT_HD) calls them per element, and
+// kernels/math_array.h evaluates exactly the same IEEE operations for whole arrays on the CPU
+// (AVX2 lanes, same bits, tested). Any change here must be mirrored there.
+//
+// Not here: fast-approximate variants; special functions the model does not need.
 #pragma once
 
 #include <cstdint>

@@ -14,8 +14,12 @@ using train::TrainConfig;
 
 uint64_t config_hash(const TrainConfig& c) {
   std::string text;
+  // Floating-point settings by their exact bits: to_string keeps six decimals, so eps = 1e-8 and
+  // 2e-8 (or a learning rate of 1e-7 and 2e-7) would otherwise hash alike.
   auto add = [&](const auto& v) {
-    if constexpr (std::is_convertible_v<decltype(v), std::string>) text += v;
+    using V = std::decay_t<decltype(v)>;
+    if constexpr (std::is_convertible_v<V, std::string>) text += v;
+    else if constexpr (std::is_floating_point_v<V>) text += std::to_string(std::bit_cast<uint64_t>(static_cast<double>(v)));
     else text += std::to_string(v);
     text += '\x1f';
   };
@@ -27,7 +31,7 @@ uint64_t config_hash(const TrainConfig& c) {
   add(c.steps); add(c.global_batch); add(c.micro_batch); add(c.seed); add(c.data); add(c.digits);
   add(c.stage); add(c.world_size); add(c.bucket_mb); add(c.prefetch); add(c.overlap);
   add(c.resolved_grad_sync()); add(c.stage1_reduce); add(c.collective_mode);
-  add(std::bit_cast<uint64_t>(c.persist_below_mb));  // exact bits: to_string keeps 6 decimals
+  add(c.persist_below_mb);
   add(c.eval_every);  // evaluations issue collectives (zero/heldout_eval.h): all ranks at the same steps
   uint64_t h = 1469598103934665603ull;  // FNV-1a 64
   for (unsigned char ch : text) h = (h ^ ch) * 1099511628211ull;

@@ -10,7 +10,8 @@
 
 namespace zt::zero {
 
-/// A 64-bit hash of every setting that must agree across ranks (FNV-1a over their text).
+/// A 64-bit hash of every setting that must agree across ranks (FNV-1a over their text;
+/// floating-point settings by their exact bits, so the smallest difference counts).
 /// @param config the settings. @return the hash.
 uint64_t config_hash(const train::TrainConfig& config);
 

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -65,6 +66,23 @@ TEST_CASE("mismatched configs across ranks: every rank fails with a clear messag
   for (const std::string& error : run_two_configs(c0, c1)) {
     INFO(error);
     CHECK(error.find("configuration mismatch") != std::string::npos);  // non-empty: the rank failed
+  }
+}
+
+TEST_CASE("config hash: every floating-point setting is compared by its exact bits", "[ch5]") {
+  // six-decimal text would hash eps = 1e-8 and 2e-8 alike: ranks would train with different eps
+  const auto base = zero_config(2, 2, 1, "fp32");
+  for (double train::TrainConfig::*field :
+       {&train::TrainConfig::lr, &train::TrainConfig::min_lr, &train::TrainConfig::weight_decay,
+        &train::TrainConfig::beta1, &train::TrainConfig::beta2, &train::TrainConfig::eps,
+        &train::TrainConfig::momentum, &train::TrainConfig::clip_grad_norm,
+        &train::TrainConfig::loss_scale_init, &train::TrainConfig::loss_scale_growth_factor,
+        &train::TrainConfig::loss_scale_backoff, &train::TrainConfig::bucket_mb,
+        &train::TrainConfig::persist_below_mb}) {
+    auto next = base;
+    next.*field = std::nextafter(base.*field, 1e300);  // the smallest possible difference
+    INFO("value " << base.*field);
+    CHECK(zero::config_hash(next) != zero::config_hash(base));
   }
 }
 

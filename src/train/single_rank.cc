@@ -20,30 +20,15 @@
 #include "optim/grad_accumulator.h"
 #include "optim/grad_norm.h"
 #include "optim/loss_scaler.h"
-#include "optim/lr_schedule.h"
 #include "optim/sgd.h"
 #include "reduce/canonical_tree.h"
+#include "train/element_optimizer.h"
 #include "train/heldout.h"
 #include "train/memory_plan.h"
+#include "train/step_start.h"
 
 namespace zt::train {
 namespace {
-
-/// Per-element optimizer: the ZT_HD bodies of optim/, with this step's scalars.
-struct ElementOptimizer {
-  bool adam = true;
-  AdamStepScalars adam_scalars;
-  SgdStepScalars sgd_scalars;
-  float* state = nullptr;  // adam: m[psi] then v[psi]; sgd: momentum[psi]
-  std::size_t psi = 0;
-
-  void update(float& p, float g, std::size_t i) const {
-    if (adam)
-      adam_update_element(p, g, state[i], state[psi + i], adam_scalars);
-    else
-      sgd_update_element(p, g, state[i], sgd_scalars);
-  }
-};
 
 template <typename T>
 class SingleRankLoop {
@@ -157,17 +142,8 @@ class SingleRankLoop {
 
   // ---- one optimizer step -------------------------------------------------------------------
   StepRecord train_step(int64_t step) {
-    StepRecord rec;
-    rec.step = step;
-    rec.loss_scale = scaler_.scale();
-    LrSchedule schedule{c_.lr, c_.min_lr, c_.warmup_steps, c_.steps};
-    const double lr = lr_at(schedule, step);
-    rec.lr = static_cast<float>(lr);
+    auto [rec, lr, tokens, grad_scale] = start_step(c_, step, scaler_.scale());  // train/step_start.h
     const std::size_t A = shape_.micro_batches;
-    const float tokens = static_cast<float>(c_.global_batch * c_.context);
-    // every token's loss seeds backward with S / (global tokens): the micro-batch gradients then
-    // add up to S times the gradient of the mean loss
-    const float grad_scale = rec.loss_scale / tokens;
     model::DenseParamProvider<T> provider(gpt_.manifest(), params_.data(), grads_model_.data());
     CanonicalGradAccumulator<TypedBuffer<float>> accumulator(
         shape_.psi, [this](std::size_t n) { return make_buffer<float>(arena_, n, category::accum_partials); });
@@ -240,7 +216,7 @@ class SingleRankLoop {
     const ClipDecision clip = clip_decision(norm, static_cast<float>(c_.clip_grad_norm));
     rec.clipped = clip.clipped;
     ++optimizer_step_;
-    ElementOptimizer opt = element_optimizer(lr);
+    const ElementOptimizer opt = element_optimizer(c_, lr, optimizer_step_, optimizer_state_.data(), shape_.psi);
     const bool last = step == c_.steps;
     std::size_t unchanged = 0;
     for (std::size_t i = 0; i < psi; ++i) {
@@ -262,22 +238,6 @@ class SingleRankLoop {
       }
     }
     if (last) frozen_fraction_ = static_cast<double>(unchanged) / static_cast<double>(psi);
-  }
-
-  ElementOptimizer element_optimizer(double lr) {
-    ElementOptimizer opt;
-    opt.adam = c_.optimizer != "sgd";
-    opt.state = optimizer_state_.data();
-    opt.psi = shape_.psi;
-    if (opt.adam) {
-      AdamConfig a{.beta1 = c_.beta1, .beta2 = c_.beta2, .eps = c_.eps,
-                   .weight_decay = c_.weight_decay, .decoupled = c_.optimizer == "adamw"};
-      opt.adam_scalars = adam_step_scalars(a, lr, optimizer_step_);
-    } else {
-      SgdConfig s{.momentum = c_.momentum, .weight_decay = c_.weight_decay, .nesterov = false};
-      opt.sgd_scalars = sgd_step_scalars(s, lr);
-    }
-    return opt;
   }
 
   float master_value(std::size_t i) const {

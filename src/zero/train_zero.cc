@@ -20,11 +20,11 @@
 #include "optim/grad_accumulator.h"
 #include "optim/grad_norm.h"
 #include "optim/loss_scaler.h"
-#include "optim/lr_schedule.h"
 #include "optim/sgd.h"
 #include "reduce/canonical_tree.h"
+#include "train/element_optimizer.h"
 #include "train/memory_plan.h"
-#include "zero/element_optimizer.h"
+#include "train/step_start.h"
 #include "zero/grad_reducer.h"
 #include "zero/config_check.h"
 #include "zero/heldout_eval.h"
@@ -283,15 +283,8 @@ class ZeroLoop final : public model::ParamProvider<T> {
 
   // ---- one optimizer step -------------------------------------------------------------------
   StepRecord train_step(int64_t step) {
-    StepRecord rec;
-    rec.step = step;
-    rec.loss_scale = scaler_.scale();
-    LrSchedule schedule{c_.lr, c_.min_lr, c_.warmup_steps, c_.steps};
-    const double lr = lr_at(schedule, step);
-    rec.lr = static_cast<float>(lr);
+    auto [rec, lr, tokens, grad_scale] = train::start_step(c_, step, scaler_.scale());  // as the reference
     const std::size_t A = plan_.micro_batches_per_rank;
-    const float tokens = static_cast<float>(c_.global_batch * c_.context);
-    const float grad_scale = rec.loss_scale / tokens;  // the reference's seed, one division
     std::vector<float> loss_sums(A);
     const int64_t row = c_.context + 1;
     for (std::size_t j = 0; j < A; ++j) {
@@ -368,7 +361,7 @@ class ZeroLoop final : public model::ParamProvider<T> {
     const ClipDecision clip = clip_decision(norm, static_cast<float>(c_.clip_grad_norm));
     rec.clipped = clip.clipped;
     ++optimizer_step_;
-    const ElementOptimizer opt = element_optimizer(c_, lr, optimizer_step_, optimizer_state_.data(),
+    const train::ElementOptimizer opt = train::element_optimizer(c_, lr, optimizer_step_, optimizer_state_.data(),
                                                    lay_.total(plan_.spec.optimizer));
     const ShardSpec& s = plan_.spec;
     std::vector<Work> gathers;

@@ -1,8 +1,9 @@
-// zero/element_optimizer.h — the optimizer as one function per element, with this step's scalars.
+// train/element_optimizer.h — the optimizer as one function per element, with this step's scalars.
 //
-// The same ZT_HD bodies as the reference loop (optim/adam.h, optim/sgd.h); the state arrays are
-// indexed by the rank's own element index, so a shard of m, v (or momentum) sees exactly the
-// updates the single-rank loop applies to those elements. Not a second optimizer implementation.
+// The ZT_HD bodies of optim/adam.h and optim/sgd.h with the step's scalars computed once. The
+// single-rank reference loop and the ZeRO engine both update through it; the state arrays are
+// indexed by the caller's own element index, so a ZeRO rank's shard of m, v (or momentum) sees
+// exactly the updates the reference applies to those elements. Not a second optimizer.
 #pragma once
 
 #include <cstddef>
@@ -11,7 +12,7 @@
 #include "optim/sgd.h"
 #include "train/train_config.h"
 
-namespace zt::zero {
+namespace zt::train {
 
 /// Per-element optimizer for one step.
 struct ElementOptimizer {
@@ -35,7 +36,7 @@ struct ElementOptimizer {
 /// @param c the settings. @param lr this step's learning rate. @param step optimizer steps
 /// applied so far, this one included (Adam's bias correction). @param state the state arrays.
 /// @param n elements per moment. @return the per-element optimizer.
-inline ElementOptimizer element_optimizer(const train::TrainConfig& c, double lr, int64_t step,
+inline ElementOptimizer element_optimizer(const TrainConfig& c, double lr, int64_t step,
                                           float* state, std::size_t n) {
   ElementOptimizer opt;
   opt.adam = c.optimizer != "sgd";
@@ -52,4 +53,4 @@ inline ElementOptimizer element_optimizer(const train::TrainConfig& c, double lr
   return opt;
 }
 
-}  // namespace zt::zero
+}  // namespace zt::train

@@ -2,6 +2,9 @@
 # scripts/run_notebooks.sh BUILD — execute every notebook in notebooks/ headlessly with Debian's
 # Python (/usr/bin/python3, where make deps installed matplotlib and nbconvert). Executed copies go
 # to BUILD/notebooks/, and so do the plots they write. A failing cell fails this script.
+# `python3 -m nbconvert`, not `jupyter nbconvert`: the latter execs the program jupyter-nbconvert,
+# which Debian ships in a package of its own (python3-nbconvert is only the library);
+# scripts/check_deps.py (tests/setup) checks that make deps covers whatever this file runs.
 set -euo pipefail
 build=$(cd "$1" && pwd)
 out="$build/notebooks"
@@ -12,7 +15,7 @@ books=(notebooks/*.ipynb)
 [[ ${#books[@]} -gt 0 ]] || { echo "notebooks: none found"; exit 0; }
 for nb in "${books[@]}"; do
   echo "notebooks: executing $nb"
-  /usr/bin/python3 -m jupyter nbconvert --to notebook --execute --ExecutePreprocessor.timeout=600 \
+  /usr/bin/python3 -m nbconvert --log-level WARN --to notebook --execute --ExecutePreprocessor.timeout=600 \
     --output-dir "$out" "$nb" >/dev/null
 done
 echo "notebooks: ${#books[@]} executed; outputs in $out"

@@ -182,10 +182,10 @@ int main(int argc, char** argv) {
     double update = 1e-4, start = 1.0;
     std::string csv;
     zt::ArgParser args("chapter-01", "Precision versus range in fp32, fp16 and bf16.");
-    args.add_int("steps", &steps, "update-loop length (default 10000)", 1, 100000000);
-    args.add_double("update", &update, "the update added each step (default 1e-4)", -1e30, 1e30);
-    args.add_double("start", &start, "the loop's starting weight (default 1)", -1e30, 1e30);
-    args.add_int("seed", &seed, "stream of random bits for stochastic rounding (default 1)", 0);
+    args.add_int("steps", &steps, "update-loop length", 1, 100000000);
+    args.add_double("update", &update, "the update added each step", -1e30, 1e30);
+    args.add_double("start", &start, "the loop's starting weight", -1e30, 1e30);
+    args.add_int("seed", &seed, "stream of random bits for stochastic rounding", 0);
     args.add_string("spacing-csv", &csv, "also write spacing vs magnitude for all formats to FILE");
     if (!args.parse(argc, argv)) return 0;
 

@@ -250,10 +250,10 @@ int main(int argc, char** argv) {
     std::string fail_how = "quit";
     zt::ArgParser args("chapter-04",
                        "The collectives on N thread-ranks: results, bytes, and why order matters.");
-    args.add_int("ranks", &ranks, "number of thread-ranks N (default 4)", 1, 16);
-    args.add_int("count", &count, "fp32 elements per buffer, all printed (default 8)", 1, 64);
-    args.add_int("timeout", &timeout_s, "collective timeout in seconds (default 30)", 1, 600);
-    args.add_int("fail-rank", &fail_rank, "make this rank fail, to see what the others report (default none)",
+    args.add_int("ranks", &ranks, "number of thread-ranks N", 1, 16);
+    args.add_int("count", &count, "fp32 elements per buffer, all printed", 1, 64);
+    args.add_int("timeout", &timeout_s, "collective timeout in seconds", 1, 600);
+    args.add_int("fail-rank", &fail_rank, "make this rank fail, to see what the others report (-1: none)",
                  -1, 15);
     args.add_choice("fail-how", &fail_how, {"quit", "stall"},
                     "quit: leave before the first collective; stall: stay silent past the timeout");

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 
 #include "core/check.h"
@@ -35,6 +36,28 @@ double parse_double_strict(const std::string& text, const std::string& what) {
   return value;
 }
 
+namespace {
+
+// The shortest %g text that reads back as the same double, exponent without padding
+// (3e-3 prints as 0.003, 1e-4 as 1e-4, 7.5e9 as 7.5e9).
+std::string shortest(double v) {
+  char buf[64];
+  for (int digits = 1; digits <= 17; ++digits) {
+    std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+    if (std::strtod(buf, nullptr) == v) break;
+  }
+  std::string t = buf;
+  if (auto e = t.find('e'); e != std::string::npos) {
+    std::string mantissa = t.substr(0, e), exponent = t.substr(e + 1);
+    const bool negative = exponent[0] == '-';
+    exponent.erase(0, exponent.find_first_not_of("+-0"));
+    t = mantissa + "e" + (negative ? "-" : "") + (exponent.empty() ? "0" : exponent);
+  }
+  return t;
+}
+
+}  // namespace
+
 ArgParser::ArgParser(std::string program, std::string summary)
     : program_(std::move(program)), summary_(std::move(summary)) {}
 
@@ -50,12 +73,21 @@ ArgParser::Option* ArgParser::find(const std::string& name) {
 }
 
 void ArgParser::add_flag(const std::string& name, bool* out, const std::string& help) {
-  add({name, help, "", [out](const std::string&) { *out = true; }, false});
+  add({name, help, "", *out ? "on" : "off", [out](const std::string&) { *out = true; }, false});
 }
 
 void ArgParser::add_int(const std::string& name, int64_t* out, const std::string& help,
                         int64_t min, int64_t max) {
-  add({name, help, "INT", [=](const std::string& v) {
+  add({name, help, "INT", std::to_string(*out), [=](const std::string& v) {
+         int64_t x = parse_int_strict(v, "--" + name);
+         ZT_CHECK(x >= min && x <= max, "--", name, ": ", x, " is outside [", min, ", ", max, "]");
+         *out = x;
+       }});
+}
+
+void ArgParser::add_int(const std::string& name, std::optional<int64_t>* out, const std::string& help,
+                        const std::string& default_text, int64_t min, int64_t max) {
+  add({name, help, "INT", default_text, [=](const std::string& v) {
          int64_t x = parse_int_strict(v, "--" + name);
          ZT_CHECK(x >= min && x <= max, "--", name, ": ", x, " is outside [", min, ", ", max, "]");
          *out = x;
@@ -64,7 +96,16 @@ void ArgParser::add_int(const std::string& name, int64_t* out, const std::string
 
 void ArgParser::add_double(const std::string& name, double* out, const std::string& help,
                            double min, double max) {
-  add({name, help, "NUM", [=](const std::string& v) {
+  add({name, help, "NUM", shortest(*out), [=](const std::string& v) {
+         double x = parse_double_strict(v, "--" + name);
+         ZT_CHECK(x >= min && x <= max, "--", name, ": ", v, " is outside [", min, ", ", max, "]");
+         *out = x;
+       }});
+}
+
+void ArgParser::add_double(const std::string& name, std::optional<double>* out, const std::string& help,
+                           const std::string& default_text, double min, double max) {
+  add({name, help, "NUM", default_text, [=](const std::string& v) {
          double x = parse_double_strict(v, "--" + name);
          ZT_CHECK(x >= min && x <= max, "--", name, ": ", v, " is outside [", min, ", ", max, "]");
          *out = x;
@@ -72,14 +113,14 @@ void ArgParser::add_double(const std::string& name, double* out, const std::stri
 }
 
 void ArgParser::add_string(const std::string& name, std::string* out, const std::string& help) {
-  add({name, help, "STR", [out](const std::string& v) { *out = v; }});
+  add({name, help, "STR", out->empty() ? "none" : *out, [out](const std::string& v) { *out = v; }});
 }
 
 void ArgParser::add_choice(const std::string& name, std::string* out,
                            std::vector<std::string> choices, const std::string& help) {
   std::string kind;
   for (const auto& c : choices) kind += (kind.empty() ? "" : "|") + c;
-  add({name, help, kind, [=](const std::string& v) {
+  add({name, help, kind, *out, [=](const std::string& v) {
          for (const auto& c : choices)
            if (c == v) {
              *out = v;
@@ -87,6 +128,12 @@ void ArgParser::add_choice(const std::string& name, std::string* out,
            }
          ZT_FAIL("--", name, ": '", v, "' is not one of ", kind);
        }});
+}
+
+void ArgParser::set_default_text(const std::string& name, const std::string& text) {
+  Option* o = find(name);
+  ZT_CHECK(o != nullptr, "set_default_text: no flag --", name);
+  o->default_text = text;
 }
 
 bool ArgParser::parse(int argc, char** argv) {
@@ -137,10 +184,11 @@ std::string ArgParser::usage() const {
   std::string text = "usage: " + program_ + " [flags]\n" + summary_ + "\n\nflags:\n";
   for (const auto& o : options_) {
     std::string left = "  --" + o.name + (o.kind.empty() ? "" : " " + o.kind);
-    if (left.size() < 30) left.resize(30, ' ');
-    text += left + " " + o.help + "\n";
+    // the description starts in column 32; a longer flag column puts it on the next line
+    left = left.size() < 31 ? left + std::string(31 - left.size(), ' ') : left + "\n" + std::string(31, ' ');
+    text += left + o.help + " (default: " + o.default_text + ")\n";
   }
-  text += "  --help                       print this text\n";
+  text += "  --help                       print this text and exit\n";
   return text;
 }
 

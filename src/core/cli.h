@@ -2,12 +2,16 @@
 //
 // Strict means: an unknown flag, a missing value, a malformed or out-of-range number, or a value
 // outside a flag's choices is one zt::Error line, never a silent default or a crash. Flags take
-// the forms `--name value` and `--name=value`. It is not a general-purpose library: no short
-// options, no positional arguments except what follows a literal `--`.
+// the forms `--name value` and `--name=value`. `--help` prints every flag with its default: the
+// target's value when the flag is declared, or a text for defaults derived from other flags
+// (`--min-lr`: "--lr / 10"), so a user never has to read the source to know what runs.
+// It is not a general-purpose library: no short options, no positional arguments except what
+// follows a literal `--`.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,10 +32,22 @@ class ArgParser {
   /// accepted value. @param max largest accepted value.
   void add_int(const std::string& name, int64_t* out, const std::string& help,
                int64_t min = INT64_MIN, int64_t max = INT64_MAX);
+  /// An integer whose default is derived from other settings when the flag is absent.
+  /// @param name flag without dashes. @param out target (left empty when the flag is absent).
+  /// @param help one-line description. @param default_text how the default is derived, for --help.
+  /// @param min smallest accepted value. @param max largest accepted value.
+  void add_int(const std::string& name, std::optional<int64_t>* out, const std::string& help,
+               const std::string& default_text, int64_t min = INT64_MIN, int64_t max = INT64_MAX);
   /// A finite decimal number in [min, max]. @param name flag without dashes. @param out target.
   /// @param help one-line description. @param min smallest accepted. @param max largest accepted.
   void add_double(const std::string& name, double* out, const std::string& help,
                   double min = -1e308, double max = 1e308);
+  /// A number whose default is derived from other settings when the flag is absent.
+  /// @param name flag without dashes. @param out target (left empty when the flag is absent).
+  /// @param help one-line description. @param default_text how the default is derived, for --help.
+  /// @param min smallest accepted. @param max largest accepted.
+  void add_double(const std::string& name, std::optional<double>* out, const std::string& help,
+                  const std::string& default_text, double min = -1e308, double max = 1e308);
   /// A free-form string. @param name flag without dashes. @param out target.
   /// @param help one-line description.
   void add_string(const std::string& name, std::string* out, const std::string& help);
@@ -39,6 +55,10 @@ class ArgParser {
   /// @param choices the accepted values. @param help one-line description.
   void add_choice(const std::string& name, std::string* out, std::vector<std::string> choices,
                   const std::string& help);
+
+  /// Replace the default --help shows for a flag (a derived default, "required", "a free port").
+  /// @param name a declared flag without dashes. @param text what --help prints after "default: ".
+  void set_default_text(const std::string& name, const std::string& text);
 
   /// Parse argv. Throws zt::Error on any bad input.
   /// @param argc argument count as given to main.
@@ -51,12 +71,13 @@ class ArgParser {
   bool given(const std::string& name) const;
   /// Arguments after a literal `--`, in order. @return them (empty if there was no `--`).
   const std::vector<std::string>& rest() const { return rest_; }
-  /// The usage text. @return usage, one line per flag.
+  /// The usage text. @return usage, one line per flag, each with its default.
   std::string usage() const;
 
  private:
   struct Option {
     std::string name, help, kind;
+    std::string default_text;  // shown by --help as "(default: ...)"
     std::function<void(const std::string&)> set;
     bool takes_value = true;
     bool seen = false;

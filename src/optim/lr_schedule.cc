@@ -12,8 +12,6 @@ void validate(const LrSchedule& s) {
   ZT_CHECK(std::isfinite(s.max_lr) && s.min_lr >= 0 && s.min_lr <= s.max_lr,
            "lr schedule: need 0 <= min lr <= max lr (", s.min_lr, ", ", s.max_lr, ")");
   ZT_CHECK(s.warmup_steps >= 0 && s.total_steps >= 0, "lr schedule: negative step count");
-  ZT_CHECK(s.total_steps == 0 || s.warmup_steps <= s.total_steps, "lr schedule: warmup of ",
-           s.warmup_steps, " steps is longer than the ", s.total_steps, " total steps");
 }
 
 double lr_at(const LrSchedule& s, int64_t step) {

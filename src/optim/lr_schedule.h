@@ -6,6 +6,8 @@
 //   t > T:         η(t) = η_min
 // so η(W) = η_max, η(T) = η_min and the midpoint of the decay is (η_max + η_min) / 2 (Loshchilov &
 // Hutter 2017, SGDR, without restarts). T = 0 means no decay: η_max after warmup.
+// A warmup longer than the run (W > T) is allowed: the run ends inside the warmup, at
+// η_max · T / W, and never reaches the peak (the summary says so). Only η_min > η_max is refused.
 // Computed in double and rounded to float by the optimizer's scalars; cos comes from libm, the
 // same binary on every rank, so every rank gets the same bits.
 #pragma once
@@ -22,11 +24,15 @@ struct LrSchedule {
   int64_t total_steps = 0;    ///< T (0: constant η_max after warmup)
 };
 
-/// Check the settings (zt::Error when 0 <= min <= max, 0 <= W, and T = 0 or W <= T do not hold).
+/// Check the settings (zt::Error unless 0 <= min <= max, W >= 0 and T >= 0).
 /// @param s the settings.
 void validate(const LrSchedule& s);
 
 /// The learning rate of step t. @param s the settings. @param step t >= 1. @return η(t).
 double lr_at(const LrSchedule& s, int64_t step);
+
+/// Whether a run of the schedule's T steps reaches η_max (false when the warmup outlasts it).
+/// @param s the settings. @return W <= T (or T = 0, which never stops).
+inline bool reaches_peak(const LrSchedule& s) { return s.total_steps == 0 || s.warmup_steps <= s.total_steps; }
 
 }  // namespace zt

@@ -24,6 +24,12 @@ struct StepStart {
   float grad_scale = 0;    ///< backward's seed per token: loss_scale / tokens
 };
 
+/// The learning-rate schedule of a run, its derived defaults resolved (train_config.h).
+/// @param c the settings. @return peak, floor, warmup and total steps.
+inline LrSchedule lr_schedule(const TrainConfig& c) {
+  return LrSchedule{c.lr, c.resolved_min_lr(), c.resolved_warmup_steps(), c.steps};
+}
+
 /// Open step `step` of a run. @param c the settings. @param step 1-based step.
 /// @param loss_scale the loss scale in force for this step (1 without scaling).
 /// @return the record's first fields, the learning rate and the backward seed.
@@ -31,7 +37,7 @@ inline StepStart start_step(const TrainConfig& c, int64_t step, float loss_scale
   StepStart s;
   s.rec.step = step;
   s.rec.loss_scale = loss_scale;
-  s.lr = lr_at(LrSchedule{c.lr, c.min_lr, c.warmup_steps, c.steps}, step);
+  s.lr = lr_at(lr_schedule(c), step);
   s.rec.lr = static_cast<float>(s.lr);
   s.tokens = static_cast<float>(c.global_batch * c.context);
   s.grad_scale = loss_scale / s.tokens;

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/manifest.h"
+#include "train/step_start.h"
 
 namespace zt::train {
 namespace {
@@ -19,8 +20,9 @@ ordered_json config_object(const TrainConfig& c) {
   j["model"] = c.model; j["layers"] = c.layers; j["heads"] = c.heads; j["width"] = c.width;
   j["context"] = c.context; j["vocab"] = c.vocab; j["precision"] = c.precision;
   j["optimizer"] = c.optimizer; j["reduce_dtype"] = c.reduce_dtype;
-  j["no_master_weights"] = c.no_master_weights; j["lr"] = c.lr; j["min_lr"] = c.min_lr;
-  j["warmup_steps"] = c.warmup_steps; j["weight_decay"] = c.weight_decay; j["beta1"] = c.beta1;
+  j["no_master_weights"] = c.no_master_weights; j["lr"] = c.lr; j["min_lr"] = c.resolved_min_lr();
+  j["warmup_steps"] = c.resolved_warmup_steps();
+  j["lr_peak_reached"] = reaches_peak(lr_schedule(c)); j["weight_decay"] = c.weight_decay; j["beta1"] = c.beta1;
   j["beta2"] = c.beta2; j["eps"] = c.eps; j["momentum"] = c.momentum;
   j["clip_grad_norm"] = c.clip_grad_norm; j["norm_block"] = c.norm_block;
   j["loss_scale_init"] = c.loss_scale_init;

@@ -7,21 +7,26 @@
 namespace zt::train {
 
 bool parse_train_config(int argc, char** argv, TrainConfig& c) {
-  ArgParser p("zero-train", "Train a GPT-2-style model with mixed precision on one rank.");
+  ArgParser p("zero-train",
+              "Train a GPT-2-style model with mixed precision, on one rank or data-parallel over N ranks\n"
+              "with ZeRO stage 0-3 (chapters 2-7).");
   const int64_t big = int64_t{1} << 40;
   p.add_choice("model", &c.model, {"gpt"}, "model family");
   p.add_int("layers", &c.layers, "transformer blocks L", 1, 1024);
   p.add_int("heads", &c.heads, "attention heads H", 1, 1024);
   p.add_int("width", &c.width, "channels C (divisible by heads)", 1, 65536);
   p.add_int("context", &c.context, "sequence length T", 1, 65536);
-  p.add_int("vocab", &c.vocab, "vocabulary size V (default: the dataset's alphabet)", 1, 1 << 24);
+  p.add_int("vocab", &c.vocab, "vocabulary size V", 1, 1 << 24);
+  p.set_default_text("vocab", "the dataset's alphabet");
   p.add_choice("precision", &c.precision, {"fp32", "fp16", "bf16"}, "compute precision");
   p.add_choice("optimizer", &c.optimizer, {"adam", "adamw", "sgd"}, "optimizer");
   p.add_choice("reduce-dtype", &c.reduce_dtype, {"fp32", "compute"}, "gradient storage width");
   p.add_flag("no-master-weights", &c.no_master_weights, "update the 16-bit copy directly (teaching)");
   p.add_double("lr", &c.lr, "peak learning rate", 0.0, 1e3);
-  p.add_double("min-lr", &c.min_lr, "cosine schedule floor", 0.0, 1e3);
-  p.add_int("warmup-steps", &c.warmup_steps, "linear warm-up steps", 0, big);
+  p.add_double("min-lr", &c.min_lr, "cosine schedule floor (at most --lr)", "--lr / 10", 0.0, 1e3);
+  p.add_int("warmup-steps", &c.warmup_steps,
+            "linear warm-up steps; longer than --steps is allowed (the peak is then never reached)",
+            "min(20, --steps)", 0, big);
   p.add_double("weight-decay", &c.weight_decay, "AdamW weight decay", 0.0, 1e3);
   p.add_double("beta1", &c.beta1, "Adam beta1", 0.0, 0.999999);
   p.add_double("beta2", &c.beta2, "Adam beta2", 0.0, 0.999999999);
@@ -35,7 +40,8 @@ bool parse_train_config(int argc, char** argv, TrainConfig& c) {
   p.add_double("loss-scale-backoff", &c.loss_scale_backoff, "backoff factor", 1e-6, 1.0);
   p.add_int("steps", &c.steps, "optimizer steps", 0, big);
   p.add_int("global-batch", &c.global_batch, "sequences per optimizer step", 1, big);
-  p.add_int("micro-batch", &c.micro_batch, "sequences per micro-batch (default: global batch)", 1, big);
+  p.add_int("micro-batch", &c.micro_batch, "sequences per micro-batch", 1, big);
+  p.set_default_text("micro-batch", "--global-batch");
   p.add_int("seed", &c.seed, "seed of init and data", 0, INT64_MAX);
   p.add_double("memory-budget-mb", &c.memory_budget_mb, "per-rank arena capacity in MiB", 1e-6, 1e9);
   p.add_int("blas-threads", &c.blas_threads, "BLAS threads per rank", 1, 256);
@@ -50,13 +56,14 @@ bool parse_train_config(int argc, char** argv, TrainConfig& c) {
   p.add_int("stage", &c.stage, "ZeRO stage: 0 (data parallel), 1, 2, 3", 0, 3);
   p.add_int("world-size", &c.world_size, "data-parallel ranks N", 1, 4096);
   p.add_choice("ranks-as", &c.ranks_as, {"processes", "threads"}, "how --world-size starts ranks");
-  p.add_double("bucket-mb", &c.bucket_mb, "stage-2 gradient bucket size in MiB (decimal, default 25)", 1e-6, 1e6);
+  p.add_double("bucket-mb", &c.bucket_mb, "stage-2 gradient bucket size in MiB (decimal; PyTorch DDP's default)", 1e-6, 1e6);
   p.add_int("prefetch", &c.prefetch, "stage 3: units all-gathered ahead", 0, 64);
   p.add_double("persist-below-mb", &c.persist_below_mb,
                "stage 3: keep units whose compute-dtype params are under this many MiB whole (0: off)", 0.0, 1e9);
   p.add_choice("overlap", &c.overlap_flag, {"on", "off"}, "asynchronous gradient reductions");
   p.add_choice("grad-sync", &c.grad_sync, {"step", "micro-batch"},
                "reduce gradients once per step or after every micro-batch");
+  p.set_default_text("grad-sync", "step for stages 0-1, micro-batch for stages 2-3");
   p.add_choice("stage1-reduce", &c.stage1_reduce, {"reduce-scatter", "all-reduce"},
                "stage 1 gradient reduction variant");
   p.add_choice("collective-mode", &c.collective_mode, {"deterministic", "fast"}, "reduction order");
@@ -82,11 +89,10 @@ void validate(const TrainConfig& c) {
            "--no-master-weights is a single-rank teaching mode (--world-size 1 --stage 0)");
   ZT_CHECK((c.norm_block & (c.norm_block - 1)) == 0, "--norm-block ", c.norm_block,
            " is not a power of two");
-  ZT_CHECK(c.warmup_steps <= c.steps || c.steps == 0, "--warmup-steps ", c.warmup_steps,
-           " is longer than --steps ", c.steps);
   ZT_CHECK(c.persist_below_mb >= 0, "--persist-below-mb ", c.persist_below_mb,
            " is negative (a size in MiB; 0 turns persistence off)");
-  ZT_CHECK(c.min_lr <= c.lr, "--min-lr ", c.min_lr, " is above --lr ", c.lr);
+  // only an explicit floor can exceed the peak (the derived one is lr / 10)
+  ZT_CHECK(!c.min_lr || *c.min_lr <= c.lr, "--min-lr ", c.min_lr.value_or(0), " is above the peak --lr ", c.lr);
   ZT_CHECK(!c.no_master_weights || c.precision != "fp32",
            "--no-master-weights needs --precision fp16 or bf16 (fp32 has no separate master)");
 }

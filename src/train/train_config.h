@@ -6,7 +6,9 @@
 // dataset or the model are built.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace zt::train {
@@ -26,8 +28,8 @@ struct TrainConfig {
   std::string reduce_dtype = "fp32"; ///< gradient storage/reduction width: fp32 | compute
   bool no_master_weights = false;    ///< update the 16-bit copy directly (teaching only)
   double lr = 3e-3;                  ///< peak learning rate
-  double min_lr = 3e-4;              ///< floor of the cosine schedule
-  int64_t warmup_steps = 20;         ///< linear warm-up steps
+  std::optional<double> min_lr;      ///< floor of the cosine schedule; empty: lr / 10 (resolved_min_lr)
+  std::optional<int64_t> warmup_steps;  ///< linear warm-up steps; empty: min(20, steps) (resolved_warmup_steps)
   double weight_decay = 0.0;         ///< AdamW decoupled weight decay
   double beta1 = 0.9;                ///< Adam first-moment decay
   double beta2 = 0.95;               ///< Adam second-moment decay
@@ -71,6 +73,19 @@ struct TrainConfig {
   std::string collective_mode = "deterministic";  ///< deterministic | fast
   bool verify = false;               ///< also run the single-rank reference and compare masters
   std::string trace;                 ///< --trace FILE: Chrome-trace timeline of every rank (ZeRO path)
+
+  /// Warm-up steps without --warmup-steps: 20, or the whole run when it is shorter, so a short run
+  /// still reaches --lr at its last step. A warm-up the user set is kept as given, even when it is
+  /// longer than the run (then the peak is never reached; optim/lr_schedule.h).
+  static constexpr int64_t kDefaultWarmupSteps = 20;
+  /// The warm-up actually used. @return warmup_steps, or min(20, steps) when it was not given.
+  int64_t resolved_warmup_steps() const {
+    return warmup_steps ? *warmup_steps : std::min(kDefaultWarmupSteps, steps);
+  }
+  /// The cosine floor actually used: one tenth of the peak unless given (as nanoGPT sets it), so
+  /// a --lr below the floor's usual value never meets a floor above it.
+  /// @return min_lr, or lr / 10 when it was not given.
+  double resolved_min_lr() const { return min_lr ? *min_lr : lr / 10; }
 
   /// The gradient synchronisation actually used (resolves the stage-dependent default).
   /// @return "step" or "micro-batch".

@@ -24,8 +24,8 @@ uint64_t config_hash(const TrainConfig& c) {
     text += '\x1f';
   };
   add(c.model); add(c.layers); add(c.heads); add(c.width); add(c.context); add(c.vocab);
-  add(c.precision); add(c.optimizer); add(c.reduce_dtype); add(c.lr); add(c.min_lr);
-  add(c.warmup_steps); add(c.weight_decay); add(c.beta1); add(c.beta2); add(c.eps);
+  add(c.precision); add(c.optimizer); add(c.reduce_dtype); add(c.lr); add(c.resolved_min_lr());
+  add(c.resolved_warmup_steps()); add(c.weight_decay); add(c.beta1); add(c.beta2); add(c.eps);
   add(c.momentum); add(c.clip_grad_norm); add(c.norm_block); add(c.loss_scale_init);
   add(c.loss_scale_growth_interval); add(c.loss_scale_growth_factor); add(c.loss_scale_backoff);
   add(c.steps); add(c.global_batch); add(c.micro_batch); add(c.seed); add(c.data); add(c.digits);

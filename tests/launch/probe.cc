@@ -93,10 +93,10 @@ int main(int argc, char** argv) {
     double sleep_s = 0;
     bool ignore_sigterm = false, report_sigterm = false, do_rendezvous = false;
     zt::ArgParser p("zt-launch-probe", "A rank program for the launcher tests.");
-    p.add_int("lines", &lines, "lines to print (default 1)", 0, 1000000);
+    p.add_int("lines", &lines, "lines to print", 0, 1000000);
     p.add_int("line-bytes", &line_bytes, "pad each line to about this many bytes", 0, 1 << 20);
-    p.add_int("fail-rank", &fail_rank, "this rank fails (default none)", -1, 1 << 20);
-    p.add_int("exit-code", &exit_code, "exit code of the failing rank (default 3)", 1, 255);
+    p.add_int("fail-rank", &fail_rank, "this rank fails", -1, 1 << 20);
+    p.add_int("exit-code", &exit_code, "exit code of the failing rank", 1, 255);
     p.add_int("signal", &signo, "the failing rank raises this signal instead of exiting", 0, 64);
     p.add_int("fail-after-ms", &fail_after_ms, "the failing rank waits this long first", 0,
               1 << 30);
@@ -104,7 +104,7 @@ int main(int argc, char** argv) {
     p.add_flag("ignore-sigterm", &ignore_sigterm, "ignore SIGTERM (only SIGKILL stops it)");
     p.add_flag("report-sigterm", &report_sigterm, "on SIGTERM print 'rank R got SIGTERM', exit 143");
     p.add_flag("rendezvous", &do_rendezvous, "exchange keys through the store, then a Gloo sum");
-    p.add_int("timeout-ms", &timeout_ms, "store and Gloo timeout (default 10000)", 1, 1 << 30);
+    p.add_int("timeout-ms", &timeout_ms, "store and Gloo timeout", 1, 1 << 30);
     p.add_int("world-size", &world_size, "world size flag, reconciled with the environment", 1,
               1 << 20);
     if (!p.parse(argc, argv)) return 0;

@@ -24,5 +24,13 @@ TEST_CASE("schedule corner cases and bad settings", "[ch2][optim]") {
   CHECK(lr_at(LrSchedule{2e-3, 0, 0, 100}, 1) == Approx(2e-3).epsilon(1e-3));  // no warmup
   CHECK_THROWS_AS(lr_at(LrSchedule{1e-3, 0, 0, 0}, 0), Error);
   CHECK_THROWS_AS(validate(LrSchedule{1e-3, 2e-3, 0, 0}), Error);
-  CHECK_THROWS_AS(validate(LrSchedule{1e-3, 0, 20, 10}), Error);
+}
+
+TEST_CASE("a warmup longer than the run stays linear and never reaches the peak", "[ch2][optim]") {
+  const LrSchedule s{1e-3, 1e-4, 20, 10};
+  CHECK_NOTHROW(validate(s));
+  for (int64_t t = 1; t <= 10; ++t) CHECK(lr_at(s, t) == 1e-3 * static_cast<double>(t) / 20);
+  CHECK_FALSE(reaches_peak(s));
+  CHECK(reaches_peak(LrSchedule{1e-3, 1e-4, 10, 10}));  // the peak at the last step
+  CHECK(reaches_peak(LrSchedule{1e-3, 1e-4, 50, 0}));   // no end: the peak comes
 }

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 
@@ -63,4 +64,56 @@ TEST_CASE("zero-train summary JSON and dumps", "[ch2][train][cli]") {
   REQUIRE(run_program(kTiny + "--steps 3 --precision fp16 --dump-params " + dir + "/q.bin").status == 0);
   CHECK(zt::read_file(dir + "/p.bin") == zt::read_file(dir + "/q.bin"));
   REQUIRE(std::system(("rm -rf " + dir).c_str()) == 0);
+}
+
+TEST_CASE("zero-train: short runs and a low peak with every other flag at its default", "[ch2][train][cli]") {
+  // the defaults (warm-up 20 steps, floor lr / 10) must never make a valid explicit choice fail
+  for (const std::string args : {"--steps 1", "--steps 3", "--steps 0", "--lr 1e-4"}) {
+    const std::string json = "/tmp/zt_cli_defaults_" + std::to_string(::getpid()) + ".json";
+    const auto out = run_program("bin/zero-train " + args + " --summary-json " + json);
+    INFO(args << ": " << out.err);
+    REQUIRE(out.status == 0);
+    const auto j = nlohmann::json::parse(zt::read_file(json));
+    std::remove(json.c_str());
+    const auto& c = j["config"];
+    const int64_t steps = c["steps"];
+    CHECK(c["warmup_steps"] == std::min<int64_t>(20, steps));  // the warm-up fits the run
+    CHECK(c["min_lr"].get<double>() == c["lr"].get<double>() / 10);
+    CHECK(c["lr_peak_reached"] == true);
+    CHECK(j["steps"].size() == static_cast<std::size_t>(steps));
+    if (steps >= 1 && steps <= 20)  // a warm-up as long as the run reaches --lr at the last step
+      CHECK(j["steps"][steps - 1]["lr"].get<double>() == static_cast<double>(static_cast<float>(c["lr"].get<double>())));
+  }
+}
+
+TEST_CASE("zero-train: a warm-up longer than the run is kept, and the summary says the peak was not reached",
+          "[ch2][train][cli]") {
+  const std::string json = "/tmp/zt_cli_warmup_" + std::to_string(::getpid()) + ".json";
+  const auto out = run_program("bin/zero-train --steps 4 --warmup-steps 10 --lr 0.002 --eval-every 0 --summary-json " + json);
+  INFO(out.err);
+  REQUIRE(out.status == 0);
+  CHECK(out.out.find("warm-up outlasts the run") != std::string::npos);
+  const auto j = nlohmann::json::parse(zt::read_file(json));
+  std::remove(json.c_str());
+  CHECK(j["config"]["warmup_steps"] == 10);
+  CHECK(j["config"]["lr_peak_reached"] == false);
+  for (int t = 1; t <= 4; ++t)  // η(t) = η_max · t / W throughout (optim/lr_schedule.h)
+    CHECK(j["steps"][t - 1]["lr"].get<double>() == static_cast<double>(static_cast<float>(0.002 * t / 10)));
+}
+
+TEST_CASE("zero-train: a peak below the default floor lowers the floor; explicit contradictions fail",
+          "[ch2][train][cli]") {
+  const std::string json = "/tmp/zt_cli_floor_" + std::to_string(::getpid()) + ".json";
+  const auto ok = run_program(kTiny + "--steps 5 --lr 1e-4 --eval-every 0 --summary-json " + json);
+  REQUIRE(ok.status == 0);
+  const auto j = nlohmann::json::parse(zt::read_file(json));
+  std::remove(json.c_str());
+  CHECK(j["config"]["min_lr"].get<double>() == 1e-4 / 10);
+  // the last step of the cosine is the floor itself
+  CHECK(j["steps"][4]["lr"].get<double>() == static_cast<double>(static_cast<float>(1e-4 / 10)));
+  // a floor above the peak is refused only when the user gave the floor
+  const auto bad = run_program(kTiny + "--steps 5 --lr 1e-4 --min-lr 1e-3");
+  CHECK(bad.status == 2);
+  CHECK(zt::test::line_count(bad.err) == 1);
+  CHECK(bad.err.find("--min-lr 0.001 is above the peak --lr 0.0001") != std::string::npos);
 }

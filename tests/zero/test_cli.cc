@@ -73,7 +73,7 @@ TEST_CASE("config hash: every floating-point setting is compared by its exact bi
   // six-decimal text would hash eps = 1e-8 and 2e-8 alike: ranks would train with different eps
   const auto base = zero_config(2, 2, 1, "fp32");
   for (double train::TrainConfig::*field :
-       {&train::TrainConfig::lr, &train::TrainConfig::min_lr, &train::TrainConfig::weight_decay,
+       {&train::TrainConfig::lr, &train::TrainConfig::weight_decay,
         &train::TrainConfig::beta1, &train::TrainConfig::beta2, &train::TrainConfig::eps,
         &train::TrainConfig::momentum, &train::TrainConfig::clip_grad_norm,
         &train::TrainConfig::loss_scale_init, &train::TrainConfig::loss_scale_growth_factor,
@@ -84,6 +84,9 @@ TEST_CASE("config hash: every floating-point setting is compared by its exact bi
     INFO("value " << base.*field);
     CHECK(zero::config_hash(next) != zero::config_hash(base));
   }
+  auto floor = base;  // the floor is derived (lr / 10) unless given: its resolved bits are hashed
+  floor.min_lr = std::nextafter(base.resolved_min_lr(), 1e300);
+  CHECK(zero::config_hash(floor) != zero::config_hash(base));
 }
 
 TEST_CASE("zero-train under zero-launch (torchrun variables): ranks from the environment", "[ch5]") {

@@ -74,10 +74,10 @@ int run(int argc, char** argv) {
   std::string ranks_text = "2,4", sizes_text = "1M,8M,64M", json_path;
   int64_t iters = 5, timeout_s = 60;
   ArgParser args("zero-collbench", "Bandwidth of each collective (both modes) with ranks as local processes.");
-  args.add_string("ranks", &ranks_text, "comma-separated world sizes (default 2,4)");
-  args.add_string("sizes", &sizes_text, "comma-separated buffer sizes, suffix K/M/G (default 1M,8M,64M)");
-  args.add_int("iters", &iters, "timed calls per measurement (default 5)", 1, 1000);
-  args.add_int("timeout", &timeout_s, "collective timeout in seconds (default 60)", 1, 3600);
+  args.add_string("ranks", &ranks_text, "comma-separated world sizes");
+  args.add_string("sizes", &sizes_text, "comma-separated buffer sizes, suffix K/M/G");
+  args.add_int("iters", &iters, "timed calls per measurement", 1, 1000);
+  args.add_int("timeout", &timeout_s, "collective timeout in seconds", 1, 3600);
   args.add_string("json", &json_path, "also write the results as JSON to this file");
   if (!args.parse(argc, argv)) return 0;
   std::vector<std::size_t> sizes;

@@ -42,13 +42,16 @@ int main(int argc, char** argv) {
     std::string addr = "127.0.0.1", store;
     zt::ArgParser p("zero-launch",
                     "Start N ranks of a program on this machine: zero-launch -n N -- PROGRAM ARGS");
-    p.add_int("nproc", &nproc, "number of ranks to start (also -n N); required", 1, 1024);
-    p.add_string("master-addr", &addr, "MASTER_ADDR for the ranks (default 127.0.0.1)");
-    p.add_int("master-port", &port, "MASTER_PORT for the ranks (default: a free port)", 0, 65535);
+    p.add_int("nproc", &nproc, "number of ranks to start (also -n N)", 1, 1024);
+    p.set_default_text("nproc", "none, required");
+    p.add_string("master-addr", &addr, "MASTER_ADDR for the ranks");
+    p.add_int("master-port", &port, "MASTER_PORT for the ranks", 0, 65535);
+    p.set_default_text("master-port", "a free port");
     p.add_double("grace-s", &grace_s,
-                 "seconds between SIGTERM and SIGKILL when terminating ranks (default 3)", 0, 3600);
+                 "seconds between SIGTERM and SIGKILL when terminating ranks", 0, 3600);
     p.add_string("store", &store,
                  "ZT_STORE for the ranks: file:DIR | redis:HOST[:PORT] | tcp | tcp:HOST:PORT");
+    p.set_default_text("store", "ZT_STORE as inherited, else tcp");
     if (!p.parse(static_cast<int>(cargs.size()), cargs.data())) return 0;
     ZT_CHECK(p.given("nproc"), "the number of ranks is required: zero-launch -n N -- PROGRAM ARGS");
     ZT_CHECK(!p.rest().empty(), "no program given: zero-launch -n N -- PROGRAM ARGS");

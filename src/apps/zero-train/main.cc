@@ -30,6 +30,7 @@
 #include "launch/store_spec.h"
 #include "model/manifest.h"
 #include "train/single_rank.h"
+#include "train/step_start.h"
 #include "train/summary_json.h"
 #include "zero/report.h"
 #include "zero/train_zero.h"
@@ -60,6 +61,9 @@ void print_summary(const zt::train::TrainConfig& c, const zt::train::RunResult& 
     int skipped = 0;
     for (const auto& s : r.steps) skipped += s.skipped;
     if (skipped) std::printf("  skipped steps (fp16 overflow): %d\n", skipped);
+    if (!zt::reaches_peak(zt::train::lr_schedule(c)))
+      std::printf("  learning rate: the %lld-step warm-up outlasts the run; it ended at %g, below the peak --lr %g\n",
+                  static_cast<long long>(c.resolved_warmup_steps()), static_cast<double>(r.steps.back().lr), c.lr);
   }
   if (!r.evals.empty()) {
     const auto& e = r.evals.back();

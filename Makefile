@@ -5,7 +5,7 @@ JOBS    ?= $(shell nproc)
 CMAKE_FLAGS ?=
 CTEST   := ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
-.PHONY: help deps configure build test test-full docs notebooks run clean
+.PHONY: help deps configure build test test-full docs notebooks run clean format
 .DEFAULT_GOAL := help
 
 help:
@@ -18,6 +18,7 @@ help:
 	@echo "make build        configure and build into $(BUILD)/ (Release)"
 	@echo "make docs         Doxygen API docs into $(BUILD)/docs (warnings are errors)"
 	@echo "make notebooks    execute notebooks/ headlessly; plots go to $(BUILD)/notebooks"
+	@echo "make format       lay out the C++ sources as .clang-format says (clang-format 14)"
 	@echo "make clean        remove $(BUILD)/"
 
 deps:
@@ -55,6 +56,9 @@ notebooks: build
 
 run: build
 	scripts/run_main.sh $(BUILD)
+
+format: deps
+	find src tests chapters bench -type f \( -name '*.cc' -o -name '*.h' -o -name '*.cu' \) -print0 | xargs -0 clang-format -i
 
 clean:
 	rm -rf $(BUILD)

@@ -10,8 +10,8 @@
 
 int main(int argc, char** argv) {
   zt::kernels::set_blas_threads(argc > 1 ? std::atoi(argv[1]) : 1);
-  const long long shapes[][3] = {{512, 512, 512}, {1024, 1024, 1024}, {1024, 1152, 384},
-                                 {1024, 1536, 384}, {1024, 384, 1536}, {1024, 256, 384}};
+  const long long shapes[][3] = {{512, 512, 512},   {1024, 1024, 1024}, {1024, 1152, 384},
+                                 {1024, 1536, 384}, {1024, 384, 1536},  {1024, 256, 384}};
   for (const auto& s : shapes) {
     const long long m = s[0], n = s[1], k = s[2];
     std::vector<float> a(m * k, 0.5f), b(n * k, 0.25f), c(m * n);
@@ -23,8 +23,8 @@ int main(int argc, char** argv) {
       const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       best = dt < best ? dt : best;
     }
-    std::printf("sgemm %lldx%lldx%lld (threads %d): %.1f GFLOP/s (best of 8)\n", m, n, k,
-                zt::kernels::blas_threads(), 2.0 * m * n * k / best / 1e9);
+    std::printf("sgemm %lldx%lldx%lld (threads %d): %.1f GFLOP/s (best of 8)\n", m, n, k, zt::kernels::blas_threads(),
+                2.0 * m * n * k / best / 1e9);
   }
   return 0;
 }

@@ -32,18 +32,18 @@ std::string show(float x) {
 
 void print_properties() {
   std::printf("== 1. The three formats (sign | exponent | fraction) ==\n");
-  std::printf("%-6s %4s %4s %4s %5s  %-16s %-16s %-18s %s\n", "format", "bits", "exp", "frac",
-              "bias", "largest normal", "smallest normal", "smallest subnormal",
-              "spacing at 1 (epsilon)");
+  std::printf("%-6s %4s %4s %4s %5s  %-16s %-16s %-18s %s\n", "format", "bits", "exp", "frac", "bias", "largest normal",
+              "smallest normal", "smallest subnormal", "spacing at 1 (epsilon)");
   for (Format f : kFormats) {
     const zt::FormatLayout l = zt::layout(f);
-    std::printf("%-6s %4d %4d %4d %5d  %-16s %-16s %-18s %s\n", zt::format_name(f),
-                zt::total_bits(f), l.exponent_bits, l.fraction_bits, zt::exponent_bias(f),
-                show(zt::largest_normal(f)).c_str(), show(zt::smallest_normal(f)).c_str(),
-                show(zt::smallest_subnormal(f)).c_str(), show(zt::machine_epsilon(f)).c_str());
+    std::printf("%-6s %4d %4d %4d %5d  %-16s %-16s %-18s %s\n", zt::format_name(f), zt::total_bits(f), l.exponent_bits,
+                l.fraction_bits, zt::exponent_bias(f), show(zt::largest_normal(f)).c_str(),
+                show(zt::smallest_normal(f)).c_str(), show(zt::smallest_subnormal(f)).c_str(),
+                show(zt::machine_epsilon(f)).c_str());
   }
-  std::printf("Range comes from the exponent bits (bf16 = fp32's 8), precision from the fraction "
-              "bits (fp16's 10 beat bf16's 7).\n\n");
+  std::printf(
+      "Range comes from the exponent bits (bf16 = fp32's 8), precision from the fraction "
+      "bits (fp16's 10 beat bf16's 7).\n\n");
 }
 
 void print_spacing_table() {
@@ -58,19 +58,18 @@ void print_spacing_table() {
     }
     std::printf("\n");
   }
-  std::printf("The spacing doubles with every binade: relative precision is constant, absolute is "
-              "not.\n\n");
+  std::printf(
+      "The spacing doubles with every binade: relative precision is constant, absolute is "
+      "not.\n\n");
 }
 
 void print_swamping(float w, float d) {
-  std::printf("== 3. Swamping: w + d computed in each format (w = %s, d = %s) ==\n",
-              show(w).c_str(), show(d).c_str());
-  std::printf("%-6s %-16s %-16s %-16s %s\n", "format", "d stored as", "w + d", "half spacing at w",
-              "update");
+  std::printf("== 3. Swamping: w + d computed in each format (w = %s, d = %s) ==\n", show(w).c_str(), show(d).c_str());
+  std::printf("%-6s %-16s %-16s %-16s %s\n", "format", "d stored as", "w + d", "half spacing at w", "update");
   for (Format f : kFormats) {
-    std::printf("%-6s %-16s %-16s %-16s %s\n", zt::format_name(f),
-                show(zt::round_to_format(d, f)).c_str(), show(zt::add_in_format(w, d, f)).c_str(),
-                show(zt::spacing(w, f) / 2).c_str(), zt::swamps(w, d, f) ? "lost" : "kept");
+    std::printf("%-6s %-16s %-16s %-16s %s\n", zt::format_name(f), show(zt::round_to_format(d, f)).c_str(),
+                show(zt::add_in_format(w, d, f)).c_str(), show(zt::spacing(w, f) / 2).c_str(),
+                zt::swamps(w, d, f) ? "lost" : "kept");
   }
   std::printf("An update no larger than half the spacing at w rounds back to w.\n\n");
 }
@@ -125,9 +124,8 @@ LoopResult stochastic_loop(Format f, float start, float update, int64_t steps, u
   for (int64_t i = 0; i < steps; ++i) {
     const float sum = r.final_w + update;
     const uint16_t rnd = zt::random16(seed, uint64_t(i));
-    const float next = f == Format::fp16
-                           ? zt::float_from_fp16_bits(zt::fp16_bits_stochastic(sum, rnd))
-                           : zt::float_from_bf16_bits(zt::bf16_bits_stochastic(sum, rnd));
+    const float next = f == Format::fp16 ? zt::float_from_fp16_bits(zt::fp16_bits_stochastic(sum, rnd))
+                                         : zt::float_from_bf16_bits(zt::bf16_bits_stochastic(sum, rnd));
     r.effective += next != r.final_w;
     r.final_w = next;
   }
@@ -135,24 +133,25 @@ LoopResult stochastic_loop(Format f, float start, float update, int64_t steps, u
 }
 
 void print_update_loop(float start, float update, int64_t steps, uint64_t seed) {
-  std::printf("== 5. An update loop: w = %s, then w += %s, %lld times ==\n", show(start).c_str(),
-              show(update).c_str(), (long long)steps);
+  std::printf("== 5. An update loop: w = %s, then w += %s, %lld times ==\n", show(start).c_str(), show(update).c_str(),
+              (long long)steps);
   std::printf("exact result (double): %.9g\n", double(start) + double(update) * double(steps));
   std::printf("%-17s %-16s %s\n", "format", "final w", "updates that changed w");
   for (Format f : kFormats) {
     const LoopResult r = nearest_loop(f, start, update, steps);
-    std::printf("%-17s %-16s %lld of %lld\n", zt::format_name(f), show(r.final_w).c_str(),
-                (long long)r.effective, (long long)steps);
+    std::printf("%-17s %-16s %lld of %lld\n", zt::format_name(f), show(r.final_w).c_str(), (long long)r.effective,
+                (long long)steps);
   }
   for (Format f : {Format::fp16, Format::bf16}) {
     const LoopResult r = stochastic_loop(f, start, update, steps, seed);
     const std::string label = std::string(zt::format_name(f)) + "-stochastic";
-    std::printf("%-17s %-16s %lld of %lld\n", label.c_str(),
-                show(r.final_w).c_str(), (long long)r.effective, (long long)steps);
+    std::printf("%-17s %-16s %lld of %lld\n", label.c_str(), show(r.final_w).c_str(), (long long)r.effective,
+                (long long)steps);
   }
-  std::printf("Round-to-nearest drops every update below half the spacing at w, so the 16-bit\n"
-              "loops stall; stochastic rounding keeps the sum right on average (seed %llu).\n",
-              (unsigned long long)seed);
+  std::printf(
+      "Round-to-nearest drops every update below half the spacing at w, so the 16-bit\n"
+      "loops stall; stochastic rounding keeps the sum right on average (seed %llu).\n",
+      (unsigned long long)seed);
 }
 
 void write_spacing_csv(const std::string& path) {

@@ -59,8 +59,7 @@ int skipped_steps(const RunResult& r) {
 /// Steps at which section 1 prints the loss: 1, a few in between, and the last.
 std::vector<int64_t> report_steps(int64_t steps) {
   std::vector<int64_t> at;
-  for (int64_t s : {int64_t{1}, int64_t{10}, int64_t{25}, int64_t{50}, int64_t{75}, int64_t{100},
-                    int64_t{125}})
+  for (int64_t s : {int64_t{1}, int64_t{10}, int64_t{25}, int64_t{50}, int64_t{75}, int64_t{100}, int64_t{125}})
     if (s < steps) at.push_back(s);
   at.push_back(steps);
   return at;
@@ -83,15 +82,16 @@ void compare_precisions(int64_t steps, int64_t seed) {
   std::printf("   (held-out loss)\n%6s", "acc%");
   for (const auto& r : runs) std::printf(" %12.1f", 100.0 * r.evals.back().accuracy);
   std::printf("   (exact-match accuracy over %zu held-out problems)\n", runs[0].evals.back().problems);
-  std::printf("%6s %12d %12d %12d   (skipped steps)\n", "skip", skipped_steps(runs[0]),
-              skipped_steps(runs[1]), skipped_steps(runs[2]));
+  std::printf("%6s %12d %12d %12d   (skipped steps)\n", "skip", skipped_steps(runs[0]), skipped_steps(runs[1]),
+              skipped_steps(runs[2]));
   const float ref = runs[0].steps.back().loss;
   double worst = 0;
   for (int p = 1; p < 3; ++p)
     worst = std::max(worst, std::abs(static_cast<double>(runs[p].steps.back().loss) - ref) / ref);
-  std::printf("claim: fp16 and bf16 end within %.2f%% of the fp32 loss (bound 5%%); fp32 ends at "
-              "%.1f%% of its first loss (bound 70%%)\n\n",
-              100.0 * worst, 100.0 * ref / static_cast<double>(runs[0].steps.front().loss));
+  std::printf(
+      "claim: fp16 and bf16 end within %.2f%% of the fp32 loss (bound 5%%); fp32 ends at "
+      "%.1f%% of its first loss (bound 70%%)\n\n",
+      100.0 * worst, 100.0 * ref / static_cast<double>(runs[0].steps.front().loss));
 }
 
 void loss_scaling(int64_t steps, int64_t seed, double init_scale, int64_t interval) {
@@ -99,18 +99,21 @@ void loss_scaling(int64_t steps, int64_t seed, double init_scale, int64_t interv
   c.loss_scale_init = init_scale;
   c.loss_scale_growth_interval = interval;
   const RunResult r = train(c);
-  std::printf("== 2. Dynamic loss scaling, fp16: initial scale %g, growth x2 every %lld clean "
-              "steps, backoff x0.5 ==\n", init_scale, static_cast<long long>(interval));
+  std::printf(
+      "== 2. Dynamic loss scaling, fp16: initial scale %g, growth x2 every %lld clean "
+      "steps, backoff x0.5 ==\n",
+      init_scale, static_cast<long long>(interval));
   std::printf("%6s %14s %8s %14s\n", "step", "loss_scale", "skipped", "grad_norm");
   for (const auto& s : r.steps) {
     char norm[32] = "inf";  // the unscaled norm of an overflowed step is not finite
     if (s.grad_norm) std::snprintf(norm, sizeof norm, "%.6g", static_cast<double>(*s.grad_norm));
-    std::printf("%6lld %14.0f %8s %14s\n", static_cast<long long>(s.step),
-                static_cast<double>(s.loss_scale), s.skipped ? "yes" : "no", norm);
+    std::printf("%6lld %14.0f %8s %14s\n", static_cast<long long>(s.step), static_cast<double>(s.loss_scale),
+                s.skipped ? "yes" : "no", norm);
   }
-  std::printf("claim: %d of %lld steps skipped; every skip halves the next step's scale and "
-              "every %lld clean steps double it\n\n", skipped_steps(r),
-              static_cast<long long>(steps), static_cast<long long>(interval));
+  std::printf(
+      "claim: %d of %lld steps skipped; every skip halves the next step's scale and "
+      "every %lld clean steps double it\n\n",
+      skipped_steps(r), static_cast<long long>(steps), static_cast<long long>(interval));
 }
 
 void stall(int64_t steps, int64_t seed, double lr) {
@@ -120,8 +123,10 @@ void stall(int64_t steps, int64_t seed, double lr) {
   const RunResult with_master = train(c);
   c.no_master_weights = true;
   const RunResult without = train(c);
-  std::printf("== 3. The stall: bf16, constant lr %g, %lld steps, with vs without FP32 master "
-              "weights ==\n", lr, static_cast<long long>(steps));
+  std::printf(
+      "== 3. The stall: bf16, constant lr %g, %lld steps, with vs without FP32 master "
+      "weights ==\n",
+      lr, static_cast<long long>(steps));
   std::printf("%-10s %12s %12s %16s %18s\n", "run", "first_loss", "final_loss", "frozen_last_step",
               "frozen_last_window");
   for (const auto* r : {&with_master, &without})
@@ -130,10 +135,11 @@ void stall(int64_t steps, int64_t seed, double lr) {
                 100.0 * r->frozen_fraction, 100.0 * r->frozen_window_fraction);
   std::printf("(window = the last %lld steps; frozen = 16-bit bits identical before and after)\n",
               static_cast<long long>(with_master.frozen_window_steps));
-  std::printf("claim: over the window %.2fx as many elements frozen without a master (bound >= 2); "
-              "at one step only %.2fx (bound < 2)\n",
-              without.frozen_window_fraction / with_master.frozen_window_fraction,
-              without.frozen_fraction / with_master.frozen_fraction);
+  std::printf(
+      "claim: over the window %.2fx as many elements frozen without a master (bound >= 2); "
+      "at one step only %.2fx (bound < 2)\n",
+      without.frozen_window_fraction / with_master.frozen_window_fraction,
+      without.frozen_fraction / with_master.frozen_fraction);
 }
 
 }  // namespace

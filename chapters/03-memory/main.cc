@@ -43,12 +43,11 @@ const PrintedRow kPrinted[] = {
 
 void print_breakdown(double psi, const std::string& optimizer, int k) {
   const auto m = zt::paper_model_states(psi, k, zt::shard_spec_for_stage(0, 1));
-  std::printf("Model states of a %.6g-parameter model, mixed precision, %s (K = %d):\n", psi,
-              optimizer.c_str(), k);
+  std::printf("Model states of a %.6g-parameter model, mixed precision, %s (K = %d):\n", psi, optimizer.c_str(), k);
   std::printf("  16-bit parameters        2 psi = %12.6g GB\n", m.params / 1e9);
   std::printf("  16-bit gradients         2 psi = %12.6g GB\n", m.grads / 1e9);
-  std::printf("  optimizer states       %2d psi = %12.6g GB   (fp32 master 4 psi + %s)\n", k,
-              m.optimizer / 1e9, k == 12 ? "m 4 psi + v 4 psi" : "momentum 4 psi");
+  std::printf("  optimizer states       %2d psi = %12.6g GB   (fp32 master 4 psi + %s)\n", k, m.optimizer / 1e9,
+              k == 12 ? "m 4 psi + v 4 psi" : "momentum 4 psi");
   std::printf("  model states, total    %2d psi = %12.6g GB\n\n", 4 + k, m.total / 1e9);
 }
 
@@ -58,8 +57,7 @@ void print_stages(double psi, int k, const std::vector<std::size_t>& world_sizes
   for (std::size_t n : world_sizes) {
     std::printf("%8zu", n);
     for (int stage = 0; stage <= 3; ++stage)
-      std::printf(" %12.6g",
-                  zt::paper_model_states(psi, k, zt::shard_spec_for_stage(stage, n)).total / 1e9);
+      std::printf(" %12.6g", zt::paper_model_states(psi, k, zt::shard_spec_for_stage(stage, n)).total / 1e9);
     std::printf("\n");
   }
   std::printf("\n");
@@ -70,29 +68,27 @@ void print_table1() {
   const double psi[3] = {7.5e9, 128e9, 1e12};
   std::printf("The ZeRO paper's Table 1 recomputed, GB per device (K = 12); [as printed]:\n");
   for (int model = 0; model < 3; ++model) {
-    std::printf("%s model\n%8s %20s %20s %20s\n", models[model], "N", "P_os", "P_os+g",
-                "P_os+g+p");
+    std::printf("%s model\n%8s %20s %20s %20s\n", models[model], "N", "P_os", "P_os+g", "P_os+g+p");
     for (const PrintedRow& row : kPrinted) {
       std::printf("%8zu", row.n);
       for (int stage = 1; stage <= 3; ++stage) {
-        const double gb =
-            zt::paper_model_states(psi[model], 12, zt::shard_spec_for_stage(stage, row.n)).total /
-            1e9;
+        const double gb = zt::paper_model_states(psi[model], 12, zt::shard_spec_for_stage(stage, row.n)).total / 1e9;
         std::printf(" %11.6g [%6s]", gb, row.gb[3 * model + stage - 1]);
       }
       std::printf("\n");
     }
   }
-  std::printf("(the 7.5B columns round to nearest; the 128B and 1T columns truncate: 513.5 is\n"
-              " printed 513, 4187.5 is printed 4187)\n");
+  std::printf(
+      "(the 7.5B columns round to nearest; the 128B and 1T columns truncate: 513.5 is\n"
+      " printed 513, 4187.5 is printed 4187)\n");
 }
-
 
 void print_stats(const char* when, const zt::Arena& arena) {
   const zt::FragmentationStats f = arena.fragmentation();
-  std::printf("  %-34s free %9zu B in %3zu blocks, largest free block %9zu B, external "
-              "fragmentation %.4f\n", when, f.free_bytes, f.free_blocks, f.largest_free_block,
-              f.external_fragmentation);
+  std::printf(
+      "  %-34s free %9zu B in %3zu blocks, largest free block %9zu B, external "
+      "fragmentation %.4f\n",
+      when, f.free_bytes, f.free_blocks, f.largest_free_block, f.external_fragmentation);
 }
 
 /// Try one allocation and say what happened (the arena's own error line on failure).
@@ -111,8 +107,10 @@ void try_request(zt::Arena& arena, std::size_t bytes) {
 // pre-allocated region first (ZeRO-R's defragmentation) keeps the free memory contiguous.
 void print_fragmentation(std::size_t pairs, std::size_t block) {
   const std::size_t capacity = 2 * pairs * block, request = 2 * block;
-  std::printf("\nFragmentation in an arena of %zu B: %zu activation-gradient blocks (short-lived) and "
-              "%zu gradient blocks (long-lived) of %zu B each\n", capacity, pairs, pairs, block);
+  std::printf(
+      "\nFragmentation in an arena of %zu B: %zu activation-gradient blocks (short-lived) and "
+      "%zu gradient blocks (long-lived) of %zu B each\n",
+      capacity, pairs, pairs, block);
   {
     zt::Arena arena(capacity, "interleaved");
     std::vector<zt::ArenaAllocation> short_lived, long_lived;
@@ -151,11 +149,11 @@ int main(int argc, char** argv) {
     args.add_choice("optimizer", &optimizer, {"adam", "adamw", "sgd"}, "optimizer (sets K)");
     int64_t frag_pairs = 8, frag_block = 65536;
     args.add_int("frag-pairs", &frag_pairs, "fragmentation demo: short/long-lived block pairs", 2, 4096);
-    args.add_int("frag-block", &frag_block, "fragmentation demo: block size in bytes (multiple of 256)",
-                 256, int64_t{1} << 26);
+    args.add_int("frag-block", &frag_block, "fragmentation demo: block size in bytes (multiple of 256)", 256,
+                 int64_t{1} << 26);
     if (!args.parse(argc, argv)) return 0;
-    ZT_CHECK(frag_block % static_cast<int64_t>(zt::Arena::kAlignment) == 0, "--frag-block ",
-             frag_block, " is not a multiple of ", zt::Arena::kAlignment, " bytes");
+    ZT_CHECK(frag_block % static_cast<int64_t>(zt::Arena::kAlignment) == 0, "--frag-block ", frag_block,
+             " is not a multiple of ", zt::Arena::kAlignment, " bytes");
     const auto sizes = parse_world_sizes(world_sizes);
     const int k = zt::optimizer_k(optimizer);
     print_breakdown(params, optimizer, k);

@@ -50,8 +50,8 @@ struct Failure {
   std::chrono::milliseconds timeout{0};
 };
 
-RankView run_rank(const zt::ThreadGroup& det_group, const zt::ThreadGroup& fast_group, int r,
-                  std::size_t count, int root, const Failure& failure) {
+RankView run_rank(const zt::ThreadGroup& det_group, const zt::ThreadGroup& fast_group, int r, std::size_t count,
+                  int root, const Failure& failure) {
   zt::GlooCollective det(det_group.for_rank(r));
   zt::GlooCollective fast(fast_group.for_rank(r));
   if (r == failure.rank) {
@@ -127,8 +127,8 @@ void print_bytes(const std::vector<RankView>& views, std::size_t count, int root
   const uint64_t s = count * sizeof(float);
   std::printf("S = %llu bytes; ranges S_q:", static_cast<unsigned long long>(s));
   for (uint64_t b : sq) std::printf(" %llu", static_cast<unsigned long long>(b));
-  std::printf("\n%-15s %-14s %4s %5s %8s %8s %13s %13s\n", "kind", "mode", "rank", "calls", "sent",
-              "received", "formula_sent", "formula_recv");
+  std::printf("\n%-15s %-14s %4s %5s %8s %8s %13s %13s\n", "kind", "mode", "rank", "calls", "sent", "received",
+              "formula_sent", "formula_recv");
   for (int r = 0; r < n; ++r) {
     const Bytes rs = alltoall_reduce_scatter_bytes(sq, r), ag = ring_all_gather_bytes(sq, r);
     const Bytes bc = binomial_broadcast_bytes(s, n, r, root);
@@ -153,23 +153,22 @@ void print_bytes(const std::vector<RankView>& views, std::size_t count, int root
     };
     for (const Line& l : lines) {
       const auto& c = (*l.stats)[l.kind];
-      std::printf("%-15s %-14s %4d %5llu %8llu %8llu %13llu %13llu\n", zt::coll_kind_name(l.kind),
-                  l.mode, r, static_cast<unsigned long long>(c.calls),
-                  static_cast<unsigned long long>(c.bytes_sent),
-                  static_cast<unsigned long long>(c.bytes_received),
-                  static_cast<unsigned long long>(l.formula.sent),
+      std::printf("%-15s %-14s %4d %5llu %8llu %8llu %13llu %13llu\n", zt::coll_kind_name(l.kind), l.mode, r,
+                  static_cast<unsigned long long>(c.calls), static_cast<unsigned long long>(c.bytes_sent),
+                  static_cast<unsigned long long>(c.bytes_received), static_cast<unsigned long long>(l.formula.sent),
                   static_cast<unsigned long long>(l.formula.received));
     }
   }
-  std::printf("(even split: reduce-scatter and all-gather each (N-1)/N S = %.6g bytes, all-reduce "
-              "2(N-1)/N S = %.6g per call)\n",
-              double(n - 1) / n * double(s), 2.0 * (n - 1) / n * double(s));
+  std::printf(
+      "(even split: reduce-scatter and all-gather each (N-1)/N S = %.6g bytes, all-reduce "
+      "2(N-1)/N S = %.6g per call)\n",
+      double(n - 1) / n * double(s), 2.0 * (n - 1) / n * double(s));
 }
 
 void print_order(const std::vector<RankView>& views, std::size_t count) {
   const int n = static_cast<int>(views.size());
-  std::printf("%3s %-*s %8s %12s %12s %14s %12s\n", "i", 13 * n, " inputs (rank 0..N-1)", "exact",
-              "rank_order", "canonical", "deterministic", "fast");
+  std::printf("%3s %-*s %8s %12s %12s %14s %12s\n", "i", 13 * n, " inputs (rank 0..N-1)", "exact", "rank_order",
+              "canonical", "deterministic", "fast");
   std::vector<std::size_t> differ;
   bool det_is_tree = true, fast_agrees = true;
   for (std::size_t i = 0; i < count; ++i) {
@@ -203,8 +202,8 @@ void print_order(const std::vector<RankView>& views, std::size_t count) {
 
 void print_composition(const std::vector<RankView>& views, std::size_t count) {
   const std::size_t n = views.size();
-  std::printf("%3s %14s %14s %6s %14s %14s %6s\n", "i", "one_rank_2N", "ranks_x2_AR", "equal",
-              "one_rank_3N", "blocks_of_3", "equal");
+  std::printf("%3s %14s %14s %6s %14s %14s %6s\n", "i", "one_rank_2N", "ranks_x2_AR", "equal", "one_rank_3N",
+              "blocks_of_3", "equal");
   std::size_t equal2 = 0, equal3 = 0;
   for (std::size_t i = 0; i < count; ++i) {
     std::vector<float> all2, all3, blocks3;
@@ -218,28 +217,27 @@ void print_composition(const std::vector<RankView>& views, std::size_t count) {
     for (const RankView& v : views) ok2 = ok2 && same_bits(v.composed[i], one2);
     equal2 += ok2;
     equal3 += same_bits(one3, split3);
-    std::printf("%3zu %14.9g %14.9g %6s %14.9g %14.9g %6s\n", i, double(one2),
-                double(views[0].composed[i]), ok2 ? "yes" : "no", double(one3), double(split3),
-                same_bits(one3, split3) ? "yes" : "no");
+    std::printf("%3zu %14.9g %14.9g %6s %14.9g %14.9g %6s\n", i, double(one2), double(views[0].composed[i]),
+                ok2 ? "yes" : "no", double(one3), double(split3), same_bits(one3, split3) ? "yes" : "no");
   }
-  std::printf("aligned blocks of 2: %zu of %zu positions equal; unaligned blocks of 3: %zu of %zu\n",
-              equal2, count, equal3, count);
+  std::printf("aligned blocks of 2: %zu of %zu positions equal; unaligned blocks of 3: %zu of %zu\n", equal2, count,
+              equal3, count);
 }
 
 // Each rank's fate after a deliberate failure; always ends in a zt::Error (non-zero exit).
 template <typename Outcomes>
 void report_failure(const Outcomes& outcomes, const Failure& failure, double seconds) {
   const int n = static_cast<int>(outcomes.size());
-  std::printf("== Failure demo: rank %d told to %s; timeout %lld ms; every rank returned after %.2f s\n",
-              failure.rank, failure.how.c_str(), static_cast<long long>(failure.timeout.count()), seconds);
+  std::printf("== Failure demo: rank %d told to %s; timeout %lld ms; every rank returned after %.2f s\n", failure.rank,
+              failure.how.c_str(), static_cast<long long>(failure.timeout.count()), seconds);
   int failed = 0;
   for (int r = 0; r < n; ++r) {
     failed += !outcomes[r].ok();
     std::printf("rank %d: %s\n", r, outcomes[r].ok() ? "finished normally" : outcomes[r].error.c_str());
   }
   std::fflush(stdout);
-  ZT_FAIL(failed, " of ", n, " ranks stopped with an error after rank ", failure.rank, " was told to ",
-          failure.how, " (--fail-rank)");
+  ZT_FAIL(failed, " of ", n, " ranks stopped with an error after rank ", failure.rank, " was told to ", failure.how,
+          " (--fail-rank)");
 }
 
 }  // namespace
@@ -248,13 +246,11 @@ int main(int argc, char** argv) {
   return zt::run_main("chapter-04", [&] {
     int64_t ranks = 4, count = 8, timeout_s = 30, fail_rank = -1;
     std::string fail_how = "quit";
-    zt::ArgParser args("chapter-04",
-                       "The collectives on N thread-ranks: results, bytes, and why order matters.");
+    zt::ArgParser args("chapter-04", "The collectives on N thread-ranks: results, bytes, and why order matters.");
     args.add_int("ranks", &ranks, "number of thread-ranks N", 1, 16);
     args.add_int("count", &count, "fp32 elements per buffer, all printed", 1, 64);
     args.add_int("timeout", &timeout_s, "collective timeout in seconds", 1, 600);
-    args.add_int("fail-rank", &fail_rank, "make this rank fail, to see what the others report (-1: none)",
-                 -1, 15);
+    args.add_int("fail-rank", &fail_rank, "make this rank fail, to see what the others report (-1: none)", -1, 15);
     args.add_choice("fail-how", &fail_how, {"quit", "stall"},
                     "quit: leave before the first collective; stall: stay silent past the timeout");
     if (!args.parse(argc, argv)) return 0;
@@ -267,7 +263,8 @@ int main(int argc, char** argv) {
     const auto fast_group = zt::thread_group(n, zt::ReduceMode::fast, timeout);
     const Failure failure{static_cast<int>(fail_rank), fail_how, timeout};
     const auto t0 = std::chrono::steady_clock::now();
-    auto outcomes = zt::run_thread_ranks(n, [&](int r) { return run_rank(det_group, fast_group, r, len, root, failure); });
+    auto outcomes =
+        zt::run_thread_ranks(n, [&](int r) { return run_rank(det_group, fast_group, r, len, root, failure); });
     if (failure.rank >= 0)
       report_failure(outcomes, failure, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     std::vector<RankView> views;
@@ -278,8 +275,10 @@ int main(int argc, char** argv) {
     const auto counts = zt::balanced_counts(len, n);
     const auto offsets = zt::offsets_of(counts);
 
-    std::printf("chapter-04: %d thread-ranks (Gloo TCP over loopback, one in-memory store), %zu fp32 "
-                "elements per buffer\n\n", n, len);
+    std::printf(
+        "chapter-04: %d thread-ranks (Gloo TCP over loopback, one in-memory store), %zu fp32 "
+        "elements per buffer\n\n",
+        n, len);
     std::printf("== 1. Inputs: rank r holds x_r[i] = 100(r+1) + i\n");
     for (int r = 0; r < n; ++r) print_row("rank", r, views[r].input);
     std::printf("\n== 2. all_reduce (sum, deterministic): every rank gets sum_r x_r[i] = 50N(N+1) + N i\n");
@@ -299,8 +298,7 @@ int main(int argc, char** argv) {
       print_row("rank", r, views[r].gathered);
       for (std::size_t i = 0; i < len; ++i) rs_ag = rs_ag && same_bits(views[r].gathered[i], views[r].all_reduced[i]);
     }
-    std::printf("all_reduce == reduce_scatter then all_gather, bitwise on every rank: %s\n",
-                rs_ag ? "yes" : "no");
+    std::printf("all_reduce == reduce_scatter then all_gather, bitwise on every rank: %s\n", rs_ag ? "yes" : "no");
     std::printf("\n== 5. broadcast from root %d: every rank gets the root's input\n", root);
     for (int r = 0; r < n; ++r) print_row("rank", r, views[r].broadcast);
     std::printf("\n== 6. Order matters: rank q, element i holds (1e8, 1, -1e8, 1)[(q + i) mod 4]\n");

@@ -82,16 +82,15 @@ class Collective {
   /// elements; may be exactly input + offset of this rank's range (in place), else must not
   /// overlap input. @param counts per-rank counts (size() entries, zeros allowed).
   /// @param dtype element type. @param op reduction. @return the completion handle.
-  Work reduce_scatter_v_async(const void* input, void* output, const std::vector<std::size_t>& counts,
-                              DType dtype, ReduceOp op = ReduceOp::sum) {
+  Work reduce_scatter_v_async(const void* input, void* output, const std::vector<std::size_t>& counts, DType dtype,
+                              ReduceOp op = ReduceOp::sum) {
     check_counts(counts, "reduce_scatter_v");
     return start_reduce_scatter_v(input, output, counts, dtype, op);
   }
   /// Uneven all-gather. @param input counts[rank()] elements; may be output + this rank's offset
   /// (in place). @param output sum(counts) elements. @param counts per-rank counts.
   /// @param dtype element type. @return the completion handle.
-  Work all_gather_v_async(const void* input, void* output, const std::vector<std::size_t>& counts,
-                          DType dtype) {
+  Work all_gather_v_async(const void* input, void* output, const std::vector<std::size_t>& counts, DType dtype) {
     check_counts(counts, "all_gather_v");
     return start_all_gather_v(input, output, counts, dtype);
   }
@@ -110,8 +109,7 @@ class Collective {
   /// In-place broadcast. @param data n elements (root's are sent, others' overwritten).
   /// @param count n. @param dtype element type. @param root source rank. @return the handle.
   Work broadcast_async(void* data, std::size_t count, DType dtype, int root) {
-    ZT_CHECK(root >= 0 && root < size(), "broadcast: root ", root, " out of range for ", size(),
-             " ranks");
+    ZT_CHECK(root >= 0 && root < size(), "broadcast: root ", root, " out of range for ", size(), " ranks");
     ZT_CHECK(count == 0 || data, "broadcast: null buffer with ", count, " elements");
     return start_broadcast(data, count, dtype, root);
   }
@@ -130,34 +128,32 @@ class Collective {
   /// @return handle.
   template <typename T>
   Work reduce_scatter_async(std::span<const T> input, std::span<T> output, ReduceOp op = ReduceOp::sum) {
-    ZT_CHECK(input.size() == output.size() * static_cast<std::size_t>(size()),
-             "reduce_scatter: input has ", input.size(), " elements, expected ", size(), " x ",
-             output.size(), " (output shard) = ", output.size() * size());
+    ZT_CHECK(input.size() == output.size() * static_cast<std::size_t>(size()), "reduce_scatter: input has ",
+             input.size(), " elements, expected ", size(), " x ", output.size(),
+             " (output shard) = ", output.size() * size());
     return reduce_scatter_async(input.data(), output.data(), output.size(), dtype_of_v<T>, op);
   }
   /// Typed asynchronous all-gather; output.size() must be size() * input.size().
   /// @param input this rank's shard. @param output the full buffer. @return handle.
   template <typename T>
   Work all_gather_async(std::span<const T> input, std::span<T> output) {
-    ZT_CHECK(output.size() == input.size() * static_cast<std::size_t>(size()),
-             "all_gather: output has ", output.size(), " elements, expected ", size(), " x ",
-             input.size(), " (input shard) = ", input.size() * size());
+    ZT_CHECK(output.size() == input.size() * static_cast<std::size_t>(size()), "all_gather: output has ", output.size(),
+             " elements, expected ", size(), " x ", input.size(), " (input shard) = ", input.size() * size());
     return all_gather_async(input.data(), output.data(), input.size(), dtype_of_v<T>);
   }
   /// Typed asynchronous uneven reduce-scatter. @param input sum(counts) elements.
   /// @param output counts[rank()] elements. @param counts per-rank counts. @param op reduction.
   /// @return handle.
   template <typename T>
-  Work reduce_scatter_v_async(std::span<const T> input, std::span<T> output,
-                              const std::vector<std::size_t>& counts, ReduceOp op = ReduceOp::sum) {
+  Work reduce_scatter_v_async(std::span<const T> input, std::span<T> output, const std::vector<std::size_t>& counts,
+                              ReduceOp op = ReduceOp::sum) {
     check_v_sizes(input.size(), output.size(), counts, "reduce_scatter_v", "input", "output");
     return reduce_scatter_v_async(input.data(), output.data(), counts, dtype_of_v<T>, op);
   }
   /// Typed asynchronous uneven all-gather. @param input counts[rank()] elements.
   /// @param output sum(counts) elements. @param counts per-rank counts. @return handle.
   template <typename T>
-  Work all_gather_v_async(std::span<const T> input, std::span<T> output,
-                          const std::vector<std::size_t>& counts) {
+  Work all_gather_v_async(std::span<const T> input, std::span<T> output, const std::vector<std::size_t>& counts) {
     check_v_sizes(output.size(), input.size(), counts, "all_gather_v", "output", "input");
     return all_gather_v_async(input.data(), output.data(), counts, dtype_of_v<T>);
   }
@@ -171,7 +167,9 @@ class Collective {
 
   /// Synchronous all-reduce. @param data the buffer. @param op reduction.
   template <typename T>
-  void all_reduce(std::span<T> data, ReduceOp op = ReduceOp::sum) { all_reduce_async(data, op).wait(); }
+  void all_reduce(std::span<T> data, ReduceOp op = ReduceOp::sum) {
+    all_reduce_async(data, op).wait();
+  }
   /// Synchronous reduce-scatter. @param input full buffer. @param output shard. @param op reduction.
   template <typename T>
   void reduce_scatter(std::span<const T> input, std::span<T> output, ReduceOp op = ReduceOp::sum) {
@@ -179,12 +177,14 @@ class Collective {
   }
   /// Synchronous all-gather. @param input shard. @param output full buffer.
   template <typename T>
-  void all_gather(std::span<const T> input, std::span<T> output) { all_gather_async(input, output).wait(); }
+  void all_gather(std::span<const T> input, std::span<T> output) {
+    all_gather_async(input, output).wait();
+  }
   /// Synchronous uneven reduce-scatter. @param input full buffer. @param output this rank's part.
   /// @param counts per-rank counts. @param op reduction.
   template <typename T>
-  void reduce_scatter_v(std::span<const T> input, std::span<T> output,
-                        const std::vector<std::size_t>& counts, ReduceOp op = ReduceOp::sum) {
+  void reduce_scatter_v(std::span<const T> input, std::span<T> output, const std::vector<std::size_t>& counts,
+                        ReduceOp op = ReduceOp::sum) {
     reduce_scatter_v_async(input, output, counts, op).wait();
   }
   /// Synchronous uneven all-gather. @param input this rank's part. @param output full buffer.
@@ -195,7 +195,9 @@ class Collective {
   }
   /// Synchronous broadcast. @param data the buffer. @param root source rank.
   template <typename T>
-  void broadcast(std::span<T> data, int root) { broadcast_async(data, root).wait(); }
+  void broadcast(std::span<T> data, int root) {
+    broadcast_async(data, root).wait();
+  }
   /// Synchronous barrier.
   void barrier() { barrier_async().wait(); }
 
@@ -205,13 +207,12 @@ class Collective {
   virtual Work start_all_reduce(void* data, std::size_t count, DType dtype, ReduceOp op) = 0;
   /// Backend: queue a reduce-scatter-v. @param input full buffer. @param output this rank's part.
   /// @param counts per-rank counts (validated). @param dtype type. @param op reduction. @return handle.
-  virtual Work start_reduce_scatter_v(const void* input, void* output,
-                                      const std::vector<std::size_t>& counts, DType dtype,
-                                      ReduceOp op) = 0;
+  virtual Work start_reduce_scatter_v(const void* input, void* output, const std::vector<std::size_t>& counts,
+                                      DType dtype, ReduceOp op) = 0;
   /// Backend: queue an all-gather-v. @param input this rank's part. @param output full buffer.
   /// @param counts per-rank counts (validated). @param dtype type. @return handle.
-  virtual Work start_all_gather_v(const void* input, void* output,
-                                  const std::vector<std::size_t>& counts, DType dtype) = 0;
+  virtual Work start_all_gather_v(const void* input, void* output, const std::vector<std::size_t>& counts,
+                                  DType dtype) = 0;
   /// Backend: queue a broadcast. @param data buffer. @param count elements. @param dtype type.
   /// @param root source rank (validated). @return handle.
   virtual Work start_broadcast(void* data, std::size_t count, DType dtype, int root) = 0;
@@ -223,14 +224,14 @@ class Collective {
     ZT_CHECK(counts.size() == static_cast<std::size_t>(size()), what, ": ", counts.size(),
              " per-rank counts given for ", size(), " ranks");
   }
-  void check_v_sizes(std::size_t full, std::size_t part, const std::vector<std::size_t>& counts,
-                     const char* what, const char* full_name, const char* part_name) const {
+  void check_v_sizes(std::size_t full, std::size_t part, const std::vector<std::size_t>& counts, const char* what,
+                     const char* full_name, const char* part_name) const {
     check_counts(counts, what);
     std::size_t total = 0;
     for (std::size_t c : counts) total += c;
     ZT_CHECK(full == total, what, ": ", full_name, " has ", full, " elements, counts sum to ", total);
-    ZT_CHECK(part == counts[rank()], what, ": ", part_name, " has ", part, " elements, rank ",
-             rank(), "'s count is ", counts[rank()]);
+    ZT_CHECK(part == counts[rank()], what, ": ", part_name, " has ", part, " elements, rank ", rank(), "'s count is ",
+             counts[rank()]);
   }
 };
 

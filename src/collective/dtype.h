@@ -24,9 +24,7 @@ enum class DType : uint8_t {
 constexpr std::size_t dtype_size(DType d) { return d == DType::fp32 ? 4 : 2; }
 
 /// Lower-case name used in messages. @param d the dtype. @return "fp32", "fp16" or "bf16".
-constexpr const char* dtype_name(DType d) {
-  return d == DType::fp32 ? "fp32" : (d == DType::fp16 ? "fp16" : "bf16");
-}
+constexpr const char* dtype_name(DType d) { return d == DType::fp32 ? "fp32" : (d == DType::fp16 ? "fp16" : "bf16"); }
 
 /// The DType of a C++ element type; only float, zt::fp16 and zt::bf16 are collective types.
 template <typename T>

@@ -37,7 +37,7 @@ struct Header {
   uint32_t magic, reserved;
 };
 static_assert(sizeof(Header) == 48, "header layout");
-constexpr uint32_t kMagic = 0x5A54434Bu;  // "ZTCK"
+constexpr uint32_t kMagic = 0x5A54434Bu;     // "ZTCK"
 constexpr uint8_t kHeaderSlotPrefix = 0x7A;  // Gloo's own prefixes are 0x01..0x08
 constexpr int32_t kShutdownRoot = -2;        // a barrier with this root is the destructor's
 
@@ -68,11 +68,12 @@ uint64_t sum_counts(const std::vector<std::size_t>& counts) {
 
 std::string describe(const Header& h) {
   if (h.kind == static_cast<uint32_t>(CollKind::barrier) && h.root == kShutdownRoot)
-    return concat("call #", h.seq, " shutdown (the rank is closing its connections: it finished, or failed "
+    return concat("call #", h.seq,
+                  " shutdown (the rank is closing its connections: it finished, or failed "
                   "outside a collective)");
   const char* name = coll_kind_name(static_cast<CollKind>(h.kind % kCollKinds));
-  std::string s = concat("call #", h.seq, " ", name, "(", dtype_name(static_cast<DType>(h.dtype % 3)),
-                         ", ", h.count, " elements");
+  std::string s =
+      concat("call #", h.seq, " ", name, "(", dtype_name(static_cast<DType>(h.dtype % 3)), ", ", h.count, " elements");
   if (h.counts_hash) s += concat(", counts hash ", h.counts_hash % 100000);
   if (h.root >= 0) s += concat(", root ", h.root);
   if (h.kind == static_cast<uint32_t>(CollKind::all_reduce) ||
@@ -87,8 +88,8 @@ GlooCollective::GlooCollective(GlooOptions options) : options_(std::move(options
   const int n = options_.size, r = options_.rank;
   ZT_CHECK(n >= 1, "GlooCollective: world size must be >= 1, got ", n);
   ZT_CHECK(r >= 0 && r < n, "GlooCollective: rank ", r, " out of range for world size ", n);
-  ZT_CHECK(options_.timeout.count() > 0, "GlooCollective: timeout must be positive, got ",
-           options_.timeout.count(), " ms");
+  ZT_CHECK(options_.timeout.count() > 0, "GlooCollective: timeout must be positive, got ", options_.timeout.count(),
+           " ms");
   if (n > 1) {
     ignore_sigpipe_once();
     ZT_CHECK(options_.store != nullptr, "GlooCollective: rank ", r, " of ", n, " has no rendezvous store");
@@ -103,8 +104,7 @@ GlooCollective::GlooCollective(GlooOptions options) : options_(std::move(options
       device = gloo::transport::tcp::CreateDevice(attr);
     } catch (const std::exception& e) {
       ZT_FAIL("GlooCollective rank ", r, ": cannot create a TCP device on ",
-              options_.iface.empty() ? "host " + options_.hostname : "interface " + options_.iface,
-              ": ", e.what());
+              options_.iface.empty() ? "host " + options_.hostname : "interface " + options_.iface, ": ", e.what());
     }
     auto store = std::make_shared<OwningPrefixStore>(options_.prefix, options_.store, options_.timeout);
     // Our own key first: a store that already holds it belongs to an earlier job (FileStore and
@@ -113,17 +113,18 @@ GlooCollective::GlooCollective(GlooOptions options) : options_(std::move(options
       const std::string who = std::to_string(r);
       store->set("zt_joined_" + who, std::vector<char>(who.begin(), who.end()));
     } catch (const std::exception& e) {
-      ZT_FAIL("rendezvous: the store already holds rank ", r, "'s keys under prefix '",
-              options_.prefix, "' (left by an earlier job?): use a fresh store directory or a "
-              "unique prefix [", e.what(), "]");
+      ZT_FAIL("rendezvous: the store already holds rank ", r, "'s keys under prefix '", options_.prefix,
+              "' (left by an earlier job?): use a fresh store directory or a "
+              "unique prefix [",
+              e.what(), "]");
     }
     auto context = std::make_shared<gloo::rendezvous::Context>(r, n);
     context->setTimeout(options_.timeout);
     try {
       context->connectFullMesh(*store, device);
     } catch (const std::exception& e) {
-      ZT_FAIL("rendezvous failed for rank ", r, " of ", n, " (prefix '", options_.prefix,
-              "', timeout ", options_.timeout.count(), " ms; did every rank start?): ", e.what());
+      ZT_FAIL("rendezvous failed for rank ", r, " of ", n, " (prefix '", options_.prefix, "', timeout ",
+              options_.timeout.count(), " ms; did every rank start?): ", e.what());
     }
     context_ = context;
   }
@@ -169,8 +170,7 @@ Work GlooCollective::submit(Call call, std::function<void()> body) {
 
 void GlooCollective::run_checked(const Call& call, const std::function<void()>& body) {
   const std::string where = concat(call.name, " #", call.seq, " on rank ", rank(), " of ", size());
-  ZT_CHECK(!broken_, where, ": this Collective failed earlier and cannot be used again (",
-           broken_reason_, ")");
+  ZT_CHECK(!broken_, where, ": this Collective failed earlier and cannot be used again (", broken_reason_, ")");
   try {
     if (options_.check_calls && size() > 1) exchange_headers(call);
     body();
@@ -196,8 +196,8 @@ void GlooCollective::run_checked(const Call& call, const std::function<void()>& 
 
 void GlooCollective::exchange_headers(const Call& call) {
   const int n = size(), r = rank();
-  Header mine{call.seq, call.count, call.counts_hash, static_cast<uint32_t>(call.kind),
-              call.dtype, call.op, call.root, kMagic, 0};
+  Header mine{call.seq, call.count, call.counts_hash, static_cast<uint32_t>(call.kind), call.dtype, call.op, call.root,
+              kMagic,   0};
   std::vector<Header> all(n);
   all[r] = mine;
   // One receive buffer per peer: a shared one reports only the last sender after several
@@ -216,8 +216,8 @@ void GlooCollective::exchange_headers(const Call& call) {
   for (int q = 0; q < n; ++q) {
     if (q == r) continue;
     try {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-          deadline - std::chrono::steady_clock::now());
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
       recv[q]->waitRecv(std::max(left, std::chrono::milliseconds(1)));
     } catch (const std::exception& e) {
       missing += (missing.empty() ? "" : ", ") + std::to_string(q);
@@ -233,24 +233,22 @@ void GlooCollective::exchange_headers(const Call& call) {
   bool same = true;
   for (int q = 0; q < n; ++q) {
     const Header& h = all[q];
-    same = same && h.magic == kMagic && h.seq == mine.seq && h.kind == mine.kind &&
-           h.dtype == mine.dtype && h.op == mine.op &&
-           h.count == mine.count && h.counts_hash == mine.counts_hash && h.root == mine.root;
+    same = same && h.magic == kMagic && h.seq == mine.seq && h.kind == mine.kind && h.dtype == mine.dtype &&
+           h.op == mine.op && h.count == mine.count && h.counts_hash == mine.counts_hash && h.root == mine.root;
   }
   if (!same) {
     std::string list;
     for (int q = 0; q < n; ++q)
-      list += concat(q ? "; " : "", "rank ", q, ": ",
-                     all[q].magic == kMagic ? describe(all[q]) : "garbled header");
+      list += concat(q ? "; " : "", "rank ", q, ": ", all[q].magic == kMagic ? describe(all[q]) : "garbled header");
     ZT_FAIL(call.name, " #", call.seq, " on rank ", r, " of ", n,
             ": ranks disagree on the call (every rank must issue the same collectives, with the "
-            "same sizes, in the same order): ", list);
+            "same sizes, in the same order): ",
+            list);
   }
 }
 
 Work GlooCollective::start_all_reduce(void* data, std::size_t count, DType dtype, ReduceOp op) {
-  Call c{CollKind::all_reduce, "all_reduce", 0, count, 0, static_cast<uint32_t>(dtype),
-         static_cast<uint32_t>(op), -1};
+  Call c{CollKind::all_reduce, "all_reduce", 0, count, 0, static_cast<uint32_t>(dtype), static_cast<uint32_t>(op), -1};
   return submit(c, [=, this] {
     if (count == 0 || size() == 1) return;
     if (options_.mode == ReduceMode::fast) return fast_all_reduce(data, count, dtype, op, CollKind::all_reduce);
@@ -262,13 +260,12 @@ Work GlooCollective::start_all_reduce(void* data, std::size_t count, DType dtype
   });
 }
 
-Work GlooCollective::start_reduce_scatter_v(const void* input, void* output,
-                                            const std::vector<std::size_t>& counts, DType dtype,
-                                            ReduceOp op) {
+Work GlooCollective::start_reduce_scatter_v(const void* input, void* output, const std::vector<std::size_t>& counts,
+                                            DType dtype, ReduceOp op) {
   const uint64_t total = sum_counts(counts);
   ZT_CHECK(total == 0 || input, "reduce_scatter: null input with ", total, " elements");
   ZT_CHECK(counts[rank()] == 0 || output, "reduce_scatter: null output with ", counts[rank()], " elements");
-  Call c{CollKind::reduce_scatter, "reduce_scatter", 0, total, hash_counts(counts),
+  Call c{CollKind::reduce_scatter,     "reduce_scatter",          0, total, hash_counts(counts),
          static_cast<uint32_t>(dtype), static_cast<uint32_t>(op), -1};
   return submit(c, [=, this] {
     if (total == 0) return;
@@ -281,13 +278,12 @@ Work GlooCollective::start_reduce_scatter_v(const void* input, void* output,
   });
 }
 
-Work GlooCollective::start_all_gather_v(const void* input, void* output,
-                                        const std::vector<std::size_t>& counts, DType dtype) {
+Work GlooCollective::start_all_gather_v(const void* input, void* output, const std::vector<std::size_t>& counts,
+                                        DType dtype) {
   const uint64_t total = sum_counts(counts);
   ZT_CHECK(total == 0 || output, "all_gather: null output with ", total, " elements");
   ZT_CHECK(counts[rank()] == 0 || input, "all_gather: null input with ", counts[rank()], " elements");
-  Call c{CollKind::all_gather, "all_gather", 0, total, hash_counts(counts),
-         static_cast<uint32_t>(dtype), 0, -1};
+  Call c{CollKind::all_gather, "all_gather", 0, total, hash_counts(counts), static_cast<uint32_t>(dtype), 0, -1};
   return submit(c, [=, this] {
     if (total == 0) return;
     if (size() == 1) {

@@ -60,17 +60,17 @@ enum class FastAllReduce : uint8_t {
 
 /// Everything a Gloo rank needs to join its group.
 struct GlooOptions {
-  int rank = 0;                                     ///< this rank, 0..size-1
-  int size = 1;                                     ///< number of ranks, >= 1
-  std::shared_ptr<gloo::rendezvous::Store> store;   ///< shared by all ranks (make_store)
-  std::string prefix = "zt";                        ///< key prefix: unique per group in one store
-  ReduceMode mode = ReduceMode::deterministic;      ///< reduction order
-  Accumulation accumulation = Accumulation::fp32;   ///< 16-bit sums in deterministic mode
+  int rank = 0;                                         ///< this rank, 0..size-1
+  int size = 1;                                         ///< number of ranks, >= 1
+  std::shared_ptr<gloo::rendezvous::Store> store;       ///< shared by all ranks (make_store)
+  std::string prefix = "zt";                            ///< key prefix: unique per group in one store
+  ReduceMode mode = ReduceMode::deterministic;          ///< reduction order
+  Accumulation accumulation = Accumulation::fp32;       ///< 16-bit sums in deterministic mode
   FastAllReduce fast_all_reduce = FastAllReduce::ring;  ///< algorithm in fast mode
-  std::chrono::milliseconds timeout{30000};         ///< rendezvous and every collective
-  std::string hostname = "127.0.0.1";               ///< address to bind (loopback by default)
-  std::string iface;                                ///< or a network interface name (wins if set)
-  bool check_calls = true;                          ///< exchange call headers (see file comment)
+  std::chrono::milliseconds timeout{30000};             ///< rendezvous and every collective
+  std::string hostname = "127.0.0.1";                   ///< address to bind (loopback by default)
+  std::string iface;                                    ///< or a network interface name (wins if set)
+  bool check_calls = true;                              ///< exchange call headers (see file comment)
 };
 
 /// Collective on Gloo. Construction performs the rendezvous (blocks until all ranks joined, or
@@ -94,8 +94,8 @@ class GlooCollective : public Collective {
 
  protected:
   Work start_all_reduce(void* data, std::size_t count, DType dtype, ReduceOp op) override;
-  Work start_reduce_scatter_v(const void* input, void* output, const std::vector<std::size_t>& counts,
-                              DType dtype, ReduceOp op) override;
+  Work start_reduce_scatter_v(const void* input, void* output, const std::vector<std::size_t>& counts, DType dtype,
+                              ReduceOp op) override;
   Work start_all_gather_v(const void* input, void* output, const std::vector<std::size_t>& counts,
                           DType dtype) override;
   Work start_broadcast(void* data, std::size_t count, DType dtype, int root) override;
@@ -111,23 +111,23 @@ class GlooCollective : public Collective {
   void* scratch(std::size_t bytes);
 
   // The data movements themselves (run on the communication thread; gloo_ops.cc).
-  void det_reduce_scatter_v(const void* input, void* output, const std::vector<std::size_t>& counts,
-                            DType dtype, ReduceOp op, CollKind kind);
-  void fast_reduce_scatter_v(const void* input, void* output, const std::vector<std::size_t>& counts,
-                             DType dtype, ReduceOp op);
+  void det_reduce_scatter_v(const void* input, void* output, const std::vector<std::size_t>& counts, DType dtype,
+                            ReduceOp op, CollKind kind);
+  void fast_reduce_scatter_v(const void* input, void* output, const std::vector<std::size_t>& counts, DType dtype,
+                             ReduceOp op);
   void fast_all_reduce(void* data, std::size_t count, DType dtype, ReduceOp op, CollKind kind);
-  void ring_all_gather_v(const void* input, void* output, const std::vector<std::size_t>& counts,
-                         DType dtype, CollKind kind);
+  void ring_all_gather_v(const void* input, void* output, const std::vector<std::size_t>& counts, DType dtype,
+                         CollKind kind);
   void tree_broadcast(void* data, std::size_t count, DType dtype, int root);
   void gloo_barrier();
 
   GlooOptions options_;
   std::shared_ptr<gloo::Context> context_;
-  uint64_t next_seq_ = 0;        // calls issued (caller's thread)
+  uint64_t next_seq_ = 0;               // calls issued (caller's thread)
   std::vector<unsigned char> scratch_;  // communication thread only
   std::shared_ptr<HdCache> hd_cache_;   // communication thread only
-  bool broken_ = false;          // communication thread only
-  std::string broken_reason_;    // communication thread only
+  bool broken_ = false;                 // communication thread only
+  std::string broken_reason_;           // communication thread only
   mutable std::mutex stats_mutex_;
   CommStats stats_;
   std::unique_ptr<CommThread> thread_;  // last member: joined first on destruction

@@ -37,12 +37,12 @@ const gloo::ReductionFunction<Word>* reduction_function() {
 }
 
 template <typename Word, DType D>
-std::unique_ptr<gloo::Algorithm> make_halving_doubling(const std::shared_ptr<gloo::Context>& ctx, void* buf,
-                                                       int count, const std::vector<int>& recv, ReduceOp op) {
-  const auto* fn = op == ReduceOp::sum ? reduction_function<Word, D, ReduceOp::sum>()
-                                       : reduction_function<Word, D, ReduceOp::max>();
-  return std::make_unique<gloo::ReduceScatterHalvingDoubling<Word>>(
-      ctx, std::vector<Word*>{static_cast<Word*>(buf)}, count, recv, fn);
+std::unique_ptr<gloo::Algorithm> make_halving_doubling(const std::shared_ptr<gloo::Context>& ctx, void* buf, int count,
+                                                       const std::vector<int>& recv, ReduceOp op) {
+  const auto* fn =
+      op == ReduceOp::sum ? reduction_function<Word, D, ReduceOp::sum>() : reduction_function<Word, D, ReduceOp::max>();
+  return std::make_unique<gloo::ReduceScatterHalvingDoubling<Word>>(ctx, std::vector<Word*>{static_cast<Word*>(buf)},
+                                                                    count, recv, fn);
 }
 
 }  // namespace
@@ -60,16 +60,14 @@ struct GlooCollective::HdCache {
 
 // Deterministic reduce-scatter-v: all-to-all, then the canonical tree over the N received rows.
 // Sent: every range but ours, S - S_r. Received: our range from N-1 peers, (N-1) S_r.
-void GlooCollective::det_reduce_scatter_v(const void* input, void* output,
-                                          const std::vector<std::size_t>& counts, DType dtype,
-                                          ReduceOp op, CollKind kind) {
+void GlooCollective::det_reduce_scatter_v(const void* input, void* output, const std::vector<std::size_t>& counts,
+                                          DType dtype, ReduceOp op, CollKind kind) {
   const int n = size(), r = rank();
   const std::size_t es = dtype_size(dtype);
   const std::size_t my_bytes = counts[r] * es;
   unsigned char* rows = static_cast<unsigned char*>(scratch(my_bytes * n));
   gloo::AlltoallvOptions opts(context_);
-  opts.setInput<unsigned char>(static_cast<unsigned char*>(const_cast<void*>(input)),
-                               bytes_per_rank(counts, es));
+  opts.setInput<unsigned char>(static_cast<unsigned char*>(const_cast<void*>(input)), bytes_per_rank(counts, es));
   opts.setOutput<unsigned char>(rows, std::vector<int64_t>(n, static_cast<int64_t>(my_bytes)));
   opts.setTimeout(options_.timeout);
   gloo::alltoallv(opts);
@@ -83,9 +81,8 @@ void GlooCollective::det_reduce_scatter_v(const void* input, void* output,
 
 // Ring all-gather (gloo::allgatherv): step i forwards range (r - i) mod N to rank r+1, so a rank
 // sends every range except (r+1)'s and receives every range except its own.
-void GlooCollective::ring_all_gather_v(const void* input, void* output,
-                                       const std::vector<std::size_t>& counts, DType dtype,
-                                       CollKind kind) {
+void GlooCollective::ring_all_gather_v(const void* input, void* output, const std::vector<std::size_t>& counts,
+                                       DType dtype, CollKind kind) {
   const int n = size(), r = rank();
   const std::size_t es = dtype_size(dtype);
   const auto offsets = offsets_of(counts);
@@ -104,8 +101,7 @@ void GlooCollective::ring_all_gather_v(const void* input, void* output,
 
 // Fast all-reduce: Gloo's ring (or bcube). Ring model: a reduce-scatter pass and an all-gather
 // pass, each sending all but one of N chunks: 2 (S - S/N) each way.
-void GlooCollective::fast_all_reduce(void* data, std::size_t count, DType dtype, ReduceOp op,
-                                     CollKind kind) {
+void GlooCollective::fast_all_reduce(void* data, std::size_t count, DType dtype, ReduceOp op, CollKind kind) {
   gloo::AllreduceOptions opts(context_);
   if (dtype == DType::fp32) {
     opts.setOutput<float>(static_cast<float*>(data), count);
@@ -113,9 +109,8 @@ void GlooCollective::fast_all_reduce(void* data, std::size_t count, DType dtype,
     opts.setOutput<uint16_t>(static_cast<uint16_t*>(data), count);
   }
   opts.setReduceFunction(elementwise_fn(dtype, op));
-  opts.setAlgorithm(options_.fast_all_reduce == FastAllReduce::bcube
-                        ? gloo::AllreduceOptions::Algorithm::BCUBE
-                        : gloo::AllreduceOptions::Algorithm::RING);
+  opts.setAlgorithm(options_.fast_all_reduce == FastAllReduce::bcube ? gloo::AllreduceOptions::Algorithm::BCUBE
+                                                                     : gloo::AllreduceOptions::Algorithm::RING);
   opts.setTimeout(options_.timeout);
   gloo::allreduce(opts);
   const uint64_t bytes = count * dtype_size(dtype);
@@ -128,9 +123,8 @@ void GlooCollective::fast_all_reduce(void* data, std::size_t count, DType dtype,
 // S/2 + S/4 + ... = S - S/N each way. Uneven counts (or zeros): Gloo's halving-doubling hangs or
 // misplaces data for some of them (seen at N = 8), so we run the fast all-reduce on the scratch
 // copy and keep our range: 2 (S - S/N) each way, counted as such.
-void GlooCollective::fast_reduce_scatter_v(const void* input, void* output,
-                                           const std::vector<std::size_t>& counts, DType dtype,
-                                           ReduceOp op) {
+void GlooCollective::fast_reduce_scatter_v(const void* input, void* output, const std::vector<std::size_t>& counts,
+                                           DType dtype, ReduceOp op) {
   const int r = rank();
   const std::size_t es = dtype_size(dtype);
   const auto offsets = offsets_of(counts);
@@ -155,9 +149,15 @@ void GlooCollective::fast_reduce_scatter_v(const void* input, void* output,
     const std::vector<int> recv(counts.size(), static_cast<int>(counts[0]));
     void* buf = cache->buffer.data();
     switch (dtype) {
-      case DType::fp32: cache->algorithm = make_halving_doubling<float, DType::fp32>(context_, buf, int(total), recv, op); break;
-      case DType::fp16: cache->algorithm = make_halving_doubling<uint16_t, DType::fp16>(context_, buf, int(total), recv, op); break;
-      case DType::bf16: cache->algorithm = make_halving_doubling<uint16_t, DType::bf16>(context_, buf, int(total), recv, op); break;
+      case DType::fp32:
+        cache->algorithm = make_halving_doubling<float, DType::fp32>(context_, buf, int(total), recv, op);
+        break;
+      case DType::fp16:
+        cache->algorithm = make_halving_doubling<uint16_t, DType::fp16>(context_, buf, int(total), recv, op);
+        break;
+      case DType::bf16:
+        cache->algorithm = make_halving_doubling<uint16_t, DType::bf16>(context_, buf, int(total), recv, op);
+        break;
     }
     hd_cache_ = std::move(cache);
   }

@@ -2,9 +2,9 @@
 #include "collective/local_reduce.h"
 
 #include <algorithm>
+#include <cstring>
 #include <type_traits>
 #include <vector>
-#include <cstring>
 
 #include "reduce/canonical_tree.h"
 
@@ -63,8 +63,8 @@ void reduce_rows_typed(void* const* rows, std::size_t nrows, void* out_v, std::s
 }
 
 template <typename T>
-void reduce_rows_dispatch(void* const* rows, std::size_t nrows, void* out, std::size_t n,
-                          ReduceOp op, Accumulation acc) {
+void reduce_rows_dispatch(void* const* rows, std::size_t nrows, void* out, std::size_t n, ReduceOp op,
+                          Accumulation acc) {
   if (op == ReduceOp::max) {
     // The max of representable values is representable: no rounding question here.
     reduce_rows_typed<T>(rows, nrows, out, n, [](float a, float b) { return max_nan(a, b); });
@@ -92,22 +92,28 @@ void max_fn(void* out, const void* a, const void* b, std::size_t n) {
 
 }  // namespace
 
-void reduce_rows_canonical(void* const* rows, std::size_t nrows, void* out, std::size_t n,
-                           DType dtype, ReduceOp op, Accumulation acc) {
+void reduce_rows_canonical(void* const* rows, std::size_t nrows, void* out, std::size_t n, DType dtype, ReduceOp op,
+                           Accumulation acc) {
   ZT_CHECK(nrows >= 1, "reduce_rows_canonical: no rows");
   switch (dtype) {
-    case DType::fp32: return reduce_rows_dispatch<float>(rows, nrows, out, n, op, Accumulation::fp32);
-    case DType::fp16: return reduce_rows_dispatch<fp16>(rows, nrows, out, n, op, acc);
-    case DType::bf16: return reduce_rows_dispatch<bf16>(rows, nrows, out, n, op, acc);
+    case DType::fp32:
+      return reduce_rows_dispatch<float>(rows, nrows, out, n, op, Accumulation::fp32);
+    case DType::fp16:
+      return reduce_rows_dispatch<fp16>(rows, nrows, out, n, op, acc);
+    case DType::bf16:
+      return reduce_rows_dispatch<bf16>(rows, nrows, out, n, op, acc);
   }
 }
 
 ElementwiseFn elementwise_fn(DType dtype, ReduceOp op) {
   const bool sum = op == ReduceOp::sum;
   switch (dtype) {
-    case DType::fp32: return sum ? &sum_fn<float> : &max_fn<float>;
-    case DType::fp16: return sum ? &sum_fn<fp16> : &max_fn<fp16>;
-    case DType::bf16: return sum ? &sum_fn<bf16> : &max_fn<bf16>;
+    case DType::fp32:
+      return sum ? &sum_fn<float> : &max_fn<float>;
+    case DType::fp16:
+      return sum ? &sum_fn<fp16> : &max_fn<fp16>;
+    case DType::bf16:
+      return sum ? &sum_fn<bf16> : &max_fn<bf16>;
   }
   return nullptr;
 }

@@ -22,8 +22,8 @@ namespace zt {
 /// @param out n elements of dtype; may alias rows[0], must not overlap other rows.
 /// @param n elements per row. @param dtype element type. @param op reduction.
 /// @param acc for 16-bit sums: fp32 (round once) or storage (round after every add).
-void reduce_rows_canonical(void* const* rows, std::size_t nrows, void* out, std::size_t n,
-                           DType dtype, ReduceOp op, Accumulation acc);
+void reduce_rows_canonical(void* const* rows, std::size_t nrows, void* out, std::size_t n, DType dtype, ReduceOp op,
+                           Accumulation acc);
 
 /// Elementwise reduction with Gloo's AllreduceOptions::Func signature.
 using ElementwiseFn = void (*)(void* out, const void* a, const void* b, std::size_t n);

@@ -26,9 +26,7 @@ inline std::size_t padded_count(std::size_t n, std::size_t world) {
 
 /// Number of padding elements padded_count adds. @param n element count. @param world ranks.
 /// @return padded_count(n, world) - n.
-inline std::size_t padding_of(std::size_t n, std::size_t world) {
-  return padded_count(n, world) - n;
-}
+inline std::size_t padding_of(std::size_t n, std::size_t world) { return padded_count(n, world) - n; }
 
 /// Shard length of a buffer that must already divide by world; a zt::Error names both sizes
 /// otherwise. @param n element count (padded). @param world ranks. @param what the caller's name

@@ -57,4 +57,28 @@ struct CommStats {
   CollCounters& operator[](CollKind k) { return by_kind[static_cast<std::size_t>(k)]; }
 };
 
+/// Counters of the calls between two snapshots (later − earlier), kind by kind.
+/// @param a the later snapshot. @param b the earlier one. @return the difference.
+inline CommStats operator-(const CommStats& a, const CommStats& b) {
+  CommStats d;
+  for (std::size_t k = 0; k < kCollKinds; ++k) {
+    d.by_kind[k].calls = a.by_kind[k].calls - b.by_kind[k].calls;
+    d.by_kind[k].bytes_sent = a.by_kind[k].bytes_sent - b.by_kind[k].bytes_sent;
+    d.by_kind[k].bytes_received = a.by_kind[k].bytes_received - b.by_kind[k].bytes_received;
+  }
+  return d;
+}
+
+/// Counters of two sets of calls together, kind by kind. @param a one. @param b the other.
+/// @return the sum.
+inline CommStats operator+(const CommStats& a, const CommStats& b) {
+  CommStats s;
+  for (std::size_t k = 0; k < kCollKinds; ++k) {
+    s.by_kind[k].calls = a.by_kind[k].calls + b.by_kind[k].calls;
+    s.by_kind[k].bytes_sent = a.by_kind[k].bytes_sent + b.by_kind[k].bytes_sent;
+    s.by_kind[k].bytes_received = a.by_kind[k].bytes_received + b.by_kind[k].bytes_received;
+  }
+  return s;
+}
+
 }  // namespace zt

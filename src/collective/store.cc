@@ -49,9 +49,7 @@ struct Registry {
   std::mutex mutex;
   std::map<std::string, StoreFactory> schemes;
   Registry() {
-    schemes["hash"] = [](const std::string&) {
-      return std::make_shared<gloo::rendezvous::HashStore>();
-    };
+    schemes["hash"] = [](const std::string&) { return std::make_shared<gloo::rendezvous::HashStore>(); };
     schemes["file"] = make_file_store;
     schemes["redis"] = make_redis_store;
   }
@@ -95,21 +93,16 @@ OwningPrefixStore::OwningPrefixStore(std::string prefix, std::shared_ptr<gloo::r
   ZT_CHECK(inner_ != nullptr, "OwningPrefixStore: no inner store");
 }
 
-void OwningPrefixStore::set(const std::string& key, const std::vector<char>& data) {
-  inner_->set(join(key), data);
-}
+void OwningPrefixStore::set(const std::string& key, const std::vector<char>& data) { inner_->set(join(key), data); }
 
 std::vector<char> OwningPrefixStore::get(const std::string& key) {
   inner_->wait({join(key)}, timeout_);
   return inner_->get(join(key));
 }
 
-void OwningPrefixStore::wait(const std::vector<std::string>& keys) {
-  wait(keys, timeout_);
-}
+void OwningPrefixStore::wait(const std::vector<std::string>& keys) { wait(keys, timeout_); }
 
-void OwningPrefixStore::wait(const std::vector<std::string>& keys,
-                             const std::chrono::milliseconds& timeout) {
+void OwningPrefixStore::wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) {
   std::vector<std::string> joined;
   joined.reserve(keys.size());
   for (const auto& k : keys) joined.push_back(join(k));

@@ -8,7 +8,8 @@
 //                     make rendezvous fail with a clear error, never connect to stale peers.
 //   redis:HOST:PORT   a redis-server reachable by every rank (ranks on different machines)
 // Other schemes are added with register_store_scheme (src/launch adds tcp:HOST:PORT, a store
-// served by rank 0, for the MASTER_ADDR/MASTER_PORT convention). An unknown scheme is an error.
+// served by rank 0 or by zero-launch, for the MASTER_ADDR/MASTER_PORT convention). An unknown
+// scheme is an error.
 // This file does not connect any ranks; GlooCollective does (gloo_collective.h).
 #pragma once
 
@@ -21,8 +22,7 @@
 namespace zt {
 
 /// A function building a store from the part of the spec after "scheme:".
-using StoreFactory =
-    std::function<std::shared_ptr<gloo::rendezvous::Store>(const std::string& argument)>;
+using StoreFactory = std::function<std::shared_ptr<gloo::rendezvous::Store>(const std::string& argument)>;
 
 /// Build a store from a spec (see the file comment). @param spec e.g. "hash", "file:/tmp/job1",
 /// "redis:127.0.0.1:6379". @return the store; throws zt::Error for a malformed or unknown spec.

@@ -31,8 +31,8 @@ std::string concat(const Parts&... parts) {
 }  // namespace zt
 
 /// Throw zt::Error with the concatenated message parts unless `cond` holds.
-#define ZT_CHECK(cond, ...)                                   \
-  do {                                                        \
+#define ZT_CHECK(cond, ...)                                    \
+  do {                                                         \
     if (!(cond)) throw ::zt::Error(::zt::concat(__VA_ARGS__)); \
   } while (0)
 

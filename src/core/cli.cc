@@ -17,8 +17,7 @@ int64_t parse_int_strict(const std::string& text, const std::string& what) {
   const char* last = text.data() + text.size();
   if (first != last && *first == '+') ++first;
   auto [ptr, ec] = std::from_chars(first, last, value);
-  ZT_CHECK(!text.empty() && ec != std::errc::invalid_argument && ptr == last,
-           what, ": '", text, "' is not an integer");
+  ZT_CHECK(!text.empty() && ec != std::errc::invalid_argument && ptr == last, what, ": '", text, "' is not an integer");
   ZT_CHECK(ec != std::errc::result_out_of_range, what, ": '", text, "' is out of range");
   return value;
 }
@@ -29,10 +28,8 @@ double parse_double_strict(const std::string& text, const std::string& what) {
   const char* last = text.data() + text.size();
   if (first != last && *first == '+') ++first;
   auto [ptr, ec] = std::from_chars(first, last, value, std::chars_format::general);
-  ZT_CHECK(!text.empty() && ec != std::errc::invalid_argument && ptr == last,
-           what, ": '", text, "' is not a number");
-  ZT_CHECK(ec != std::errc::result_out_of_range && std::isfinite(value),
-           what, ": '", text, "' is out of range");
+  ZT_CHECK(!text.empty() && ec != std::errc::invalid_argument && ptr == last, what, ": '", text, "' is not a number");
+  ZT_CHECK(ec != std::errc::result_out_of_range && std::isfinite(value), what, ": '", text, "' is out of range");
   return value;
 }
 
@@ -76,8 +73,7 @@ void ArgParser::add_flag(const std::string& name, bool* out, const std::string& 
   add({name, help, "", *out ? "on" : "off", [out](const std::string&) { *out = true; }, false});
 }
 
-void ArgParser::add_int(const std::string& name, int64_t* out, const std::string& help,
-                        int64_t min, int64_t max) {
+void ArgParser::add_int(const std::string& name, int64_t* out, const std::string& help, int64_t min, int64_t max) {
   add({name, help, "INT", std::to_string(*out), [=](const std::string& v) {
          int64_t x = parse_int_strict(v, "--" + name);
          ZT_CHECK(x >= min && x <= max, "--", name, ": ", x, " is outside [", min, ", ", max, "]");
@@ -94,8 +90,7 @@ void ArgParser::add_int(const std::string& name, std::optional<int64_t>* out, co
        }});
 }
 
-void ArgParser::add_double(const std::string& name, double* out, const std::string& help,
-                           double min, double max) {
+void ArgParser::add_double(const std::string& name, double* out, const std::string& help, double min, double max) {
   add({name, help, "NUM", shortest(*out), [=](const std::string& v) {
          double x = parse_double_strict(v, "--" + name);
          ZT_CHECK(x >= min && x <= max, "--", name, ": ", v, " is outside [", min, ", ", max, "]");
@@ -116,8 +111,8 @@ void ArgParser::add_string(const std::string& name, std::string* out, const std:
   add({name, help, "STR", out->empty() ? "none" : *out, [out](const std::string& v) { *out = v; }});
 }
 
-void ArgParser::add_choice(const std::string& name, std::string* out,
-                           std::vector<std::string> choices, const std::string& help) {
+void ArgParser::add_choice(const std::string& name, std::string* out, std::vector<std::string> choices,
+                           const std::string& help) {
   std::string kind;
   for (const auto& c : choices) kind += (kind.empty() ? "" : "|") + c;
   add({name, help, kind, *out, [=](const std::string& v) {
@@ -178,6 +173,13 @@ bool ArgParser::given(const std::string& name) const {
   for (const auto& o : options_)
     if (o.name == name) return o.seen;
   return false;
+}
+
+std::vector<std::string> ArgParser::given_flags() const {
+  std::vector<std::string> names;
+  for (const auto& o : options_)
+    if (o.seen) names.push_back(o.name);
+  return names;
 }
 
 std::string ArgParser::usage() const {

@@ -30,8 +30,8 @@ class ArgParser {
   /// A signed integer in [min, max]. @param name flag without dashes. @param out target (its
   /// current value is the default). @param help one-line description. @param min smallest
   /// accepted value. @param max largest accepted value.
-  void add_int(const std::string& name, int64_t* out, const std::string& help,
-               int64_t min = INT64_MIN, int64_t max = INT64_MAX);
+  void add_int(const std::string& name, int64_t* out, const std::string& help, int64_t min = INT64_MIN,
+               int64_t max = INT64_MAX);
   /// An integer whose default is derived from other settings when the flag is absent.
   /// @param name flag without dashes. @param out target (left empty when the flag is absent).
   /// @param help one-line description. @param default_text how the default is derived, for --help.
@@ -40,8 +40,8 @@ class ArgParser {
                const std::string& default_text, int64_t min = INT64_MIN, int64_t max = INT64_MAX);
   /// A finite decimal number in [min, max]. @param name flag without dashes. @param out target.
   /// @param help one-line description. @param min smallest accepted. @param max largest accepted.
-  void add_double(const std::string& name, double* out, const std::string& help,
-                  double min = -1e308, double max = 1e308);
+  void add_double(const std::string& name, double* out, const std::string& help, double min = -1e308,
+                  double max = 1e308);
   /// A number whose default is derived from other settings when the flag is absent.
   /// @param name flag without dashes. @param out target (left empty when the flag is absent).
   /// @param help one-line description. @param default_text how the default is derived, for --help.
@@ -53,8 +53,7 @@ class ArgParser {
   void add_string(const std::string& name, std::string* out, const std::string& help);
   /// A string from a fixed set. @param name flag without dashes. @param out target.
   /// @param choices the accepted values. @param help one-line description.
-  void add_choice(const std::string& name, std::string* out, std::vector<std::string> choices,
-                  const std::string& help);
+  void add_choice(const std::string& name, std::string* out, std::vector<std::string> choices, const std::string& help);
 
   /// Replace the default --help shows for a flag (a derived default, "required", "a free port").
   /// @param name a declared flag without dashes. @param text what --help prints after "default: ".
@@ -69,6 +68,8 @@ class ArgParser {
   /// Whether a flag appeared on the command line. @param name flag without dashes.
   /// @return true if it was given.
   bool given(const std::string& name) const;
+  /// The flags that appeared on the command line, in declaration order. @return their names.
+  std::vector<std::string> given_flags() const;
   /// Arguments after a literal `--`, in order. @return them (empty if there was no `--`).
   const std::vector<std::string>& rest() const { return rest_; }
   /// The usage text. @return usage, one line per flag, each with its default.

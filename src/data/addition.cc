@@ -8,9 +8,9 @@ namespace zt {
 
 namespace {
 // Domain tags keep the training and held-out streams from ever sharing a key.
-constexpr uint64_t kTrainDomain = 0x747261696eull;   // "train"
-constexpr uint64_t kHeldoutDomain = 0x68656c64ull;   // "held"
-constexpr uint64_t kSplitDomain = 0x73706c6974ull;   // "split"
+constexpr uint64_t kTrainDomain = 0x747261696eull;  // "train"
+constexpr uint64_t kHeldoutDomain = 0x68656c64ull;  // "held"
+constexpr uint64_t kSplitDomain = 0x73706c6974ull;  // "split"
 // Rejection sampling needs ~modulus tries for a held-out problem; this many failing in a row
 // means the split is (nearly) empty for these settings.
 constexpr uint64_t kMaxTries = 1u << 20;
@@ -24,9 +24,8 @@ AdditionDataset::AdditionDataset(const AdditionConfig& c) : config_(c), operand_
 }
 
 std::string AdditionDataset::describe() const {
-  return concat("addition of ", config_.digits, "-digit numbers (vocab ", kAdditionVocab,
-                ", context ", config_.context, ", 1 in ", config_.heldout_modulus,
-                " problems held out)");
+  return concat("addition of ", config_.digits, "-digit numbers (vocab ", kAdditionVocab, ", context ", config_.context,
+                ", 1 in ", config_.heldout_modulus, " problems held out)");
 }
 
 bool AdditionDataset::is_heldout(uint64_t a, uint64_t b) const {
@@ -44,16 +43,15 @@ void AdditionDataset::write_problem(uint64_t a, uint64_t b, int32_t* out) const 
   out[3 * d + 3] = kEnd;
 }
 
-void AdditionDataset::fill(uint64_t domain, uint64_t seed, uint64_t step, uint64_t index,
-                           bool heldout, int32_t* out) const {
+void AdditionDataset::fill(uint64_t domain, uint64_t seed, uint64_t step, uint64_t index, bool heldout,
+                           int32_t* out) const {
   const std::size_t n = config_.context + 1, len = problem_length();
   int32_t problem[3 * 9 + 4];
   for (uint64_t j = 0; j * len < n; ++j) {
     uint64_t a = 0, b = 0, tries = 0;
     for (;; ++tries) {
-      ZT_CHECK(tries < kMaxTries, "addition: no ", heldout ? "held-out" : "training",
-               " problem found for ", config_.digits, " digits and modulus ",
-               config_.heldout_modulus);
+      ZT_CHECK(tries < kMaxTries, "addition: no ", heldout ? "held-out" : "training", " problem found for ",
+               config_.digits, " digits and modulus ", config_.heldout_modulus);
       const uint64_t h = hash_key({domain, seed, step, index, j, tries});
       a = h % operand_limit_;
       b = (h / operand_limit_) % operand_limit_;
@@ -64,8 +62,7 @@ void AdditionDataset::fill(uint64_t domain, uint64_t seed, uint64_t step, uint64
   }
 }
 
-void AdditionDataset::sample(uint64_t seed, uint64_t step, uint64_t global_index,
-                             int32_t* out) const {
+void AdditionDataset::sample(uint64_t seed, uint64_t step, uint64_t global_index, int32_t* out) const {
   fill(kTrainDomain, seed, step, global_index, false, out);
 }
 
@@ -81,8 +78,7 @@ ExactMatch AdditionDataset::exact_match(const int32_t* tokens, const int32_t* pr
   // position k − 1, and only tokens 1..T are targets.
   for (std::size_t start = 0; start + 3 * d + 2 <= t_len; start += len) {
     bool right = true;
-    for (std::size_t k = start + 2 * d + 2; k <= start + 3 * d + 2; ++k)
-      right = right && predicted[k - 1] == tokens[k];
+    for (std::size_t k = start + 2 * d + 2; k <= start + 3 * d + 2; ++k) right = right && predicted[k - 1] == tokens[k];
     ++m.total;
     m.correct += right ? 1 : 0;
   }
@@ -90,7 +86,7 @@ ExactMatch AdditionDataset::exact_match(const int32_t* tokens, const int32_t* pr
 }
 
 ExactMatch AdditionDataset::exact_match_batch(const int32_t* tokens, const int32_t* predicted,
-                                             std::size_t count) const {
+                                              std::size_t count) const {
   const std::size_t t_len = config_.context;
   ExactMatch sum;
   for (std::size_t i = 0; i < count; ++i) {
@@ -105,11 +101,7 @@ std::string AdditionDataset::render(const int32_t* tokens, std::size_t n) {
   std::string s;
   for (std::size_t i = 0; i < n; ++i) {
     const int32_t t = tokens[i];
-    s += t >= 0 && t <= 9 ? static_cast<char>('0' + t)
-         : t == kPlus     ? '+'
-         : t == kEquals   ? '='
-         : t == kEnd      ? ';'
-                          : '?';
+    s += t >= 0 && t <= 9 ? static_cast<char>('0' + t) : t == kPlus ? '+' : t == kEquals ? '=' : t == kEnd ? ';' : '?';
   }
   return s;
 }

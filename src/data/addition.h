@@ -29,8 +29,8 @@ namespace zt {
 
 /// Settings of the addition task.
 struct AdditionConfig {
-  int digits = 2;             ///< D, digits per operand (1..9)
-  std::size_t context = 64;   ///< T
+  int digits = 2;                 ///< D, digits per operand (1..9)
+  std::size_t context = 64;       ///< T
   uint64_t heldout_modulus = 10;  ///< a problem is held out when hash(a, b) mod this == 0 (>= 2)
 };
 
@@ -77,16 +77,14 @@ class AdditionDataset : public Dataset {
   /// Exact match summed over a batch. @param tokens [count, T + 1] samples.
   /// @param predicted [count, T] argmax predictions. @param count number of samples.
   /// @return solved and counted problems over the batch.
-  ExactMatch exact_match_batch(const int32_t* tokens, const int32_t* predicted,
-                               std::size_t count) const;
+  ExactMatch exact_match_batch(const int32_t* tokens, const int32_t* predicted, std::size_t count) const;
 
   /// Render tokens as text ("47+85=231;"). @param tokens the tokens. @param n how many.
   /// @return the text.
   static std::string render(const int32_t* tokens, std::size_t n);
 
  private:
-  void fill(uint64_t domain, uint64_t seed, uint64_t step, uint64_t index, bool heldout,
-            int32_t* out) const;
+  void fill(uint64_t domain, uint64_t seed, uint64_t step, uint64_t index, bool heldout, int32_t* out) const;
   AdditionConfig config_;
   uint64_t operand_limit_;  // 10^D
 };

@@ -6,8 +6,8 @@
 
 namespace zt {
 
-void fill_batch(const Dataset& data, uint64_t seed, uint64_t step, uint64_t first_index,
-                std::size_t count, int32_t* out) {
+void fill_batch(const Dataset& data, uint64_t seed, uint64_t step, uint64_t first_index, std::size_t count,
+                int32_t* out) {
   const std::size_t row = data.context() + 1;
   for (std::size_t i = 0; i < count; ++i) data.sample(seed, step, first_index + i, out + i * row);
 }

@@ -34,8 +34,8 @@ class Dataset {
 /// @param data the dataset. @param seed data seed. @param step optimizer step.
 /// @param first_index global index of the first sample. @param count how many samples.
 /// @param out count · (T + 1) tokens, row-major [count, T + 1].
-void fill_batch(const Dataset& data, uint64_t seed, uint64_t step, uint64_t first_index,
-                std::size_t count, int32_t* out);
+void fill_batch(const Dataset& data, uint64_t seed, uint64_t step, uint64_t first_index, std::size_t count,
+                int32_t* out);
 
 /// The dataset a run asks for: the byte-level text file at `path` (vocab 256), or the embedded
 /// addition task (default settings) when `path` is empty.

@@ -32,23 +32,19 @@ TextFileDataset::TextFileDataset(const std::string& path, std::size_t context)
     : path_(path), context_(context), bytes_(read_all(path)) {
   ZT_CHECK(context >= 1, "--data ", path, ": context must be at least 1");
   ZT_CHECK(bytes_.size() >= context + 1, "--data ", path, ": ", bytes_.size(),
-           " bytes is too short for one sample of context ", context, " (needs ", context + 1,
-           ")");
+           " bytes is too short for one sample of context ", context, " (needs ", context + 1, ")");
 }
 
 std::string TextFileDataset::describe() const {
-  return concat("bytes of ", path_, " (", bytes_.size(), " bytes, vocab 256, context ", context_,
-                ")");
+  return concat("bytes of ", path_, " (", bytes_.size(), " bytes, vocab 256, context ", context_, ")");
 }
 
-std::size_t TextFileDataset::window_offset(uint64_t seed, uint64_t step,
-                                           uint64_t global_index) const {
+std::size_t TextFileDataset::window_offset(uint64_t seed, uint64_t step, uint64_t global_index) const {
   const uint64_t windows = bytes_.size() - context_;  // offsets 0 .. size − T − 1
   return static_cast<std::size_t>(hash_key({kTextDomain, seed, step, global_index}) % windows);
 }
 
-void TextFileDataset::sample(uint64_t seed, uint64_t step, uint64_t global_index,
-                             int32_t* out) const {
+void TextFileDataset::sample(uint64_t seed, uint64_t step, uint64_t global_index, int32_t* out) const {
   const unsigned char* w = bytes_.data() + window_offset(seed, step, global_index);
   for (std::size_t i = 0; i <= context_; ++i) out[i] = w[i];
 }

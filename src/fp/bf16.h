@@ -29,9 +29,7 @@ ZT_HD uint16_t bf16_bits_from_float(float f) {
 
 /// Widen a bf16 bit pattern to float; exact (the low 16 bits become zero).
 /// @param b the bf16 bit pattern. @return the float with the same value.
-ZT_HD float float_from_bf16_bits(uint16_t b) {
-  return bit_cast_hd<float>(static_cast<uint32_t>(b) << 16);
-}
+ZT_HD float float_from_bf16_bits(uint16_t b) { return bit_cast_hd<float>(static_cast<uint32_t>(b) << 16); }
 
 /// bfloat16 storage type. Converts from float by rounding to nearest even, to float exactly.
 struct bf16 {

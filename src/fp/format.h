@@ -36,9 +36,12 @@ struct FormatLayout {
 /// The bit layout of a format. @param f the format. @return its exponent and fraction widths.
 ZT_HD FormatLayout layout(Format f) {
   switch (f) {
-    case Format::fp16: return {5, 10};
-    case Format::bf16: return {8, 7};
-    case Format::fp32: break;
+    case Format::fp16:
+      return {5, 10};
+    case Format::bf16:
+      return {8, 7};
+    case Format::fp32:
+      break;
   }
   return {8, 23};
 }
@@ -47,9 +50,12 @@ ZT_HD FormatLayout layout(Format f) {
 /// @return "fp32", "fp16" or "bf16".
 ZT_HD const char* format_name(Format f) {
   switch (f) {
-    case Format::fp16: return "fp16";
-    case Format::bf16: return "bf16";
-    case Format::fp32: break;
+    case Format::fp16:
+      return "fp16";
+    case Format::bf16:
+      return "bf16";
+    case Format::fp32:
+      break;
   }
   return "fp32";
 }
@@ -106,9 +112,12 @@ ZT_HD float machine_epsilon(Format f) { return pow2f(-layout(f).fraction_bits); 
 /// @param x the value. @param f the format. @return the pattern (the float's own bits for fp32).
 ZT_HD uint32_t format_bits_from_float(float x, Format f) {
   switch (f) {
-    case Format::fp16: return fp16_bits_from_float(x);
-    case Format::bf16: return bf16_bits_from_float(x);
-    case Format::fp32: break;
+    case Format::fp16:
+      return fp16_bits_from_float(x);
+    case Format::bf16:
+      return bf16_bits_from_float(x);
+    case Format::fp32:
+      break;
   }
   return bit_cast_hd<uint32_t>(x);
 }
@@ -117,9 +126,12 @@ ZT_HD uint32_t format_bits_from_float(float x, Format f) {
 /// @param bits the pattern in the low total_bits(f) bits. @param f the format. @return the value.
 ZT_HD float float_from_format_bits(uint32_t bits, Format f) {
   switch (f) {
-    case Format::fp16: return float_from_fp16_bits(static_cast<uint16_t>(bits));
-    case Format::bf16: return float_from_bf16_bits(static_cast<uint16_t>(bits));
-    case Format::fp32: break;
+    case Format::fp16:
+      return float_from_fp16_bits(static_cast<uint16_t>(bits));
+    case Format::bf16:
+      return float_from_bf16_bits(static_cast<uint16_t>(bits));
+    case Format::fp32:
+      break;
   }
   return bit_cast_hd<float>(bits);
 }
@@ -127,8 +139,6 @@ ZT_HD float float_from_format_bits(uint32_t bits, Format f) {
 /// Round a float to the nearest value representable in f and return it as a float (what a store
 /// to f followed by a load gives). The identity for fp32.
 /// @param x the value. @param f the format. @return the rounded value.
-ZT_HD float round_to_format(float x, Format f) {
-  return float_from_format_bits(format_bits_from_float(x, f), f);
-}
+ZT_HD float round_to_format(float x, Format f) { return float_from_format_bits(format_bits_from_float(x, f), f); }
 
 }  // namespace zt

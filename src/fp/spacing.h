@@ -68,8 +68,6 @@ ZT_HD float add_in_format(float a, float b, Format f) {
 /// True exactly when |d| is too small against the spacing at x, e.g. 1 + 1e-5 in fp16.
 /// @param x the large operand (a weight). @param d the small one (an update). @param f the format.
 /// @return true when the update is lost; false when it has an effect or when x or d is NaN.
-ZT_HD bool swamps(float x, float d, Format f) {
-  return add_in_format(x, d, f) == round_to_format(x, f);
-}
+ZT_HD bool swamps(float x, float d, Format f) { return add_in_format(x, d, f) == round_to_format(x, f); }
 
 }  // namespace zt

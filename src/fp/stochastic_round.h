@@ -55,7 +55,7 @@ ZT_HD uint16_t fp16_bits_stochastic(float f, uint16_t random16) {
   const uint32_t x = bit_cast_hd<uint32_t>(f);
   const uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
   const uint32_t a = x & 0x7fffffffu;
-  if (a > 0x7f800000u) return fp16_bits_from_float(f);  // NaN: the round-to-nearest NaN rule
+  if (a > 0x7f800000u) return fp16_bits_from_float(f);                 // NaN: the round-to-nearest NaN rule
   if (a >= 0x47800000u) return static_cast<uint16_t>(sign | 0x7c00u);  // |x| >= 2^16, or inf
   uint32_t w16;  // |x| in units of 2^-16 fp16 last places (16 bits below the last kept place)
   if (a >= 0x38800000u) {

@@ -46,13 +46,12 @@ inline int64_t attention_backward_scratch_floats(int64_t Tc, int64_t C, bool nar
 /// diagonal). @param qkv [B,T,3C]. @param B batch. @param Tc context. @param C width.
 /// @param H heads (C % H == 0). @param scratch attention_forward_scratch_floats() floats.
 template <typename T>
-void attention_forward(T* out, T* P, const T* qkv, int64_t B, int64_t Tc, int64_t C, int64_t H,
-                       float* scratch) {
+void attention_forward(T* out, T* P, const T* qkv, int64_t B, int64_t Tc, int64_t C, int64_t H, float* scratch) {
   const int64_t D = C / H, C3 = 3 * C;
   const float scale = 1.0f / std::sqrt(static_cast<float>(D));
-  float* out_f = scratch;            // [T,C]
-  float* S = out_f + Tc * C;         // [T,T] raw scores
-  float* qkv_stage = S + Tc * Tc;    // [T,3C] (16-bit only)
+  float* out_f = scratch;                // [T,C]
+  float* S = out_f + Tc * C;             // [T,T] raw scores
+  float* qkv_stage = S + Tc * Tc;        // [T,3C] (16-bit only)
   float* P_stage = qkv_stage + C3 * Tc;  // [T,T] (16-bit only)
   for (int64_t b = 0; b < B; ++b) {
     const float* qkv_f = widen(qkv + b * Tc * C3, static_cast<std::size_t>(Tc * C3), qkv_stage);
@@ -89,14 +88,14 @@ void attention_forward(T* out, T* P, const T* qkv, int64_t B, int64_t Tc, int64_
 /// @param B batch. @param Tc context. @param C width. @param H heads.
 /// @param scratch attention_backward_scratch_floats() floats.
 template <typename T>
-void attention_backward(T* dqkv, const T* dout, const T* qkv, const T* P, int64_t B, int64_t Tc,
-                        int64_t C, int64_t H, float* scratch) {
+void attention_backward(T* dqkv, const T* dout, const T* qkv, const T* P, int64_t B, int64_t Tc, int64_t C, int64_t H,
+                        float* scratch) {
   const int64_t D = C / H, C3 = 3 * C;
   const float scale = 1.0f / std::sqrt(static_cast<float>(D));
-  float* dqkv_f = scratch;             // [T,3C]
-  float* dP = dqkv_f + Tc * C3;        // [T,T]
-  float* dS = dP + Tc * Tc;            // [T,T]
-  float* qkv_stage = dS + Tc * Tc;     // [T,3C] (16-bit only)
+  float* dqkv_f = scratch;                  // [T,3C]
+  float* dP = dqkv_f + Tc * C3;             // [T,T]
+  float* dS = dP + Tc * Tc;                 // [T,T]
+  float* qkv_stage = dS + Tc * Tc;          // [T,3C] (16-bit only)
   float* dout_stage = qkv_stage + Tc * C3;  // [T,C] (16-bit only)
   float* P_stage = dout_stage + Tc * C;     // [T,T] (16-bit only)
   for (int64_t b = 0; b < B; ++b) {
@@ -109,8 +108,7 @@ void attention_backward(T* dqkv, const T* dout, const T* qkv, const T* P, int64_
       for (int64_t i = 0; i < Tc; ++i) {
         const float* p = P_f + i * Tc;
         const float* dp = dP + i * Tc;
-        const float r = canonical_sum_f(static_cast<std::size_t>(i + 1),
-                                        [&](std::size_t j) { return p[j] * dp[j]; });
+        const float r = canonical_sum_f(static_cast<std::size_t>(i + 1), [&](std::size_t j) { return p[j] * dp[j]; });
         for (int64_t j = 0; j <= i; ++j) dS[i * Tc + j] = p[j] * (dp[j] - r) * scale;
       }
       for (int64_t i = 0; i < Tc; ++i) {
@@ -118,9 +116,9 @@ void attention_backward(T* dqkv, const T* dout, const T* qkv, const T* P, int64_
         std::memcpy(dqkv_f + i * C3 + q, qkv_f + i * C3 + k, D * sizeof(float));
         std::memcpy(dqkv_f + i * C3 + k, qkv_f + i * C3 + q, D * sizeof(float));
       }
-      trmm_lower_left_f32(true, Tc, D, P_f, Tc, dqkv_f + v, C3);   // dV = P^T dO
-      trmm_lower_left_f32(false, Tc, D, dS, Tc, dqkv_f + q, C3);   // dQ = dS K
-      trmm_lower_left_f32(true, Tc, D, dS, Tc, dqkv_f + k, C3);    // dK = dS^T Q
+      trmm_lower_left_f32(true, Tc, D, P_f, Tc, dqkv_f + v, C3);  // dV = P^T dO
+      trmm_lower_left_f32(false, Tc, D, dS, Tc, dqkv_f + q, C3);  // dQ = dS K
+      trmm_lower_left_f32(true, Tc, D, dS, Tc, dqkv_f + k, C3);   // dK = dS^T Q
     }
     narrow(dqkv + b * Tc * C3, dqkv_f, static_cast<std::size_t>(Tc * C3));
   }

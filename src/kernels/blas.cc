@@ -27,21 +27,19 @@ int blas_threads() {
   return g_threads.load(std::memory_order_acquire);
 }
 
-void gemm_f32(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a,
-              int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc) {
+void gemm_f32(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
+              int64_t ldb, float* c, int64_t ldc) {
   ensure_pinned();
   cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
               static_cast<blasint>(m), static_cast<blasint>(n), static_cast<blasint>(k), 1.0f, a,
-              static_cast<blasint>(lda), b, static_cast<blasint>(ldb), 0.0f, c,
-              static_cast<blasint>(ldc));
+              static_cast<blasint>(lda), b, static_cast<blasint>(ldb), 0.0f, c, static_cast<blasint>(ldc));
 }
 
-void trmm_lower_left_f32(bool trans, int64_t m, int64_t n, const float* a, int64_t lda, float* b,
-                         int64_t ldb) {
+void trmm_lower_left_f32(bool trans, int64_t m, int64_t n, const float* a, int64_t lda, float* b, int64_t ldb) {
   ensure_pinned();
-  cblas_strmm(CblasRowMajor, CblasLeft, CblasLower, trans ? CblasTrans : CblasNoTrans,
-              CblasNonUnit, static_cast<blasint>(m), static_cast<blasint>(n), 1.0f, a,
-              static_cast<blasint>(lda), b, static_cast<blasint>(ldb));
+  cblas_strmm(CblasRowMajor, CblasLeft, CblasLower, trans ? CblasTrans : CblasNoTrans, CblasNonUnit,
+              static_cast<blasint>(m), static_cast<blasint>(n), 1.0f, a, static_cast<blasint>(lda), b,
+              static_cast<blasint>(ldb));
 }
 
 }  // namespace zt::kernels

@@ -30,15 +30,14 @@ int blas_threads();
 /// @param m rows of C. @param n columns of C. @param k the summed dimension.
 /// @param a first operand. @param lda its row stride. @param b second operand.
 /// @param ldb its row stride. @param c the result (written). @param ldc its row stride.
-void gemm_f32(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a,
-              int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc);
+void gemm_f32(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
+              int64_t ldb, float* c, int64_t ldc);
 
 /// B[M,N] = op(A) B in place, A [M,M] lower triangular (its upper part is never read).
 /// @param trans use A^T (upper triangular) instead of A.
 /// @param m rows of B and order of A. @param n columns of B.
 /// @param a the triangular matrix. @param lda its row stride.
 /// @param b the matrix multiplied in place. @param ldb its row stride.
-void trmm_lower_left_f32(bool trans, int64_t m, int64_t n, const float* a, int64_t lda, float* b,
-                         int64_t ldb);
+void trmm_lower_left_f32(bool trans, int64_t m, int64_t n, const float* a, int64_t lda, float* b, int64_t ldb);
 
 }  // namespace zt::kernels

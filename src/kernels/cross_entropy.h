@@ -29,8 +29,8 @@ inline constexpr std::size_t kCrossEntropyChunk = 256;
 /// @param row_sum [N] cache (written). @param logits [N,V]. @param targets [B,T] ids (N = B*T),
 /// each in [0,V). @param V classes.
 template <typename T>
-void cross_entropy_forward(float* loss, float* row_max, float* row_sum, const T* logits,
-                           const TokenView& targets, int64_t V) {
+void cross_entropy_forward(float* loss, float* row_max, float* row_sum, const T* logits, const TokenView& targets,
+                           int64_t V) {
   const int64_t N = targets.rows * targets.cols;
   float e[kCrossEntropyChunk];
   for (int64_t n = 0; n < N; ++n) {
@@ -73,7 +73,8 @@ void cross_entropy_backward(T* dlogits, const T* logits, const float* row_max, c
     const T* l = logits + n * V;
     T* d = dlogits + n * V;
     for (int64_t j0 = 0; j0 < V; j0 += static_cast<int64_t>(kCrossEntropyChunk)) {
-      const int64_t len = V - j0 < static_cast<int64_t>(kCrossEntropyChunk) ? V - j0 : static_cast<int64_t>(kCrossEntropyChunk);
+      const int64_t len =
+          V - j0 < static_cast<int64_t>(kCrossEntropyChunk) ? V - j0 : static_cast<int64_t>(kCrossEntropyChunk);
       for (int64_t q = 0; q < len; ++q) e[q] = to_f(l[j0 + q]) - row_max[n];
       exp_f_n(e, e, static_cast<std::size_t>(len));
       for (int64_t q = 0; q < len; ++q) {

@@ -25,8 +25,7 @@ namespace zt::kernels {
 /// @param wte [V,C] token table. @param wpe [>=T,C] position table.
 /// @param vocab V, for the range check. @param C the width.
 template <typename T>
-void embedding_forward(T* out, const TokenView& tokens, const T* wte, const T* wpe, int64_t vocab,
-                       int64_t C) {
+void embedding_forward(T* out, const TokenView& tokens, const T* wte, const T* wpe, int64_t vocab, int64_t C) {
   for (int64_t b = 0; b < tokens.rows; ++b) {
     for (int64_t t = 0; t < tokens.cols; ++t) {
       const int32_t id = tokens.at(b, t);
@@ -44,9 +43,7 @@ void embedding_forward(T* out, const TokenView& tokens, const T* wte, const T* w
 inline int64_t embedding_backward_scratch_floats(int64_t B, int64_t Tc, int64_t C) { return B * Tc * C; }
 /// int32 scratch slots embedding_backward needs. @param B batch. @param Tc context.
 /// @param vocab V. @return the count.
-inline int64_t embedding_backward_scratch_ints(int64_t B, int64_t Tc, int64_t vocab) {
-  return B * Tc + vocab + 1;
-}
+inline int64_t embedding_backward_scratch_ints(int64_t B, int64_t Tc, int64_t vocab) { return B * Tc + vocab + 1; }
 
 /// Gradients of the embedding tables (see the file comment for the order of every sum).
 /// @param dwte [V,C]: on entry the head's contribution, on exit the full gradient.
@@ -55,8 +52,8 @@ inline int64_t embedding_backward_scratch_ints(int64_t B, int64_t Tc, int64_t vo
 /// @param scratch embedding_backward_scratch_floats() floats.
 /// @param iscratch embedding_backward_scratch_ints() ints.
 template <typename T>
-void embedding_backward(T* dwte, T* dwpe, const T* dx, const TokenView& tokens, int64_t vocab,
-                        int64_t C, float* scratch, int32_t* iscratch) {
+void embedding_backward(T* dwte, T* dwpe, const T* dx, const TokenView& tokens, int64_t vocab, int64_t C,
+                        float* scratch, int32_t* iscratch) {
   const int64_t B = tokens.rows, Tc = tokens.cols, N = B * Tc;
   for (int64_t n = 0; n < N * C; ++n) scratch[n] = to_f(dx[n]);
   for (int64_t t = 0; t < Tc; ++t) {
@@ -65,7 +62,7 @@ void embedding_backward(T* dwte, T* dwpe, const T* dx, const TokenView& tokens, 
     narrow(dwpe + t * C, s, static_cast<std::size_t>(C));
   }
   // Group positions by token, each group in increasing position order (a counting sort).
-  int32_t* start = iscratch;           // [V+1] group boundaries
+  int32_t* start = iscratch;              // [V+1] group boundaries
   int32_t* order = iscratch + vocab + 1;  // [N] positions grouped by token
   for (int64_t v = 0; v <= vocab; ++v) start[v] = 0;
   for (int64_t n = 0; n < N; ++n) ++start[tokens.flat(n) + 1];

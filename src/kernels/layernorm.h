@@ -24,16 +24,17 @@ inline constexpr float kLayerNormEps = 1e-5f;
 /// @param out [N,C] (written). @param mean [N] FP32 cache (written). @param rstd [N] FP32 cache
 /// (written). @param in [N,C]. @param w [C] gain. @param b [C] bias. @param N rows. @param C width.
 template <typename T>
-void layernorm_forward(T* out, float* mean, float* rstd, const T* in, const T* w, const T* b,
-                       int64_t N, int64_t C) {
+void layernorm_forward(T* out, float* mean, float* rstd, const T* in, const T* w, const T* b, int64_t N, int64_t C) {
   const auto n = static_cast<std::size_t>(C);
   for (int64_t i = 0; i < N; ++i) {
     const T* x = in + i * C;
     const float mu = canonical_sum_f(n, [&](std::size_t c) { return to_f(x[c]); }) / C;
-    const float var = canonical_sum_f(n, [&](std::size_t c) {
-                        const float d = to_f(x[c]) - mu;
-                        return d * d;
-                      }) / C;
+    const float var = canonical_sum_f(n,
+                                      [&](std::size_t c) {
+                                        const float d = to_f(x[c]) - mu;
+                                        return d * d;
+                                      }) /
+                      C;
     const float r = 1.0f / std::sqrt(var + kLayerNormEps);  // IEEE sqrt: correctly rounded
     mean[i] = mu;
     rstd[i] = r;
@@ -51,9 +52,9 @@ inline int64_t layernorm_backward_scratch_floats(int64_t N, int64_t C) { return 
 /// @param mean [N] and @param rstd [N] the forward caches. @param w [C] the gain.
 /// @param N rows. @param C width. @param scratch layernorm_backward_scratch_floats() floats.
 template <typename T>
-void layernorm_backward(T* din, T* dw, T* db, const T* dout, const T* in, const float* mean,
-                        const float* rstd, const T* w, int64_t N, int64_t C, float* scratch) {
-  float* dy_xhat = scratch;      // [N,C] rows for dw
+void layernorm_backward(T* din, T* dw, T* db, const T* dout, const T* in, const float* mean, const float* rstd,
+                        const T* w, int64_t N, int64_t C, float* scratch) {
+  float* dy_xhat = scratch;          // [N,C] rows for dw
   float* dy_rows = scratch + N * C;  // [N,C] rows for db
   const auto n = static_cast<std::size_t>(C);
   for (int64_t i = 0; i < N; ++i) {

@@ -36,8 +36,7 @@ inline int64_t linear_backward_scratch_floats(int64_t N, int64_t in, int64_t out
 /// @param N rows. @param in input width. @param out output width.
 /// @param scratch linear_forward_scratch_floats() floats.
 template <typename T>
-void linear_forward(T* y, const T* x, const T* W, const T* b, int64_t N, int64_t in, int64_t out,
-                    float* scratch) {
+void linear_forward(T* y, const T* x, const T* W, const T* b, int64_t N, int64_t in, int64_t out, float* scratch) {
   constexpr bool kNarrow = !std::is_same_v<T, float>;
   float* y_f = scratch;
   const float* x_f = widen(x, static_cast<std::size_t>(N * in), scratch + N * out);
@@ -58,8 +57,8 @@ void linear_forward(T* y, const T* x, const T* W, const T* b, int64_t N, int64_t
 /// @param N rows. @param in input width. @param out output width.
 /// @param scratch linear_backward_scratch_floats() floats.
 template <typename T>
-void linear_backward(T* dx, T* dW, T* db, const T* dy, const T* x, const T* W, int64_t N,
-                     int64_t in, int64_t out, float* scratch) {
+void linear_backward(T* dx, T* dW, T* db, const T* dy, const T* x, const T* W, int64_t N, int64_t in, int64_t out,
+                     float* scratch) {
   constexpr bool kNarrow = !std::is_same_v<T, float>;
   float* dy_f = scratch;  // a private copy: the bias sum below consumes it
   for (int64_t i = 0; i < N * out; ++i) dy_f[i] = to_f(dy[i]);
@@ -73,8 +72,8 @@ void linear_backward(T* dx, T* dW, T* db, const T* dy, const T* x, const T* W, i
   narrow(dx, dx_f, static_cast<std::size_t>(N * in));
   narrow(dW, dW_f, static_cast<std::size_t>(out * in));
   if (db) {
-    const float* s = canonical_rows_sum_inplace(dy_f, out, out, static_cast<std::size_t>(N),
-                                                [](std::size_t i) { return i; });
+    const float* s =
+        canonical_rows_sum_inplace(dy_f, out, out, static_cast<std::size_t>(N), [](std::size_t i) { return i; });
     narrow(db, s, static_cast<std::size_t>(out));
   }
 }

@@ -111,10 +111,14 @@ ZT_HD double cos_2pi_d(double u) {
   for (int n = 17; n >= 3; n -= 2) s = 1.0 - s * x2 / (n * (n - 1));
   s *= x;
   switch (q & 3) {
-    case 0: return c;
-    case 1: return -s;
-    case 2: return -c;
-    default: return s;
+    case 0:
+      return c;
+    case 1:
+      return -s;
+    case 2:
+      return -c;
+    default:
+      return s;
   }
 }
 

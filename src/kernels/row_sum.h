@@ -28,14 +28,18 @@ template <typename Leaf>
 float canonical_sum_f(std::size_t n, const Leaf& leaf) {
   const auto add = [](float a, float b) { return a + b; };
   if (n % 8 == 0) {
-    return canonical_reduce(n / 8, [&](std::size_t j) -> float {
-      const std::size_t i = 8 * j;
-      const float a = (leaf(i) + leaf(i + 1)) + (leaf(i + 2) + leaf(i + 3));
-      const float b = (leaf(i + 4) + leaf(i + 5)) + (leaf(i + 6) + leaf(i + 7));
-      return a + b;
-    }, add);
+    return canonical_reduce(
+        n / 8,
+        [&](std::size_t j) -> float {
+          const std::size_t i = 8 * j;
+          const float a = (leaf(i) + leaf(i + 1)) + (leaf(i + 2) + leaf(i + 3));
+          const float b = (leaf(i + 4) + leaf(i + 5)) + (leaf(i + 6) + leaf(i + 7));
+          return a + b;
+        },
+        add);
   }
-  return canonical_reduce(n, [&](std::size_t i) -> float { return leaf(i); }, add);
+  return canonical_reduce(
+      n, [&](std::size_t i) -> float { return leaf(i); }, add);
 }
 
 /// Sum n rows of `cols` floats along the canonical tree, element by element, IN PLACE: the rows
@@ -46,8 +50,7 @@ float canonical_sum_f(std::size_t n, const Leaf& leaf) {
 /// @param row_of row_of(i) gives the storage row of leaf i.
 /// @return the row holding the sum (base + row_of(0) * stride).
 template <typename RowOf>
-float* canonical_rows_sum_inplace(float* base, int64_t stride, int64_t cols, std::size_t n,
-                                  const RowOf& row_of) {
+float* canonical_rows_sum_inplace(float* base, int64_t stride, int64_t cols, std::size_t n, const RowOf& row_of) {
   return canonical_reduce(
       n, [&](std::size_t i) -> float* { return base + static_cast<int64_t>(row_of(i)) * stride; },
       [cols](float* a, float* b) {

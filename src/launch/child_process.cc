@@ -13,6 +13,7 @@
 #include <set>
 
 #include "core/check.h"
+#include "store/socket.h"
 
 extern char** environ;
 
@@ -39,8 +40,8 @@ std::string resolve_program(const std::string& name) {
 }
 
 std::vector<std::string> child_environment(const SpawnOptions& opt, int rank, uint16_t port) {
-  static const std::set<std::string> kOwned = {"RANK",        "WORLD_SIZE",  "LOCAL_RANK",
-                                               "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"};
+  static const std::set<std::string> kOwned = {"RANK",        "WORLD_SIZE",  "LOCAL_RANK",       "LOCAL_WORLD_SIZE",
+                                               "MASTER_ADDR", "MASTER_PORT", "ZT_LAUNCHER_STORE"};
   std::set<std::string> replaced = kOwned;
   if (!opt.store.empty()) replaced.insert("ZT_STORE");
   for (const auto& [k, v] : opt.extra_env) replaced.insert(k);
@@ -56,6 +57,7 @@ std::vector<std::string> child_environment(const SpawnOptions& opt, int rank, ui
   add("LOCAL_WORLD_SIZE", std::to_string(opt.world_size));
   add("MASTER_ADDR", opt.master_addr);
   add("MASTER_PORT", std::to_string(port));
+  add("ZT_LAUNCHER_STORE", store::format_address(opt.master_addr, port));
   if (!opt.store.empty()) add("ZT_STORE", opt.store);
   for (const auto& [k, v] : opt.extra_env) add(k, v);
   return env;
@@ -68,8 +70,8 @@ std::vector<char*> c_strings(std::vector<std::string>& strings) {
   return out;
 }
 
-pid_t start_child(const std::string& program, std::vector<char*>& argv, std::vector<char*>& envp,
-                  int out_w, int err_w, int null_r) {
+pid_t start_child(const std::string& program, std::vector<char*>& argv, std::vector<char*>& envp, int out_w, int err_w,
+                  int null_r) {
   int status_pipe[2];
   ZT_CHECK(::pipe2(status_pipe, O_CLOEXEC) == 0, "pipe: ", std::strerror(errno));
   pid_t parent = ::getpid();
@@ -81,7 +83,7 @@ pid_t start_child(const std::string& program, std::vector<char*>& argv, std::vec
     ZT_FAIL("fork: ", std::strerror(e));
   }
   if (pid == 0) {
-    struct sigaction dfl{};
+    struct sigaction dfl {};
     dfl.sa_handler = SIG_DFL;
     for (int s : {SIGINT, SIGTERM, SIGCHLD, SIGPIPE}) ::sigaction(s, &dfl, nullptr);
     sigset_t none;

@@ -21,7 +21,8 @@ namespace zt::launch::detail {
 std::string resolve_program(const std::string& name);
 
 /// The environment of one rank: ours, with the rank variables (and opt.store, opt.extra_env)
-/// replaced. @param opt spawn settings. @param rank the rank. @param port MASTER_PORT.
+/// replaced; ZT_LAUNCHER_STORE is MASTER_ADDR:MASTER_PORT (the launcher serves that store).
+/// @param opt spawn settings. @param rank the rank. @param port MASTER_PORT.
 /// @return NAME=value strings.
 std::vector<std::string> child_environment(const SpawnOptions& opt, int rank, uint16_t port);
 
@@ -35,7 +36,7 @@ std::vector<char*> c_strings(std::vector<std::string>& strings);
 /// @param envp environment (c_strings). @param out_w pipe end that becomes the child's stdout.
 /// @param err_w pipe end that becomes its stderr. @param null_r /dev/null opened for reading.
 /// @return the pid, or -errno when exec failed (reported through a close-on-exec pipe).
-pid_t start_child(const std::string& program, std::vector<char*>& argv, std::vector<char*>& envp,
-                  int out_w, int err_w, int null_r);
+pid_t start_child(const std::string& program, std::vector<char*>& argv, std::vector<char*>& envp, int out_w, int err_w,
+                  int null_r);
 
 }  // namespace zt::launch::detail

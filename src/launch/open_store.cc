@@ -11,8 +11,7 @@
 
 namespace zt::launch {
 
-std::shared_ptr<gloo::rendezvous::Store> open_store(const RankEnv& env,
-                                                    std::chrono::milliseconds timeout) {
+std::shared_ptr<gloo::rendezvous::Store> open_store(const RankEnv& env, std::chrono::milliseconds timeout) {
   const StoreSpec spec = select_store(env);
   using Kind = StoreSpec::Kind;
   switch (spec.kind) {
@@ -24,9 +23,12 @@ std::shared_ptr<gloo::rendezvous::Store> open_store(const RankEnv& env,
                " cannot be created: ", ec.message());
       return std::make_shared<gloo::rendezvous::FileStore>(spec.path);
     }
-    case Kind::kRedis: return std::make_shared<gloo::rendezvous::RedisStore>(spec.host, spec.port);
-    case Kind::kTcp: return std::shared_ptr<gloo::rendezvous::Store>(open_tcp_store(spec, env.rank, timeout));
-    case Kind::kNone: break;
+    case Kind::kRedis:
+      return std::make_shared<gloo::rendezvous::RedisStore>(spec.host, spec.port);
+    case Kind::kTcp:
+      return std::shared_ptr<gloo::rendezvous::Store>(open_tcp_store(spec, env.rank, timeout));
+    case Kind::kNone:
+      break;
   }
   ZT_FAIL("no rendezvous store: set ZT_STORE=file:DIR|redis:HOST:PORT|tcp, or MASTER_ADDR and MASTER_PORT");
 }

@@ -19,8 +19,7 @@ struct Convention {
 
 constexpr Convention kConventions[] = {
     {RankSource::kTorchrun, "RANK", "WORLD_SIZE", "LOCAL_RANK"},
-    {RankSource::kOpenMpi, "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
-     "OMPI_COMM_WORLD_LOCAL_RANK"},
+    {RankSource::kOpenMpi, "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK"},
     {RankSource::kSlurm, "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID"},
 };
 
@@ -40,10 +39,14 @@ int read_int(const std::string& name, const std::string& text, int64_t min) {
 
 const char* source_name(RankSource source) {
   switch (source) {
-    case RankSource::kTorchrun: return "torchrun";
-    case RankSource::kOpenMpi: return "openmpi";
-    case RankSource::kSlurm: return "slurm";
-    case RankSource::kNone: break;
+    case RankSource::kTorchrun:
+      return "torchrun";
+    case RankSource::kOpenMpi:
+      return "openmpi";
+    case RankSource::kSlurm:
+      return "slurm";
+    case RankSource::kNone:
+      break;
   }
   return "none";
 }
@@ -51,8 +54,7 @@ const char* source_name(RankSource source) {
 std::string RankEnv::describe() const {
   if (!launched()) return concat("rank ", rank, " of ", world_size, " (no launcher)");
   const Convention& c = convention(source);
-  return concat("rank ", rank, " of ", world_size, " (", source_name(source), ": ", c.rank, ", ",
-                c.size, ")");
+  return concat("rank ", rank, " of ", world_size, " (", source_name(source), ": ", c.rank, ", ", c.size, ")");
 }
 
 EnvLookup process_env() {
@@ -81,12 +83,11 @@ RankEnv parse_rank_env(const EnvLookup& env) {
     out.source = c.source;
     out.world_size = read_int(c.size, *size, 1);
     out.rank = read_int(c.rank, *rank, 0);
-    ZT_CHECK(out.rank < out.world_size, c.rank, "=", out.rank, " is not below ", c.size, "=",
-             out.world_size);
+    ZT_CHECK(out.rank < out.world_size, c.rank, "=", out.rank, " is not below ", c.size, "=", out.world_size);
     // Without a local rank, assume every rank is on this machine (the single-node case).
     out.local_rank = local ? read_int(c.local, *local, 0) : out.rank;
-    ZT_CHECK(out.local_rank < out.world_size, c.local, "=", out.local_rank, " is not below ",
-             c.size, "=", out.world_size);
+    ZT_CHECK(out.local_rank < out.world_size, c.local, "=", out.local_rank, " is not below ", c.size, "=",
+             out.world_size);
     break;
   }
   if (auto addr = env("MASTER_ADDR")) {
@@ -99,18 +100,17 @@ RankEnv parse_rank_env(const EnvLookup& env) {
     out.master_port = static_cast<uint16_t>(p);
   }
   if (auto store = env("ZT_STORE")) out.store = *store;
+  if (auto served = env("ZT_LAUNCHER_STORE")) out.launcher_store = *served;
   return out;
 }
 
 LaunchDecision decide_launch(std::optional<int64_t> flag_world_size, const RankEnv& env) {
-  if (flag_world_size)
-    ZT_CHECK(*flag_world_size >= 1, "--world-size must be at least 1, got ", *flag_world_size);
+  if (flag_world_size) ZT_CHECK(*flag_world_size >= 1, "--world-size must be at least 1, got ", *flag_world_size);
   LaunchDecision d;
   if (env.launched()) {
     const Convention& c = convention(env.source);
-    ZT_CHECK(!flag_world_size || *flag_world_size == env.world_size, "--world-size ",
-             flag_world_size.value_or(0), " disagrees with the launcher's ", c.size, "=",
-             env.world_size, " (", source_name(env.source),
+    ZT_CHECK(!flag_world_size || *flag_world_size == env.world_size, "--world-size ", flag_world_size.value_or(0),
+             " disagrees with the launcher's ", c.size, "=", env.world_size, " (", source_name(env.source),
              " convention); drop the flag or make the two equal");
     d.mode = LaunchDecision::Mode::kLaunched;
     d.world_size = env.world_size;

@@ -3,7 +3,8 @@
 //
 // Three conventions are understood, first match wins (a launcher started inside another one's
 // allocation sets its own variables, and those describe the processes that really exist):
-//   1. torchrun / zero-launch: RANK, WORLD_SIZE, LOCAL_RANK (MASTER_ADDR, MASTER_PORT)
+//   1. torchrun / zero-launch: RANK, WORLD_SIZE, LOCAL_RANK (MASTER_ADDR, MASTER_PORT, and from
+//      zero-launch ZT_LAUNCHER_STORE: the address of the TCP store the launcher itself serves)
 //   2. OpenMPI's mpirun:       OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE, OMPI_COMM_WORLD_LOCAL_RANK
 //   3. Slurm's srun:           SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID
 // It only reads and validates; it starts nothing (launch/spawn.h) and connects to nothing
@@ -39,6 +40,9 @@ struct RankEnv {
   std::string master_addr;                ///< MASTER_ADDR ("" when unset)
   uint16_t master_port = 0;               ///< MASTER_PORT (0 when unset)
   std::string store;                      ///< ZT_STORE verbatim ("" when unset)
+  /// ZT_LAUNCHER_STORE verbatim ("" when unset): "HOST:PORT" of the TCP store the launcher serves
+  /// (zero-launch, --world-size N); a rank whose store is at that address only connects to it.
+  std::string launcher_store;
   /// @return true when a launcher started this process (it must never spawn ranks itself).
   bool launched() const { return source != RankSource::kNone; }
   /// @return e.g. "rank 1 of 4 (torchrun: RANK, WORLD_SIZE)".

@@ -18,11 +18,13 @@
 #include <climits>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 
 #include "core/check.h"
 #include "launch/child_process.h"
 #include "launch/line_prefixer.h"
 #include "store/socket.h"
+#include "store/tcp_store_server.h"
 
 namespace zt::launch {
 namespace {
@@ -46,12 +48,12 @@ class SignalScope {
  public:
   explicit SignalScope(int write_fd) {
     g_signal_pipe_write = write_fd;
-    struct sigaction sa{};
+    struct sigaction sa {};
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
     sa.sa_flags = SA_RESTART;
     for (int i = 0; i < 3; ++i) ::sigaction(kHandled[i], &sa, &old_[i]);
-    struct sigaction ignore{};
+    struct sigaction ignore {};
     ignore.sa_handler = SIG_IGN;
     ::sigaction(SIGPIPE, &ignore, &old_pipe_);
   }
@@ -101,14 +103,8 @@ std::string signal_name(int signo) {
 
 std::string RankExit::describe() const {
   if (!started) return "was never started";
-  std::string how = exited ? "exited with code " + std::to_string(code)
-                           : "killed by " + signal_name(signal);
+  std::string how = exited ? "exited with code " + std::to_string(code) : "killed by " + signal_name(signal);
   return by_launcher ? how + " (after being signalled by the launcher)" : how;
-}
-
-uint16_t pick_free_port(const std::string& addr) {
-  store::Fd fd = store::listen_tcp(addr, 0);
-  return store::local_port(fd.get());
 }
 
 std::string self_executable() {
@@ -120,8 +116,8 @@ std::string self_executable() {
 
 SpawnResult spawn_ranks(const std::vector<std::string>& command, const SpawnOptions& opt) {
   ZT_CHECK(!command.empty(), opt.name, ": no program given (usage: ... -- PROGRAM ARGS)");
-  ZT_CHECK(opt.world_size >= 1 && opt.world_size <= 4096, opt.name, ": world size ",
-           opt.world_size, " is outside [1, 4096]");
+  ZT_CHECK(opt.world_size >= 1 && opt.world_size <= 4096, opt.name, ": world size ", opt.world_size,
+           " is outside [1, 4096]");
   ZT_CHECK(opt.grace.count() >= 0, opt.name, ": the grace period must not be negative");
   const std::string program = detail::resolve_program(command[0]);
   ZT_CHECK(!g_running.exchange(true), "spawn_ranks is already running in this process");
@@ -130,7 +126,24 @@ SpawnResult spawn_ranks(const std::vector<std::string>& command, const SpawnOpti
   } release;
 
   SpawnResult result;
-  result.master_port = opt.master_port ? opt.master_port : pick_free_port(opt.master_addr);
+  // The job's TCP store, bound before any rank exists (port 0: the kernel picks a free port and
+  // it stays ours) and served until every rank has ended; ranks only connect to it. Its threads
+  // start with the supervised signals blocked, so those are delivered to this thread's handlers.
+  std::unique_ptr<store::TcpStoreServer> job_store;
+  {
+    sigset_t block, old;
+    sigemptyset(&block);
+    for (int s : {SIGINT, SIGTERM, SIGCHLD, SIGPIPE}) sigaddset(&block, s);
+    ::pthread_sigmask(SIG_BLOCK, &block, &old);
+    try {
+      job_store = std::make_unique<store::TcpStoreServer>(opt.master_addr, opt.master_port);
+    } catch (...) {
+      ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+      throw;
+    }
+    ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  }
+  result.master_port = job_store->port();
   const int n = opt.world_size;
 
   int sig_pipe[2];
@@ -173,8 +186,7 @@ SpawnResult spawn_ranks(const std::vector<std::string>& command, const SpawnOpti
   std::fflush(stderr);
   for (int r = 0; r < n; ++r) {
     int out[2], err[2];
-    ZT_CHECK(::pipe2(out, O_CLOEXEC) == 0 && ::pipe2(err, O_CLOEXEC) == 0, "pipe: ",
-             std::strerror(errno));
+    ZT_CHECK(::pipe2(out, O_CLOEXEC) == 0 && ::pipe2(err, O_CLOEXEC) == 0, "pipe: ", std::strerror(errno));
     std::vector<std::string> env_strings = detail::child_environment(opt, r, result.master_port);
     std::vector<char*> envp = detail::c_strings(env_strings);
     pid_t pid = detail::start_child(program, argv, envp, out[1], err[1], null_r.get());
@@ -252,8 +264,7 @@ SpawnResult spawn_ranks(const std::vector<std::string>& command, const SpawnOpti
     // keep us here, so draining is bounded.
     if (live == 0) {
       if (streams.empty()) break;
-      if (drain_until == Clock::time_point::max())
-        drain_until = Clock::now() + std::chrono::milliseconds(500);
+      if (drain_until == Clock::time_point::max()) drain_until = Clock::now() + std::chrono::milliseconds(500);
       if (Clock::now() >= drain_until) {
         for (Stream* s : streams) {
           write_fd(s->target, s->lines.finish());
@@ -264,8 +275,7 @@ SpawnResult spawn_ranks(const std::vector<std::string>& command, const SpawnOpti
       }
     }
     auto wake = std::min({kill_at, drain_until, Clock::now() + std::chrono::milliseconds(100)});
-    int ms = static_cast<int>(
-        std::chrono::duration_cast<std::chrono::milliseconds>(wake - Clock::now()).count() + 1);
+    int ms = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(wake - Clock::now()).count() + 1);
     int rc = ::poll(fds.data(), fds.size(), std::max(ms, 0));
     if (rc < 0 && errno != EINTR) ZT_FAIL("poll: ", std::strerror(errno));
     if (rc <= 0) continue;
@@ -279,8 +289,7 @@ SpawnResult spawn_ranks(const std::vector<std::string>& command, const SpawnOpti
         } else {
           result.interrupted_by = sig[i];
           if (opt.report)
-            write_fd(2, concat(opt.name, ": received ", signal_name(sig[i]),
-                               ", forwarding it to the ranks\n"));
+            write_fd(2, concat(opt.name, ": received ", signal_name(sig[i]), ", forwarding it to the ranks\n"));
           terminate_all(sig[i]);
         }
       }
@@ -304,8 +313,8 @@ SpawnResult spawn_ranks(const std::vector<std::string>& command, const SpawnOpti
     for (const auto& e : result.ranks)
       if (!e.ok()) text += concat(opt.name, ": rank ", e.rank, " ", e.describe(), "\n");
     if (result.first_failed_rank >= 0)
-      text += concat(opt.name, ": job failed: rank ", result.first_failed_rank, " failed first (",
-                     result.first_failure, ")\n");
+      text += concat(opt.name, ": job failed: rank ", result.first_failed_rank, " failed first (", result.first_failure,
+                     ")\n");
     else if (result.interrupted_by)
       text += concat(opt.name, ": job interrupted by ", signal_name(result.interrupted_by), "\n");
     write_fd(2, text);

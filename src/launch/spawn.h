@@ -1,7 +1,11 @@
 // launch/spawn.h — start N ranks of a program as local child processes and supervise them.
 //
-// Each child gets the torchrun variables (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE,
-// MASTER_ADDR, MASTER_PORT, and ZT_STORE when one is chosen); its stdout and stderr come back
+// Before any rank starts, the supervisor binds and serves the job's TCP store (store/tcp_store.h)
+// at MASTER_ADDR:MASTER_PORT; with no port given it binds port 0, so the kernel picks a free port
+// that nothing can take in between. Each child gets the torchrun variables (RANK, WORLD_SIZE,
+// LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT that store's port, ZT_LAUNCHER_STORE
+// its address, so that every rank, rank 0 included, only connects to it, and ZT_STORE when one
+// is chosen); its stdout and stderr come back
 // through pipes and are copied to ours line by line, each line prefixed "[rank R] ". SIGINT and
 // SIGTERM sent to the launcher are forwarded to every child. When a rank exits non-zero or dies
 // by a signal, the others get SIGTERM and, after a grace period, SIGKILL; the result names the
@@ -23,26 +27,27 @@ namespace zt::launch {
 
 /// How to start and supervise the ranks.
 struct SpawnOptions {
-  int world_size = 1;                       ///< number of ranks to start
-  std::string master_addr = "127.0.0.1";    ///< MASTER_ADDR given to every rank
-  uint16_t master_port = 0;                 ///< MASTER_PORT; 0 = a free port (pick_free_port)
-  std::string store;                        ///< ZT_STORE for the ranks; "" = leave as inherited
-  std::chrono::milliseconds grace{3000};    ///< SIGTERM -> SIGKILL delay when terminating ranks
-  std::string name = "zero-launch";         ///< prefix of the supervisor's own messages
-  bool report = true;                       ///< print failures and the summary to stderr
+  int world_size = 1;                     ///< number of ranks to start
+  std::string master_addr = "127.0.0.1";  ///< MASTER_ADDR given to every rank
+  /// MASTER_PORT, the port the supervisor's TCP store binds; 0 = any free port (bound as port 0)
+  uint16_t master_port = 0;
+  std::string store;                      ///< ZT_STORE for the ranks; "" = leave as inherited
+  std::chrono::milliseconds grace{3000};  ///< SIGTERM -> SIGKILL delay when terminating ranks
+  std::string name = "zero-launch";       ///< prefix of the supervisor's own messages
+  bool report = true;                     ///< print failures and the summary to stderr
   /// Extra NAME=value variables for every rank (set after the rank variables).
   std::vector<std::pair<std::string, std::string>> extra_env;
 };
 
 /// How one rank ended.
 struct RankExit {
-  int rank = -1;            ///< the rank
-  bool started = false;     ///< false when it was never started (an earlier rank failed to exec)
-  pid_t pid = -1;           ///< its process id
-  bool exited = false;      ///< true: exited normally with `code`; false: killed by `signal`
-  int code = 0;             ///< exit code (when exited)
-  int signal = 0;           ///< signal number (when killed)
-  bool by_launcher = false; ///< it ended after the supervisor had signalled it
+  int rank = -1;             ///< the rank
+  bool started = false;      ///< false when it was never started (an earlier rank failed to exec)
+  pid_t pid = -1;            ///< its process id
+  bool exited = false;       ///< true: exited normally with `code`; false: killed by `signal`
+  int code = 0;              ///< exit code (when exited)
+  int signal = 0;            ///< signal number (when killed)
+  bool by_launcher = false;  ///< it ended after the supervisor had signalled it
   /// @return "exited with code 3", "killed by SIGSEGV", ... (plus "(after SIGTERM from the
   /// launcher)" when by_launcher).
   std::string describe() const;
@@ -55,26 +60,23 @@ struct SpawnResult {
   /// 0 iff every rank exited with 0; otherwise the first failed rank's exit code, or 128+signal
   /// if it was killed; after an interruption with no earlier failure, 128+that signal.
   int status = 0;
-  int first_failed_rank = -1;  ///< first rank to fail on its own (-1: none)
-  std::string first_failure;   ///< how it failed (RankExit::describe), "" if none
-  int interrupted_by = 0;      ///< SIGINT/SIGTERM received and forwarded (0: none)
-  uint16_t master_port = 0;    ///< the MASTER_PORT the ranks were given
-  std::vector<RankExit> ranks; ///< every rank's end, indexed by rank
+  int first_failed_rank = -1;   ///< first rank to fail on its own (-1: none)
+  std::string first_failure;    ///< how it failed (RankExit::describe), "" if none
+  int interrupted_by = 0;       ///< SIGINT/SIGTERM received and forwarded (0: none)
+  uint16_t master_port = 0;     ///< the MASTER_PORT the ranks were given (the store's port)
+  std::vector<RankExit> ranks;  ///< every rank's end, indexed by rank
 };
 
 /// Start `command` (program followed by its arguments; searched on PATH unless it contains a
-/// '/') as opt.world_size ranks and wait for all of them. A program that cannot be found or run
-/// is a zt::Error before anything starts. Installs handlers for SIGINT, SIGTERM, SIGCHLD and
-/// ignores SIGPIPE while it runs (restoring them after); only one call may run at a time. The
+/// '/') as opt.world_size ranks and wait for all of them, serving the job's TCP store at
+/// opt.master_addr:opt.master_port meanwhile. A program that cannot be found or run, or a store
+/// address that cannot be bound (a port in use), is a zt::Error before anything starts. Installs handlers for SIGINT,
+/// SIGTERM, SIGCHLD and ignores SIGPIPE while it runs (restoring them after); only one call may run at a time. The
 /// ranks get SIGKILL if the calling thread ends (PR_SET_PDEATHSIG), so call it from a thread that
 /// waits for the result, normally the main thread.
 /// @param command program and arguments. @param opt ranks and supervision settings.
 /// @return how the job ended.
 SpawnResult spawn_ranks(const std::vector<std::string>& command, const SpawnOptions& opt);
-
-/// A TCP port that was free a moment ago on `addr` (bind port 0, read the port, close).
-/// @param addr address to bind. @return the port.
-uint16_t pick_free_port(const std::string& addr);
 
 /// "SIGTERM", "SIGKILL", ... ("signal N" for unknown numbers). @param signo signal number.
 /// @return its name.

@@ -16,8 +16,8 @@ uint16_t parse_port(const std::string& text, const std::string& what) {
 }
 
 // "HOST:PORT" (the port after the last colon; an IPv6 literal goes in brackets).
-void split_host_port(const std::string& text, const std::string& what, std::string& host,
-                     uint16_t& port, std::optional<uint16_t> default_port) {
+void split_host_port(const std::string& text, const std::string& what, std::string& host, uint16_t& port,
+                     std::optional<uint16_t> default_port) {
   auto colon = text.rfind(':');
   bool bracketed = !text.empty() && text[0] == '[';
   if (colon == std::string::npos || (bracketed && text.back() == ']')) {
@@ -28,8 +28,7 @@ void split_host_port(const std::string& text, const std::string& what, std::stri
     host = text.substr(0, colon);
     port = parse_port(text.substr(colon + 1), what);
   }
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
-    host = host.substr(1, host.size() - 2);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
   ZT_CHECK(!host.empty(), what, ": '", text, "' has an empty host");
 }
 
@@ -37,10 +36,14 @@ void split_host_port(const std::string& text, const std::string& what, std::stri
 
 std::string StoreSpec::text() const {
   switch (kind) {
-    case Kind::kFile: return "file:" + path;
-    case Kind::kRedis: return "redis:" + store::format_address(host, port);
-    case Kind::kTcp: return "tcp:" + store::format_address(host, port);
-    case Kind::kNone: break;
+    case Kind::kFile:
+      return "file:" + path;
+    case Kind::kRedis:
+      return "redis:" + store::format_address(host, port);
+    case Kind::kTcp:
+      return "tcp:" + store::format_address(host, port);
+    case Kind::kNone:
+      break;
   }
   return "none";
 }
@@ -57,10 +60,10 @@ StoreSpec parse_store_spec(const std::string& text, const RankEnv& env) {
     split_host_port(text.substr(6), what, s.host, s.port, uint16_t{6379});
   } else if (text == "tcp") {
     s.kind = StoreSpec::Kind::kTcp;
-    ZT_CHECK(!env.master_addr.empty() && env.master_port != 0, what,
-             " needs MASTER_ADDR and MASTER_PORT (set ", env.master_addr.empty() ? "MASTER_ADDR" : "",
-             env.master_addr.empty() && env.master_port == 0 ? " and " : "",
-             env.master_port == 0 ? "MASTER_PORT" : "", ")");
+    ZT_CHECK(!env.master_addr.empty() && env.master_port != 0, what, " needs MASTER_ADDR and MASTER_PORT (set ",
+             env.master_addr.empty() ? "MASTER_ADDR" : "",
+             env.master_addr.empty() && env.master_port == 0 ? " and " : "", env.master_port == 0 ? "MASTER_PORT" : "",
+             ")");
     s.host = env.master_addr;
     s.port = env.master_port;
   } else if (text.rfind("tcp:", 0) == 0) {
@@ -69,6 +72,8 @@ StoreSpec parse_store_spec(const std::string& text, const RankEnv& env) {
   } else {
     ZT_FAIL(what, " is not understood; use one of ", kForms);
   }
+  if (s.kind == StoreSpec::Kind::kTcp)
+    s.launcher_serves = !env.launcher_store.empty() && env.launcher_store == store::format_address(s.host, s.port);
   return s;
 }
 
@@ -82,14 +87,12 @@ StoreSpec select_store(const RankEnv& env) {
   return parse_store_spec("tcp", env);
 }
 
-std::unique_ptr<store::TcpStore> open_tcp_store(const StoreSpec& spec, int rank,
-                                                std::chrono::milliseconds timeout) {
-  ZT_CHECK(spec.kind == StoreSpec::Kind::kTcp, "open_tcp_store: the selection is ", spec.text(),
-           ", not a TCP store");
+std::unique_ptr<store::TcpStore> open_tcp_store(const StoreSpec& spec, int rank, std::chrono::milliseconds timeout) {
+  ZT_CHECK(spec.kind == StoreSpec::Kind::kTcp, "open_tcp_store: the selection is ", spec.text(), ", not a TCP store");
   store::TcpStoreOptions o;
   o.host = spec.host;
   o.port = spec.port;
-  o.serve = rank == 0;
+  o.serve = rank == 0 && !spec.launcher_serves;
   o.timeout = timeout;
   return std::make_unique<store::TcpStore>(o);
 }

@@ -6,8 +6,10 @@
 //   ZT_STORE=tcp                 the TCP store (store/tcp_store.h) at MASTER_ADDR:MASTER_PORT
 //   ZT_STORE=tcp:HOST:PORT       the TCP store at an explicit address
 // Unset: tcp when MASTER_ADDR and MASTER_PORT are both set, otherwise no store (enough for a
-// world of one). This file parses and opens only the TCP store; File and Redis stores are opened
-// by the collective backend, which already links them.
+// world of one). Who serves a TCP store: the launcher, when ZT_LAUNCHER_STORE names the same
+// address (zero-launch serves MASTER_ADDR:MASTER_PORT itself), otherwise rank 0. This file parses
+// and opens only the TCP store; File and Redis stores are opened by the collective backend, which
+// already links them.
 #pragma once
 
 #include <chrono>
@@ -27,18 +29,21 @@ struct StoreSpec {
     kNone,   ///< no store configured
     kFile,   ///< gloo::rendezvous::FileStore(path)
     kRedis,  ///< gloo::rendezvous::RedisStore(host, port)
-    kTcp     ///< zt::store::TcpStore at host:port, served by rank 0
+    kTcp     ///< zt::store::TcpStore at host:port, served by the launcher or by rank 0
   };
   Kind kind = Kind::kNone;  ///< the kind
   std::string path;         ///< directory (kFile)
   std::string host;         ///< server host (kRedis, kTcp)
   uint16_t port = 0;        ///< server port (kRedis, kTcp)
+  /// kTcp: the launcher already serves this address (ZT_LAUNCHER_STORE), so no rank serves it.
+  bool launcher_serves = false;
   /// @return the selection written back in ZT_STORE syntax ("none" for kNone).
   std::string text() const;
 };
 
 /// Parse a ZT_STORE value; `tcp` alone takes MASTER_ADDR/MASTER_PORT from `env` (both must be
-/// set). Anything else is a zt::Error listing the accepted forms.
+/// set). A TCP address equal to env.launcher_store is marked launcher_serves. Anything else is a
+/// zt::Error listing the accepted forms.
 /// @param text the ZT_STORE value. @param env provides MASTER_ADDR and MASTER_PORT.
 /// @return the selection.
 StoreSpec parse_store_spec(const std::string& text, const RankEnv& env);
@@ -48,11 +53,10 @@ StoreSpec parse_store_spec(const std::string& text, const RankEnv& env);
 /// @param env the environment's description. @return the selection.
 StoreSpec select_store(const RankEnv& env);
 
-/// Open the TCP store of a kTcp selection: rank 0 serves it (binding host:port), every rank,
-/// rank 0 included, connects to it.
+/// Open the TCP store of a kTcp selection: every rank, rank 0 included, connects to it; rank 0
+/// also serves it (binding host:port) unless the launcher does (spec.launcher_serves).
 /// @param spec a kTcp selection. @param rank this process's rank. @param timeout limit for
 /// connecting and default limit for get()/wait(). @return the connected store.
-std::unique_ptr<store::TcpStore> open_tcp_store(const StoreSpec& spec, int rank,
-                                                std::chrono::milliseconds timeout);
+std::unique_ptr<store::TcpStore> open_tcp_store(const StoreSpec& spec, int rank, std::chrono::milliseconds timeout);
 
 }  // namespace zt::launch

@@ -47,16 +47,15 @@ Arena::Arena(std::size_t capacity_bytes, std::string name)
 Arena::~Arena() {
   if (live_blocks_ != 0) {
     // A buffer outliving its arena would later write into freed memory: stop here, loudly.
-    std::fprintf(stderr, "arena '%s' destroyed with %zu live allocations (%zu bytes)\n",
-                 name_.c_str(), live_blocks_, reserved_);
+    std::fprintf(stderr, "arena '%s' destroyed with %zu live allocations (%zu bytes)\n", name_.c_str(), live_blocks_,
+                 reserved_);
     std::abort();
   }
 }
 
 const std::string& Arena::intern(std::string_view category) {
   auto it = names_.find(category);
-  if (it == names_.end())
-    it = names_.emplace(std::string(category), std::make_unique<std::string>(category)).first;
+  if (it == names_.end()) it = names_.emplace(std::string(category), std::make_unique<std::string>(category)).first;
   return *it->second;
 }
 
@@ -74,9 +73,9 @@ ArenaAllocation Arena::allocate(std::size_t bytes, std::string_view category) {
   while (fit != free_.end() && fit->second < need) ++fit;
   if (fit == free_.end()) {
     const FragmentationStats f = fragmentation();
-    ZT_FAIL("out of memory in ", name_, ": category '", category, "' requested ", bytes,
-            " bytes (", need, " with ", kAlignment, "-byte alignment); free ", f.free_bytes,
-            " bytes of ", capacity_, ", largest free block ", f.largest_free_block, " bytes");
+    ZT_FAIL("out of memory in ", name_, ": category '", category, "' requested ", bytes, " bytes (", need, " with ",
+            kAlignment, "-byte alignment); free ", f.free_bytes, " bytes of ", capacity_, ", largest free block ",
+            f.largest_free_block, " bytes");
   }
   const std::size_t offset = fit->first, size = fit->second;
   free_.erase(fit);
@@ -124,8 +123,7 @@ FragmentationStats Arena::fragmentation() const {
     ++f.free_blocks;
   }
   f.external_fragmentation =
-      f.free_bytes == 0 ? 0.0
-                        : 1.0 - static_cast<double>(f.largest_free_block) / static_cast<double>(f.free_bytes);
+      f.free_bytes == 0 ? 0.0 : 1.0 - static_cast<double>(f.largest_free_block) / static_cast<double>(f.free_bytes);
   return f;
 }
 

@@ -111,9 +111,7 @@ class Arena {
   /// The arena's name. @return it.
   const std::string& name() const { return name_; }
   /// Round a size up to the allocation granule. @param bytes a size. @return the reserved size.
-  static std::size_t aligned_size(std::size_t bytes) {
-    return (bytes + kAlignment - 1) / kAlignment * kAlignment;
-  }
+  static std::size_t aligned_size(std::size_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; }
 
  private:
   friend class ArenaAllocation;

@@ -26,8 +26,7 @@ class TypedBuffer {
   /// @param count number of elements.
   TypedBuffer(ArenaAllocation block, std::size_t count) : block_(std::move(block)), count_(count) {}
   /// Take over another buffer. @param other the source (left empty).
-  TypedBuffer(TypedBuffer&& other) noexcept
-      : block_(std::move(other.block_)), count_(std::exchange(other.count_, 0)) {}
+  TypedBuffer(TypedBuffer&& other) noexcept : block_(std::move(other.block_)), count_(std::exchange(other.count_, 0)) {}
   /// Release this buffer's block, then take over another. @param other the source (left empty).
   /// @return this.
   TypedBuffer& operator=(TypedBuffer&& other) noexcept {

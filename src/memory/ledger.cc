@@ -19,10 +19,8 @@ void Ledger::add(std::string_view category, std::size_t bytes) {
 
 void Ledger::remove(std::string_view category, std::size_t bytes) {
   auto it = by_category_.find(category);
-  ZT_CHECK(it != by_category_.end() && it->second.current_bytes >= bytes &&
-               it->second.allocations > 0,
-           "ledger: releasing ", bytes, " bytes of category '", category,
-           "' that were never allocated");
+  ZT_CHECK(it != by_category_.end() && it->second.current_bytes >= bytes && it->second.allocations > 0,
+           "ledger: releasing ", bytes, " bytes of category '", category, "' that were never allocated");
   for (CategoryUsage* u : {&it->second, &total_}) {
     u->current_bytes -= bytes;
     --u->allocations;

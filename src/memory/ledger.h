@@ -36,9 +36,7 @@ class Ledger {
   const CategoryUsage& total() const { return total_; }
   /// Every category seen so far, in name order (released ones stay listed with current 0).
   /// @return the map from name to usage.
-  const std::map<std::string, CategoryUsage, std::less<>>& categories() const {
-    return by_category_;
-  }
+  const std::map<std::string, CategoryUsage, std::less<>>& categories() const { return by_category_; }
   /// Set every peak (and the overall one) to the current value, to measure one phase's peak.
   void reset_peaks();
 

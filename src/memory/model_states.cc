@@ -44,8 +44,7 @@ PaperModelStates paper_model_states(const ShardingDescription& desc, int k) {
   return m;
 }
 
-UnitElements unit_elements(std::string name, std::size_t numel, std::size_t world_size,
-                           std::size_t block) {
+UnitElements unit_elements(std::string name, std::size_t numel, std::size_t world_size, std::size_t block) {
   ZT_CHECK(numel > 0, "unit '", name, "' has no elements");
   ZT_CHECK(world_size >= 1 && block >= 1, "unit '", name, "': world size and block must be >= 1");
   const std::size_t per_rank = (numel + world_size - 1) / world_size;
@@ -54,26 +53,22 @@ UnitElements unit_elements(std::string name, std::size_t numel, std::size_t worl
 }
 
 StateWidths state_widths(bool fp32_precision, std::size_t grad_width, int k) {
-  ZT_CHECK(grad_width == 2 || grad_width == 4, "gradient width must be 2 or 4 bytes, not ",
-           grad_width);
+  ZT_CHECK(grad_width == 2 || grad_width == 4, "gradient width must be 2 or 4 bytes, not ", grad_width);
   ZT_CHECK(k == 12 || k == 8, "K must be 12 (Adam) or 8 (SGD-momentum), not ", k);
   const std::size_t opt = static_cast<std::size_t>(k) - 4;
   if (fp32_precision) return StateWidths{4, 4, 0, opt};
   return StateWidths{2, grad_width, 4, opt};
 }
 
-ModelStateBytes model_states_bytes(const ShardingDescription& desc, const StateWidths& widths,
-                                   std::size_t rank) {
-  ZT_CHECK(rank < desc.spec.world_size, "rank ", rank, " outside world of ",
-           desc.spec.world_size);
+ModelStateBytes model_states_bytes(const ShardingDescription& desc, const StateWidths& widths, std::size_t rank) {
+  ZT_CHECK(rank < desc.spec.world_size, "rank ", rank, " outside world of ", desc.spec.world_size);
   ModelStateBytes b;
   for (const UnitElements& u : desc.units) {
     const ShardSpec& s = u.spec ? *u.spec : desc.spec;
-    ZT_CHECK(s.world_size == desc.spec.world_size, "unit '", u.name, "': its spec has world size ",
-             s.world_size, ", the description ", desc.spec.world_size);
-    ZT_CHECK(u.shard_numel * s.world_size <= u.full_numel || !(s.params || s.grads || s.optimizer),
-             "unit '", u.name, "': ", s.world_size, " shards of ", u.shard_numel,
-             " elements do not fit its flat size ", u.full_numel);
+    ZT_CHECK(s.world_size == desc.spec.world_size, "unit '", u.name, "': its spec has world size ", s.world_size,
+             ", the description ", desc.spec.world_size);
+    ZT_CHECK(u.shard_numel * s.world_size <= u.full_numel || !(s.params || s.grads || s.optimizer), "unit '", u.name,
+             "': ", s.world_size, " shards of ", u.shard_numel, " elements do not fit its flat size ", u.full_numel);
     ZT_CHECK(u.numel <= u.full_numel, "unit '", u.name, "': padding cannot be negative");
     // Real elements in this rank's shard: the shards tile [0, N·shard) in rank order.
     const std::size_t first = rank * u.shard_numel;

@@ -22,9 +22,9 @@ namespace zt {
 
 /// Which model states are sharded over the data-parallel ranks, and over how many.
 struct ShardSpec {
-  bool params = false;      ///< S_p: 16-bit (or fp32-precision) parameters sharded
-  bool grads = false;       ///< S_g: gradient storage sharded
-  bool optimizer = false;   ///< S_o: FP32 master and optimizer state sharded
+  bool params = false;         ///< S_p: 16-bit (or fp32-precision) parameters sharded
+  bool grads = false;          ///< S_g: gradient storage sharded
+  bool optimizer = false;      ///< S_o: FP32 master and optimizer state sharded
   std::size_t world_size = 1;  ///< N, the data-parallel degree
 };
 
@@ -67,13 +67,12 @@ struct UnitElements {
 /// N shards end to end (full_numel = N · shard_numel), so a reduce-scatter splits it evenly.
 /// @param name unit name. @param numel real elements (> 0). @param world_size N (>= 1).
 /// @param block padding granule in elements (>= 1). @return the counts.
-UnitElements unit_elements(std::string name, std::size_t numel, std::size_t world_size,
-                           std::size_t block);
+UnitElements unit_elements(std::string name, std::size_t numel, std::size_t world_size, std::size_t block);
 
 /// Everything needed to predict a rank's model-state memory: the spec and the units.
 struct ShardingDescription {
-  ShardSpec spec;                  ///< which states are sharded, and N
-  std::vector<UnitElements> units; ///< the flat units in canonical order
+  ShardSpec spec;                   ///< which states are sharded, and N
+  std::vector<UnitElements> units;  ///< the flat units in canonical order
 };
 
 /// The paper's formula summed over units, each with its own spec where it has one (a per-unit
@@ -115,7 +114,6 @@ struct ModelStateBytes {
 /// @param desc the sharding description. @param widths bytes per element of each state.
 /// @param rank which rank (padding differs: the last shards hold the padding).
 /// @return the breakdown.
-ModelStateBytes model_states_bytes(const ShardingDescription& desc, const StateWidths& widths,
-                                   std::size_t rank);
+ModelStateBytes model_states_bytes(const ShardingDescription& desc, const StateWidths& widths, std::size_t rank);
 
 }  // namespace zt

@@ -29,15 +29,11 @@ namespace zt::model {
 /// Inputs of a [B, T+1] token batch: columns 0..T-1.
 /// @param batch B rows of T+1 ids. @param B rows. @param T context.
 /// @return the view.
-inline kernels::TokenView batch_inputs(const int32_t* batch, int64_t B, int64_t T) {
-  return {batch, B, T, T + 1};
-}
+inline kernels::TokenView batch_inputs(const int32_t* batch, int64_t B, int64_t T) { return {batch, B, T, T + 1}; }
 /// Targets of a [B, T+1] token batch: columns 1..T.
 /// @param batch B rows of T+1 ids. @param B rows. @param T context.
 /// @return the view.
-inline kernels::TokenView batch_targets(const int32_t* batch, int64_t B, int64_t T) {
-  return {batch + 1, B, T, T + 1};
-}
+inline kernels::TokenView batch_targets(const int32_t* batch, int64_t B, int64_t T) { return {batch + 1, B, T, T + 1}; }
 
 /// A GPT of a given configuration and micro-batch size, computing in T.
 template <typename T>
@@ -50,16 +46,16 @@ class Gpt {
   /// @param params the parameter provider. @param inputs [B,T] ids. @param targets [B,T] ids.
   /// @param ws the workspace. @return the SUM of the B*T per-position FP32 losses, added along
   /// the canonical tree in position order (divide by the global token count once, outside).
-  float forward(ParamProvider<T>& params, const kernels::TokenView& inputs,
-                const kernels::TokenView& targets, const Workspace& ws);
+  float forward(ParamProvider<T>& params, const kernels::TokenView& inputs, const kernels::TokenView& targets,
+                const Workspace& ws);
 
   /// Run the backward pass of the last forward on the same workspace and tokens.
   /// @param params the parameter provider (gradients are written through grad()).
   /// @param inputs [B,T] ids. @param targets [B,T] ids.
   /// @param grad_scale the seed gradient of every position's loss (e.g. loss_scale / tokens).
   /// @param ws the workspace used by forward.
-  void backward(ParamProvider<T>& params, const kernels::TokenView& inputs,
-                const kernels::TokenView& targets, float grad_scale, const Workspace& ws);
+  void backward(ParamProvider<T>& params, const kernels::TokenView& inputs, const kernels::TokenView& targets,
+                float grad_scale, const Workspace& ws);
 
   /// Argmax of every position's logits from the last forward (lowest index among ties).
   /// @param ws the workspace used by forward. @param out B*T predicted ids (written).
@@ -77,11 +73,10 @@ class Gpt {
   int64_t micro_batch() const { return B_; }
 
  private:
-  void check(const kernels::TokenView& inputs, const kernels::TokenView& targets,
-             const Workspace& ws) const;
+  void check(const kernels::TokenView& inputs, const kernels::TokenView& targets, const Workspace& ws) const;
   void block_forward(int layer, const T* p, const T* x_in, char* acts, float* fs);
-  void block_backward(ParamProvider<T>& params, int layer, const T* p, T* g, const T* x_in,
-                      char* acts, char* scr, float* fs);
+  void block_backward(ParamProvider<T>& params, int layer, const T* p, T* g, const T* x_in, char* acts, char* scr,
+                      float* fs);
 
   GptConfig cfg_;
   int64_t B_;

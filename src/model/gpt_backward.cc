@@ -18,8 +18,8 @@
 namespace zt::model {
 
 template <typename T>
-void Gpt<T>::block_backward(ParamProvider<T>& params, int layer, const T* p, T* g,
-                            const T* x_in, char* acts, char* scr, float* fs) {
+void Gpt<T>::block_backward(ParamProvider<T>& params, int layer, const T* p, T* g, const T* x_in, char* acts, char* scr,
+                            float* fs) {
   using namespace kernels;
   const LayerActivations& a = act_.layers[static_cast<std::size_t>(layer)];
   const auto at = [&](std::size_t off) { return reinterpret_cast<T*>(acts + off); };
@@ -44,8 +44,8 @@ void Gpt<T>::block_backward(ParamProvider<T>& params, int layer, const T* p, T* 
   gelu_backward(d_h, d_h, at(a.fc), N * 4 * C);
   linear_backward(d_c, g + o.fc_w, g + o.fc_b, d_h, at(a.ln2), p + o.fc_w, N, C, 4 * C, fs);
   done(8);
-  layernorm_backward(d_branch, g + o.ln_2_w, g + o.ln_2_b, d_c, at(a.res1), stat(a.ln2_mean),
-                     stat(a.ln2_rstd), p + o.ln_2_w, N, C, fs);
+  layernorm_backward(d_branch, g + o.ln_2_w, g + o.ln_2_b, d_c, at(a.res1), stat(a.ln2_mean), stat(a.ln2_rstd),
+                     p + o.ln_2_w, N, C, fs);
   done(6);
   residual_grad_join(d_x, d_branch, N * C);  // now the gradient of res1
   // attention branch: res1 = x_in + c_proj(attn(c_attn(ln_1(x_in))))
@@ -54,15 +54,15 @@ void Gpt<T>::block_backward(ParamProvider<T>& params, int layer, const T* p, T* 
   attention_backward(d_qkv, d_c, at(a.qkv), at(a.att_p), B_, cfg_.context, C, cfg_.heads, fs);
   linear_backward(d_c, g + o.attn_w, g + o.attn_b, d_qkv, at(a.ln1), p + o.attn_w, N, C, 3 * C, fs);
   done(2);
-  layernorm_backward(d_branch, g + o.ln_1_w, g + o.ln_1_b, d_c, x_in, stat(a.ln1_mean),
-                     stat(a.ln1_rstd), p + o.ln_1_w, N, C, fs);
+  layernorm_backward(d_branch, g + o.ln_1_w, g + o.ln_1_b, d_c, x_in, stat(a.ln1_mean), stat(a.ln1_rstd), p + o.ln_1_w,
+                     N, C, fs);
   done(0);
   residual_grad_join(d_x, d_branch, N * C);  // now the gradient of x_in
 }
 
 template <typename T>
-void Gpt<T>::backward(ParamProvider<T>& params, const kernels::TokenView& inputs,
-                      const kernels::TokenView& targets, float grad_scale, const Workspace& ws) {
+void Gpt<T>::backward(ParamProvider<T>& params, const kernels::TokenView& inputs, const kernels::TokenView& targets,
+                      float grad_scale, const Workspace& ws) {
   using namespace kernels;
   check(inputs, targets, ws);
   char* acts = static_cast<char*>(ws.activations);
@@ -78,8 +78,7 @@ void Gpt<T>::backward(ParamProvider<T>& params, const kernels::TokenView& inputs
   // Head: logits = lnf wte^T. Its wte gradient is written into grad(0) now; the embedding's part
   // is added at the very end (kernels/embedding.h), so grad(0) stays open across the backward.
   T* d_logits = sc(scr_.d_logits);
-  cross_entropy_backward(d_logits, at(act_.logits), stat(act_.ce_max), stat(act_.ce_sum), targets,
-                         V, grad_scale);
+  cross_entropy_backward(d_logits, at(act_.logits), stat(act_.ce_max), stat(act_.ce_sum), targets, V, grad_scale);
   const T* wte = params.acquire(0);
   T* g0 = params.grad(0);
   linear_backward(sc(scr_.d_c), g0, static_cast<T*>(nullptr), d_logits, at(act_.lnf), wte, N, C, V, fs);
@@ -87,8 +86,8 @@ void Gpt<T>::backward(ParamProvider<T>& params, const kernels::TokenView& inputs
 
   const T* lnf = params.acquire(L + 1);
   T* g_lnf = params.grad(L + 1);
-  layernorm_backward(sc(scr_.d_x), g_lnf, g_lnf + C, sc(scr_.d_c), last_x(), stat(act_.lnf_mean),
-                     stat(act_.lnf_rstd), lnf, N, C, fs);
+  layernorm_backward(sc(scr_.d_x), g_lnf, g_lnf + C, sc(scr_.d_c), last_x(), stat(act_.lnf_mean), stat(act_.lnf_rstd),
+                     lnf, N, C, fs);
   const int lnf_first = manifest_.units[static_cast<std::size_t>(L + 1)].first_param;
   params.param_grad_done(lnf_first);
   params.param_grad_done(lnf_first + 1);
@@ -113,11 +112,10 @@ void Gpt<T>::backward(ParamProvider<T>& params, const kernels::TokenView& inputs
 
 // Gpt<T> is explicitly instantiated in gpt_forward.cc; the members defined here are instantiated
 // here, one by one.
-#define ZT_GPT_BACKWARD_INSTANCE(T)                                                          \
-  template void Gpt<T>::block_backward(ParamProvider<T>&, int, const T*, T*, const T*, char*,  \
-                                       char*, float*);                                    \
-  template void Gpt<T>::backward(ParamProvider<T>&, const kernels::TokenView&,              \
-                                 const kernels::TokenView&, float, const Workspace&);
+#define ZT_GPT_BACKWARD_INSTANCE(T)                                                                              \
+  template void Gpt<T>::block_backward(ParamProvider<T>&, int, const T*, T*, const T*, char*, char*, float*);    \
+  template void Gpt<T>::backward(ParamProvider<T>&, const kernels::TokenView&, const kernels::TokenView&, float, \
+                                 const Workspace&);
 ZT_GPT_BACKWARD_INSTANCE(float)
 ZT_GPT_BACKWARD_INSTANCE(fp16)
 ZT_GPT_BACKWARD_INSTANCE(bf16)

@@ -24,16 +24,15 @@ Gpt<T>::Gpt(const GptConfig& cfg, int64_t micro_batch)
       scr_(scratch_layout(cfg, micro_batch, precision_of<T>())) {}
 
 template <typename T>
-void Gpt<T>::check(const kernels::TokenView& inputs, const kernels::TokenView& targets,
-                   const Workspace& ws) const {
-  ZT_CHECK(inputs.rows == B_ && inputs.cols == cfg_.context, "inputs are [", inputs.rows, ",",
-           inputs.cols, "], the model expects [", B_, ",", cfg_.context, "]");
-  ZT_CHECK(targets.rows == B_ && targets.cols == cfg_.context, "targets are [", targets.rows, ",",
-           targets.cols, "], the model expects [", B_, ",", cfg_.context, "]");
-  ZT_CHECK(ws.activations && ws.activation_size >= act_.total, "activation workspace of ",
-           ws.activation_size, " bytes, need ", act_.total);
-  ZT_CHECK(ws.scratch && ws.scratch_size >= scr_.total, "scratch workspace of ", ws.scratch_size,
-           " bytes, need ", scr_.total);
+void Gpt<T>::check(const kernels::TokenView& inputs, const kernels::TokenView& targets, const Workspace& ws) const {
+  ZT_CHECK(inputs.rows == B_ && inputs.cols == cfg_.context, "inputs are [", inputs.rows, ",", inputs.cols,
+           "], the model expects [", B_, ",", cfg_.context, "]");
+  ZT_CHECK(targets.rows == B_ && targets.cols == cfg_.context, "targets are [", targets.rows, ",", targets.cols,
+           "], the model expects [", B_, ",", cfg_.context, "]");
+  ZT_CHECK(ws.activations && ws.activation_size >= act_.total, "activation workspace of ", ws.activation_size,
+           " bytes, need ", act_.total);
+  ZT_CHECK(ws.scratch && ws.scratch_size >= scr_.total, "scratch workspace of ", ws.scratch_size, " bytes, need ",
+           scr_.total);
 }
 
 template <typename T>
@@ -57,8 +56,8 @@ void Gpt<T>::block_forward(int layer, const T* p, const T* x_in, char* acts, flo
 }
 
 template <typename T>
-float Gpt<T>::forward(ParamProvider<T>& params, const kernels::TokenView& inputs,
-                      const kernels::TokenView& targets, const Workspace& ws) {
+float Gpt<T>::forward(ParamProvider<T>& params, const kernels::TokenView& inputs, const kernels::TokenView& targets,
+                      const Workspace& ws) {
   using namespace kernels;
   check(inputs, targets, ws);
   char* acts = static_cast<char*>(ws.activations);
@@ -91,8 +90,7 @@ float Gpt<T>::forward(ParamProvider<T>& params, const kernels::TokenView& inputs
 template <typename T>
 void Gpt<T>::predictions(const Workspace& ws, int32_t* out) const {
   const char* acts = static_cast<const char*>(ws.activations);
-  kernels::argmax_rows(out, reinterpret_cast<const T*>(acts + act_.logits), B_ * cfg_.context,
-                       cfg_.vocab);
+  kernels::argmax_rows(out, reinterpret_cast<const T*>(acts + act_.logits), B_ * cfg_.context, cfg_.vocab);
 }
 
 template <typename T>

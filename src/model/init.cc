@@ -45,19 +45,23 @@ double init_standard_normal(uint64_t seed, int64_t param_index, int64_t element)
   return std::sqrt(-2.0 * kernels::log_d(u1)) * kernels::cos_2pi_d(u2);
 }
 
-void init_param_slice(const GptConfig& cfg, uint64_t seed, int64_t param_index, int64_t first,
-                      int64_t count, float* out) {
+void init_param_slice(const GptConfig& cfg, uint64_t seed, int64_t param_index, int64_t first, int64_t count,
+                      float* out) {
   const Manifest m = make_manifest(cfg);
   ZT_CHECK(param_index >= 0 && param_index < static_cast<int64_t>(m.params.size()),
            "init_param_slice: parameter index ", param_index, " out of range");
   const ParamInfo& p = m.params[static_cast<std::size_t>(param_index)];
-  ZT_CHECK(first >= 0 && count >= 0 && first + count <= p.numel, "init_param_slice: elements [",
-           first, ",", first + count, ") outside ", p.name, " (", p.numel, " elements)");
+  ZT_CHECK(first >= 0 && count >= 0 && first + count <= p.numel, "init_param_slice: elements [", first, ",",
+           first + count, ") outside ", p.name, " (", p.numel, " elements)");
   const InitRule rule = init_rule(cfg, p);
   for (int64_t i = 0; i < count; ++i) {
     switch (rule.kind) {
-      case InitKind::zeros: out[i] = 0.0f; break;
-      case InitKind::ones: out[i] = 1.0f; break;
+      case InitKind::zeros:
+        out[i] = 0.0f;
+        break;
+      case InitKind::ones:
+        out[i] = 1.0f;
+        break;
       case InitKind::normal:
         out[i] = static_cast<float>(rule.std * init_standard_normal(seed, param_index, first + i));
         break;

@@ -43,8 +43,8 @@ double init_standard_normal(uint64_t seed, int64_t param_index, int64_t element)
 /// @param cfg the configuration. @param seed run seed. @param param_index index in the manifest.
 /// @param first first element. @param count number of elements (first + count <= numel).
 /// @param out count floats (written).
-void init_param_slice(const GptConfig& cfg, uint64_t seed, int64_t param_index, int64_t first,
-                      int64_t count, float* out);
+void init_param_slice(const GptConfig& cfg, uint64_t seed, int64_t param_index, int64_t first, int64_t count,
+                      float* out);
 
 /// Initial FP32 values of the whole model in the dense canonical layout.
 /// @param cfg the configuration. @param seed run seed. @param out param_count(cfg) floats (written).

@@ -99,8 +99,6 @@ std::size_t activation_bytes(const GptConfig& cfg, int64_t B, Precision p) {
   return activation_layout(cfg, B, p).total;
 }
 
-std::size_t scratch_bytes(const GptConfig& cfg, int64_t B, Precision p) {
-  return scratch_layout(cfg, B, p).total;
-}
+std::size_t scratch_bytes(const GptConfig& cfg, int64_t B, Precision p) { return scratch_layout(cfg, B, p).total; }
 
 }  // namespace zt::model

@@ -27,25 +27,25 @@ namespace zt {
 /// Adam/AdamW hyper-parameters (PyTorch defaults except weight decay, which is 0.01 for AdamW
 /// there; set it explicitly).
 struct AdamConfig {
-  double beta1 = 0.9;          ///< first-moment decay β1 in [0, 1)
-  double beta2 = 0.999;        ///< second-moment decay β2 in [0, 1)
-  double eps = 1e-8;           ///< ε added to the denominator
-  double weight_decay = 0.0;   ///< λ
-  bool decoupled = true;       ///< true: AdamW (decoupled decay); false: Adam (L2 in the gradient)
+  double beta1 = 0.9;         ///< first-moment decay β1 in [0, 1)
+  double beta2 = 0.999;       ///< second-moment decay β2 in [0, 1)
+  double eps = 1e-8;          ///< ε added to the denominator
+  double weight_decay = 0.0;  ///< λ
+  bool decoupled = true;      ///< true: AdamW (decoupled decay); false: Adam (L2 in the gradient)
 };
 
 /// Per-step scalars of one Adam step, rounded to float once on the host and shared by all
 /// elements (and all ranks): the kernel does float arithmetic only.
 struct AdamStepScalars {
-  float beta1 = 0;            ///< β1
-  float one_minus_beta1 = 0;  ///< 1 − β1, rounded once from double
-  float beta2 = 0;            ///< β2
-  float one_minus_beta2 = 0;  ///< 1 − β2, rounded once from double
-  float step_size = 0;                   ///< η / (1 − β1^t)
-  float sqrt_bias_correction2 = 0;       ///< √(1 − β2^t)
-  float eps = 0;                         ///< ε
-  float l2 = 0;                          ///< λ for Adam, 0 for AdamW
-  float decay_factor = 1;                ///< 1 − η·λ for AdamW, 1 for Adam
+  float beta1 = 0;                  ///< β1
+  float one_minus_beta1 = 0;        ///< 1 − β1, rounded once from double
+  float beta2 = 0;                  ///< β2
+  float one_minus_beta2 = 0;        ///< 1 − β2, rounded once from double
+  float step_size = 0;              ///< η / (1 − β1^t)
+  float sqrt_bias_correction2 = 0;  ///< √(1 − β2^t)
+  float eps = 0;                    ///< ε
+  float l2 = 0;                     ///< λ for Adam, 0 for AdamW
+  float decay_factor = 1;           ///< 1 − η·λ for AdamW, 1 for Adam
 };
 
 /// β^t by binary exponentiation in double: only IEEE multiplications, no libm pow, so every
@@ -62,7 +62,7 @@ AdamStepScalars adam_step_scalars(const AdamConfig& config, double lr, int64_t s
 /// @param p FP32 master weight. @param g FP32 gradient (unscaled, after clipping).
 /// @param m first moment. @param v second moment. @param s this step's scalars.
 ZT_HD void adam_update_element(float& p, float g, float& m, float& v, const AdamStepScalars& s) {
-  if (s.l2 != 0.0f) g = g + s.l2 * p;                 // Adam: L2 term in the gradient
+  if (s.l2 != 0.0f) g = g + s.l2 * p;                  // Adam: L2 term in the gradient
   if (s.decay_factor != 1.0f) p = p * s.decay_factor;  // AdamW: decay the weight itself
   m = s.beta1 * m + s.one_minus_beta1 * g;
   v = s.beta2 * v + s.one_minus_beta2 * (g * g);
@@ -73,7 +73,6 @@ ZT_HD void adam_update_element(float& p, float g, float& m, float& v, const Adam
 /// Adam/AdamW over a flat span of n elements (a whole buffer or one rank's shard).
 /// @param p master weights. @param g gradients. @param m first moments. @param v second moments.
 /// @param n element count. @param s this step's scalars.
-void adam_update(float* p, const float* g, float* m, float* v, std::size_t n,
-                 const AdamStepScalars& s);
+void adam_update(float* p, const float* g, float* m, float* v, std::size_t n, const AdamStepScalars& s);
 
 }  // namespace zt

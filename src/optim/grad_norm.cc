@@ -9,13 +9,11 @@
 namespace zt {
 
 std::size_t norm_block_count(std::size_t real_elements, std::size_t block) {
-  ZT_CHECK(block >= 1 && (block & (block - 1)) == 0, "norm block size ", block,
-           " must be a power of two");
+  ZT_CHECK(block >= 1 && (block & (block - 1)) == 0, "norm block size ", block, " must be a power of two");
   return (real_elements + block - 1) / block;
 }
 
-std::size_t shard_real_elements(std::size_t unit_numel, std::size_t shard_first,
-                                std::size_t shard_numel) {
+std::size_t shard_real_elements(std::size_t unit_numel, std::size_t shard_first, std::size_t shard_numel) {
   if (unit_numel <= shard_first) return 0;
   const std::size_t rest = unit_numel - shard_first;
   return rest < shard_numel ? rest : shard_numel;
@@ -26,8 +24,7 @@ float block_sum_of_squares(const float* x, std::size_t count) {
       count, [x](std::size_t i) { return x[i] * x[i]; }, [](float a, float b) { return a + b; });
 }
 
-std::size_t norm_block_sums(const float* x, std::size_t real_elements, std::size_t block,
-                            float* out) {
+std::size_t norm_block_sums(const float* x, std::size_t real_elements, std::size_t block, float* out) {
   const std::size_t count = norm_block_count(real_elements, block);
   for (std::size_t k = 0; k < count; ++k) {
     const std::size_t first = k * block;
@@ -40,26 +37,24 @@ std::size_t norm_block_sums(const float* x, std::size_t real_elements, std::size
 float combine_norm_blocks(std::span<const float> block_sums) {
   if (block_sums.empty()) return 0.0f;
   return canonical_reduce(
-      block_sums.size(), [&](std::size_t i) { return block_sums[i]; },
-      [](float a, float b) { return a + b; });
+      block_sums.size(), [&](std::size_t i) { return block_sums[i]; }, [](float a, float b) { return a + b; });
 }
 
-std::vector<float> canonical_block_order(
-    std::span<const float> gathered, const std::vector<std::vector<std::size_t>>& counts) {
+std::vector<float> canonical_block_order(std::span<const float> gathered,
+                                         const std::vector<std::vector<std::size_t>>& counts) {
   const std::size_t ranks = counts.size();
   const std::size_t units = ranks ? counts[0].size() : 0;
   std::vector<std::vector<std::size_t>> start(ranks, std::vector<std::size_t>(units));
   std::size_t at = 0;
   for (std::size_t r = 0; r < ranks; ++r) {
-    ZT_CHECK(counts[r].size() == units, "canonical_block_order: rank ", r, " lists ",
-             counts[r].size(), " units, rank 0 lists ", units);
+    ZT_CHECK(counts[r].size() == units, "canonical_block_order: rank ", r, " lists ", counts[r].size(),
+             " units, rank 0 lists ", units);
     for (std::size_t u = 0; u < units; ++u) {
       start[r][u] = at;
       at += counts[r][u];
     }
   }
-  ZT_CHECK(at == gathered.size(), "canonical_block_order: counts add up to ", at, " sums, got ",
-           gathered.size());
+  ZT_CHECK(at == gathered.size(), "canonical_block_order: counts add up to ", at, " sums, got ", gathered.size());
   std::vector<float> ordered;
   ordered.reserve(at);
   for (std::size_t u = 0; u < units; ++u)

@@ -39,8 +39,7 @@ std::size_t norm_block_count(std::size_t real_elements, std::size_t block);
 /// unit_numel real elements: clamp(unit_numel − shard_first, 0, shard_numel).
 /// @param unit_numel real elements of the unit. @param shard_first the shard's first index in
 /// the unit. @param shard_numel the shard's size including padding. @return the count.
-std::size_t shard_real_elements(std::size_t unit_numel, std::size_t shard_first,
-                                std::size_t shard_numel);
+std::size_t shard_real_elements(std::size_t unit_numel, std::size_t shard_first, std::size_t shard_numel);
 
 /// Sum of squares of one block along the canonical tree, in FP32.
 /// @param x the block's elements. @param count how many (1..b). @return Σ x_i².
@@ -51,8 +50,7 @@ float block_sum_of_squares(const float* x, std::size_t count);
 /// @param x the span (a whole unit, or a rank's shard). @param real_elements its non-padding
 /// elements (the rest is padding and is ignored). @param block b. @param out destination.
 /// @return the number of sums written.
-std::size_t norm_block_sums(const float* x, std::size_t real_elements, std::size_t block,
-                            float* out);
+std::size_t norm_block_sums(const float* x, std::size_t real_elements, std::size_t block, float* out);
 
 /// Total sum of squares from block sums in canonical order (0 for no blocks).
 /// @param block_sums the sums. @return their canonical-tree sum.
@@ -62,8 +60,8 @@ float combine_norm_blocks(std::span<const float> block_sums);
 /// (unit by unit; within a unit, rank order is position order).
 /// @param gathered the concatenation over ranks. @param blocks_per_rank_unit [rank][unit] counts.
 /// @return the sums in canonical order.
-std::vector<float> canonical_block_order(
-    std::span<const float> gathered, const std::vector<std::vector<std::size_t>>& blocks_per_rank_unit);
+std::vector<float> canonical_block_order(std::span<const float> gathered,
+                                         const std::vector<std::vector<std::size_t>>& blocks_per_rank_unit);
 
 /// The single-device global norm of gradients held as whole units (each span a unit's real
 /// elements). @param units the units in canonical order. @param block b. @return the L2 norm.
@@ -71,10 +69,10 @@ float global_grad_norm(const std::vector<std::span<const float>>& units, std::si
 
 /// What clipping decided for one step.
 struct ClipDecision {
-  float norm = 0;          ///< the global norm
-  bool finite = true;      ///< whether the norm is finite
-  bool clipped = false;    ///< whether norm > max_norm (and finite, and clipping enabled)
-  float coefficient = 1;   ///< max_norm / norm when clipped, else 1
+  float norm = 0;         ///< the global norm
+  bool finite = true;     ///< whether the norm is finite
+  bool clipped = false;   ///< whether norm > max_norm (and finite, and clipping enabled)
+  float coefficient = 1;  ///< max_norm / norm when clipped, else 1
 };
 
 /// Decide clipping. @param norm the global norm. @param max_norm the threshold (<= 0: disabled).

@@ -13,17 +13,16 @@ LossScaler::LossScaler(const LossScalerConfig& c) : config_(c), scale_(c.initial
     scale_ = 1.0f;
     return;
   }
-  ZT_CHECK(std::isfinite(c.initial_scale) && c.initial_scale > 0, "loss scale: initial scale ",
-           c.initial_scale, " must be positive and finite");
+  ZT_CHECK(std::isfinite(c.initial_scale) && c.initial_scale > 0, "loss scale: initial scale ", c.initial_scale,
+           " must be positive and finite");
   ZT_CHECK(c.growth_factor > 1, "loss scale: growth factor ", c.growth_factor, " must be > 1");
-  ZT_CHECK(c.backoff_factor > 0 && c.backoff_factor < 1, "loss scale: backoff factor ",
-           c.backoff_factor, " must lie in (0, 1)");
-  ZT_CHECK(c.growth_interval >= 1, "loss scale: growth interval ", c.growth_interval,
-           " must be >= 1");
-  ZT_CHECK(c.min_scale > 0 && c.min_scale <= c.initial_scale && c.initial_scale <= c.max_scale &&
-               std::isfinite(c.max_scale),
-           "loss scale: need 0 < min_scale <= initial_scale <= max_scale < inf (", c.min_scale,
-           ", ", c.initial_scale, ", ", c.max_scale, ")");
+  ZT_CHECK(c.backoff_factor > 0 && c.backoff_factor < 1, "loss scale: backoff factor ", c.backoff_factor,
+           " must lie in (0, 1)");
+  ZT_CHECK(c.growth_interval >= 1, "loss scale: growth interval ", c.growth_interval, " must be >= 1");
+  ZT_CHECK(
+      c.min_scale > 0 && c.min_scale <= c.initial_scale && c.initial_scale <= c.max_scale && std::isfinite(c.max_scale),
+      "loss scale: need 0 < min_scale <= initial_scale <= max_scale < inf (", c.min_scale, ", ", c.initial_scale, ", ",
+      c.max_scale, ")");
 }
 
 LossScaler LossScaler::none() {

@@ -27,13 +27,13 @@ namespace zt {
 
 /// Settings of the dynamic loss scaler (the usual defaults).
 struct LossScalerConfig {
-  bool dynamic = true;           ///< false: the no-op scaler (scale 1, never skips)
-  float initial_scale = 65536;   ///< 2^16
-  float growth_factor = 2;       ///< S ← S · growth after growth_interval finite steps
-  float backoff_factor = 0.5f;   ///< S ← S · backoff after a non-finite step
+  bool dynamic = true;             ///< false: the no-op scaler (scale 1, never skips)
+  float initial_scale = 65536;     ///< 2^16
+  float growth_factor = 2;         ///< S ← S · growth after growth_interval finite steps
+  float backoff_factor = 0.5f;     ///< S ← S · backoff after a non-finite step
   int64_t growth_interval = 2000;  ///< finite steps between growths
-  float min_scale = 1;           ///< S never drops below this
-  float max_scale = 16777216;    ///< 2^24; S never grows above this
+  float min_scale = 1;             ///< S never drops below this
+  float max_scale = 16777216;      ///< 2^24; S never grows above this
 };
 
 /// The scaler's state machine (see the file comment).

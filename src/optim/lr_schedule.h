@@ -18,10 +18,10 @@ namespace zt {
 
 /// Warmup + cosine schedule settings.
 struct LrSchedule {
-  double max_lr = 1e-3;       ///< η_max, reached at the end of warmup
-  double min_lr = 0.0;        ///< η_min, reached at total_steps
-  int64_t warmup_steps = 0;   ///< W
-  int64_t total_steps = 0;    ///< T (0: constant η_max after warmup)
+  double max_lr = 1e-3;      ///< η_max, reached at the end of warmup
+  double min_lr = 0.0;       ///< η_min, reached at total_steps
+  int64_t warmup_steps = 0;  ///< W
+  int64_t total_steps = 0;   ///< T (0: constant η_max after warmup)
 };
 
 /// Check the settings (zt::Error unless 0 <= min <= max, W >= 0 and T >= 0).

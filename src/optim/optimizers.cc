@@ -19,11 +19,11 @@ double power_by_squaring(double beta, int64_t t) {
 
 AdamStepScalars adam_step_scalars(const AdamConfig& c, double lr, int64_t step) {
   ZT_CHECK(step >= 1, "Adam: the step count starts at 1, got ", step);
-  ZT_CHECK(c.beta1 >= 0 && c.beta1 < 1 && c.beta2 >= 0 && c.beta2 < 1,
-           "Adam: betas must lie in [0, 1), got ", c.beta1, " and ", c.beta2);
+  ZT_CHECK(c.beta1 >= 0 && c.beta1 < 1 && c.beta2 >= 0 && c.beta2 < 1, "Adam: betas must lie in [0, 1), got ", c.beta1,
+           " and ", c.beta2);
   ZT_CHECK(c.eps > 0 && c.weight_decay >= 0 && lr >= 0 && std::isfinite(lr),
-           "Adam: eps must be > 0, weight decay and lr >= 0 (eps ", c.eps, ", weight decay ",
-           c.weight_decay, ", lr ", lr, ")");
+           "Adam: eps must be > 0, weight decay and lr >= 0 (eps ", c.eps, ", weight decay ", c.weight_decay, ", lr ",
+           lr, ")");
   AdamStepScalars s;
   s.beta1 = static_cast<float>(c.beta1);
   s.beta2 = static_cast<float>(c.beta2);
@@ -37,17 +37,16 @@ AdamStepScalars adam_step_scalars(const AdamConfig& c, double lr, int64_t step) 
   return s;
 }
 
-void adam_update(float* p, const float* g, float* m, float* v, std::size_t n,
-                 const AdamStepScalars& s) {
+void adam_update(float* p, const float* g, float* m, float* v, std::size_t n, const AdamStepScalars& s) {
   for (std::size_t i = 0; i < n; ++i) adam_update_element(p[i], g[i], m[i], v[i], s);
 }
 
 SgdStepScalars sgd_step_scalars(const SgdConfig& c, double lr) {
   ZT_CHECK(c.momentum >= 0 && c.momentum < 1, "SGD: momentum must lie in [0, 1), got ", c.momentum);
-  ZT_CHECK(c.weight_decay >= 0 && lr >= 0 && std::isfinite(lr),
-           "SGD: weight decay and lr must be >= 0 (", c.weight_decay, ", ", lr, ")");
-  return SgdStepScalars{static_cast<float>(lr), static_cast<float>(c.momentum),
-                        static_cast<float>(c.weight_decay), c.nesterov};
+  ZT_CHECK(c.weight_decay >= 0 && lr >= 0 && std::isfinite(lr), "SGD: weight decay and lr must be >= 0 (",
+           c.weight_decay, ", ", lr, ")");
+  return SgdStepScalars{static_cast<float>(lr), static_cast<float>(c.momentum), static_cast<float>(c.weight_decay),
+                        c.nesterov};
 }
 
 void sgd_update(float* p, const float* g, float* b, std::size_t n, const SgdStepScalars& s) {

@@ -22,9 +22,9 @@ struct SgdConfig {
 
 /// Per-step scalars of one SGD step, rounded to float once.
 struct SgdStepScalars {
-  float lr = 0;        ///< η
-  float momentum = 0;  ///< μ
-  float l2 = 0;        ///< λ
+  float lr = 0;           ///< η
+  float momentum = 0;     ///< μ
+  float l2 = 0;           ///< λ
   bool nesterov = false;  ///< use g + μ·b as the direction
 };
 

@@ -34,8 +34,7 @@ auto perfect_tree_reduce(std::size_t first, std::size_t size, const Leaf& leaf, 
     -> decltype(leaf(first)) {
   if (size == 1) return leaf(first);
   const std::size_t half = size / 2;
-  return add(perfect_tree_reduce(first, half, leaf, add),
-             perfect_tree_reduce(first + half, half, leaf, add));
+  return add(perfect_tree_reduce(first, half, leaf, add), perfect_tree_reduce(first + half, half, leaf, add));
 }
 
 /// Reduce leaves 0..n-1 along the canonical aligned pairwise tree (n >= 1).
@@ -61,8 +60,8 @@ auto canonical_reduce(std::size_t n, const Leaf& leaf, const Add& add) -> declty
 /// @param values the leaves in order (at least one). @return the canonical sum.
 template <typename T>
 T canonical_sum(const std::vector<T>& values) {
-  return canonical_reduce(values.size(), [&](std::size_t i) { return values[i]; },
-                          [](T a, T b) { return a + b; });
+  return canonical_reduce(
+      values.size(), [&](std::size_t i) { return values[i]; }, [](T a, T b) { return a + b; });
 }
 
 /// Streaming form of the canonical tree: leaves arrive one at a time (micro-batches in order)

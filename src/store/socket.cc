@@ -39,8 +39,7 @@ void resolve(const std::string& host, uint16_t port, bool passive, AddrInfo& out
 // Milliseconds left until the deadline for poll(): -1 (forever) for the far future, 0 if past.
 int poll_ms(Deadline deadline) {
   if (deadline == Deadline::max()) return -1;
-  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-      deadline - std::chrono::steady_clock::now());
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
   return static_cast<int>(std::clamp<long long>(left.count() + 1, 0, 1 << 30));
 }
 
@@ -64,7 +63,7 @@ std::string format_address(const std::string& host, uint16_t port) {
   return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
 }
 
-Fd listen_tcp(const std::string& addr, uint16_t port) {
+Fd bind_tcp(const std::string& addr, uint16_t port) {
   AddrInfo ai;
   resolve(addr, port, true, ai);
   std::string where = format_address(addr.empty() ? "*" : addr, port);
@@ -85,25 +84,31 @@ Fd listen_tcp(const std::string& addr, uint16_t port) {
                 "MASTER_PORT)");
       continue;
     }
-    if (::listen(fd.get(), 128) != 0) {
-      last_errno = errno;
-      continue;
-    }
     return fd;
   }
   ZT_FAIL("TCP store: cannot listen on ", where, ": ", std::strerror(last_errno));
 }
 
+Fd listen_tcp(Fd bound) {
+  if (::listen(bound.get(), 128) != 0) {
+    const int e = errno;
+    ZT_FAIL("TCP store: cannot listen on port ", local_port(bound.get()), ": ", std::strerror(e));
+  }
+  return bound;
+}
+
+Fd listen_tcp(const std::string& addr, uint16_t port) { return listen_tcp(bind_tcp(addr, port)); }
+
 uint16_t local_port(int fd) {
   sockaddr_storage ss{};
   socklen_t len = sizeof ss;
-  ZT_CHECK(::getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len) == 0,
-           "getsockname: ", std::strerror(errno));
+  ZT_CHECK(::getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len) == 0, "getsockname: ", std::strerror(errno));
   if (ss.ss_family == AF_INET) return ntohs(reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
   return ntohs(reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port);
 }
 
-Fd connect_tcp_retry(const std::string& host, uint16_t port, std::chrono::milliseconds timeout) {
+Fd connect_tcp_retry(const std::string& host, uint16_t port, std::chrono::milliseconds timeout,
+                     const ConnectRetryHook& on_retry) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   std::string where = format_address(host, port);
   std::string last_error = "no attempt made";
@@ -132,12 +137,13 @@ Fd connect_tcp_retry(const std::string& host, uint16_t port, std::chrono::millis
       }
       last_error = std::strerror(errno);
     }
+    if (on_retry) on_retry(last_error);
     if (std::chrono::steady_clock::now() + pause >= deadline) break;
     std::this_thread::sleep_for(pause);
     pause = std::min(pause * 2, std::chrono::milliseconds(200));
   }
-  ZT_FAIL("TCP store: could not connect to ", where, " within ", timeout.count(),
-          " ms (last error: ", last_error, "); is rank 0 running and MASTER_ADDR/MASTER_PORT right?");
+  ZT_FAIL("TCP store: could not connect to ", where, " within ", timeout.count(), " ms (last error: ", last_error,
+          "); is rank 0 running and MASTER_ADDR/MASTER_PORT right?");
 }
 
 void write_all(int fd, const void* data, std::size_t size, const std::string& peer) {
@@ -151,8 +157,7 @@ void write_all(int fd, const void* data, std::size_t size, const std::string& pe
   }
 }
 
-ReadStatus read_all(int fd, void* data, std::size_t size, Deadline deadline,
-                    const std::string& peer) {
+ReadStatus read_all(int fd, void* data, std::size_t size, Deadline deadline, const std::string& peer) {
   char* p = static_cast<char*>(data);
   std::size_t got = 0;
   while (got < size) {

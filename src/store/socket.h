@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace zt::store {
@@ -50,8 +51,18 @@ class Fd {
 /// @return the printable address.
 std::string format_address(const std::string& host, uint16_t port);
 
-/// Listen on addr:port (SO_REUSEADDR). An empty addr means all interfaces; port 0 lets the kernel
-/// choose. A port already in use is a zt::Error saying so.
+/// Bind addr:port (SO_REUSEADDR) without listening yet. An empty addr means all interfaces; port 0
+/// lets the kernel choose (read it with local_port). A port already in use is a zt::Error saying
+/// so. Until listen_tcp(Fd) is called on it, the port is held but connections to it are refused.
+/// @param addr numeric address or host name to bind. @param port port, 0 for any free one.
+/// @return the bound socket.
+Fd bind_tcp(const std::string& addr, uint16_t port);
+
+/// Start listening on a socket from bind_tcp (harmless if it already listens).
+/// @param bound the bound socket. @return the same socket, now listening.
+Fd listen_tcp(Fd bound);
+
+/// Bind and listen on addr:port in one call: listen_tcp(bind_tcp(addr, port)).
 /// @param addr numeric address or host name to bind. @param port port, 0 for any free one.
 /// @return the listening socket.
 Fd listen_tcp(const std::string& addr, uint16_t port);
@@ -59,11 +70,16 @@ Fd listen_tcp(const std::string& addr, uint16_t port);
 /// The local port a socket is bound to. @param fd a bound socket. @return its port.
 uint16_t local_port(int fd);
 
+/// Called after each failed connection attempt with its error text (progress messages, tests).
+using ConnectRetryHook = std::function<void(const std::string& error)>;
+
 /// Connect to host:port, retrying refused/unreachable attempts (the server may not be up yet)
 /// until `timeout` has passed; then a zt::Error naming the address and the last failure.
 /// @param host host name or address. @param port TCP port. @param timeout total time allowed.
+/// @param on_retry called after every failed attempt, before the pause (may be empty).
 /// @return the connected socket (TCP_NODELAY set).
-Fd connect_tcp_retry(const std::string& host, uint16_t port, std::chrono::milliseconds timeout);
+Fd connect_tcp_retry(const std::string& host, uint16_t port, std::chrono::milliseconds timeout,
+                     const ConnectRetryHook& on_retry = {});
 
 /// Write all `size` bytes (no SIGPIPE); a zt::Error on failure.
 /// @param fd connected socket. @param data bytes to send. @param size how many.
@@ -82,7 +98,6 @@ enum class ReadStatus {
 /// @param fd connected socket. @param data destination. @param size how many bytes.
 /// @param deadline when to give up. @param peer address used in error messages.
 /// @return whether the bytes arrived, the peer closed first, or time ran out.
-ReadStatus read_all(int fd, void* data, std::size_t size, Deadline deadline,
-                    const std::string& peer);
+ReadStatus read_all(int fd, void* data, std::size_t size, Deadline deadline, const std::string& peer);
 
 }  // namespace zt::store

@@ -1,11 +1,14 @@
 // store/tcp_store.h — a Gloo rendezvous store over TCP: every rank is a client of one small
-// server that rank 0 runs as threads in its own process (the torchrun MASTER_ADDR:MASTER_PORT
-// convention, which Debian's Gloo cannot serve: it ships only Hash, File, Prefix and Redis stores).
+// server (the torchrun MASTER_ADDR:MASTER_PORT convention, which Debian's Gloo cannot serve: it
+// ships only Hash, File, Prefix and Redis stores). The server runs as threads either inside the
+// launcher (zero-launch and --world-size N bind it before any rank starts, so every rank only
+// connects) or, when no launcher serves it, inside rank 0 (TcpStoreOptions::serve).
 //
 // get() and wait() block until the keys exist or the timeout passes; connecting retries until the
 // timeout, so ranks may start in any order. It is not a general database: values live only as
-// long as rank 0's TcpStore, so keep that object alive until every rank has finished rendezvous
-// (the usual way: the Collective that used it for rendezvous owns it for its whole life).
+// long as the server, so a serving rank 0 must keep its TcpStore alive until every rank has
+// finished rendezvous (the usual way: the Collective that used it for rendezvous owns it for its
+// whole life).
 #pragma once
 
 #include <gloo/rendezvous/store.h>
@@ -30,6 +33,8 @@ struct TcpStoreOptions {
   std::string bind_addr;           ///< server's listen address; "" = same as host
   /// Limit for connecting and the default limit for get()/wait() (Gloo's own default is 30 s).
   std::chrono::milliseconds timeout{30000};
+  /// Called after each failed connection attempt while connecting (may be empty).
+  ConnectRetryHook on_connect_retry;
 };
 
 /// gloo::rendezvous::Store implementation backed by TcpStoreServer.
@@ -52,8 +57,7 @@ class TcpStore : public gloo::rendezvous::Store {
   void wait(const std::vector<std::string>& keys) override;
   /// Wait until every key exists; a zt::Error naming a missing key after `timeout`.
   /// @param keys the keys. @param timeout the limit for this call.
-  void wait(const std::vector<std::string>& keys,
-            const std::chrono::milliseconds& timeout) override;
+  void wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) override;
   /// Value of a key with an explicit limit. @param key the key. @param timeout the limit.
   /// @return its value.
   std::vector<char> get(const std::string& key, std::chrono::milliseconds timeout);
@@ -64,6 +68,8 @@ class TcpStore : public gloo::rendezvous::Store {
   const std::string& address() const { return address_; }
   /// @return true if this object runs the server.
   bool serving() const { return server_ != nullptr; }
+  /// The server this object runs (a zt::Error unless serving()). @return the server.
+  TcpStoreServer& server();
 
  private:
   Message call(const Message& request, std::chrono::milliseconds timeout, const char* what);

@@ -40,9 +40,16 @@ Deadline deadline_from(const std::string& timeout_ms) {
 }  // namespace
 
 TcpStoreServer::TcpStoreServer(const std::string& bind_addr, uint16_t port)
-    : listener_(listen_tcp(bind_addr, port)), port_(local_port(listener_.get())) {
+    : TcpStoreServer(bind_tcp(bind_addr, port)) {}
+
+TcpStoreServer::TcpStoreServer(Fd bound) : listener_(listen_tcp(std::move(bound))), port_(local_port(listener_.get())) {
   ZT_CHECK(::pipe2(wake_pipe_, O_CLOEXEC) == 0, "TCP store: pipe: ", std::strerror(errno));
   acceptor_ = std::thread([this] { accept_loop(); });
+}
+
+bool TcpStoreServer::wait_parked(uint64_t n, std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return parked_cv_.wait_for(lock, timeout, [&] { return parked_ >= n; });
 }
 
 TcpStoreServer::~TcpStoreServer() {
@@ -101,8 +108,8 @@ void TcpStoreServer::serve(int fd, std::string peer) {
   ::close(fd);
 }
 
-std::string TcpStoreServer::wait_for(std::unique_lock<std::mutex>& lock,
-                                     const std::vector<std::string>& keys, Deadline deadline) {
+std::string TcpStoreServer::wait_for(std::unique_lock<std::mutex>& lock, const std::vector<std::string>& keys,
+                                     Deadline deadline) {
   for (;;) {
     std::string missing;
     for (const auto& k : keys)
@@ -112,6 +119,8 @@ std::string TcpStoreServer::wait_for(std::unique_lock<std::mutex>& lock,
       }
     if (missing.empty()) return "";
     if (stopping_) ZT_FAIL("server stopping");
+    ++parked_;
+    parked_cv_.notify_all();
     if (changed_.wait_until(lock, deadline) == std::cv_status::timeout) {
       if (!data_.count(missing)) return missing;
     }

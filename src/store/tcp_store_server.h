@@ -5,8 +5,10 @@
 // condition variable until another client sets it or the request's own timeout passes; the reply
 // then says which key was missing. Destroying the server closes every connection and joins every
 // thread; clients see "connection closed". It keeps everything in memory and is not persistent.
+// Runs inside rank 0 or, under zero-launch, inside the launcher (launch/spawn.h).
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <map>
@@ -28,6 +30,10 @@ class TcpStoreServer {
   /// @param bind_addr address to listen on ("" = all interfaces).
   /// @param port port to listen on; 0 lets the kernel choose (see port()).
   TcpStoreServer(const std::string& bind_addr, uint16_t port);
+  /// Start listening on an already bound socket (store/socket.h bind_tcp) and serve at once: the
+  /// port stays held from the bind on, so nothing else can take it in between.
+  /// @param bound a bound (or listening) stream socket.
+  explicit TcpStoreServer(Fd bound);
   /// Stops serving: closes the listener and all client connections, joins all threads.
   ~TcpStoreServer();
   TcpStoreServer(const TcpStoreServer&) = delete;
@@ -36,14 +42,20 @@ class TcpStoreServer {
   /// @return the port actually listened on.
   uint16_t port() const { return port_; }
 
+  /// Block until GET/WAIT requests have parked at least `n` times in all, waiting for a key that
+  /// was missing (a parked request that wakes and still misses a key parks again and counts
+  /// again), or `timeout` passes. It lets a caller act only once a request is known to be
+  /// blocked in the server (tests do, instead of sleeping). @param n the count to reach.
+  /// @param timeout how long to wait. @return true if the count was reached.
+  bool wait_parked(uint64_t n, std::chrono::milliseconds timeout);
+
  private:
   void accept_loop();
   void serve(int fd, std::string peer);
   Message handle(const Message& request);
   // Wait until every key exists or the deadline passes; returns the first missing key ("" if
   // none). Caller holds `lock`.
-  std::string wait_for(std::unique_lock<std::mutex>& lock, const std::vector<std::string>& keys,
-                       Deadline deadline);
+  std::string wait_for(std::unique_lock<std::mutex>& lock, const std::vector<std::string>& keys, Deadline deadline);
 
   Fd listener_;
   uint16_t port_ = 0;
@@ -52,6 +64,8 @@ class TcpStoreServer {
 
   std::mutex mu_;  // guards everything below
   std::condition_variable changed_;
+  std::condition_variable parked_cv_;  // signalled when parked_ grows
+  uint64_t parked_ = 0;                // times a GET/WAIT started waiting for a missing key
   std::map<std::string, std::string> data_;
   bool stopping_ = false;
   std::set<int> open_fds_;  // client sockets still open (shut down by the destructor)

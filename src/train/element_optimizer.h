@@ -36,14 +36,16 @@ struct ElementOptimizer {
 /// @param c the settings. @param lr this step's learning rate. @param step optimizer steps
 /// applied so far, this one included (Adam's bias correction). @param state the state arrays.
 /// @param n elements per moment. @return the per-element optimizer.
-inline ElementOptimizer element_optimizer(const TrainConfig& c, double lr, int64_t step,
-                                          float* state, std::size_t n) {
+inline ElementOptimizer element_optimizer(const TrainConfig& c, double lr, int64_t step, float* state, std::size_t n) {
   ElementOptimizer opt;
   opt.adam = c.optimizer != "sgd";
   opt.state = state;
   opt.n = n;
   if (opt.adam) {
-    AdamConfig a{.beta1 = c.beta1, .beta2 = c.beta2, .eps = c.eps, .weight_decay = c.weight_decay,
+    AdamConfig a{.beta1 = c.beta1,
+                 .beta2 = c.beta2,
+                 .eps = c.eps,
+                 .weight_decay = c.weight_decay,
                  .decoupled = c.optimizer == "adamw"};
     opt.adam_scalars = adam_step_scalars(a, lr, step);
   } else {

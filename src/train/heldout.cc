@@ -5,8 +5,8 @@
 
 namespace zt::train {
 
-EvalRecord heldout_record(int64_t step, const std::vector<float>& loss_sums, ExactMatch match,
-                          int64_t micro_batch, int64_t context) {
+EvalRecord heldout_record(int64_t step, const std::vector<float>& loss_sums, ExactMatch match, int64_t micro_batch,
+                          int64_t context) {
   EvalRecord e;
   e.step = step;
   const auto rounds = static_cast<int64_t>(loss_sums.size());

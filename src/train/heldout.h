@@ -58,7 +58,7 @@ HeldoutRound heldout_round(const AdditionDataset& data, int64_t seed, int64_t ro
 /// @param step steps trained so far. @param loss_sums the R round loss sums in round order.
 /// @param match exact-match counts summed over all rounds. @param micro_batch B.
 /// @param context T. @return step, mean loss per token (canonical tree / (R*B*T)), accuracy, problems.
-EvalRecord heldout_record(int64_t step, const std::vector<float>& loss_sums, ExactMatch match,
-                          int64_t micro_batch, int64_t context);
+EvalRecord heldout_record(int64_t step, const std::vector<float>& loss_sums, ExactMatch match, int64_t micro_batch,
+                          int64_t context);
 
 }  // namespace zt::train

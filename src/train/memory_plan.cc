@@ -16,6 +16,7 @@ SingleRankShape single_rank_shape(const TrainConfig& c, int64_t vocab) {
   s.precision = model::parse_precision(c.precision);
   const model::Manifest manifest = model::make_manifest(s.model);
   s.psi = static_cast<std::size_t>(manifest.param_count);
+  s.context = static_cast<std::size_t>(c.context);
   s.micro_batch = static_cast<std::size_t>(c.micro_batch);
   s.micro_batches = static_cast<std::size_t>(c.micro_batches());
   const bool fp32 = s.precision == model::Precision::fp32;

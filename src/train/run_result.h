@@ -15,13 +15,13 @@ namespace zt::train {
 
 /// One optimizer step as the loop saw it.
 struct StepRecord {
-  int64_t step = 0;          ///< from 1
-  float loss = 0;            ///< forward loss of the step, before its update (mean over tokens)
-  float loss_scale = 1;      ///< the loss scale used for this step's backward
-  bool skipped = false;      ///< true when a non-finite gradient made the loop skip the update
+  int64_t step = 0;                ///< from 1
+  float loss = 0;                  ///< forward loss of the step, before its update (mean over tokens)
+  float loss_scale = 1;            ///< the loss scale used for this step's backward
+  bool skipped = false;            ///< true when a non-finite gradient made the loop skip the update
   std::optional<float> grad_norm;  ///< global norm of the unscaled gradient; empty if not finite
-  bool clipped = false;      ///< whether clipping fired (norm above the threshold)
-  float lr = 0;              ///< learning rate of the step
+  bool clipped = false;            ///< whether clipping fired (norm above the threshold)
+  float lr = 0;                    ///< learning rate of the step
 };
 
 /// A held-out evaluation.
@@ -34,29 +34,29 @@ struct EvalRecord {
 
 /// Memory of one rank: measured ledger peaks and their predictions.
 struct RankMemory {
-  int rank = 0;                                         ///< the rank
-  std::size_t model_states_bytes = 0;                   ///< measured: params+grads+master+optimizer
-  std::size_t model_states_bytes_predicted = 0;         ///< from the sharding description
-  std::size_t peak_bytes = 0;                           ///< peak of the whole arena ledger
-  std::size_t peak_bytes_predicted = 0;                 ///< predicted peak of the whole ledger
-  std::size_t padding_bytes = 0;                        ///< model-state bytes holding padding
-  std::map<std::string, std::size_t> by_category;       ///< measured peak per category
+  int rank = 0;                                              ///< the rank
+  std::size_t model_states_bytes = 0;                        ///< measured: params+grads+master+optimizer
+  std::size_t model_states_bytes_predicted = 0;              ///< from the sharding description
+  std::size_t peak_bytes = 0;                                ///< peak of the whole arena ledger
+  std::size_t peak_bytes_predicted = 0;                      ///< predicted peak of the whole ledger
+  std::size_t padding_bytes = 0;                             ///< model-state bytes holding padding
+  std::map<std::string, std::size_t> by_category;            ///< measured peak per category
   std::map<std::string, std::size_t> by_category_predicted;  ///< predicted peak per category
-  std::size_t arena_capacity = 0;                       ///< the budget
+  std::size_t arena_capacity = 0;                            ///< the budget
 };
 
 /// Everything a run reports.
 struct RunResult {
-  std::vector<StepRecord> steps;     ///< one per optimizer step
-  std::vector<EvalRecord> evals;     ///< held-out evaluations
-  std::vector<RankMemory> memory;    ///< one per rank
-  int64_t param_count = 0;           ///< psi
-  double seconds = 0;                ///< wall time of the training steps
-  double tokens_per_s = 0;           ///< global_batch * T * steps / seconds
-  double frozen_fraction = -1;       ///< 16-bit params unchanged by the last step (-1: not tracked)
+  std::vector<StepRecord> steps;       ///< one per optimizer step
+  std::vector<EvalRecord> evals;       ///< held-out evaluations
+  std::vector<RankMemory> memory;      ///< one per rank
+  int64_t param_count = 0;             ///< psi
+  double seconds = 0;                  ///< wall time of the training steps
+  double tokens_per_s = 0;             ///< global_batch * T * steps / seconds
+  double frozen_fraction = -1;         ///< 16-bit params unchanged by the last step (-1: not tracked)
   double frozen_window_fraction = -1;  ///< 16-bit params unchanged over the last frozen_window_steps
-  int64_t frozen_window_steps = 0;   ///< the window: min(20, steps)
-  std::string dataset;               ///< dataset description
+  int64_t frozen_window_steps = 0;     ///< the window: min(20, steps)
+  std::string dataset;                 ///< dataset description
 };
 
 }  // namespace zt::train

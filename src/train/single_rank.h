@@ -13,11 +13,11 @@
 // path. With --precision fp32 the compute copy is the master and steps 3 and 6 are identities.
 #pragma once
 
-#include <functional>
 #include <vector>
 
 #include "data/dataset.h"
 #include "optim/loss_scaler.h"
+#include "train/run_loop.h"
 #include "train/run_result.h"
 #include "train/train_config.h"
 
@@ -25,14 +25,10 @@ namespace zt::train {
 
 /// Values a run hands back for the --dump-* flags (filled only when asked for).
 struct RunArtifacts {
-  std::vector<float> step1_grad;    ///< FP32 gradient the optimizer got at step 1 (unscaled, averaged, unclipped)
-  std::vector<float> final_params;  ///< FP32 master weights after the last step (canonical order)
-  std::vector<int32_t> step1_batch; ///< step 1's global batch, [global_batch, T+1]
+  std::vector<float> step1_grad;     ///< FP32 gradient the optimizer got at step 1 (unscaled, averaged, unclipped)
+  std::vector<float> final_params;   ///< FP32 master weights after the last step (canonical order)
+  std::vector<int32_t> step1_batch;  ///< step 1's global batch, [global_batch, T+1]
 };
-
-/// Called after every step (for a progress line). @param record the step just done.
-/// @param result the run so far (memory is filled at the end only).
-using StepCallback = std::function<void(const StepRecord& record, const RunResult& result)>;
 
 /// The loss scaler a run's settings ask for: dynamic for fp16, the no-op scaler otherwise.
 /// Every loop (single-rank and sharded) builds its scaler here, so they step it identically.
@@ -44,7 +40,7 @@ LossScaler loss_scaler_for(const TrainConfig& config);
 /// config.context). @param on_step called after each step (may be empty).
 /// @param artifacts filled for the dump flags set in config (may be null).
 /// @return the run's records, evaluations, memory and speed.
-RunResult train_single_rank(const TrainConfig& config, const Dataset& data,
-                            const StepCallback& on_step, RunArtifacts* artifacts);
+RunResult train_single_rank(const TrainConfig& config, const Dataset& data, const StepCallback& on_step,
+                            RunArtifacts* artifacts);
 
 }  // namespace zt::train

@@ -18,10 +18,10 @@ namespace zt::train {
 
 /// The opening of one optimizer step.
 struct StepStart {
-  StepRecord rec;          ///< step, loss_scale and lr filled in
-  double lr = 0;           ///< the schedule's learning rate at this step
-  float tokens = 0;        ///< tokens in the global batch (the loss is their mean)
-  float grad_scale = 0;    ///< backward's seed per token: loss_scale / tokens
+  StepRecord rec;        ///< step, loss_scale and lr filled in
+  double lr = 0;         ///< the schedule's learning rate at this step
+  float tokens = 0;      ///< tokens in the global batch (the loss is their mean)
+  float grad_scale = 0;  ///< backward's seed per token: loss_scale / tokens
 };
 
 /// The learning-rate schedule of a run, its derived defaults resolved (train_config.h).

@@ -17,22 +17,51 @@ double exact(float x) { return static_cast<double>(x); }
 
 ordered_json config_object(const TrainConfig& c) {
   ordered_json j;
-  j["model"] = c.model; j["layers"] = c.layers; j["heads"] = c.heads; j["width"] = c.width;
-  j["context"] = c.context; j["vocab"] = c.vocab; j["precision"] = c.precision;
-  j["optimizer"] = c.optimizer; j["reduce_dtype"] = c.reduce_dtype;
-  j["no_master_weights"] = c.no_master_weights; j["lr"] = c.lr; j["min_lr"] = c.resolved_min_lr();
+  j["model"] = c.model;
+  j["layers"] = c.layers;
+  j["heads"] = c.heads;
+  j["width"] = c.width;
+  j["context"] = c.context;
+  j["vocab"] = c.vocab;
+  j["precision"] = c.precision;
+  j["optimizer"] = c.optimizer;
+  j["reduce_dtype"] = c.reduce_dtype;
+  j["no_master_weights"] = c.no_master_weights;
+  j["lr"] = c.lr;
+  j["min_lr"] = c.resolved_min_lr();
   j["warmup_steps"] = c.resolved_warmup_steps();
-  j["lr_peak_reached"] = reaches_peak(lr_schedule(c)); j["weight_decay"] = c.weight_decay; j["beta1"] = c.beta1;
-  j["beta2"] = c.beta2; j["eps"] = c.eps; j["momentum"] = c.momentum;
-  j["clip_grad_norm"] = c.clip_grad_norm; j["norm_block"] = c.norm_block;
+  j["lr_peak_reached"] = reaches_peak(lr_schedule(c));
+  j["weight_decay"] = c.weight_decay;
+  j["beta1"] = c.beta1;
+  j["beta2"] = c.beta2;
+  j["eps"] = c.eps;
+  j["momentum"] = c.momentum;
+  j["clip_grad_norm"] = c.clip_grad_norm;
+  j["norm_block"] = c.norm_block;
   j["loss_scale_init"] = c.loss_scale_init;
   j["loss_scale_growth_interval"] = c.loss_scale_growth_interval;
   j["loss_scale_growth_factor"] = c.loss_scale_growth_factor;
-  j["loss_scale_backoff"] = c.loss_scale_backoff; j["steps"] = c.steps;
-  j["global_batch"] = c.global_batch; j["micro_batch"] = c.micro_batch;
-  j["micro_batches"] = c.micro_batches(); j["seed"] = c.seed;
-  j["memory_budget_mb"] = c.memory_budget_mb; j["blas_threads"] = c.blas_threads;
-  j["data"] = c.data; j["digits"] = c.digits; j["world_size"] = 1; j["stage"] = 0;
+  j["loss_scale_backoff"] = c.loss_scale_backoff;
+  j["steps"] = c.steps;
+  j["global_batch"] = c.global_batch;
+  j["micro_batch"] = c.micro_batch;
+  j["micro_batches"] = c.micro_batches();
+  j["seed"] = c.seed;
+  j["memory_budget_mb"] = c.memory_budget_mb;
+  j["blas_threads"] = c.blas_threads;
+  j["data"] = c.data;
+  j["digits"] = c.digits;
+  j["eval_every"] = c.eval_every;
+  // data parallelism and ZeRO (a single-rank run: stage 0, world size 1)
+  j["stage"] = c.stage;
+  j["world_size"] = c.world_size;
+  j["grad_sync"] = c.resolved_grad_sync();
+  j["stage1_reduce"] = c.stage1_reduce;
+  j["bucket_mb"] = c.bucket_mb;
+  j["prefetch"] = c.prefetch;
+  j["persist_below_mb"] = c.persist_below_mb;
+  j["overlap"] = c.overlap;
+  j["collective_mode"] = c.collective_mode;
   return j;
 }
 
@@ -54,7 +83,7 @@ std::string rank_memory_json(const RankMemory& m) {
 
 std::string config_json(const TrainConfig& config) { return config_object(config).dump(); }
 
-std::string summary_json(const TrainConfig& config, const RunResult& r) {
+std::string summary_json(const TrainConfig& config, const RunResult& r, const std::vector<JsonSection>& sections) {
   ordered_json j;
   j["config"] = config_object(config);
   j["param_count"] = r.param_count;
@@ -73,16 +102,18 @@ std::string summary_json(const TrainConfig& config, const RunResult& r) {
   }
   j["evals"] = ordered_json::array();
   for (const auto& e : r.evals)
-    j["evals"].push_back({{"step", e.step}, {"loss", exact(e.loss)}, {"accuracy", e.accuracy},
-                          {"problems", e.problems}});
+    j["evals"].push_back(
+        {{"step", e.step}, {"loss", exact(e.loss)}, {"accuracy", e.accuracy}, {"problems", e.problems}});
   ordered_json ranks = ordered_json::array();
   for (const auto& m : r.memory) ranks.push_back(ordered_json::parse(rank_memory_json(m)));
   j["memory"] = {{"per_rank", ranks}};
   j["tokens_per_s"] = r.tokens_per_s;
   j["seconds"] = r.seconds;
   j["frozen_fraction"] = r.frozen_fraction >= 0 ? ordered_json(r.frozen_fraction) : ordered_json(nullptr);
-  j["frozen_window_fraction"] = r.frozen_window_fraction >= 0 ? ordered_json(r.frozen_window_fraction) : ordered_json(nullptr);
+  j["frozen_window_fraction"] =
+      r.frozen_window_fraction >= 0 ? ordered_json(r.frozen_window_fraction) : ordered_json(nullptr);
   j["frozen_window_steps"] = r.frozen_window_steps;
+  for (const auto& [key, text] : sections) j[key] = ordered_json::parse(text);
   return j.dump(2) + "\n";
 }
 

@@ -5,10 +5,13 @@
 // evals: [{step, loss, accuracy, problems}]; memory: {per_rank: [{rank, model_states_bytes,
 // model_states_bytes_predicted, peak_bytes, peak_bytes_predicted, padding_bytes, by_category,
 // by_category_predicted, arena_capacity}]}; tokens_per_s; seconds; frozen_fraction (null unless
-// 16-bit). Every float is written so that parsing it back gives the same float32 bits.
+// 16-bit); then the sections the caller adds (zero-train: comm, verify). Every float is written
+// so that parsing it back gives the same float32 bits.
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "train/run_result.h"
 #include "train/train_config.h"
@@ -23,9 +26,14 @@ std::string config_json(const TrainConfig& config);
 /// @param memory the report. @return compact JSON.
 std::string rank_memory_json(const RankMemory& memory);
 
+/// A top-level member the caller adds to the summary: its key and its JSON text.
+using JsonSection = std::pair<std::string, std::string>;
+
 /// The whole summary document. @param config the settings. @param result the run.
+/// @param sections further top-level members, in order (e.g. {"comm", comm_json(...)}).
 /// @return pretty-printed JSON.
-std::string summary_json(const TrainConfig& config, const RunResult& result);
+std::string summary_json(const TrainConfig& config, const RunResult& result,
+                         const std::vector<JsonSection>& sections = {});
 
 /// The parameter manifest: [{name, shape, offset, numel}] in canonical order.
 /// @param config the settings (model shape). @param vocab the vocabulary in use.

@@ -6,7 +6,7 @@
 
 namespace zt::train {
 
-bool parse_train_config(int argc, char** argv, TrainConfig& c) {
+bool parse_train_config(int argc, char** argv, TrainConfig& c, std::vector<std::string>* given) {
   ArgParser p("zero-train",
               "Train a GPT-2-style model with mixed precision, on one rank or data-parallel over N ranks\n"
               "with ZeRO stage 0-3 (chapters 2-7).");
@@ -25,8 +25,8 @@ bool parse_train_config(int argc, char** argv, TrainConfig& c) {
   p.add_double("lr", &c.lr, "peak learning rate", 0.0, 1e3);
   p.add_double("min-lr", &c.min_lr, "cosine schedule floor (at most --lr)", "--lr / 10", 0.0, 1e3);
   p.add_int("warmup-steps", &c.warmup_steps,
-            "linear warm-up steps; longer than --steps is allowed (the peak is then never reached)",
-            "min(20, --steps)", 0, big);
+            "linear warm-up steps; longer than --steps is allowed (the peak is then never reached)", "min(20, --steps)",
+            0, big);
   p.add_double("weight-decay", &c.weight_decay, "AdamW weight decay", 0.0, 1e3);
   p.add_double("beta1", &c.beta1, "Adam beta1", 0.0, 0.999999);
   p.add_double("beta2", &c.beta2, "Adam beta2", 0.0, 0.999999999);
@@ -56,7 +56,8 @@ bool parse_train_config(int argc, char** argv, TrainConfig& c) {
   p.add_int("stage", &c.stage, "ZeRO stage: 0 (data parallel), 1, 2, 3", 0, 3);
   p.add_int("world-size", &c.world_size, "data-parallel ranks N", 1, 4096);
   p.add_choice("ranks-as", &c.ranks_as, {"processes", "threads"}, "how --world-size starts ranks");
-  p.add_double("bucket-mb", &c.bucket_mb, "stage-2 gradient bucket size in MiB (decimal; PyTorch DDP's default)", 1e-6, 1e6);
+  p.add_double("bucket-mb", &c.bucket_mb, "stage-2 gradient bucket size in MiB (decimal; PyTorch DDP's default)", 1e-6,
+               1e6);
   p.add_int("prefetch", &c.prefetch, "stage 3: units all-gathered ahead", 0, 64);
   p.add_double("persist-below-mb", &c.persist_below_mb,
                "stage 3: keep units whose compute-dtype params are under this many MiB whole (0: off)", 0.0, 1e9);
@@ -70,6 +71,7 @@ bool parse_train_config(int argc, char** argv, TrainConfig& c) {
   p.add_flag("verify", &c.verify, "also run the single-rank reference and compare master weights");
   p.add_string("trace", &c.trace, "write a Chrome-trace timeline (compute, blocked on collectives)");
   if (!p.parse(argc, argv)) return false;
+  if (given) *given = p.given_flags();
   c.overlap = c.overlap_flag == "on";
   ZT_CHECK(p.rest().empty(), "unexpected arguments after --");
   if (c.micro_batch == 0) c.micro_batch = c.global_batch;
@@ -79,16 +81,15 @@ bool parse_train_config(int argc, char** argv, TrainConfig& c) {
 
 void validate(const TrainConfig& c) {
   ZT_CHECK(c.width % c.heads == 0, "--width ", c.width, " is not divisible by --heads ", c.heads);
-  ZT_CHECK(c.micro_batch > 0 && c.global_batch % c.micro_batch == 0, "--global-batch ",
-           c.global_batch, " does not split into micro-batches of ", c.micro_batch);
+  ZT_CHECK(c.micro_batch > 0 && c.global_batch % c.micro_batch == 0, "--global-batch ", c.global_batch,
+           " does not split into micro-batches of ", c.micro_batch);
   ZT_CHECK(c.stage >= 0 && c.stage <= 3, "--stage ", c.stage, " is not 0, 1, 2 or 3");
   ZT_CHECK(c.world_size >= 1, "--world-size ", c.world_size, " is not positive");
   ZT_CHECK(c.global_batch % (c.world_size * c.micro_batch) == 0, "--global-batch ", c.global_batch,
            " does not split into ", c.world_size, " ranks x micro-batches of ", c.micro_batch);
   ZT_CHECK(!c.no_master_weights || (c.stage == 0 && c.world_size == 1),
            "--no-master-weights is a single-rank teaching mode (--world-size 1 --stage 0)");
-  ZT_CHECK((c.norm_block & (c.norm_block - 1)) == 0, "--norm-block ", c.norm_block,
-           " is not a power of two");
+  ZT_CHECK((c.norm_block & (c.norm_block - 1)) == 0, "--norm-block ", c.norm_block, " is not a power of two");
   ZT_CHECK(c.persist_below_mb >= 0, "--persist-below-mb ", c.persist_below_mb,
            " is negative (a size in MiB; 0 turns persistence off)");
   // only an explicit floor can exceed the peak (the derived one is lr / 10)

@@ -10,43 +10,44 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace zt::train {
 
 /// All settings of one training run (defaults are the `make run` job).
 struct TrainConfig {
   // model
-  std::string model = "gpt";   ///< model family (gpt)
-  int64_t layers = 2;          ///< L, transformer blocks
-  int64_t heads = 4;           ///< H, attention heads
-  int64_t width = 64;          ///< C, channels
-  int64_t context = 32;        ///< T, sequence length
-  int64_t vocab = 0;           ///< V; 0 means the dataset's alphabet size
+  std::string model = "gpt";  ///< model family (gpt)
+  int64_t layers = 2;         ///< L, transformer blocks
+  int64_t heads = 4;          ///< H, attention heads
+  int64_t width = 64;         ///< C, channels
+  int64_t context = 32;       ///< T, sequence length
+  int64_t vocab = 0;          ///< V; 0 means the dataset's alphabet size
   // precision and optimizer
-  std::string precision = "fp32";    ///< fp32 | fp16 | bf16
-  std::string optimizer = "adamw";   ///< adam | adamw | sgd
-  std::string reduce_dtype = "fp32"; ///< gradient storage/reduction width: fp32 | compute
-  bool no_master_weights = false;    ///< update the 16-bit copy directly (teaching only)
-  double lr = 3e-3;                  ///< peak learning rate
-  std::optional<double> min_lr;      ///< floor of the cosine schedule; empty: lr / 10 (resolved_min_lr)
+  std::string precision = "fp32";       ///< fp32 | fp16 | bf16
+  std::string optimizer = "adamw";      ///< adam | adamw | sgd
+  std::string reduce_dtype = "fp32";    ///< gradient storage/reduction width: fp32 | compute
+  bool no_master_weights = false;       ///< update the 16-bit copy directly (teaching only)
+  double lr = 3e-3;                     ///< peak learning rate
+  std::optional<double> min_lr;         ///< floor of the cosine schedule; empty: lr / 10 (resolved_min_lr)
   std::optional<int64_t> warmup_steps;  ///< linear warm-up steps; empty: min(20, steps) (resolved_warmup_steps)
-  double weight_decay = 0.0;         ///< AdamW decoupled weight decay
-  double beta1 = 0.9;                ///< Adam first-moment decay
-  double beta2 = 0.95;               ///< Adam second-moment decay
-  double eps = 1e-8;                 ///< Adam epsilon
-  double momentum = 0.9;             ///< SGD momentum
-  double clip_grad_norm = 1.0;       ///< global-norm clipping threshold; 0 disables
-  int64_t norm_block = 256;          ///< gradient-norm block size b (a power of two)
+  double weight_decay = 0.0;            ///< AdamW decoupled weight decay
+  double beta1 = 0.9;                   ///< Adam first-moment decay
+  double beta2 = 0.95;                  ///< Adam second-moment decay
+  double eps = 1e-8;                    ///< Adam epsilon
+  double momentum = 0.9;                ///< SGD momentum
+  double clip_grad_norm = 1.0;          ///< global-norm clipping threshold; 0 disables
+  int64_t norm_block = 256;             ///< gradient-norm block size b (a power of two)
   // loss scaling (fp16)
-  double loss_scale_init = 65536.0;       ///< initial dynamic loss scale
-  int64_t loss_scale_growth_interval = 2000; ///< clean steps before the scale grows
-  double loss_scale_growth_factor = 2.0;  ///< growth multiplier
-  double loss_scale_backoff = 0.5;        ///< multiplier after an overflow
+  double loss_scale_init = 65536.0;           ///< initial dynamic loss scale
+  int64_t loss_scale_growth_interval = 2000;  ///< clean steps before the scale grows
+  double loss_scale_growth_factor = 2.0;      ///< growth multiplier
+  double loss_scale_backoff = 0.5;            ///< multiplier after an overflow
   // schedule and batch
-  int64_t steps = 300;          ///< optimizer steps
-  int64_t global_batch = 32;    ///< sequences per optimizer step
-  int64_t micro_batch = 0;      ///< sequences per micro-batch; 0 means global_batch
-  int64_t seed = 1234;          ///< seed of init and data
+  int64_t steps = 300;        ///< optimizer steps
+  int64_t global_batch = 32;  ///< sequences per optimizer step
+  int64_t micro_batch = 0;    ///< sequences per micro-batch; 0 means global_batch
+  int64_t seed = 1234;        ///< seed of init and data
   // resources
   double memory_budget_mb = 1024.0;  ///< per-rank arena capacity, MiB
   int64_t blas_threads = 1;          ///< BLAS threads per rank
@@ -60,28 +61,26 @@ struct TrainConfig {
   std::string dump_grads;     ///< --dump-grads FILE
   std::string dump_batch;     ///< --dump-batch FILE
   // data parallelism and ZeRO (chapters 5-7; src/zero)
-  int64_t stage = 0;                 ///< ZeRO stage 0 (plain data parallel), 1, 2, 3
-  int64_t world_size = 1;            ///< N, data-parallel ranks
+  int64_t stage = 0;                   ///< ZeRO stage 0 (plain data parallel), 1, 2, 3
+  int64_t world_size = 1;              ///< N, data-parallel ranks
   std::string ranks_as = "processes";  ///< how --world-size N starts its ranks: processes | threads
-  double bucket_mb = 25;             ///< stage-2 gradient bucket, MiB (decimal allowed; PyTorch DDP's default)
-  int64_t prefetch = 1;              ///< stage 3: units all-gathered ahead of use
-  double persist_below_mb = 0;       ///< stage 3: units with compute-dtype params under this many MiB stay whole (0: off)
-  bool overlap = true;               ///< start gradient reductions asynchronously during backward
-  std::string overlap_flag = "on";   ///< --overlap on|off as parsed (sets overlap)
-  std::string grad_sync;             ///< step | micro-batch; empty = step for stages 0-1, else micro-batch
-  std::string stage1_reduce = "reduce-scatter";  ///< stage 1 gradient reduction: reduce-scatter | all-reduce
+  double bucket_mb = 25;               ///< stage-2 gradient bucket, MiB (decimal allowed; PyTorch DDP's default)
+  int64_t prefetch = 1;                ///< stage 3: units all-gathered ahead of use
+  double persist_below_mb = 0;  ///< stage 3: units with compute-dtype params under this many MiB stay whole (0: off)
+  bool overlap = true;          ///< start gradient reductions asynchronously during backward
+  std::string overlap_flag = "on";                ///< --overlap on|off as parsed (sets overlap)
+  std::string grad_sync;                          ///< step | micro-batch; empty = step for stages 0-1, else micro-batch
+  std::string stage1_reduce = "reduce-scatter";   ///< stage 1 gradient reduction: reduce-scatter | all-reduce
   std::string collective_mode = "deterministic";  ///< deterministic | fast
-  bool verify = false;               ///< also run the single-rank reference and compare masters
-  std::string trace;                 ///< --trace FILE: Chrome-trace timeline of every rank (ZeRO path)
+  bool verify = false;                            ///< also run the single-rank reference and compare masters
+  std::string trace;                              ///< --trace FILE: Chrome-trace timeline of every rank (ZeRO path)
 
   /// Warm-up steps without --warmup-steps: 20, or the whole run when it is shorter, so a short run
   /// still reaches --lr at its last step. A warm-up the user set is kept as given, even when it is
   /// longer than the run (then the peak is never reached; optim/lr_schedule.h).
   static constexpr int64_t kDefaultWarmupSteps = 20;
   /// The warm-up actually used. @return warmup_steps, or min(20, steps) when it was not given.
-  int64_t resolved_warmup_steps() const {
-    return warmup_steps ? *warmup_steps : std::min(kDefaultWarmupSteps, steps);
-  }
+  int64_t resolved_warmup_steps() const { return warmup_steps ? *warmup_steps : std::min(kDefaultWarmupSteps, steps); }
   /// The cosine floor actually used: one tenth of the peak unless given (as nanoGPT sets it), so
   /// a --lr below the floor's usual value never meets a floor above it.
   /// @return min_lr, or lr / 10 when it was not given.
@@ -104,8 +103,10 @@ struct TrainConfig {
 
 /// Parse argv into a TrainConfig, validating it. Throws zt::Error on any bad input.
 /// @param argc as given to main. @param argv as given to main.
-/// @param config filled in. @return false when --help was printed (nothing to run).
-bool parse_train_config(int argc, char** argv, TrainConfig& config);
+/// @param config filled in. @param given if not null, receives the names of the flags that were
+/// on the command line (e.g. "world-size": a launcher's WORLD_SIZE must then agree with it).
+/// @return false when --help was printed (nothing to run).
+bool parse_train_config(int argc, char** argv, TrainConfig& config, std::vector<std::string>* given = nullptr);
 
 /// Checks that need only the settings (sizes, divisibility, batch arithmetic).
 /// @param config the settings to check; throws zt::Error naming the first problem.

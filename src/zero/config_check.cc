@@ -18,19 +18,51 @@ uint64_t config_hash(const TrainConfig& c) {
   // 2e-8 (or a learning rate of 1e-7 and 2e-7) would otherwise hash alike.
   auto add = [&](const auto& v) {
     using V = std::decay_t<decltype(v)>;
-    if constexpr (std::is_convertible_v<V, std::string>) text += v;
-    else if constexpr (std::is_floating_point_v<V>) text += std::to_string(std::bit_cast<uint64_t>(static_cast<double>(v)));
-    else text += std::to_string(v);
+    if constexpr (std::is_convertible_v<V, std::string>)
+      text += v;
+    else if constexpr (std::is_floating_point_v<V>)
+      text += std::to_string(std::bit_cast<uint64_t>(static_cast<double>(v)));
+    else
+      text += std::to_string(v);
     text += '\x1f';
   };
-  add(c.model); add(c.layers); add(c.heads); add(c.width); add(c.context); add(c.vocab);
-  add(c.precision); add(c.optimizer); add(c.reduce_dtype); add(c.lr); add(c.resolved_min_lr());
-  add(c.resolved_warmup_steps()); add(c.weight_decay); add(c.beta1); add(c.beta2); add(c.eps);
-  add(c.momentum); add(c.clip_grad_norm); add(c.norm_block); add(c.loss_scale_init);
-  add(c.loss_scale_growth_interval); add(c.loss_scale_growth_factor); add(c.loss_scale_backoff);
-  add(c.steps); add(c.global_batch); add(c.micro_batch); add(c.seed); add(c.data); add(c.digits);
-  add(c.stage); add(c.world_size); add(c.bucket_mb); add(c.prefetch); add(c.overlap);
-  add(c.resolved_grad_sync()); add(c.stage1_reduce); add(c.collective_mode);
+  add(c.model);
+  add(c.layers);
+  add(c.heads);
+  add(c.width);
+  add(c.context);
+  add(c.vocab);
+  add(c.precision);
+  add(c.optimizer);
+  add(c.reduce_dtype);
+  add(c.lr);
+  add(c.resolved_min_lr());
+  add(c.resolved_warmup_steps());
+  add(c.weight_decay);
+  add(c.beta1);
+  add(c.beta2);
+  add(c.eps);
+  add(c.momentum);
+  add(c.clip_grad_norm);
+  add(c.norm_block);
+  add(c.loss_scale_init);
+  add(c.loss_scale_growth_interval);
+  add(c.loss_scale_growth_factor);
+  add(c.loss_scale_backoff);
+  add(c.steps);
+  add(c.global_batch);
+  add(c.micro_batch);
+  add(c.seed);
+  add(c.data);
+  add(c.digits);
+  add(c.stage);
+  add(c.world_size);
+  add(c.bucket_mb);
+  add(c.prefetch);
+  add(c.overlap);
+  add(c.resolved_grad_sync());
+  add(c.stage1_reduce);
+  add(c.collective_mode);
   add(c.persist_below_mb);
   add(c.eval_every);  // evaluations issue collectives (zero/heldout_eval.h): all ranks at the same steps
   uint64_t h = 1469598103934665603ull;  // FNV-1a 64
@@ -49,7 +81,8 @@ void check_same_config(const TrainConfig& c, Collective& coll) {
   for (int q = 0; q < coll.size(); ++q)
     for (int k = 0; k < 4; ++k)
       ZT_CHECK(all[static_cast<std::size_t>(4 * q + k)] == all[static_cast<std::size_t>(k)],
-               "configuration mismatch: rank ", q, "'s settings differ from rank 0's (config hash "
+               "configuration mismatch: rank ", q,
+               "'s settings differ from rank 0's (config hash "
                "exchange at start-up); start every rank with the same flags");
 }
 

@@ -39,8 +39,13 @@ class GradReducer {
   /// @param timeline where blocked time is recorded (may be null).
   GradReducer(const ZeroPlan& plan, Collective& coll, Arena& arena, bool overlap, Sink sink,
               Timeline* timeline = nullptr)
-      : plan_(plan), lay_(plan.layout), coll_(coll), arena_(arena), overlap_(overlap),
-        sink_(std::move(sink)), timeline_(timeline) {}
+      : plan_(plan),
+        lay_(plan.layout),
+        coll_(coll),
+        arena_(arena),
+        overlap_(overlap),
+        sink_(std::move(sink)),
+        timeline_(timeline) {}
 
   /// Reductions still in flight read and write buffers this object owns: wait for them before
   /// the buffers go, also when an exception unwinds the step.
@@ -64,11 +69,11 @@ class GradReducer {
     const std::size_t full = lay_.units[u].full;
     Pending p;
     p.unit = u;
-    if (plan_.reduce_compute) {
+    if (plan_.reduce_in_compute_type) {
       p.wire = make_buffer<T>(arena_, full, zero_category::reduce_wire);
     } else {
       p.leaf = make_buffer<float>(arena_, full, zero_category::grad_leaf);
-      if (plan_.grad_shard) p.out = make_buffer<float>(arena_, lay_.units[u].shard, zero_category::grad_leaf);
+      if (plan_.reduce_scatters_grad) p.out = make_buffer<float>(arena_, lay_.units[u].shard, zero_category::grad_leaf);
     }
     p.next_bucket = (full + bucket(u) - 1) / bucket(u);
     pending_.push_back(std::move(p));
@@ -86,7 +91,7 @@ class GradReducer {
       const std::size_t a = --p.next_bucket * b, z = std::min(full, a + b);
       if (p.wire.size()) {
         std::memcpy(static_cast<void*>(p.wire.data() + a), grad + a, (z - a) * sizeof(T));
-        p.works.push_back(issue_range(p.wire.data(), p.wire.data() + mine(u), u, a, z));
+        p.works.push_back(issue_range(p.wire.data(), p.wire.data() + shard_begin(u), u, a, z));
       } else {
         for (std::size_t i = a; i < z; ++i) p.leaf[i] = static_cast<float>(grad[i]);
         p.works.push_back(issue_range(p.leaf.data(), p.out.size() ? p.out.data() : p.leaf.data(), u, a, z));
@@ -113,7 +118,7 @@ class GradReducer {
     for (auto& p : pending_) {
       wait_all(p.works, p.unit);
       if (p.wire.size())
-        sink_(p.unit, p.wire.data() + mine(p.unit), nullptr);
+        sink_(p.unit, p.wire.data() + shard_begin(p.unit), nullptr);
       else
         sink_(p.unit, nullptr, p.out.size() ? p.out.data() : p.leaf.data());
     }
@@ -127,7 +132,8 @@ class GradReducer {
   void reduce_in_place(V* in, std::size_t u) {
     const std::size_t full = lay_.units[u].full, b = bucket(u);
     std::vector<Work> works;
-    for (std::size_t a = 0; a < full; a += b) works.push_back(issue_range(in, in + mine(u), u, a, std::min(full, a + b)));
+    for (std::size_t a = 0; a < full; a += b)
+      works.push_back(issue_range(in, in + shard_begin(u), u, a, std::min(full, a + b)));
     wait_all(works, u);
   }
 
@@ -159,16 +165,19 @@ class GradReducer {
     if (first) std::rethrow_exception(first);
   }
   std::size_t bucket(std::size_t u) const {
-    return plan_.bucket_elements && plan_.grad_shard ? plan_.bucket_elements : lay_.units[u].full;
+    return plan_.bucket_elements && plan_.reduce_scatters_grad ? plan_.bucket_elements : lay_.units[u].full;
   }
-  std::size_t mine(std::size_t u) const { return plan_.grad_shard ? lay_.rank * lay_.units[u].shard : 0; }
+  // where this rank's part of the reduction starts: its shard (reduce-scatter) or 0 (all-reduce)
+  std::size_t shard_begin(std::size_t u) const {
+    return plan_.reduce_scatters_grad ? lay_.rank * lay_.units[u].shard : 0;
+  }
 
   // [a, z) of unit u: an all-reduce of the whole unit in place (in == out) without gradient
   // sharding, else an uneven reduce-scatter; `out` is this rank's shard (or the unit)
   template <typename V>
   Work issue_range(V* in, V* out, std::size_t u, std::size_t a, std::size_t z) {
     const std::size_t shard = lay_.units[u].shard, r = lay_.rank;
-    if (!plan_.grad_shard) {
+    if (!plan_.reduce_scatters_grad) {
       if (in != out) std::memcpy(static_cast<void*>(out), in, lay_.units[u].full * sizeof(V));
       return coll_.all_reduce_async(out, lay_.units[u].full, dtype_of_v<V>);
     }

@@ -64,12 +64,11 @@ class HeldoutEvaluator final : public model::ParamProvider<T> {
   /// @param coll the group. @param arena where the predictions (category `eval`, B*T ids, as the
   /// reference) and gathered units live. @param params the compute-type parameters at the
   /// stage's extent (full units, or this rank's shards in stage 3).
-  HeldoutEvaluator(const train::TrainConfig& config, const Dataset& data, const ZeroPlan& plan,
-                   Collective& coll, Arena& arena, const T* params)
-      : c_(config), addition_(dynamic_cast<const AdditionDataset*>(&data)), plan_(plan), coll_(coll),
-        params_(params) {
-    predictions_ = make_buffer<int32_t>(arena, static_cast<std::size_t>(c_.micro_batch * c_.context),
-                                        train::category::eval);
+  HeldoutEvaluator(const train::TrainConfig& config, const Dataset& data, const ZeroPlan& plan, Collective& coll,
+                   Arena& arena, const T* params)
+      : c_(config), addition_(dynamic_cast<const AdditionDataset*>(&data)), plan_(plan), coll_(coll), params_(params) {
+    predictions_ =
+        make_buffer<int32_t>(arena, static_cast<std::size_t>(c_.micro_batch * c_.context), train::category::eval);
     // one forward acquires 0, 1..L, L+1, then 0 again for the tied head (model/param_provider.h)
     plan_.acquire_order.resize(plan_.layout.units.size() + 1);
     if (plan_.spec.params) gatherer_ = std::make_unique<UnitGatherer<T>>(plan_, coll_, arena, params_);
@@ -91,8 +90,8 @@ class HeldoutEvaluator final : public model::ParamProvider<T> {
     for (std::size_t j = 0; j < P; ++j) {
       const std::size_t r = split.round(q, j);
       if (r < split.rounds) {
-        const train::HeldoutRound h = train::heldout_round(*addition_, c_.seed, static_cast<int64_t>(r),
-                                                           c_.micro_batch, gpt, *this, ws, batch, predictions_.data());
+        const train::HeldoutRound h = train::heldout_round(*addition_, c_.seed, static_cast<int64_t>(r), c_.micro_batch,
+                                                           gpt, *this, ws, batch, predictions_.data());
         ZT_CHECK(h.match.total < (std::size_t{1} << 24), "held-out round ", r, ": ", h.match.total,
                  " problems do not travel exactly as FP32");
         mine[3 * j] = h.loss_sum;
@@ -107,8 +106,10 @@ class HeldoutEvaluator final : public model::ParamProvider<T> {
       if (gatherer_) gatherer_->restart();
     }
     std::vector<float> all(3 * P * N);
-    if (N > 1) coll_.all_gather(std::span<const float>(mine), std::span<float>(all));
-    else all = mine;
+    if (N > 1)
+      coll_.all_gather(std::span<const float>(mine), std::span<float>(all));
+    else
+      all = mine;
     std::vector<float> loss_sums(split.rounds);
     ExactMatch total;
     for (std::size_t from = 0; from < N; ++from)

@@ -10,8 +10,7 @@ std::size_t Layout::shard_real(std::size_t u, std::size_t q) const {
   return shard_real_elements(units[u].numel, q * units[u].shard, units[u].shard);
 }
 
-Layout make_layout(const model::Manifest& manifest, std::size_t world_size, std::size_t rank,
-                   std::size_t block) {
+Layout make_layout(const model::Manifest& manifest, std::size_t world_size, std::size_t rank, std::size_t block) {
   Layout l;
   l.world_size = world_size;
   l.rank = rank;
@@ -35,8 +34,8 @@ Layout make_layout(const model::Manifest& manifest, std::size_t world_size, std:
 }
 
 StateLayout state_layout(const Layout& layout, const std::vector<bool>& sharded) {
-  ZT_CHECK(sharded.size() == layout.units.size(), "state layout: ", sharded.size(), " flags for ",
-           layout.units.size(), " units");
+  ZT_CHECK(sharded.size() == layout.units.size(), "state layout: ", sharded.size(), " flags for ", layout.units.size(),
+           " units");
   StateLayout s;
   s.sharded = sharded;
   for (std::size_t u = 0; u < layout.units.size(); ++u) {
@@ -48,8 +47,8 @@ StateLayout state_layout(const Layout& layout, const std::vector<bool>& sharded)
 
 ShardingDescription sharding_description(const Layout& layout, const ShardSpec& spec,
                                          const std::vector<ShardSpec>& unit_specs) {
-  ZT_CHECK(unit_specs.size() == layout.units.size(), "sharding description: ", unit_specs.size(),
-           " unit specs for ", layout.units.size(), " units");
+  ZT_CHECK(unit_specs.size() == layout.units.size(), "sharding description: ", unit_specs.size(), " unit specs for ",
+           layout.units.size(), " units");
   ShardingDescription d{spec, {}};
   for (std::size_t u = 0; u < layout.units.size(); ++u) {
     const auto& ul = layout.units[u];

@@ -22,10 +22,10 @@ namespace zt::zero {
 
 /// One unit in the padded flat space.
 struct UnitLayout {
-  std::string name;           ///< the manifest unit's name
-  std::size_t numel = 0;      ///< real elements
-  std::size_t shard = 0;      ///< elements per rank (multiple of b)
-  std::size_t full = 0;       ///< N · shard (padded unit)
+  std::string name;              ///< the manifest unit's name
+  std::size_t numel = 0;         ///< real elements
+  std::size_t shard = 0;         ///< elements per rank (multiple of b)
+  std::size_t full = 0;          ///< N · shard (padded unit)
   std::size_t dense_offset = 0;  ///< first element in the dense canonical layout (no padding)
   std::size_t full_offset = 0;   ///< first element in the concatenation of padded units
   std::size_t shard_offset = 0;  ///< first element in the concatenation of this rank's shards
@@ -73,8 +73,7 @@ StateLayout state_layout(const Layout& layout, const std::vector<bool>& sharded)
 
 /// Build the layout. @param manifest the model. @param world_size N. @param rank this rank.
 /// @param block b (a power of two). @return the layout.
-Layout make_layout(const model::Manifest& manifest, std::size_t world_size, std::size_t rank,
-                   std::size_t block);
+Layout make_layout(const model::Manifest& manifest, std::size_t world_size, std::size_t rank, std::size_t block);
 
 /// The sharding description (for the memory prediction) of a stage on this layout.
 /// @param layout the layout. @param stage 0..3. @return the description.

@@ -51,21 +51,4 @@ std::string comm_json(const CommStats& measured, const CommStats& predicted) {
   return j.dump();
 }
 
-std::string first_difference(const model::Manifest& manifest, const std::vector<float>& a,
-                             const std::vector<float>& b) {
-  if (a.size() != b.size())
-    return "sizes differ (" + std::to_string(a.size()) + " vs " + std::to_string(b.size()) + ")";
-  for (const auto& p : manifest.params)
-    for (int64_t k = 0; k < p.numel; ++k) {
-      const auto i = static_cast<std::size_t>(p.offset + k);
-      if (std::bit_cast<uint32_t>(a[i]) != std::bit_cast<uint32_t>(b[i])) {
-        std::ostringstream s;
-        s.precision(9);
-        s << p.name << "[" << k << "]: " << a[i] << " vs " << b[i];
-        return s.str();
-      }
-    }
-  return "";
-}
-
 }  // namespace zt::zero

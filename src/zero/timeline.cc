@@ -9,8 +9,13 @@ std::string chrome_trace_json(const std::vector<std::vector<TimelineEvent>>& per
   nlohmann::ordered_json events = nlohmann::ordered_json::array();
   for (std::size_t r = 0; r < per_rank.size(); ++r)
     for (const auto& e : per_rank[r])
-      events.push_back({{"name", e.name}, {"cat", e.cat}, {"ph", "X"}, {"ts", e.ts_us}, {"dur", e.dur_us},
-                        {"pid", r}, {"tid", e.cat == "wait" ? 1 : 0}});
+      events.push_back({{"name", e.name},
+                        {"cat", e.cat},
+                        {"ph", "X"},
+                        {"ts", e.ts_us},
+                        {"dur", e.dur_us},
+                        {"pid", r},
+                        {"tid", e.cat == "wait" ? 1 : 0}});
   nlohmann::ordered_json j;
   j["traceEvents"] = events;
   j["displayTimeUnit"] = "ms";

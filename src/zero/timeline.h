@@ -13,10 +13,10 @@ namespace zt::zero {
 
 /// One span of a rank's timeline.
 struct TimelineEvent {
-  std::string name;  ///< e.g. "forward h.0", "wait all_gather h.1"
-  std::string cat;   ///< "compute", "wait", "optimizer"
-  double ts_us = 0;  ///< start, microseconds since the timeline began
-  double dur_us = 0; ///< duration, microseconds
+  std::string name;   ///< e.g. "forward h.0", "wait all_gather h.1"
+  std::string cat;    ///< "compute", "wait", "optimizer"
+  double ts_us = 0;   ///< start, microseconds since the timeline began
+  double dur_us = 0;  ///< duration, microseconds
 };
 
 /// Collects spans when enabled (a disabled timeline records nothing and costs a branch).

@@ -1,10 +1,30 @@
-// zero/train_zero.cc — the ZeRO step engine (see train_zero.h): one loop for every stage, the
-// stage only choosing, per state, full or shard extent (zero/layout.h) and which collective moves
-// the gradient. The per-element arithmetic is the reference loop's (train/single_rank.cc).
+// zero/train_zero.cc — the ZeRO step engine (see train_zero.h): one loop for every stage.
+//
+// This file is train/single_rank.cc plus data parallelism: the same members in the same order and
+// the same shared pieces, so `diff src/train/single_rank.cc src/zero/train_zero.cc` is the ZeRO
+// delta. The stage is the paper's (S_p, S_g, S_o) in ZeroPlan::spec (zero/zero_plan.h) and
+// changes the step in three places only; every other line runs the same for all stages:
+//
+//  stage  S_p S_g S_o | after backward, per unit          | after the update          | before a unit is used
+//  -------------------+-----------------------------------+---------------------------+----------------------
+//  0      0   0   0   | all-reduce, once per step          | -                         | -
+//                     |   (finish_unit_grads → GradReducer)|                           |
+//  1      0   0   1   | reduce-scatter, once per step      | all-gather the updated    | -
+//                     |   (finish_unit_grads)              |   shard (share_updated)   |
+//  2      0   1   1   | reduce-scatter after every micro-  | all-gather (as stage 1)   | -
+//                     |   batch, in buckets (grad_done,    |                           |
+//                     |   param_grad_done → GradReducer)   |                           |
+//  3      1   1   1   | as stage 2                         | - (parameters stay shards)| all-gather the unit
+//                     |                                    |                           |   (acquire → UnitGatherer)
+//
+// Stage 2 over stage 1, in one function: grad_done reduces each micro-batch's gradient as soon as
+// backward has produced it, so a rank keeps only its shard of the gradient (S_g = 1); stage 1
+// keeps the whole gradient until the step's one reduction. Stage 3 over stage 2: acquire gathers a
+// unit's parameters just before use, and nothing is gathered after the update (S_p = 1).
+// With S_o every rank updates only its shard (owned) and agrees with the others on the skip
+// (agree_nonfinite) and the norm (gather_norm_block_sums).
 #include "zero/train_zero.h"
 
-#include <chrono>
-#include <cmath>
 #include <cstring>
 #include <memory>
 #include <span>
@@ -15,18 +35,19 @@
 #include "memory/arena.h"
 #include "memory/buffer.h"
 #include "model/gpt.h"
-#include "model/init.h"
-#include "optim/adam.h"
 #include "optim/grad_accumulator.h"
-#include "optim/grad_norm.h"
 #include "optim/loss_scaler.h"
-#include "optim/sgd.h"
 #include "reduce/canonical_tree.h"
 #include "train/element_optimizer.h"
+#include "train/init_units.h"
 #include "train/memory_plan.h"
+#include "train/owned_slice.h"
+#include "train/rank_memory.h"
+#include "train/run_loop.h"
+#include "train/step_decision.h"
 #include "train/step_start.h"
-#include "zero/grad_reducer.h"
 #include "zero/config_check.h"
+#include "zero/grad_reducer.h"
 #include "zero/heldout_eval.h"
 #include "zero/layout.h"
 #include "zero/unit_gatherer.h"
@@ -37,90 +58,65 @@
 namespace zt::zero {
 namespace {
 
-using train::StepRecord;
-using train::TrainConfig;
-namespace category = train::category;
-
-CommStats operator-(const CommStats& a, const CommStats& b) {
-  CommStats d;
-  for (std::size_t k = 0; k < kCollKinds; ++k) {
-    d.by_kind[k].calls = a.by_kind[k].calls - b.by_kind[k].calls;
-    d.by_kind[k].bytes_sent = a.by_kind[k].bytes_sent - b.by_kind[k].bytes_sent;
-    d.by_kind[k].bytes_received = a.by_kind[k].bytes_received - b.by_kind[k].bytes_received;
-  }
-  return d;
-}
-CommStats operator+(const CommStats& a, const CommStats& b) {
-  CommStats s;
-  for (std::size_t k = 0; k < kCollKinds; ++k) {
-    s.by_kind[k].calls = a.by_kind[k].calls + b.by_kind[k].calls;
-    s.by_kind[k].bytes_sent = a.by_kind[k].bytes_sent + b.by_kind[k].bytes_sent;
-    s.by_kind[k].bytes_received = a.by_kind[k].bytes_received + b.by_kind[k].bytes_received;
-  }
-  return s;
-}
+using namespace zt::train;
 
 template <typename T>
 class ZeroLoop final : public model::ParamProvider<T> {
   static constexpr bool kFp32 = std::is_same_v<T, float>;
-  using Acc = CanonicalGradAccumulator<TypedBuffer<float>>;
+  using Accumulator = CanonicalGradAccumulator<TypedBuffer<float>>;
 
  public:
-  ZeroLoop(const TrainConfig& c, const Dataset& data, Collective& coll, train::RunArtifacts* artifacts)
-      : c_(c), data_(data), coll_(coll), artifacts_(artifacts),
+  ZeroLoop(const TrainConfig& c, const Dataset& data, Collective& coll, RunArtifacts* artifacts)
+      : c_(c),
+        data_(data),
+        coll_(coll),
+        artifacts_(artifacts),
         plan_(make_zero_plan(c, data.vocab_size(), coll.rank())),
-        lay_(plan_.layout), gpt_(plan_.shape.model, c.micro_batch),
-        arena_(static_cast<std::size_t>(c.memory_budget_mb * 1024.0 * 1024.0),
-               "rank " + std::to_string(coll.rank())) {
-    ZT_CHECK(static_cast<int64_t>(data.context()) == c.context, "dataset context ",
-             data.context(), " differs from --context ", c.context);
+        lay_(plan_.layout),
+        shape_(plan_.shape),
+        gpt_(shape_.model, c.micro_batch),
+        arena_(static_cast<std::size_t>(c.memory_budget_mb * 1024.0 * 1024.0), "rank " + std::to_string(coll.rank())) {
+    ZT_CHECK(data.context() == shape_.context, "dataset context ", data.context(), " differs from --context ",
+             c.context);
     kernels::set_blas_threads(static_cast<int>(c.blas_threads));
     allocate();
     initialise();
   }
 
-  ZeroRunResult run(const train::StepCallback& on_step) {
+  ZeroRunResult run(const StepCallback& on_step) {
     ZeroRunResult out;
-    auto& result = out.run;
+    RunResult& result = out.run;
     result.param_count = static_cast<int64_t>(lay_.psi);
     result.dataset = data_.describe();
-    scaler_ = train::loss_scaler_for(c_);
+    scaler_ = loss_scaler_for(c_);
     const CommStats start = coll_.stats();
-    double seconds = 0;
-    for (int64_t step = 1; step <= c_.steps; ++step) {
+    auto step = [&](int64_t s) {
       const CommStats before = coll_.stats();
-      const auto t0 = std::chrono::steady_clock::now();
-      result.steps.push_back(train_step(step));
-      seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      StepRecord rec = train_step(s);
       out.comm_per_step = coll_.stats() - before;
-      result.seconds = seconds;
-      result.tokens_per_s = seconds > 0 ? static_cast<double>(step * c_.global_batch * c_.context) / seconds : 0;
-      // the reference's schedule: every --eval-every steps and after the last (before the
-      // progress callback, so it can print the evaluation with its step)
-      if ((c_.eval_every > 0 && step % c_.eval_every == 0) || step == c_.steps) evaluate(step, result);
-      if (on_step) on_step(result.steps.back(), result);
-    }
-    if (c_.steps == 0) evaluate(0, result);
+      return rec;
+    };
+    run_steps(c_, {step, [&](int64_t s) { return evaluate(s); }}, on_step, result);
     out.comm_total = coll_.stats() - start - eval_comm_;  // training steps only
-    out.timeline = timeline_.events();
     out.comm_predicted_per_step = predict_comm_per_step(plan_);
-    if (artifacts_ && (!c_.dump_params.empty() || c_.verify)) artifacts_->final_params = gather_master();
-    result.memory.push_back(memory_report(arena_, plan_));
+    out.timeline = timeline_.events();
+    if (artifacts_ && (!c_.dump_params.empty() || c_.verify)) artifacts_->final_params = master_values();
+    result.memory.push_back(memory_report());
     return out;
   }
 
   // ---- ParamProvider: the model reaches parameters and hands back gradients unit by unit ----
   const T* acquire(int unit) override {
     const auto u = static_cast<std::size_t>(unit);
-    const T* p = plan_.spec.params ? gatherer_->acquire(u)  // S_p (ZeRO-3, paper Sec. 5.3): gathered just before use
-                                   : params_.data() + lay_.units[u].full_offset;
+    // S_p (stage 3, paper Sec. 5.3): gathered just before use (a persistent unit: its whole copy)
+    const T* p = gatherer_ ? gatherer_->acquire(u) : params_.data() + plan_.params_layout.offsets[u];
     compute_start_[u] = timeline_.now_us();
     return p;
   }
   void release(int unit) override {
     const auto u = static_cast<std::size_t>(unit);
     timeline_.add(phase_ + lay_.units[u].name, "compute", compute_start_[u]);
-    if (plan_.spec.params) gatherer_->release(u);
+    if (gatherer_) gatherer_->release(u);
   }
   T* grad(int unit) override {
     const auto u = static_cast<std::size_t>(unit);
@@ -128,24 +124,20 @@ class ZeroLoop final : public model::ParamProvider<T> {
     std::memset(static_cast<void*>(staging_[u].data()), 0, lay_.units[u].full * sizeof(T));
     return staging_[u].data();
   }
+  /// Unit u's micro-batch gradient is final. Reduced now when every micro-batch is (S_g: only the
+  /// shard is kept), else added to the rank's local sum for the step's one reduction.
   void grad_done(int unit) override {
     const auto u = static_cast<std::size_t>(unit);
-    if (plan_.micro_sync && N() > 1) {
-      reducer_->close(u, staging_[u].data());  // everything left (all of it without buckets)
-    } else if (plan_.grads_in_compute_type) {
-      store_grad16(u, staging_[u].data(), lay_.units[u].full);
-    } else {  // accumulate locally; reduce once per step
-      const T* g = staging_[u].data();
-      accumulators_[u]->push_with([&](float* leaf) {
-        for (std::size_t i = 0; i < lay_.units[u].full; ++i) leaf[i] = static_cast<float>(g[i]);
-      });
-    }
+    if (plan_.reduce_each_micro_batch && N() > 1)
+      reducer_->close(u, staging_[u].data());  // whatever buckets are left (all, without buckets)
+    else
+      keep_grad(u, staging_[u].data(), nullptr);
     staging_[u].reset();
   }
   /// Stage 2 buckets start as soon as backward has finished every parameter they cover
   /// (parameters finish from a unit's end towards its start, model/param_provider.h).
   void param_grad_done(int param) override {
-    if (!plan_.bucket_elements || !plan_.micro_sync || N() == 1) return;
+    if (!plan_.bucket_elements || !plan_.reduce_each_micro_batch || N() == 1) return;
     const auto& info = gpt_.manifest().params[static_cast<std::size_t>(param)];
     const auto u = static_cast<std::size_t>(info.unit);
     reducer_->open(u);
@@ -155,143 +147,68 @@ class ZeroLoop final : public model::ParamProvider<T> {
  private:
   std::size_t N() const { return lay_.world_size; }
   std::size_t rank() const { return lay_.rank; }
+  std::size_t units() const { return lay_.units.size(); }
+  std::size_t numel(std::size_t u) const { return lay_.units[u].numel; }
+  std::size_t shard(std::size_t u) const { return lay_.units[u].shard; }
+  /// This rank's shard of unit u starts here (unit coordinates): rank · shard_u.
+  std::size_t shard_begin(std::size_t u) const { return rank() * shard(u); }
 
   // ---- set-up -------------------------------------------------------------------------------
   void allocate() {
-    const ShardSpec& s = plan_.spec;
-    params_ = make_buffer<T>(arena_, plan_.params_layout.total, category::params);  // per unit: shard or whole
-    if constexpr (!kFp32) master_ = make_buffer<float>(arena_, lay_.total(s.optimizer), category::master);
-    const std::size_t state_floats =
-        lay_.total(s.optimizer) * static_cast<std::size_t>(plan_.shape.optimizer_k - 4) / 4;
-    optimizer_state_ = make_buffer<float>(arena_, state_floats, category::optimizer);
+    const std::size_t state_elements = lay_.total(plan_.spec.optimizer);            // S_o: shards, or every unit
+    params_ = make_buffer<T>(arena_, plan_.params_layout.total, category::params);  // per unit: S_p
+    if constexpr (!kFp32) master_ = make_buffer<float>(arena_, state_elements, category::master);
+    const std::size_t state_floats = state_elements * static_cast<std::size_t>(shape_.optimizer_k - 4) / 4;
+    optimizer_state_ = make_buffer<float>(arena_, state_floats, category::optimizer);  // S_o
     std::memset(optimizer_state_.data(), 0, state_floats * sizeof(float));
     const auto B = c_.micro_batch;
-    const auto prec = plan_.shape.precision;
-    activations_ = arena_.allocate(model::activation_bytes(plan_.shape.model, B, prec), category::activations);
-    scratch_ = arena_.allocate(model::scratch_bytes(plan_.shape.model, B, prec), category::scratch);
+    activations_ = arena_.allocate(model::activation_bytes(shape_.model, B, shape_.precision), category::activations);
+    scratch_ = arena_.allocate(model::scratch_bytes(shape_.model, B, shape_.precision), category::scratch);
     workspace_ = {activations_.data(), activations_.bytes(), scratch_.data(), scratch_.bytes()};
-    batch_ = make_buffer<int32_t>(arena_, static_cast<std::size_t>(B * (c_.context + 1)), category::batch);
+    batch_ = make_buffer<int32_t>(arena_, shape_.micro_batch * (shape_.context + 1), category::batch);
     norm_ = make_buffer<float>(arena_, plan_.norm_floats, category::norm_blocks);
-    staging_.resize(lay_.units.size());
-    reducer_ = std::make_unique<GradReducer<T>>(plan_, coll_, arena_, c_.overlap,
-        [this](std::size_t u, const T* r16, const float* r32) { take_reduced(u, r16, r32); }, tl());
-    if (s.params) gatherer_ = std::make_unique<UnitGatherer<T>>(plan_, coll_, arena_, params_.data(), tl());
-    evaluator_ = std::make_unique<HeldoutEvaluator<T>>(c_, data_, plan_, coll_, arena_, params_.data());
-    compute_start_.resize(lay_.units.size());
-    step_grad_.resize(lay_.units.size());
-    step_grad16_.resize(lay_.units.size());
-    for (std::size_t u = 0; u < lay_.units.size(); ++u)
-      accumulators_.push_back(std::make_unique<Acc>(plan_.accumulator_extent(u), [this, u](std::size_t n) {
+    staging_.resize(units());
+    step_sum32_.resize(units());
+    step_sum16_.resize(units());
+    for (std::size_t u = 0; u < units(); ++u)  // S_g: each buffer is the shard, else the whole unit
+      accumulators_.push_back(std::make_unique<Accumulator>(plan_.grad_extent(u), [this, u](std::size_t n) {
         // the first buffer of a step survives every merge (it holds the leftmost leaves): it is
         // the unit's gradient storage; the others are the canonical tree's extra partial sums
-        const bool first = accumulators_[u]->live_partials() == 0;
-        return make_buffer<float>(arena_, n, first ? category::grads : category::accum_partials);
+        const bool storage = accumulators_[u]->live_partials() == 0;
+        return make_buffer<float>(arena_, n, storage ? category::grads : category::accum_partials);
       }));
+    reducer_ = std::make_unique<GradReducer<T>>(
+        plan_, coll_, arena_, c_.overlap,
+        [this](std::size_t u, const T* r16, const float* r32) { keep_grad(u, r16, r32); }, tl());
+    if (plan_.spec.params) gatherer_ = std::make_unique<UnitGatherer<T>>(plan_, coll_, arena_, params_.data(), tl());
+    evaluator_ = std::make_unique<HeldoutEvaluator<T>>(c_, data_, plan_, coll_, arena_, params_.data());
+    compute_start_.resize(units());
   }
 
-  /// Initial values of unit u's elements [first, first + count) (unit coordinates, padding 0),
-  /// written by put(k, value) — one parameter slice at a time: no full FP32 copy is built.
-  template <typename Put>
-  void init_unit_range(std::size_t u, std::size_t first, std::size_t count, Put put) {
-    const auto& mu = gpt_.manifest().units[u];
-    float* window = norm_.data();
-    const std::size_t b = lay_.block;  // norm_ holds at least one block
-    for (std::size_t k = 0; k < count; ++k) put(k, 0.0f);
-    for (int p = mu.first_param; p < mu.first_param + mu.num_params; ++p) {
-      const auto& info = gpt_.manifest().params[static_cast<std::size_t>(p)];
-      const auto lo = std::max<std::size_t>(first, static_cast<std::size_t>(info.offset_in_unit));
-      const auto hi = std::min<std::size_t>(first + count, static_cast<std::size_t>(info.offset_in_unit + info.numel));
-      for (std::size_t at = lo; at < hi; at += b) {
-        const std::size_t n = std::min(b, hi - at);
-        model::init_param_slice(plan_.shape.model, static_cast<uint64_t>(c_.seed), p,
-                                static_cast<int64_t>(at) - info.offset_in_unit, static_cast<int64_t>(n), window);
-        for (std::size_t k = 0; k < n; ++k) put(at + k - first, window[k]);
-      }
-    }
-  }
-
+  /// What this rank keeps of each unit from the counter-based initialiser (train/init_units.h):
+  /// the compute copy's shard or whole unit (S_p), the master's shard or whole unit (S_o).
   void initialise() {
-    const ShardSpec& s = plan_.spec;
-    for (std::size_t u = 0; u < lay_.units.size(); ++u) {
-      const std::size_t own = rank() * lay_.units[u].shard;
-      const bool sp = plan_.params_sharded(u);
+    for (std::size_t u = 0; u < units(); ++u) {
+      const bool p_sharded = plan_.params_sharded(u), o_sharded = plan_.spec.optimizer;
       T* p = params_.data() + plan_.params_layout.offsets[u];
-      init_unit_range(u, sp ? own : 0, lay_.extent(u, sp), [&](std::size_t k, float v) { p[k] = T(v); });
+      init_unit_range(shape_.model, gpt_.manifest(), c_.seed, u, p_sharded ? shard_begin(u) : 0,
+                      lay_.extent(u, p_sharded), norm_.data(), lay_.block,
+                      [&](std::size_t k, float v) { p[k] = T(v); });
       if constexpr (!kFp32) {
-        float* m = master_.data() + lay_.offset(u, s.optimizer);
-        init_unit_range(u, s.optimizer ? own : 0, lay_.extent(u, s.optimizer), [&](std::size_t k, float v) { m[k] = v; });
+        float* m = master_.data() + lay_.offset(u, o_sharded);
+        init_unit_range(shape_.model, gpt_.manifest(), c_.seed, u, o_sharded ? shard_begin(u) : 0,
+                        lay_.extent(u, o_sharded), norm_.data(), lay_.block, [&](std::size_t k, float v) { m[k] = v; });
       }
     }
-  }
-
-  /// Held-out evaluation split over the ranks (zero/heldout_eval.h); its collectives are kept
-  /// out of the training's communication counters.
-  void evaluate(int64_t step, train::RunResult& result) {
-    const CommStats before = coll_.stats();
-    if (auto e = evaluator_->evaluate(step, gpt_, workspace_, batch_.data())) result.evals.push_back(*e);
-    eval_comm_ = eval_comm_ + (coll_.stats() - before);
-  }
-
-  // ---- gradient reductions (zero/grad_reducer.h) -------------------------------------------
-  /// Reduce the step's locally accumulated FP32 gradient of unit u (full extent) over ranks in
-  /// place (--grad-sync step): after it, this rank's reduced part starts at grad_offset(u). With
-  /// --reduce-dtype compute it travels and is summed as 16-bit values (a 16-bit wire).
-  void reduce_step_grad(std::size_t u) {
-    if (N() == 1) return;
-    float* g = step_grad_[u].data();
-    const std::size_t mine = plan_.grad_shard ? rank() * lay_.units[u].shard : 0;
-    if constexpr (!kFp32) {
-      if (plan_.reduce_compute) {
-        auto wire = make_buffer<T>(arena_, lay_.units[u].full, zero_category::reduce_wire);
-        for (std::size_t i = 0; i < wire.size(); ++i) wire[i] = T(g[i]);
-        reducer_->reduce_in_place(wire.data(), u);
-        for (std::size_t i = 0; i < plan_.reduced_extent(u); ++i) g[mine + i] = static_cast<float>(wire[mine + i]);
-        return;
-      }
-    }
-    reducer_->reduce_in_place(g, u);
-  }
-
-  /// First element of this rank's reduced gradient of unit u in step_grad_[u].
-  std::size_t grad_offset(std::size_t u) const {
-    return plan_.micro_sync || !plan_.grad_shard ? 0 : rank() * lay_.units[u].shard;
-  }
-  /// Element i of this rank's reduced gradient of unit u (reduced extent), as FP32: from the
-  /// FP32 accumulator, or from the 16-bit gradient storage (--reduce-dtype compute, A = 1).
-  float grad_value(std::size_t u, std::size_t i) const {
-    if (plan_.grads_in_compute_type) return static_cast<float>(step_grad16_[u][grad_offset(u) + i]);
-    return step_grad_[u][grad_offset(u) + i];
-  }
-
-  /// --reduce-dtype compute with one micro-batch per rank: the gradient is stored in 16 bits
-  /// (s_g = 2, the paper's accounting) and reduced in place on the 16-bit wire.
-  void store_grad16(std::size_t u, const T* g, std::size_t n) {
-    step_grad16_[u] = make_buffer<T>(arena_, n, category::grads);
-    std::memcpy(static_cast<void*>(step_grad16_[u].data()), g, n * sizeof(T));
-  }
-
-  /// Where a completed per-micro-batch reduction of unit u goes: the 16-bit gradient storage,
-  /// or the unit's FP32 accumulator (the canonical tree over micro-steps).
-  void take_reduced(std::size_t u, const T* reduced16, const float* reduced32) {
-    const std::size_t n = plan_.reduced_extent(u);
-    if (reduced32) return accumulators_[u]->push(reduced32);
-    if (plan_.grads_in_compute_type) return store_grad16(u, reduced16, n);
-    accumulators_[u]->push_with([&](float* leaf) {
-      for (std::size_t i = 0; i < n; ++i) leaf[i] = static_cast<float>(reduced16[i]);
-    });
   }
 
   // ---- one optimizer step -------------------------------------------------------------------
   StepRecord train_step(int64_t step) {
-    auto [rec, lr, tokens, grad_scale] = train::start_step(c_, step, scaler_.scale());  // as the reference
+    auto [rec, lr, tokens, grad_scale] = start_step(c_, step, scaler_.scale());  // train/step_start.h
     const std::size_t A = plan_.micro_batches_per_rank;
     std::vector<float> loss_sums(A);
-    const int64_t row = c_.context + 1;
     for (std::size_t j = 0; j < A; ++j) {
-      const int64_t m = global_micro_batch(rank(), j);
-      for (int64_t i = 0; i < c_.micro_batch; ++i)
-        data_.sample(static_cast<uint64_t>(c_.seed), static_cast<uint64_t>(step),
-                     static_cast<uint64_t>(m * c_.micro_batch + i), batch_.data() + i * row);
+      sample_micro_batch(step, global_micro_batch(rank(), j));
       const auto in = model::batch_inputs(batch_.data(), c_.micro_batch, c_.context);
       const auto tg = model::batch_targets(batch_.data(), c_.micro_batch, c_.context);
       phase_ = "forward ";
@@ -301,138 +218,184 @@ class ZeroLoop final : public model::ParamProvider<T> {
       reducer_->complete();
       if (gatherer_) gatherer_->restart();
     }
+    // the loss: canonical tree over every rank's micro-batch sums, divided once by the token count
     rec.loss = global_loss(loss_sums) / tokens;
-    for (std::size_t u = 0; u < lay_.units.size(); ++u) {
-      if (plan_.grads_in_compute_type) {
-        if (!plan_.micro_sync && N() > 1) {  // in place on the 16-bit storage: it is the wire
-          reducer_->reduce_in_place(step_grad16_[u].data(), u);
-        }
-        continue;
-      }
-      step_grad_[u] = accumulators_[u]->finish();
-      if (!plan_.micro_sync) reduce_step_grad(u);
-    }
+    for (std::size_t u = 0; u < units(); ++u) finish_unit_grads(u);
     const double t_update = timeline_.now_us();
     finish_step(step, lr, rec);
     timeline_.add("norm, update, parameter gather", "optimizer", t_update);
-    for (auto& g : step_grad_) g.reset();
-    for (auto& g : step_grad16_) g.reset();
+    for (auto& g : step_sum32_) g.reset();
+    for (auto& g : step_sum16_) g.reset();
     return rec;
   }
 
-  /// Global micro-batch index of (rank, micro-step) under the schedule (chapter 5).
-  int64_t global_micro_batch(std::size_t r, std::size_t j) const {
-    const auto A = plan_.micro_batches_per_rank;
-    return static_cast<int64_t>(plan_.micro_sync ? j * N() + r : r * A + j);
+  /// Global micro-batch m of the step into batch_: sequences [mB, (m+1)B) of the global batch.
+  void sample_micro_batch(int64_t step, std::size_t m) {
+    fill_batch(data_, static_cast<uint64_t>(c_.seed), static_cast<uint64_t>(step), m * shape_.micro_batch,
+               shape_.micro_batch, batch_.data());
+  }
+
+  /// Global micro-batch index of (rank, micro-step) under the schedule (chapter 5): strided when
+  /// every micro-batch is reduced (each reduction is then a level of the canonical tree),
+  /// contiguous when each rank sums its own first (its local sum is then a subtree).
+  std::size_t global_micro_batch(std::size_t r, std::size_t j) const {
+    return plan_.reduce_each_micro_batch ? j * N() + r : r * plan_.micro_batches_per_rank + j;
   }
 
   /// The canonical tree over all M micro-batch loss sums in global order.
-  float global_loss(const std::vector<float>& mine) {
-    if (N() == 1) return canonical_sum(mine);
-    const std::size_t A = mine.size();
+  float global_loss(const std::vector<float>& local_sums) {
+    if (N() == 1) return canonical_sum(local_sums);
+    const std::size_t A = local_sums.size();
     std::vector<float> all(A * N());
-    coll_.all_gather(std::span<const float>(mine), std::span<float>(all));
+    coll_.all_gather(std::span<const float>(local_sums), std::span<float>(all));
     std::vector<float> ordered(all.size());
     for (std::size_t r = 0; r < N(); ++r)
-      for (std::size_t j = 0; j < A; ++j) ordered[static_cast<std::size_t>(global_micro_batch(r, j))] = all[r * A + j];
+      for (std::size_t j = 0; j < A; ++j) ordered[global_micro_batch(r, j)] = all[r * A + j];
     return canonical_sum(ordered);
   }
 
-  /// Steps 4-6 of the protocol on the reduced gradient (step_grad_, reduced extent per unit).
-  void finish_step(int64_t step, double lr, StepRecord& rec) {
-    const std::size_t own = rank();
-    bool nonfinite = false;
-    for (std::size_t u = 0; u < lay_.units.size(); ++u)
-      for (std::size_t i = 0; i < plan_.reduced_extent(u); ++i) nonfinite |= !std::isfinite(grad_value(u, i));
-    if (plan_.grad_shard && N() > 1) {  // every rank must agree to skip (max of the flags)
-      float flag = nonfinite ? 1.0f : 0.0f;
-      coll_.all_reduce(std::span<float>(&flag, 1), ReduceOp::max);
-      nonfinite = flag != 0.0f;
+  // ---- where each unit's gradient goes: the step's sum, then this rank's reduced part -------
+  /// Add a gradient of unit u to the step's sum: the model's micro-batch output (g16: full unit,
+  /// compute type), or a reduction's result for this rank (g16 or g32, reduced extent). The sum
+  /// is 16-bit storage when s_g = 2 (one micro-batch: nothing to add), else the FP32 canonical
+  /// accumulator over micro-batches.
+  void keep_grad(std::size_t u, const T* g16, const float* g32) {
+    if (g32) return accumulators_[u]->push(g32);
+    const std::size_t n = plan_.reduce_each_micro_batch && N() > 1 ? plan_.reduced_extent(u) : lay_.units[u].full;
+    if (plan_.grad_storage_16bit) {
+      step_sum16_[u] = make_buffer<T>(arena_, n, category::grads);
+      std::memcpy(static_cast<void*>(step_sum16_[u].data()), g16, n * sizeof(T));
+      return;
     }
-    const bool apply = scaler_.update(nonfinite);
-    ZT_CHECK(apply || scaler_.dynamic(), "step ", step, ": non-finite gradient with --precision ",
-             c_.precision, " (no loss scaling to back off); lower --lr");
-    const float inv_scale = 1.0f / rec.loss_scale;
-    const float norm = std::sqrt(combine_norm_blocks(norm_block_sums_in_order(inv_scale)));
-    if (std::isfinite(norm)) rec.grad_norm = norm;
-    if (artifacts_ && step == 1 && !c_.dump_grads.empty()) artifacts_->step1_grad = gather_unscaled(inv_scale);
-    rec.skipped = !apply;
-    if (!apply) return;
-    const ClipDecision clip = clip_decision(norm, static_cast<float>(c_.clip_grad_norm));
-    rec.clipped = clip.clipped;
-    ++optimizer_step_;
-    const train::ElementOptimizer opt = train::element_optimizer(c_, lr, optimizer_step_, optimizer_state_.data(),
-                                                   lay_.total(plan_.spec.optimizer));
-    const ShardSpec& s = plan_.spec;
+    accumulators_[u]->push_with([&](float* leaf) {
+      for (std::size_t i = 0; i < n; ++i) leaf[i] = static_cast<float>(g16[i]);
+    });
+  }
+
+  /// The step's sum of unit u is complete; reduce it over ranks now if it was not reduced after
+  /// every micro-batch (stages 0-1): an all-reduce, or a reduce-scatter in place (S_o) after which
+  /// this rank's part sits at its shard's offset. With --reduce-dtype compute the FP32 sum travels
+  /// and is added as 16-bit values (a 16-bit wire).
+  void finish_unit_grads(std::size_t u) {
+    if (!plan_.grad_storage_16bit) step_sum32_[u] = accumulators_[u]->finish();
+    if (plan_.reduce_each_micro_batch || N() == 1) return;
+    if (plan_.grad_storage_16bit) return reducer_->reduce_in_place(step_sum16_[u].data(), u);  // it is the wire
+    float* g = step_sum32_[u].data();
+    if constexpr (!kFp32) {
+      if (plan_.reduce_in_compute_type) {
+        auto wire = make_buffer<T>(arena_, lay_.units[u].full, zero_category::reduce_wire);
+        for (std::size_t i = 0; i < wire.size(); ++i) wire[i] = T(g[i]);
+        reducer_->reduce_in_place(wire.data(), u);
+        const std::size_t at = reduced_offset(u);
+        for (std::size_t i = 0; i < plan_.reduced_extent(u); ++i) g[at + i] = static_cast<float>(wire[at + i]);
+        return;
+      }
+    }
+    reducer_->reduce_in_place(g, u);
+  }
+
+  /// Where this rank's reduced part of unit u starts in the step's sum: at its shard's offset
+  /// after an in-place reduce-scatter of the whole sum, else at 0 (the sum is the shard, or the
+  /// reduction was an all-reduce).
+  std::size_t reduced_offset(std::size_t u) const {
+    return plan_.reduce_scatters_grad && !plan_.spec.grads ? shard_begin(u) : 0;
+  }
+
+  /// Protocol steps 4-6 on this rank's reduced gradient.
+  void finish_step(int64_t step, double lr, StepRecord& rec) {
+    bool nonfinite = false;
+    for (std::size_t u = 0; u < units(); ++u) nonfinite |= any_nonfinite(summed_grad(u), reduced_real(u));
+    nonfinite = agree_nonfinite(nonfinite);
+    const float inv_scale = 1.0f / rec.loss_scale;  // S is a power of two: exact
+    std::vector<float> norm_sums;                   // of fixed blocks that start at each unit's first element
+    for (std::size_t u = 0; u < units(); ++u)
+      append_norm_block_sums(summed_grad(u), reduced_real(u), lay_.block, inv_scale, norm_window(), norm_sums);
+    norm_sums = gather_norm_block_sums(norm_sums);
+    const StepDecision decision = decide_step(c_, scaler_, nonfinite, norm_sums, rec);  // train/step_decision.h
+    if (artifacts_ && step == 1 && !c_.dump_grads.empty()) artifacts_->step1_grad = unscaled_grads(inv_scale);
+    if (!decision.apply) return;
+    const ElementOptimizer opt =
+        element_optimizer(c_, lr, ++optimizer_step_, optimizer_state_.data(), lay_.total(plan_.spec.optimizer));
     std::vector<Work> gathers;
-    for (std::size_t u = 0; u < lay_.units.size(); ++u) {
-      const std::size_t shard = lay_.units[u].shard;
-      const std::size_t first = s.optimizer ? own * shard : 0;  // unit coordinates of the owned range
-      const std::size_t count = s.optimizer ? lay_.shard_real(u, own) : lay_.units[u].numel;
-      const std::size_t g_at = plan_.grad_shard ? 0 : first;
-      const std::size_t state_at = lay_.offset(u, s.optimizer);
-      const bool sp = plan_.params_sharded(u);  // per unit: a stage-3 persistent unit is whole
-      T* p = params_.data() + plan_.params_layout.offsets[u] + (sp ? 0 : first);
-      for (std::size_t k = 0; k < count; ++k) {
-        float gi = unscale_element(grad_value(u, g_at + k), inv_scale);
-        if (clip.clipped) gi = clip_element(gi, clip.coefficient);
-        if constexpr (kFp32) {
-          opt.update(p[k], gi, state_at + k);
-        } else {
-          float& m = master_[state_at + k];
-          opt.update(m, gi, state_at + k);
-          p[k] = T(m);
-        }
-      }
-      // S_o without S_p (stages 1-2, stage-3 persistent units): every rank needs every updated
-      // 16-bit parameter back; the unit's all-gather (in place) runs while the next unit is updated
-      if (s.optimizer && !sp && N() > 1) {
-        T* unit = params_.data() + plan_.params_layout.offsets[u];
-        gathers.push_back(coll_.all_gather_async(unit + own * shard, unit, shard, dtype_of_v<T>));
-      }
+    for (std::size_t u = 0; u < units(); ++u) {
+      apply_update(owned(u), inv_scale, decision.clip, opt);
+      share_updated(u, gathers);
     }
     for (auto& w : gathers) w.wait();
   }
 
-  /// Block sums of the unscaled gradient (optim/grad_norm.h), in canonical order. A rank holding
-  /// shards computes its own blocks and all-gathers the sums; a rank holding everything computes all.
-  std::vector<float> norm_block_sums_in_order(float inv_scale) {
-    const std::size_t b = lay_.block;
-    float* window = norm_.data();
-    std::vector<float> mine;
-    std::vector<std::vector<std::size_t>> per_rank_unit(N(), std::vector<std::size_t>(lay_.units.size()));
-    for (std::size_t u = 0; u < lay_.units.size(); ++u) {
-      const std::size_t real = plan_.grad_shard ? lay_.shard_real(u, rank()) : lay_.units[u].numel;
-      for (std::size_t first = 0; first < real; first += b) {
-        const std::size_t n = std::min(b, real - first);
-        for (std::size_t k = 0; k < n; ++k) window[k] = unscale_element(grad_value(u, first + k), inv_scale);
-        mine.push_back(block_sum_of_squares(window, n));
-      }
-      for (std::size_t q = 0; q < N(); ++q) per_rank_unit[q][u] = norm_block_count(lay_.shard_real(u, q), b);
-    }
-    if (!plan_.grad_shard || N() == 1) return mine;
+  // ---- where each unit's state lives --------------------------------------------------------
+  /// This rank's reduced gradient of unit u (still scaled): its shard, or the whole unit.
+  GradSpan<T> summed_grad(std::size_t u) const {
+    const std::size_t at = reduced_offset(u);
+    return plan_.grad_storage_16bit ? GradSpan<T>{nullptr, step_sum16_[u].data() + at}
+                                    : GradSpan<T>{step_sum32_[u].data() + at, nullptr};
+  }
+  /// Real (non-padding) elements of summed_grad(u).
+  std::size_t reduced_real(std::size_t u) const {
+    return plan_.reduce_scatters_grad ? lay_.shard_real(u, rank()) : numel(u);
+  }
+  /// The elements of unit u this rank's optimizer updates: its shard (S_o), or the whole unit.
+  OwnedSlice<T> owned(std::size_t u) {
+    const bool o_sharded = plan_.spec.optimizer;
+    const std::size_t begin = o_sharded ? shard_begin(u) : 0;  // unit coordinates of the owned elements
+    const std::size_t at = lay_.offset(u, o_sharded);          // in the S_o-extent master and state
+    T* p = params_.data() + plan_.params_layout.offsets[u] + (plan_.params_sharded(u) ? 0 : begin);
+    const GradSpan<T> g = summed_grad(u).after(plan_.reduce_scatters_grad ? 0 : begin);
+    return {p, master_.size() ? master_.data() + at : nullptr, at, g,
+            o_sharded ? lay_.shard_real(u, rank()) : numel(u)};
+  }
+  float* norm_window() { return norm_.data(); }
+
+  // ---- what ranks exchange besides gradients and parameters ---------------------------------
+  /// With S_o every rank holds another part of the gradient: all must skip together (max of the
+  /// flags; reduced as 0/1 values, so no NaN ever meets the max).
+  bool agree_nonfinite(bool local) {
+    if (!plan_.reduce_scatters_grad || N() == 1) return local;
+    float flag = local ? 1.0f : 0.0f;
+    coll_.all_reduce(std::span<float>(&flag, 1), ReduceOp::max);
+    return flag != 0.0f;
+  }
+
+  /// The norm's block sums in canonical order (optim/grad_norm.h): a rank holding shards has the
+  /// sums of its own blocks and all-gathers everyone's; a rank holding whole units has them all.
+  std::vector<float> gather_norm_block_sums(const std::vector<float>& local_sums) {
+    if (!plan_.reduce_scatters_grad || N() == 1) return local_sums;
+    std::vector<std::vector<std::size_t>> blocks(N(), std::vector<std::size_t>(units()));
     std::vector<std::size_t> counts(N(), 0);
     for (std::size_t q = 0; q < N(); ++q)
-      for (std::size_t n : per_rank_unit[q]) counts[q] += n;
+      for (std::size_t u = 0; u < units(); ++u)
+        counts[q] += blocks[q][u] = norm_block_count(lay_.shard_real(u, q), lay_.block);
     std::size_t total = 0;
     for (std::size_t n : counts) total += n;
     std::vector<float> gathered(total);
-    coll_.all_gather_v(std::span<const float>(mine), std::span<float>(gathered), counts);
-    return canonical_block_order(gathered, per_rank_unit);
+    coll_.all_gather_v(std::span<const float>(local_sums), std::span<float>(gathered), counts);
+    return canonical_block_order(gathered, blocks);
   }
 
-  /// Gather a per-unit FP32 state held with the given extent into canonical dense order.
-  template <typename Sharded, typename Get>
-  std::vector<float> gather_dense(Sharded sharded, Get get) {
+  /// S_o without S_p (stages 1-2, stage-3 persistent units): every rank needs every updated
+  /// parameter, so unit u's updated shard is all-gathered in place, while the next unit updates.
+  void share_updated(std::size_t u, std::vector<Work>& gathers) {
+    if (!plan_.spec.optimizer || plan_.params_sharded(u) || N() == 1) return;
+    T* unit = params_.data() + plan_.params_layout.offsets[u];
+    gathers.push_back(coll_.all_gather_async(unit + shard_begin(u), unit, shard(u), dtype_of_v<T>));
+  }
+
+  /// Gather a per-unit FP32 state into canonical dense order (padding stripped), from ranks that
+  /// hold it as shards or from this rank's whole copy.
+  template <typename Get>
+  std::vector<float> gather_dense(bool sharded_state, const std::vector<bool>& per_unit, Get get) {
     std::vector<float> out(lay_.psi);
-    for (std::size_t u = 0; u < lay_.units.size(); ++u) {
+    for (std::size_t u = 0; u < units(); ++u) {
       const auto& ul = lay_.units[u];
-      std::vector<float> full(ul.full);
-      std::vector<float> mine(ul.shard);
-      if (sharded(u)) {
-        for (std::size_t k = 0; k < ul.shard; ++k) mine[k] = get(u, k);
-        if (N() > 1) coll_.all_gather(std::span<const float>(mine), std::span<float>(full));
-        else full = mine;
+      const bool sharded = per_unit.empty() ? sharded_state : per_unit[u];
+      std::vector<float> full(ul.full), part(ul.shard);
+      if (sharded) {
+        for (std::size_t k = 0; k < ul.shard; ++k) part[k] = get(u, k);
+        if (N() > 1)
+          coll_.all_gather(std::span<const float>(part), std::span<float>(full));
+        else
+          full = part;
       } else {
         for (std::size_t k = 0; k < ul.full; ++k) full[k] = get(u, k);
       }
@@ -440,49 +403,60 @@ class ZeroLoop final : public model::ParamProvider<T> {
     }
     return out;
   }
-
-  std::vector<float> gather_master() {
-    const ShardSpec& s = plan_.spec;
+  std::vector<float> unscaled_grads(float inv_scale) {
+    return gather_dense(plan_.reduce_scatters_grad, {},
+                        [&](std::size_t u, std::size_t k) { return unscale_element(summed_grad(u)[k], inv_scale); });
+  }
+  std::vector<float> master_values() {
     if constexpr (kFp32)
-      return gather_dense([&](std::size_t u) { return plan_.params_sharded(u); },
+      return gather_dense(false, plan_.params_layout.sharded,
                           [&](std::size_t u, std::size_t k) { return params_[plan_.params_layout.offsets[u] + k]; });
     else
-      return gather_dense([&](std::size_t) { return s.optimizer; },
-                          [&](std::size_t u, std::size_t k) { return master_[lay_.offset(u, s.optimizer) + k]; });
+      return gather_dense(plan_.spec.optimizer, {}, [&](std::size_t u, std::size_t k) {
+        return master_[lay_.offset(u, plan_.spec.optimizer) + k];
+      });
   }
 
-  std::vector<float> gather_unscaled(float inv_scale) {
-    return gather_dense([&](std::size_t) { return plan_.grad_shard; }, [&](std::size_t u, std::size_t k) {
-      return unscale_element(grad_value(u, k), inv_scale);
-    });
+  // ---- held-out evaluation: the reference's rounds split over ranks (zero/heldout_eval.h) ---
+  std::optional<EvalRecord> evaluate(int64_t step) {
+    const CommStats before = coll_.stats();
+    auto e = evaluator_->evaluate(step, gpt_, workspace_, batch_.data());
+    eval_comm_ = eval_comm_ + (coll_.stats() - before);  // kept out of the training's counters
+    return e;
+  }
+
+  // ---- memory -------------------------------------------------------------------------------
+  RankMemory memory_report() const {
+    return rank_memory(arena_, static_cast<int>(rank()), predict_zero_memory(plan_), predicted_model_states(plan_));
   }
 
   const TrainConfig& c_;
   const Dataset& data_;
   Collective& coll_;
-  train::RunArtifacts* artifacts_;
+  RunArtifacts* artifacts_;
   ZeroPlan plan_;
   const Layout& lay_;
+  const SingleRankShape& shape_;
   model::Gpt<T> gpt_;
   Arena arena_;
-  TypedBuffer<T> params_;             // compute copy (fp32: the master), extent S_p per unit
-  TypedBuffer<float> master_;         // FP32 master, extent S_o
-  TypedBuffer<float> optimizer_state_;  // m then v (or momentum), extent S_o
+  TypedBuffer<T> params_;                                   // compute copy θ16 (fp32: the master), extent S_p per unit
+  TypedBuffer<float> master_;                               // FP32 master θ32, extent S_o
+  TypedBuffer<float> optimizer_state_;                      // m then v (or momentum), extent S_o
+  std::vector<TypedBuffer<T>> staging_;                     // per unit: the model's gradient output g16
+  std::vector<std::unique_ptr<Accumulator>> accumulators_;  // per unit: FP32 sum over micro-batches, extent S_g
+  std::vector<TypedBuffer<float>> step_sum32_;              // per unit: the step's FP32 sum (the accumulator's tree)
+  std::vector<TypedBuffer<T>> step_sum16_;                  // per unit: the step's 16-bit gradient (s_g = 2)
   ArenaAllocation activations_, scratch_;
   model::Workspace workspace_;
   TypedBuffer<int32_t> batch_;
   TypedBuffer<float> norm_;
-  std::vector<TypedBuffer<T>> staging_;       // per unit: the model's gradient output
-  std::vector<TypedBuffer<float>> step_grad_;  // per unit: the step's reduced FP32 gradient
-  std::vector<TypedBuffer<T>> step_grad16_;    // per unit: the same in 16 bits (grads_in_compute_type)
-  std::vector<std::unique_ptr<Acc>> accumulators_;
-  std::unique_ptr<GradReducer<T>> reducer_;   // gradient reduce-scatters / all-reduces
-  std::unique_ptr<UnitGatherer<T>> gatherer_;  // stage 3: parameter all-gathers
+  std::unique_ptr<GradReducer<T>> reducer_;         // gradient reduce-scatters / all-reduces
+  std::unique_ptr<UnitGatherer<T>> gatherer_;       // stage 3: parameter all-gathers
   std::unique_ptr<HeldoutEvaluator<T>> evaluator_;  // held-out rounds split over ranks
-  CommStats eval_comm_;                        // collectives of the evaluations
-  Timeline timeline_{!c_.trace.empty()};        // --trace: compute and blocked spans
-  std::vector<double> compute_start_;          // per unit: when its compute began
-  std::string phase_;                          // "forward " or "backward "
+  CommStats eval_comm_;                             // collectives of the evaluations
+  Timeline timeline_{!c_.trace.empty()};            // --trace: compute and blocked spans
+  std::vector<double> compute_start_;               // per unit: when its compute began
+  std::string phase_;                               // "forward " or "backward "
   Timeline* tl() { return timeline_.enabled() ? &timeline_ : nullptr; }
   LossScaler scaler_ = LossScaler::none();
   int64_t optimizer_step_ = 0;
@@ -490,7 +464,7 @@ class ZeroLoop final : public model::ParamProvider<T> {
 
 }  // namespace
 
-ZeroRunResult train_zero(const TrainConfig& config, const Dataset& data, Collective& collective,
+ZeroRunResult train_zero(const train::TrainConfig& config, const Dataset& data, Collective& collective,
                          const train::StepCallback& on_step, train::RunArtifacts* artifacts) {
   train::validate(config);
   ZT_CHECK(config.world_size == collective.size(), "--world-size ", config.world_size,

@@ -24,10 +24,10 @@ namespace zt::zero {
 
 /// What one rank reports besides the usual run records.
 struct ZeroRunResult {
-  train::RunResult run;     ///< steps and evals (identical on every rank), this rank's memory, speed
-  CommStats comm_total;     ///< this rank's collective counters over all training steps (not evaluations)
-  CommStats comm_per_step;  ///< the counters of the last step alone
-  CommStats comm_predicted_per_step;  ///< closed form of one applied step (zero/zero_comm.h)
+  train::RunResult run;                 ///< steps and evals (identical on every rank), this rank's memory, speed
+  CommStats comm_total;                 ///< this rank's collective counters over all training steps (not evaluations)
+  CommStats comm_per_step;              ///< the counters of the last step alone
+  CommStats comm_predicted_per_step;    ///< closed form of one applied step (zero/zero_comm.h)
   std::vector<TimelineEvent> timeline;  ///< compute and blocked spans (with config.trace set)
 };
 
@@ -40,9 +40,7 @@ struct ZeroRunResult {
 /// @param artifacts filled for the dump flags set in config; final_params and step1_grad are
 /// gathered in canonical order with padding stripped, on every rank (may be null).
 /// @return the records.
-ZeroRunResult train_zero(const train::TrainConfig& config, const Dataset& data,
-                         Collective& collective, const train::StepCallback& on_step,
-                         train::RunArtifacts* artifacts);
-
+ZeroRunResult train_zero(const train::TrainConfig& config, const Dataset& data, Collective& collective,
+                         const train::StepCallback& on_step, train::RunArtifacts* artifacts);
 
 }  // namespace zt::zero

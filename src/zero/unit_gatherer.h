@@ -34,9 +34,12 @@ class UnitGatherer {
   /// gathered units live. @param params this rank's parameter storage (plan.params_layout: the
   /// shard of a sharded unit, the whole of a persistent one).
   /// @param timeline where blocked time is recorded (may be null).
-  UnitGatherer(const ZeroPlan& plan, Collective& coll, Arena& arena, const T* params,
-               Timeline* timeline = nullptr)
-      : plan_(plan), coll_(coll), arena_(arena), params_(params), timeline_(timeline),
+  UnitGatherer(const ZeroPlan& plan, Collective& coll, Arena& arena, const T* params, Timeline* timeline = nullptr)
+      : plan_(plan),
+        coll_(coll),
+        arena_(arena),
+        params_(params),
+        timeline_(timeline),
         in_use_(plan.layout.units.size()) {
     // gathers_before_[i]: sharded uses among positions [0, i) of the acquire order
     for (std::size_t i = 0; i < plan.acquire_order.size(); ++i) {
@@ -64,11 +67,12 @@ class UnitGatherer {
   const T* acquire(std::size_t u) {
     const auto& order = plan_.acquire_order;
     const std::size_t at = position_++;
-    ZT_CHECK(at < order.size() && order[at] == u, "stage 3: unexpected acquire order at position ", at,
-             " (unit ", u, ")");
+    ZT_CHECK(at < order.size() && order[at] == u, "stage 3: unexpected acquire order at position ", at, " (unit ", u,
+             ")");
     // in flight after this call: the gather of this use (if sharded) and the next --prefetch ones
     const bool sharded = plan_.params_sharded(u);
-    const std::size_t last = std::min(gather_positions_.size(), gathers_before_[at] + (sharded ? 1 : 0) + plan_.prefetch);
+    const std::size_t last =
+        std::min(gather_positions_.size(), gathers_before_[at] + (sharded ? 1 : 0) + plan_.prefetch);
     while (next_issue_ < last) issue(gather_positions_[next_issue_++]);
     if (!sharded) return params_ + plan_.params_layout.offsets[u];
     Gathering g = std::move(in_flight_.front());
@@ -113,8 +117,8 @@ class UnitGatherer {
   std::deque<Gathering> in_flight_;
   std::vector<std::size_t> gather_positions_;  // positions of the acquire order that gather
   std::vector<std::size_t> gathers_before_;    // per position: gathers at earlier positions
-  std::size_t position_ = 0;    // next position of the acquire order
-  std::size_t next_issue_ = 0;  // next gather (index into gather_positions_) to issue
+  std::size_t position_ = 0;                   // next position of the acquire order
+  std::size_t next_issue_ = 0;                 // next gather (index into gather_positions_) to issue
 };
 
 }  // namespace zt::zero

@@ -50,15 +50,15 @@ CommStats predict_comm_per_step(const ZeroPlan& p) {
   if (N == 1) return m.s;
   const std::size_t A = p.micro_batches_per_rank;
   const std::size_t wt = p.shape.precision == model::Precision::fp32 ? 4 : 2;
-  const std::size_t wg = p.reduce_compute ? 2 : 4;
+  const std::size_t wg = p.reduce_in_compute_type ? 2 : 4;
   // stage 3: one gather per acquire of a sharded-parameter unit, every micro-batch
   for (std::size_t j = 0; j < A; ++j)
     for (std::size_t u : p.acquire_order)
       if (p.params_sharded(u)) m.ag_call(std::vector<std::size_t>(N, l.units[u].shard), wt);
-  const std::size_t syncs = p.micro_sync ? A : 1;
+  const std::size_t syncs = p.reduce_each_micro_batch ? A : 1;
   for (std::size_t k = 0; k < syncs; ++k)
     for (const auto& u : l.units) {
-      if (!p.grad_shard) {
+      if (!p.reduce_scatters_grad) {
         m.ar_call(u.full, wg);
         continue;
       }
@@ -74,7 +74,7 @@ CommStats predict_comm_per_step(const ZeroPlan& p) {
       }
     }
   m.ag_call(std::vector<std::size_t>(N, A), 4);  // per-micro-batch loss sums
-  if (p.grad_shard) {
+  if (p.reduce_scatters_grad) {
     m.ar_call(1, 4);  // overflow flag (max)
     std::vector<std::size_t> blocks(N, 0);
     for (std::size_t q = 0; q < N; ++q)

@@ -7,9 +7,9 @@
 // twice that as an all-reduce, and a stage-1/2 step adds (N−1)/N · full_u 16-bit elements of
 // parameter all-gather; stage 3 all-gathers every unit once per use (forward and backward, the
 // tied wte twice more) per micro-batch — except a persistent unit (--persist-below-mb), which
-// instead gets one post-update all-gather per step like stage 2. This is the paper's 2ψ (stages 0-2) and 3ψ (stage 3) with
-// the factor (N−1)/N kept, padding counted, and the small scalar collectives (loss sums, overflow
-// flag, norm block sums) listed too. It computes; it does not communicate.
+// instead gets one post-update all-gather per step like stage 2. This is the paper's 2ψ (stages 0-2) and 3ψ (stage 3)
+// with the factor (N−1)/N kept, padding counted, and the small scalar collectives (loss sums, overflow flag, norm block
+// sums) listed too. It computes; it does not communicate.
 #pragma once
 
 #include "collective/stats.h"

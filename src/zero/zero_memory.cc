@@ -25,11 +25,11 @@ std::size_t partials_peak(const ZeroPlan& p) {
   for (std::size_t j = 1; j <= p.micro_batches_per_rank; ++j) {
     const std::size_t before = popcount(j - 1), after = popcount(j);
     for (std::size_t x = U; x-- > 0;) {  // x is being pushed; units above it already were
-      std::size_t bytes = before * p.accumulator_extent(x) * 4;
+      std::size_t bytes = before * p.grad_extent(x) * 4;
       for (std::size_t v = 0; v < U; ++v) {
         if (v == x) continue;
         const std::size_t live = v > x ? after : before;
-        bytes += (live > 0 ? live - 1 : 0) * p.accumulator_extent(v) * 4;
+        bytes += (live > 0 ? live - 1 : 0) * p.grad_extent(v) * 4;
       }
       peak = std::max(peak, bytes);
     }
@@ -41,13 +41,9 @@ std::size_t partials_peak(const ZeroPlan& p) {
 
 ModelStateBytes predicted_model_states(const ZeroPlan& p) {
   const bool fp32 = p.shape.precision == model::Precision::fp32;
-  const StateWidths widths = state_widths(fp32, p.grads_in_compute_type ? 2 : 4, p.shape.optimizer_k);
-  ShardingDescription d = p.sharding();  // the stage's spec, and stage 3's persistent units
-  // the gradient storage is the accumulator: a shard only when reduced after every micro-batch
-  d.spec.grads = p.micro_sync && p.grad_shard && p.layout.world_size > 1;
-  for (auto& u : d.units)
-    if (u.spec) u.spec->grads = d.spec.grads;
-  return model_states_bytes(d, widths, p.layout.rank);
+  const StateWidths widths = state_widths(fp32, p.grad_storage_16bit ? 2 : 4, p.shape.optimizer_k);
+  // the run's (S_p, S_g, S_o), with stage 3's persistent units: exactly what the engine allocates
+  return model_states_bytes(p.sharding(), widths, p.layout.rank);
 }
 
 std::map<std::string, std::size_t> predict_zero_memory(const ZeroPlan& p) {
@@ -68,9 +64,9 @@ std::map<std::string, std::size_t> predict_zero_memory(const ZeroPlan& p) {
   // gradient storage: one FP32 accumulator buffer per unit; the canonical tree's extra partials
   std::size_t grads = 0, largest_full = 0, largest_leaf = 0;
   for (std::size_t u = 0; u < l.units.size(); ++u) {
-    grads += p.accumulator_extent(u) * (p.grads_in_compute_type ? 2 : 4);
+    grads += p.grad_extent(u) * (p.grad_storage_16bit ? 2 : 4);
     if (u > 0) largest_full = std::max(largest_full, l.units[u].full);
-    largest_leaf = std::max(largest_leaf, l.units[u].full + (p.grad_shard ? l.units[u].shard : 0));
+    largest_leaf = std::max(largest_leaf, l.units[u].full + (p.reduce_scatters_grad ? l.units[u].shard : 0));
   }
   m[train::category::grads] = grads;
   if (p.micro_batches_per_rank > 1) m[train::category::accum_partials] = partials_peak(p);
@@ -80,9 +76,9 @@ std::map<std::string, std::size_t> predict_zero_memory(const ZeroPlan& p) {
   for (const auto& u : l.units) largest_unit = std::max(largest_unit, u.full);
   const bool reduces = l.world_size > 1;
   // one reduction in flight at a time: the next grad_done completes it before starting its own
-  if (reduces && p.micro_sync && !p.reduce_compute) m[zero_category::grad_leaf] = largest_leaf * 4;
+  if (reduces && p.reduce_each_micro_batch && !p.reduce_in_compute_type) m[zero_category::grad_leaf] = largest_leaf * 4;
   // the 16-bit wire: a copy of each unit, except when the 16-bit gradient storage is reduced in place
-  if (reduces && p.reduce_compute && (p.micro_sync || !p.grads_in_compute_type))
+  if (reduces && p.reduce_in_compute_type && (p.reduce_each_micro_batch || !p.grad_storage_16bit))
     m[zero_category::reduce_wire] = largest_unit * 2;
   // stage 3: the unit in use and up to --prefetch gathered ahead of it, along the acquire order
   // without the persistent units (they are never gathered; prefetch looks past them)
@@ -98,22 +94,6 @@ std::map<std::string, std::size_t> predict_zero_memory(const ZeroPlan& p) {
     }
     m[zero_category::gathered_params] = peak;
   }
-  return m;
-}
-
-train::RankMemory memory_report(const Arena& arena, const ZeroPlan& plan) {
-  train::RankMemory m;
-  m.rank = static_cast<int>(plan.layout.rank);
-  for (const auto& [name, usage] : arena.ledger().categories()) m.by_category[name] = usage.peak_bytes;
-  m.by_category_predicted = predict_zero_memory(plan);
-  for (const char* const* name = train::model_state_categories(); *name; ++name)
-    if (auto it = m.by_category.find(*name); it != m.by_category.end()) m.model_states_bytes += it->second;
-  const ModelStateBytes predicted = predicted_model_states(plan);
-  m.model_states_bytes_predicted = predicted.total;
-  m.padding_bytes = predicted.padding;
-  m.peak_bytes = arena.ledger().total().peak_bytes;
-  for (const auto& [name, bytes] : m.by_category_predicted) m.peak_bytes_predicted += bytes;
-  m.arena_capacity = arena.capacity();
   return m;
 }
 

@@ -27,8 +27,4 @@ std::map<std::string, std::size_t> predict_zero_memory(const ZeroPlan& plan);
 /// @param plan the rank's plan. @return the breakdown and its padding.
 ModelStateBytes predicted_model_states(const ZeroPlan& plan);
 
-/// A rank's memory report: the arena's measured peaks next to the plan's predictions.
-/// @param arena the rank's arena after the run. @param plan its plan. @return the report.
-train::RankMemory memory_report(const Arena& arena, const ZeroPlan& plan);
-
 }  // namespace zt::zero

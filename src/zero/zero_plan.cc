@@ -24,7 +24,7 @@ ZeroPlan make_zero_plan(const train::TrainConfig& c, int64_t dataset_vocab, int 
   p.layout = make_layout(model::make_manifest(p.shape.model), N, static_cast<std::size_t>(rank),
                          static_cast<std::size_t>(c.norm_block));
   p.stage = static_cast<int>(c.stage);
-  p.spec = shard_spec_for_stage(p.stage, N);
+  p.spec = shard_spec_for_stage(p.stage, N);  // the paper's (S_p, S_g, S_o) of the stage
   const std::size_t param_width = model::bytes_of(p.shape.precision);
   std::vector<bool> params_sharded;
   for (const auto& u : p.layout.units) {
@@ -34,15 +34,24 @@ ZeroPlan make_zero_plan(const train::TrainConfig& c, int64_t dataset_vocab, int 
     params_sharded.push_back(s.params);
   }
   p.params_layout = state_layout(p.layout, params_sharded);
-  p.micro_sync = c.resolved_grad_sync() == "micro-batch";
-  // stage 1 reduce-scatters by default (the paper's P_os); the all-reduce variant keeps a full
-  // reduced gradient on every rank, as plain data parallelism does
-  p.grad_shard = p.stage >= 2 || (p.stage == 1 && c.stage1_reduce == "reduce-scatter");
-  p.reduce_compute = c.precision != "fp32" && c.reduce_dtype == "compute";
+  // The schedule: S_g asks for a reduction after every micro-batch (resolved_grad_sync's default).
+  p.reduce_each_micro_batch = c.resolved_grad_sync() == "micro-batch";
+  // S_o: a rank updates only its shard, so the reduction need deliver only that (stage 1's
+  // all-reduce variant keeps the whole reduced gradient, as plain data parallelism does).
+  p.reduce_scatters_grad = p.spec.optimizer && !(p.stage == 1 && c.stage1_reduce == "all-reduce");
+  // S_g as the run keeps it: a shard of the gradient survives the step only when each micro-batch
+  // is reduce-scattered before the next is added. This differs from the stage's S_g in two cases:
+  // stage 1 with --grad-sync micro-batch keeps only shards (S_g = 1 though the stage says 0), and
+  // stages 2-3 with --grad-sync step accumulate the whole gradient before one reduce-scatter
+  // (S_g = 0: stage 1's gradient memory). Stage 1's default reduce-scatter is not S_g: the step's
+  // whole gradient is stored (S_g = 0) and only the reduction's result is a shard.
+  p.spec.grads = p.reduce_scatters_grad && p.reduce_each_micro_batch;
+  for (auto& s : p.unit_specs) s.grads = p.spec.grads;
+  p.reduce_in_compute_type = c.precision != "fp32" && c.reduce_dtype == "compute";
   p.micro_batches_per_rank = static_cast<std::size_t>(c.micro_batches_per_rank());
-  p.grads_in_compute_type = p.reduce_compute && p.micro_batches_per_rank == 1;
+  p.grad_storage_16bit = p.reduce_in_compute_type && p.micro_batches_per_rank == 1;
   if (p.stage == 2) {
-    const std::size_t width = p.reduce_compute ? 2 : 4;
+    const std::size_t width = p.reduce_in_compute_type ? 2 : 4;
     p.bucket_elements = std::max<std::size_t>(1, static_cast<std::size_t>(c.bucket_mb * 1048576.0) / width);
   }
   p.norm_floats = static_cast<std::size_t>(c.norm_block);

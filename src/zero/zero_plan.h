@@ -18,30 +18,43 @@ namespace zt::zero {
 /// Ledger categories the ZeRO engine adds to the single-rank ones (train/memory_plan.h).
 namespace zero_category {
 inline constexpr const char* gathered_params = "gathered_params";  ///< stage 3: units gathered for use
-inline constexpr const char* grad_leaf = "grad_leaf";      ///< FP32 micro-batch gradient before its reduction
-inline constexpr const char* reduce_wire = "reduce_wire";  ///< 16-bit copy reduced with --reduce-dtype compute
+inline constexpr const char* grad_leaf = "grad_leaf";              ///< FP32 micro-batch gradient before its reduction
+inline constexpr const char* reduce_wire = "reduce_wire";          ///< 16-bit copy reduced with --reduce-dtype compute
 }  // namespace zero_category
 
 /// The derived plan of one rank.
+///
+/// The stage is the paper's (S_p, S_g, S_o) in `spec` — what a rank keeps of each model state
+/// across a step — and everything else the step engine reads is derived from it and the schedule
+/// in make_zero_plan, in one place:
+///   reduce_each_micro_batch  the schedule: --grad-sync micro-batch (default: the stage's S_g —
+///                            a gradient can only be kept as a shard if every micro-batch's is
+///                            reduced before the next one is added to it)
+///   reduce_scatters_grad     the reduction delivers only this rank's shard: S_o (a rank updates
+///                            only its shard, so that is all it needs of the summed gradient)
+///   spec.grads (S_g)         what the run actually keeps: reduce_scatters_grad and
+///                            reduce_each_micro_batch (see make_zero_plan for when this differs
+///                            from the stage's own S_g)
 struct ZeroPlan {
   train::SingleRankShape shape;  ///< model, precision, ψ, K, b (micro_batches = the global M)
   Layout layout;                 ///< padded units, this rank's offsets
-  ShardSpec spec;                ///< S_p, S_g, S_o of the stage, N
+  int stage = 0;                 ///< 0..3
+  ShardSpec spec;                ///< S_p, S_g, S_o this run keeps, and N
   /// Per unit: what is sharded of it. `spec` for every unit, except in stage 3 with
   /// --persist-below-mb, where a unit whose compute-dtype parameters are smaller than the
   /// threshold keeps them whole (S_p = 0: a ZeRO-2 unit in a ZeRO-3 run, never gathered per use).
   std::vector<ShardSpec> unit_specs;
-  StateLayout params_layout;     ///< the parameter storage: shard_u or full_u per unit
-  int stage = 0;                 ///< 0..3
-  bool micro_sync = false;       ///< --grad-sync micro-batch
-  bool grad_shard = false;       ///< the reduced gradient is this rank's shard (reduce-scatter)
-  bool reduce_compute = false;   ///< reduce in the 16-bit compute type (16-bit precision only)
+  StateLayout params_layout;  ///< the parameter storage: shard_u or full_u per unit (S_p per unit)
+  // ---- derived from spec and the schedule (make_zero_plan) ----
+  bool reduce_each_micro_batch = false;  ///< reduce every micro-batch's gradient (--grad-sync micro-batch)
+  bool reduce_scatters_grad = false;     ///< the reduced gradient is this rank's S_o shard (reduce-scatter)
+  bool reduce_in_compute_type = false;   ///< gradients travel and are summed as 16-bit values
   /// The gradient storage is 16-bit (s_g = 2): --reduce-dtype compute with one micro-batch per
   /// rank, as in the reference loop; otherwise it is the FP32 accumulator (s_g = 4).
-  bool grads_in_compute_type = false;
+  bool grad_storage_16bit = false;
   std::size_t micro_batches_per_rank = 1;  ///< A
-  std::size_t bucket_elements = 0;  ///< stage 2: elements per bucket (0: one call per unit)
-  std::size_t norm_floats = 0;      ///< FP32 window of the norm and the initialiser (b)
+  std::size_t bucket_elements = 0;         ///< stage 2: elements per reduce-scatter call (0: one per unit)
+  std::size_t norm_floats = 0;             ///< FP32 window of the norm and the initialiser (b)
   /// Units in the order one micro-batch acquires them (model/param_provider.h): forward
   /// 0, 1..L, L+1, 0 (tied head), backward 0 (head), L+1, L..1. Stage 3 gathers in this order.
   std::vector<std::size_t> acquire_order;
@@ -53,17 +66,15 @@ struct ZeroPlan {
   /// Whether unit u is a persistent unit of stage 3 (parameters kept whole). @param u unit.
   /// @return true when the stage shards parameters and this unit does not.
   bool persistent(std::size_t u) const { return spec.params && !unit_specs[u].params; }
-  /// The sharding description of this plan: the stage's spec and the per-unit exceptions.
+  /// The sharding description of this plan: the spec and the per-unit exceptions.
   /// @return the description.
   ShardingDescription sharding() const { return sharding_description(layout, spec, unit_specs); }
   /// Elements a rank holds of unit u after its gradient is reduced. @param u unit.
   /// @return shard_u when reduce-scattered, else full_u.
-  std::size_t reduced_extent(std::size_t u) const { return layout.extent(u, grad_shard); }
-  /// Elements of each buffer in unit u's micro-batch accumulator. @param u unit.
-  /// @return the reduced extent under micro-batch sync (N > 1), else full_u.
-  std::size_t accumulator_extent(std::size_t u) const {
-    return micro_sync && layout.world_size > 1 ? reduced_extent(u) : layout.units[u].full;
-  }
+  std::size_t reduced_extent(std::size_t u) const { return layout.extent(u, reduce_scatters_grad); }
+  /// Elements of unit u's gradient storage (each buffer of its accumulator). @param u unit.
+  /// @return shard_u with S_g, else full_u.
+  std::size_t grad_extent(std::size_t u) const { return layout.extent(u, spec.grads); }
 };
 
 /// Whether a unit keeps its parameters whole under --persist-below-mb (stage 3 only).

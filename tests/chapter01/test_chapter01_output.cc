@@ -1,7 +1,7 @@
 // The chapter-01 program's output, checked against values computed here by src/fp: the property
 // table, the spacing table, swamping, overflow/underflow, the update loop's conclusions, the
 // --spacing-csv file, and the one-line error with non-zero exit for bad flags.
-// The program is found as bin/chapter-01 relative to the working directory (the build directory).
+// The program is the build's bin/chapter-01, run by support/run_program.h (absolute path).
 #include <catch2/catch.hpp>
 
 #include <sys/wait.h>
@@ -26,7 +26,7 @@ using zt::Format;
 
 namespace {
 
-const char* kProgram = "bin/chapter-01";
+const std::string kProgram = zt::test::bin("chapter-01");
 
 using Run = zt::test::ProgramOutput;
 
@@ -48,9 +48,9 @@ std::string slurp(const std::string& path) {
 using zt::test::section;
 
 Run run(const std::string& args) {
-  INFO(kProgram << " not found: run this test from the build directory (ctest does)");
-  REQUIRE(access(kProgram, X_OK) == 0);
-  return zt::test::run_program(std::string(kProgram) + " " + args);
+  INFO(kProgram << " not found: build it first");
+  REQUIRE(access(kProgram.c_str(), X_OK) == 0);
+  return zt::test::run_program(kProgram, args);
 }
 
 /// The row of a section whose first token is `key`.
@@ -104,8 +104,10 @@ TEST_CASE("chapter-01: spacing, swamping and overflow tables agree with src/fp",
     const float x = num(t[0]);
     for (int i = 0; i < 3; ++i) {
       const float s = zt::spacing(x, kFormats[i]);
-      if (std::isinf(s)) CHECK(t[1 + i] == "out-of-range");
-      else CHECK(num(t[1 + i]) == s);
+      if (std::isinf(s))
+        CHECK(t[1 + i] == "out-of-range");
+      else
+        CHECK(num(t[1 + i]) == s);
     }
   }
   CHECK(spacing_rows >= 5);
@@ -210,13 +212,13 @@ TEST_CASE("chapter-01: --spacing-csv writes src/fp's spacing for every power of 
     fp16_cells += !cell[2].empty();
     ++rows;
   }
-  CHECK(rows == 277);        // 2^-149 .. 2^127
-  CHECK(fp16_cells == 40);   // 2^-24 .. 2^15
+  CHECK(rows == 277);       // 2^-149 .. 2^127
+  CHECK(fp16_cells == 40);  // 2^-24 .. 2^15
 }
 
 TEST_CASE("chapter-01: bad input is one line on stderr and a non-zero exit", "[ch1]") {
-  for (const char* args : {"--bogus", "--steps 12x", "--update abc", "--steps 0", "--steps",
-                           "--spacing-csv /nonexistent-dir/x.csv"}) {
+  for (const char* args :
+       {"--bogus", "--steps 12x", "--update abc", "--steps 0", "--steps", "--spacing-csv /nonexistent-dir/x.csv"}) {
     const Run r = run(args);
     INFO("args: " << args << "\nstderr: " << r.err);
     CHECK(r.status != 0);

@@ -25,7 +25,7 @@ namespace {
 using Run = zt::test::ProgramOutput;
 using zt::test::section;
 
-Run run(const std::string& args) { return zt::test::run_program(std::string(ZT_CHAPTER02_BIN) + " " + args); }
+Run run(const std::string& args) { return zt::test::run_program(ZT_CHAPTER02_BIN, args); }
 
 /// One section at the chapter's settings; section 1 is cut to 30 steps to keep the test short
 /// (sections 2 and 3 run exactly as documented).
@@ -123,13 +123,13 @@ TEST_CASE("chapter-02 section 3: without master weights the 16-bit copy stalls",
   REQUIRE(with.size() == 5);
   REQUIRE(without.size() == 5);
   INFO(r.out);
-  CHECK(num(with[1]) == num(without[1]));      // same initial weights and batch: same first loss
-  CHECK(num(without[2]) > num(with[2]));        // the stalled run ends worse
+  CHECK(num(with[1]) == num(without[1]));  // same initial weights and batch: same first loss
+  CHECK(num(without[2]) > num(with[2]));   // the stalled run ends worse
   const double step_with = num(with[3]), step_without = num(without[3]);
   const double window_with = num(with[4]), window_without = num(without[4]);
-  CHECK(window_without >= 2 * window_with);     // the stall, over the window
-  CHECK(step_without < 2 * step_with);          // ... invisible at a single step (chapter 2)
-  const auto claim = claim_numbers(rows);      // window ratio, 2, one-step ratio, 2
+  CHECK(window_without >= 2 * window_with);  // the stall, over the window
+  CHECK(step_without < 2 * step_with);       // ... invisible at a single step (chapter 2)
+  const auto claim = claim_numbers(rows);    // window ratio, 2, one-step ratio, 2
   REQUIRE(claim.size() == 4);
   CHECK(std::fabs(claim[0] - window_without / window_with) <= 0.01 * claim[0] + 0.01);
   CHECK(std::fabs(claim[2] - step_without / step_with) <= 0.01 * claim[2] + 0.01);
@@ -168,8 +168,8 @@ TEST_CASE("chapter-02 prints the training loop's own losses", "[ch2]") {
 }
 
 TEST_CASE("chapter-02 rejects bad input with one line and a non-zero status", "[ch2]") {
-  for (const char* args : {"--steps 0", "--stall-lr", "--precision fp8", "--loss-scale-init 1e30",
-                           "--steps 5x", "--section 4"}) {
+  for (const char* args :
+       {"--steps 0", "--stall-lr", "--precision fp8", "--loss-scale-init 1e30", "--steps 5x", "--section 4"}) {
     const Run r = run(args);
     INFO(args << " -> " << r.err);
     CHECK(r.status != 0);

@@ -4,32 +4,23 @@
 // contiguous leaves one free block of k·b (fragmentation 0) and the 2b request is placed at k·b.
 #include <catch2/catch.hpp>
 
-#include <sys/wait.h>
-
 #include <cstdio>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "memory/arena.h"
+#include "support/run_program.h"
 
 namespace {
 
-struct Run {
-  int status = -1;
-  std::string out;
-};
+using Run = zt::test::ProgramOutput;
 
+// stdout and stderr together, in order (the error case checks the whole output is one line).
 Run run(const std::string& args) {
-  Run r;
-  std::FILE* p = popen((std::string(ZT_CHAPTER03_BIN) + " " + args + " 2>&1").c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[4096];
-  std::size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  const int st = pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
+  zt::test::RunOptions o;
+  o.merge_stderr = true;
+  return zt::test::run_program(ZT_CHAPTER03_BIN, args, o);
 }
 
 /// The lines after the first line that starts with `marker`.
@@ -38,8 +29,10 @@ std::vector<std::string> lines_after(const std::string& out, const std::string& 
   std::vector<std::string> lines;
   bool inside = false;
   for (std::string line; std::getline(in, line);) {
-    if (!inside && line.find(marker) != std::string::npos) inside = true;
-    else if (inside) lines.push_back(line);
+    if (!inside && line.find(marker) != std::string::npos)
+      inside = true;
+    else if (inside)
+      lines.push_back(line);
   }
   return lines;
 }
@@ -64,8 +57,8 @@ TEST_CASE("chapter-03 shows fragmentation and its remedy with the closed-form nu
     INFO(r.out);
     CHECK(interleaved[0].find(stats(0, 0, 0, 0.0)) != std::string::npos);
     CHECK(interleaved[1].find(stats(k * b, k, b, 1.0 - 1.0 / static_cast<double>(k))) != std::string::npos);
-    const std::string failed = "out of memory in interleaved: category 'bucket' requested " +
-                               std::to_string(2 * b) + " bytes";
+    const std::string failed =
+        "out of memory in interleaved: category 'bucket' requested " + std::to_string(2 * b) + " bytes";
     CHECK(interleaved[2].find(failed) != std::string::npos);
     CHECK(interleaved[2].find("largest free block " + std::to_string(b) + " bytes") != std::string::npos);
     CHECK(contiguous[1].find(stats(k * b, 1, k * b, 0.0)) != std::string::npos);

@@ -2,7 +2,10 @@
 // collectives' results and byte counts, and the canonical tree written independently
 // (tests/collective/reference.h, not reduce/canonical_tree.h) for the order and composition demos.
 // Also: a bad flag is one stderr line and a non-zero exit.
-// The program is found as bin/chapter-04 relative to the working directory (the build directory).
+// The program is the build's bin/chapter-04, run by support/run_program.h (absolute path). No
+// wall-time upper bound speaks about speed: a quitting rank is told from a stalled one by what
+// its peers report (a closed connection, not a timeout), and a stall is seen no earlier than the
+// timeout.
 #include <catch2/catch.hpp>
 
 #include <sys/wait.h>
@@ -22,16 +25,16 @@
 
 namespace {
 
-const char* kProgram = "bin/chapter-04";
+const std::string kProgram = zt::test::bin("chapter-04");
 
 using Run = zt::test::ProgramOutput;
 using zt::test::section;
 using zt::test::tokens;
 
 Run run(const std::string& args) {
-  INFO(kProgram << " not found: run this test from the build directory (ctest does)");
-  REQUIRE(access(kProgram, X_OK) == 0);
-  return zt::test::run_program(std::string(kProgram) + " " + args);
+  INFO(kProgram << " not found: build it first");
+  REQUIRE(access(kProgram.c_str(), X_OK) == 0);
+  return zt::test::run_program(kProgram, args);
 }
 
 using Tokens = std::vector<std::string>;
@@ -108,8 +111,7 @@ TEST_CASE("chapter-04: collective results are the closed forms on every rank", "
         CHECK(shards[q][k] == g9(50.0 * n * (n + 1) + double(n) * double(offset + k)));
       offset += counts[q];
     }
-    CHECK(r.out.find("all_reduce == reduce_scatter then all_gather, bitwise on every rank: yes") !=
-          std::string::npos);
+    CHECK(r.out.find("all_reduce == reduce_scatter then all_gather, bitwise on every rank: yes") != std::string::npos);
   }
 }
 
@@ -158,8 +160,10 @@ TEST_CASE("chapter-04: order demo follows the canonical tree; Gloo's ring differ
     CHECK(r.out.find("deterministic == canonical tree on every rank, bitwise: yes") != std::string::npos);
     CHECK(r.out.find("fast result identical on every rank: yes") != std::string::npos);
     // Two ranks: x0 + x1 == x1 + x0 (IEEE addition commutes), so no order can differ.
-    if (n == 2) CHECK(fast_differs.empty());
-    else CHECK(!fast_differs.empty());
+    if (n == 2)
+      CHECK(fast_differs.empty());
+    else
+      CHECK(!fast_differs.empty());
   }
 }
 
@@ -192,8 +196,8 @@ TEST_CASE("chapter-04: aligned blocks compose with the tree over ranks, blocks o
     }
     CHECK(rows == count);
     CHECK(equal3 < count);  // the inputs were chosen so that unaligned blocks break the tree
-    CHECK(r.out.find("aligned blocks of 2: 8 of 8 positions equal; unaligned blocks of 3: " +
-                     std::to_string(equal3) + " of 8") != std::string::npos);
+    CHECK(r.out.find("aligned blocks of 2: 8 of 8 positions equal; unaligned blocks of 3: " + std::to_string(equal3) +
+                     " of 8") != std::string::npos);
   }
 }
 
@@ -249,9 +253,8 @@ TEST_CASE("chapter-04: byte counters equal the closed forms of each algorithm", 
 }
 
 TEST_CASE("chapter-04: bad flags are one stderr line and a non-zero exit", "[ch4]") {
-  for (const char* args : {"--ranks 0", "--ranks 17", "--count 0", "--count 65", "--count abc",
-                           "--ranks", "--bogus 1", "--ranks 4 extra", "--fail-rank 4",
-                           "--fail-how crash"}) {
+  for (const char* args : {"--ranks 0", "--ranks 17", "--count 0", "--count 65", "--count abc", "--ranks", "--bogus 1",
+                           "--ranks 4 extra", "--fail-rank 4", "--fail-how crash"}) {
     INFO("args: " << args);
     const Run r = run(args);
     CHECK(r.status != 0);
@@ -280,14 +283,18 @@ TEST_CASE("chapter-04: a rank that quits or stalls makes every other rank fail, 
     REQUIRE(head.size() >= 2);
     const double seconds = std::stod(head[head.size() - 2]);  // "... returned after T s"
     // quit: the peers see closed connections at once; stall: they wait the 1 s timeout.
-    if (std::string(how) == "quit") CHECK(seconds < 1.0);
-    else CHECK((seconds >= 1.0 && seconds < 1.0 + 0.5 + 3.0));
+    const bool quit = std::string(how) == "quit";
+    if (!quit) CHECK(seconds >= 1.0);  // a stall is detected no earlier than the timeout
+    CHECK(seconds < 60.0);             // only guards against a hang
     for (int q : {0, 2}) {
       REQUIRE(std::getline(in, line));
       if (q == 2) REQUIRE(std::getline(in, line));  // skip rank 1's own line
       INFO(line);
       CHECK(line.rfind("rank " + std::to_string(q) + ": all_reduce #0", 0) == 0);
       CHECK(line.find("peer rank(s) 1 did not reach this call (timeout 1000 ms") != std::string::npos);
+      // quit: found out from the closed connection, before (not by) the timeout
+      if (quit) CHECK((line.find("losed") != std::string::npos || line.find("reset") != std::string::npos));
+      if (quit) CHECK(line.find("imed out") == std::string::npos);
     }
   }
 }

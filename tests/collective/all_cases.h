@@ -13,7 +13,6 @@ namespace zt_test {
 
 using namespace zt;
 
-
 inline constexpr std::size_t kLargeOdd = 10007;
 
 template <typename T>
@@ -25,8 +24,8 @@ inline std::vector<T> fill(std::size_t n, const std::function<float(std::size_t)
 
 // Expected element i of an over-ranks reduction of per-rank values x_q(i).
 template <typename T>
-inline T reduce_expected(int n, std::size_t i, const std::function<float(int, std::size_t)>& value,
-                  ReduceOp op, Accumulation acc) {
+inline T reduce_expected(int n, std::size_t i, const std::function<float(int, std::size_t)>& value, ReduceOp op,
+                         Accumulation acc) {
   std::vector<float> leaves(n);
   for (int q = 0; q < n; ++q) leaves[q] = static_cast<float>(T(value(q, i)));  // as stored
   if (op == ReduceOp::max) {
@@ -131,7 +130,8 @@ inline void add_cases(std::vector<Case>& cases, int n, ReduceMode mode, Accumula
                      [=](Collective& c, int r) {
                        std::vector<T> out(total, T(-1.0f));
                        for (std::size_t i = 0; i < counts[r]; ++i) out[offsets[r] + i] = T(owned(r, i));
-                       c.all_gather_v(std::span<const T>(out.data() + offsets[r], counts[r]), std::span<T>(out), counts);
+                       c.all_gather_v(std::span<const T>(out.data() + offsets[r], counts[r]), std::span<T>(out),
+                                      counts);
                        return zt_test::bytes_of(out);
                      },
                      [=](int) {
@@ -141,16 +141,22 @@ inline void add_cases(std::vector<Case>& cases, int n, ReduceMode mode, Accumula
                        return zt_test::bytes_of(y);
                      }});
     for (int root : {0, n - 1}) {
-      cases.push_back({"broadcast root " + std::to_string(root) + " " + tag,
-                       [=](Collective& c, int r) {
-                         auto x = fill<T>(count, [&](std::size_t i) { return owned(r, i); });
-                         c.broadcast(std::span<T>(x), root);
-                         return zt_test::bytes_of(x);
-                       },
-                       [=](int) { return zt_test::bytes_of(fill<T>(count, [&](std::size_t i) { return owned(root, i); })); }});
+      cases.push_back(
+          {"broadcast root " + std::to_string(root) + " " + tag,
+           [=](Collective& c, int r) {
+             auto x = fill<T>(count, [&](std::size_t i) { return owned(r, i); });
+             c.broadcast(std::span<T>(x), root);
+             return zt_test::bytes_of(x);
+           },
+           [=](int) { return zt_test::bytes_of(fill<T>(count, [&](std::size_t i) { return owned(root, i); })); }});
     }
   }
-  cases.push_back({"barrier", [](Collective& c, int) { c.barrier(); return Bytes{}; }, [](int) { return Bytes{}; }});
+  cases.push_back({"barrier",
+                   [](Collective& c, int) {
+                     c.barrier();
+                     return Bytes{};
+                   },
+                   [](int) { return Bytes{}; }});
 }
 
 /// Every case for one configuration, all three dtypes (fp32 only with FP32 accumulation, which

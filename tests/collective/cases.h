@@ -19,9 +19,9 @@ using Bytes = std::vector<unsigned char>;
 
 /// One call and its expectation.
 struct Case {
-  std::string name;                                      ///< printed on mismatch
-  std::function<Bytes(zt::Collective&, int rank)> run;   ///< runs on the rank thread
-  std::function<Bytes(int rank)> expect;                 ///< computed in the test thread
+  std::string name;                                     ///< printed on mismatch
+  std::function<Bytes(zt::Collective&, int rank)> run;  ///< runs on the rank thread
+  std::function<Bytes(int rank)> expect;                ///< computed in the test thread
 };
 
 /// Bytes of a typed vector. @param v values. @return their object representation.
@@ -56,10 +56,9 @@ inline std::vector<std::string> check_cases(const zt::ThreadGroup& group, const 
       if (want != got) {
         std::size_t at = 0;
         while (at < want.size() && at < got.size() && want[at] == got[at]) ++at;
-        problems.push_back("N=" + std::to_string(n) + " rank " + std::to_string(r) + " " +
-                           cases[k].name + ": mismatch (sizes " + std::to_string(got.size()) +
-                           " vs expected " + std::to_string(want.size()) + ", first differing byte " +
-                           std::to_string(at) + ")");
+        problems.push_back("N=" + std::to_string(n) + " rank " + std::to_string(r) + " " + cases[k].name +
+                           ": mismatch (sizes " + std::to_string(got.size()) + " vs expected " +
+                           std::to_string(want.size()) + ", first differing byte " + std::to_string(at) + ")");
       }
     }
   }

@@ -41,7 +41,7 @@ int main(int argc, char** argv) {
           std::printf("MISMATCH %s\n", c.name.c_str());
         }
       }
-      coll.barrier();  // rank 0 serves a tcp store: nobody leaves while others still need it
+      coll.barrier();  // if rank 0 serves a tcp store (no launcher does), nobody leaves early
     }
     std::printf("rank %d of %d: %d collective calls, %d mismatches\n", env.rank, env.world_size, calls, mismatches);
     return mismatches == 0 ? 0 : 1;

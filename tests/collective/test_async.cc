@@ -105,7 +105,8 @@ TEST_CASE("repeated fast reduce-scatter of one shape reuses Gloo's object correc
     std::vector<std::vector<float>> results;
     for (int round = 0; round < 3; ++round) {
       std::vector<float> in(n * shard), part(shard);
-      for (std::size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>((r + 1) * (round + 1) + static_cast<int>(i % 5));
+      for (std::size_t i = 0; i < in.size(); ++i)
+        in[i] = static_cast<float>((r + 1) * (round + 1) + static_cast<int>(i % 5));
       coll.reduce_scatter(std::span<const float>(in), std::span<float>(part));
       results.push_back(part);
     }

@@ -46,7 +46,8 @@ TEST_CASE("padding helpers are explicit", "[ch4][collective]") {
   CHECK(padded_count(12, 4) == 12);
   CHECK(shard_count(12, 4) == 3);
   CHECK(shard_count_padded(10, 12, 4) == 3);
-  CHECK_THROWS_WITH(shard_count_padded(13, 12, 4), Catch::Contains("padded length 12 is smaller than the real length 13"));
+  CHECK_THROWS_WITH(shard_count_padded(13, 12, 4),
+                    Catch::Contains("padded length 12 is smaller than the real length 13"));
   CHECK_THROWS_WITH(shard_count_padded(10, 14, 4), Catch::Contains("14 elements do not split evenly over 4 ranks"));
   CHECK_THROWS_WITH(padded_count(5, 0), Catch::Contains("world size must be >= 1"));
   CHECK(balanced_counts(10, 4) == std::vector<std::size_t>{3, 3, 2, 2});

@@ -49,11 +49,20 @@ TEST_CASE("cli accepts both flag forms", "[ch1][cli]") {
 }
 
 TEST_CASE("cli rejects malformed input with zt::Error", "[ch1][cli]") {
-  for (std::vector<std::string> bad : std::vector<std::vector<std::string>>{
-           {"--bogus", "1"}, {"--steps", "7x"}, {"--steps", ""}, {"--steps", "1.5"},
-           {"--steps", "-1"}, {"--steps", "99999999999999999999"}, {"--lr", "nan"},
-           {"--lr", "inf"}, {"--lr", "0x"}, {"--mode", "c"}, {"--steps"}, {"--verbose=1"},
-           {"--steps", "1", "--steps", "2"}, {"positional"}}) {
+  for (std::vector<std::string> bad : std::vector<std::vector<std::string>>{{"--bogus", "1"},
+                                                                            {"--steps", "7x"},
+                                                                            {"--steps", ""},
+                                                                            {"--steps", "1.5"},
+                                                                            {"--steps", "-1"},
+                                                                            {"--steps", "99999999999999999999"},
+                                                                            {"--lr", "nan"},
+                                                                            {"--lr", "inf"},
+                                                                            {"--lr", "0x"},
+                                                                            {"--mode", "c"},
+                                                                            {"--steps"},
+                                                                            {"--verbose=1"},
+                                                                            {"--steps", "1", "--steps", "2"},
+                                                                            {"positional"}}) {
     INFO(bad.front());
     CHECK_THROWS_AS(parse(bad), zt::Error);
   }

@@ -14,8 +14,7 @@ using namespace zt;
 
 namespace {
 // Operands of every complete problem in a sample, read back from the tokens.
-std::vector<std::pair<int, int>> problems(const AdditionDataset& d, const std::vector<int32_t>& s,
-                                          int digits) {
+std::vector<std::pair<int, int>> problems(const AdditionDataset& d, const std::vector<int32_t>& s, int digits) {
   std::vector<std::pair<int, int>> out;
   const std::size_t len = d.problem_length();
   for (std::size_t start = 0; start + len <= s.size(); start += len) {

@@ -37,8 +37,7 @@ TEST_CASE("text windows are T+1 bytes of the file at a keyed offset", "[ch2][dat
     const std::size_t off = d.window_offset(9, 2, i);
     CHECK(off + 17 <= 500);
     offsets.insert(off);
-    for (std::size_t k = 0; k < 17; ++k)
-      CHECK(s[k] == static_cast<int32_t>(static_cast<unsigned char>(text[off + k])));
+    for (std::size_t k = 0; k < 17; ++k) CHECK(s[k] == static_cast<int32_t>(static_cast<unsigned char>(text[off + k])));
     d.sample(9, 2, i, again.data());
     CHECK(s == again);
   }

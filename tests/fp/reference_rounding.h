@@ -22,8 +22,8 @@ inline uint32_t reference_round_bits(float x, int E, int M) {
   if (ax == 0.0) return sign;
   const int emin = 2 - (1 << (E - 1));  // 1 - bias
   int k = 0;
-  std::frexp(ax, &k);                    // ax = f * 2^k, f in [0.5, 1): the binade is 2^(k-1)
-  const int e = std::max(k - 1, emin);   // subnormals share the spacing of the lowest binade
+  std::frexp(ax, &k);                                      // ax = f * 2^k, f in [0.5, 1): the binade is 2^(k-1)
+  const int e = std::max(k - 1, emin);                     // subnormals share the spacing of the lowest binade
   const double q = std::nearbyint(std::ldexp(ax, M - e));  // |x| / spacing, exact in double
   // The pattern counts spacings from zero: (binades above emin) * 2^M + q; q = 2^(M+1) (a carry
   // into the next binade) or q = 2^M from a subnormal both land on the right pattern.

@@ -31,8 +31,8 @@ std::vector<float> narrowing_inputs() {
     const float f = static_cast<float>(zt::fp16::from_bits(static_cast<uint16_t>(h)));
     for (int d = -2; d <= 2; ++d) v.push_back(float_of(bits_of(f) + static_cast<uint32_t>(d)));
   }
-  for (uint32_t u : {0x477ff000u, 0x477fefffu, 0x477ff001u, 0x7f800000u, 0x7fc00001u, 0x7f800001u,
-                     0x7fffffffu, 0x33000000u, 0x33000001u, 0x32ffffffu, 0x00000001u, 0x007fffffu})
+  for (uint32_t u : {0x477ff000u, 0x477fefffu, 0x477ff001u, 0x7f800000u, 0x7fc00001u, 0x7f800001u, 0x7fffffffu,
+                     0x33000000u, 0x33000001u, 0x32ffffffu, 0x00000001u, 0x007fffffu})
     v.push_back(float_of(u));
   std::mt19937 rng(7);
   for (int i = 0; i < 200000; ++i) v.push_back(float_of(static_cast<uint32_t>(rng())));
@@ -64,8 +64,7 @@ TEST_CASE("widen_fp16 equals the scalar widening for all 65536 patterns, both pa
   });
 }
 
-TEST_CASE("narrow_fp16 equals the scalar rounding on boundaries, ties, NaNs and random floats, both paths",
-          "[ch1]") {
+TEST_CASE("narrow_fp16 equals the scalar rounding on boundaries, ties, NaNs and random floats, both paths", "[ch1]") {
   const std::vector<float> in = narrowing_inputs();
   check_both_paths([&] {
     for (std::size_t n : {std::size_t{3}, std::size_t{8}, std::size_t{13}, in.size()}) {

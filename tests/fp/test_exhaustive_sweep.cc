@@ -78,8 +78,8 @@ void sweep(uint64_t lo, uint64_t hi, Oracles hw, SweepTally& t) {
 }
 
 void require_clean(const char* what, const Tally& t) {
-  INFO(what << ": " << t.mismatches << " mismatches of " << t.checked << ", first at float bits 0x"
-            << std::hex << t.first_bad);
+  INFO(what << ": " << t.mismatches << " mismatches of " << t.checked << ", first at float bits 0x" << std::hex
+            << t.first_bad);
   REQUIRE(t.mismatches == 0);
 }
 
@@ -97,18 +97,21 @@ TEST_CASE("all 2^32 floats: fp16 and bf16 rounding equal the CPU and the referen
 
   SweepTally sum;
   for (const SweepTally& p : parts) {
-    for (auto [into, from] : {std::pair{&sum.fp16_hw, &p.fp16_hw}, {&sum.fp16_ref, &p.fp16_ref},
-                              {&sum.bf16_hw, &p.bf16_hw}, {&sum.bf16_ref, &p.bf16_ref}}) {
+    for (auto [into, from] : {std::pair{&sum.fp16_hw, &p.fp16_hw},
+                              {&sum.fp16_ref, &p.fp16_ref},
+                              {&sum.bf16_hw, &p.bf16_hw},
+                              {&sum.bf16_ref, &p.bf16_ref}}) {
       if (into->mismatches == 0) into->first_bad = from->first_bad;
       into->checked += from->checked;
       into->mismatches += from->mismatches;
     }
   }
-  std::printf("exhaustive sweep, 2 threads: %.2f s; F16C %s, AVX512-BF16 %s; checked fp16 %llu "
-              "by CPU + %llu by reference, bf16 %llu by CPU + %llu by reference\n",
-              seconds, hw.f16c ? "used" : "absent", hw.avx512bf16 ? "used" : "absent",
-              (unsigned long long)sum.fp16_hw.checked, (unsigned long long)sum.fp16_ref.checked,
-              (unsigned long long)sum.bf16_hw.checked, (unsigned long long)sum.bf16_ref.checked);
+  std::printf(
+      "exhaustive sweep, 2 threads: %.2f s; F16C %s, AVX512-BF16 %s; checked fp16 %llu "
+      "by CPU + %llu by reference, bf16 %llu by CPU + %llu by reference\n",
+      seconds, hw.f16c ? "used" : "absent", hw.avx512bf16 ? "used" : "absent", (unsigned long long)sum.fp16_hw.checked,
+      (unsigned long long)sum.fp16_ref.checked, (unsigned long long)sum.bf16_hw.checked,
+      (unsigned long long)sum.bf16_ref.checked);
 
   require_clean("fp16 vs F16C", sum.fp16_hw);
   require_clean("fp16 vs reference", sum.fp16_ref);

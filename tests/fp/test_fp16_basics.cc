@@ -22,8 +22,8 @@ TEST_CASE("fp16 known bit patterns", "[ch1][fp]") {
 
 TEST_CASE("bf16 known bit patterns", "[ch1][fp]") {
   CHECK(bf16(1.0f).bits == 0x3f80);
-  CHECK(bf16(1.0f + 0x1p-8f).bits == 0x3f80);             // tie, even stays
-  CHECK(bf16(1.0f + 0x1p-7f + 0x1p-8f).bits == 0x3f82);   // tie, odd rounds up
-  CHECK(bf16(3.4e38f).bits == 0x7f80);                     // past the largest: inf
+  CHECK(bf16(1.0f + 0x1p-8f).bits == 0x3f80);            // tie, even stays
+  CHECK(bf16(1.0f + 0x1p-7f + 0x1p-8f).bits == 0x3f82);  // tie, odd rounds up
+  CHECK(bf16(3.4e38f).bits == 0x7f80);                   // past the largest: inf
   CHECK(float(bf16::from_bits(0x4049)) == 3.140625f);
 }

@@ -27,8 +27,8 @@ TEST_CASE("fp16: all 65536 patterns round-trip 16 -> float -> 16", "[ch1][fp]") 
     const uint32_t fb = zt::test::float_bits(f);
     // float NaN: sign kept, quiet bit set, payload in the top 10 fraction bits
     bad_nan += !std::isnan(f) || fb != (((h & 0x8000u) << 16) | 0x7fc00000u | ((h & 0x3ffu) << 13));
-    bad_nan += back != (h | 0x200u);                  // quiet bit set on the way back
-    if (h & 0x200u) bad_nan += back != h;             // a quiet NaN returns unchanged
+    bad_nan += back != (h | 0x200u);       // quiet bit set on the way back
+    if (h & 0x200u) bad_nan += back != h;  // a quiet NaN returns unchanged
   }
   CHECK(nans == 2 * 1023);
   CHECK(bad_value == 0);
@@ -58,8 +58,7 @@ TEST_CASE("bf16: all 65536 patterns round-trip 16 -> float -> 16", "[ch1][fp]") 
   CHECK(bad_nan == 0);
 }
 
-TEST_CASE("fp16 -> float equals VCVTPH2PS for all 65536 patterns (when the CPU has F16C)",
-          "[ch1][fp]") {
+TEST_CASE("fp16 -> float equals VCVTPH2PS for all 65536 patterns (when the CPU has F16C)", "[ch1][fp]") {
   if (!zt::test::cpu_has_f16c()) {
     WARN("no F16C on this CPU: the ldexp decoder above is the only oracle");
     return;

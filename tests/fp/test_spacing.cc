@@ -43,9 +43,9 @@ TEST_CASE("spacing at 1.0 is 2^-M", "[ch1][fp]") {
   CHECK(double(zt::spacing(1.5f, Format::fp16)) == std::ldexp(1.0, -10));
   CHECK(double(zt::spacing(0.75f, Format::fp16)) == std::ldexp(1.0, -11));  // one binade down
   CHECK(zt::spacing(-1.0f, Format::fp16) == zt::spacing(1.0f, Format::fp16));
-  CHECK(zt::spacing(1000.0f, Format::fp16) == 0.5f);   // 1000 is in [512, 1024): 2^(9-10)
+  CHECK(zt::spacing(1000.0f, Format::fp16) == 0.5f);  // 1000 is in [512, 1024): 2^(9-10)
   CHECK(zt::spacing(60000.0f, Format::fp16) == 32.0f);
-  CHECK(std::isinf(zt::spacing(65536.0f, Format::fp16)));  // past the largest binade
+  CHECK(std::isinf(zt::spacing(65536.0f, Format::fp16)));                   // past the largest binade
   CHECK(double(zt::spacing(1e-6f, Format::fp16)) == std::ldexp(1.0, -24));  // subnormal range
   CHECK(zt::spacing(0.0f, Format::fp16) == zt::smallest_subnormal(Format::fp16));
   CHECK(std::isnan(zt::spacing(NAN, Format::bf16)));
@@ -69,10 +69,9 @@ TEST_CASE("fp32 spacing and next up/down equal std::nextafter", "[ch1][fp]") {
   for (uint64_t b = 0; b < (1ull << 32); b += 4099) {
     const float x = zt::bit_cast_hd<float>(uint32_t(b));
     if (x != x) continue;
-    bad += zt::bit_cast_hd<uint32_t>(zt::next_up(x, Format::fp32)) !=
-           zt::bit_cast_hd<uint32_t>(std::nextafter(x, inf));
-    bad += zt::bit_cast_hd<uint32_t>(zt::next_down(x, Format::fp32)) !=
-           zt::bit_cast_hd<uint32_t>(std::nextafter(x, -inf));
+    bad += zt::bit_cast_hd<uint32_t>(zt::next_up(x, Format::fp32)) != zt::bit_cast_hd<uint32_t>(std::nextafter(x, inf));
+    bad +=
+        zt::bit_cast_hd<uint32_t>(zt::next_down(x, Format::fp32)) != zt::bit_cast_hd<uint32_t>(std::nextafter(x, -inf));
     if (x > 0 && x < std::numeric_limits<float>::max())
       bad += zt::spacing(x, Format::fp32) != std::nextafter(x, inf) - x;
   }

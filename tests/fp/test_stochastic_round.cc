@@ -53,8 +53,8 @@ void check_exact(Format f, float x) {
     ups += got == up_bits;
     others += got != up_bits && got != down_bits;
   }
-  INFO(zt::format_name(f) << " x = " << x << " (bits 0x" << std::hex << zt::test::float_bits(x)
-                          << std::dec << "), expected ups " << want.ups);
+  INFO(zt::format_name(f) << " x = " << x << " (bits 0x" << std::hex << zt::test::float_bits(x) << std::dec
+                          << "), expected ups " << want.ups);
   REQUIRE(others == 0);
   REQUIRE(ups == want.ups);
 }
@@ -62,13 +62,12 @@ void check_exact(Format f, float x) {
 /// Inputs: structured neighbourhoods (1.0, powers of two, the format's extremes, ties) and
 /// pseudo-random patterns across all exponents; both signs.
 std::vector<float> inputs(Format f) {
-  std::vector<uint32_t> bits = {0x3f800000u, 0x3f800001u, 0x3f801000u, 0x3f802000u, 0x3f803fffu,
-                                0x3f808000u, 0x3f80ffffu, 0x3f7fffffu, 0x40490fdbu, 0x00000001u,
-                                0x00012345u, 0x007fffffu, 0x00800000u, 0x7f7fffffu, 0x7f7f8000u,
-                                0x7f7f0001u};
-  const float fp16_specials[] = {65504.0f, 65505.0f, 65519.0f, 65520.0f, 65535.99f, 6.1e-5f,
-                                 0x1p-14f, 0x1.fffp-15f, 0x1p-24f, 0x1.8p-25f, 3e-8f, 0x1p-17f,
-                                 0x1.234568p-17f, 0x1.234568p-20f, 1e-6f, 1e-30f};
+  std::vector<uint32_t> bits = {0x3f800000u, 0x3f800001u, 0x3f801000u, 0x3f802000u, 0x3f803fffu, 0x3f808000u,
+                                0x3f80ffffu, 0x3f7fffffu, 0x40490fdbu, 0x00000001u, 0x00012345u, 0x007fffffu,
+                                0x00800000u, 0x7f7fffffu, 0x7f7f8000u, 0x7f7f0001u};
+  const float fp16_specials[] = {65504.0f,        65505.0f,        65519.0f, 65520.0f,   65535.99f, 6.1e-5f,
+                                 0x1p-14f,        0x1.fffp-15f,    0x1p-24f, 0x1.8p-25f, 3e-8f,     0x1p-17f,
+                                 0x1.234568p-17f, 0x1.234568p-20f, 1e-6f,    1e-30f};
   for (float v : fp16_specials) bits.push_back(zt::test::float_bits(v));
   for (uint64_t i = 0; i < 400; ++i) bits.push_back(uint32_t(zt::splitmix64_mix(i)));
   std::vector<float> out;
@@ -98,8 +97,7 @@ TEST_CASE("stochastic rounding is unbiased where the window is exact", "[ch1][fp
   for (float x : {1.0f + 0x1p-9f, -3.14159274f, 0x1.fffffep-1f, 1e-3f, 0x1.234568p-16f}) {
     for (Format f : {Format::fp16, Format::bf16}) {
       double sum = 0;
-      for (uint32_t r = 0; r < 65536; ++r)
-        sum += zt::float_from_format_bits(round_sr(f, x, uint16_t(r)), f);
+      for (uint32_t r = 0; r < 65536; ++r) sum += zt::float_from_format_bits(round_sr(f, x, uint16_t(r)), f);
       CHECK(sum == 65536.0 * double(x));
     }
   }

@@ -61,8 +61,7 @@ inline constexpr uint64_t kNoMismatch = ~uint64_t{0};
 /// @param scalar_f the scalar definition. @return the first pattern whose bits differ, or
 /// kNoMismatch.
 template <typename ArrayF, typename ScalarF>
-uint64_t first_float_mismatch(uint64_t first, uint64_t last, uint64_t stride, ArrayF array_f,
-                              ScalarF scalar_f) {
+uint64_t first_float_mismatch(uint64_t first, uint64_t last, uint64_t stride, ArrayF array_f, ScalarF scalar_f) {
   constexpr std::size_t kBuf = 4096;
   std::vector<float> x(kBuf), y(kBuf);
   std::vector<uint64_t> pattern(kBuf);

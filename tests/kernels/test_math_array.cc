@@ -22,19 +22,19 @@
 
 namespace {
 
+using zt::kernels::math_array_test::first_float_mismatch;
 using zt::kernels::math_array_test::PathGuard;
 using zt::kernels::math_array_test::same_result;
-using zt::kernels::math_array_test::first_float_mismatch;
 
 // Interesting doubles: zeros, subnormals, infinities, NaNs, the branch boundaries of exp_d and
 // tanh_d, the float overflow/underflow thresholds, and points where round(x log2e) changes k,
 // each with its neighbours one double ulp away.
 std::vector<double> special_doubles() {
   const double inf = std::numeric_limits<double>::infinity();
-  std::vector<double> centres = {0.0, 0x1p-1074, 0x1p-1022, 1e-300, 1e-8, 0.0625, 20.0, 88.72, 88.7228,
-                                 103.97, 103.972, 104.0, 709.78, 709.0, 708.4, 708.39, 745.2, 745.13,
-                                 744.44, 0.5, 1.0, 10.0, 40.0, 1e10, 1e300, inf,
-                                 std::numeric_limits<double>::max()};
+  std::vector<double> centres = {
+      0.0,    0x1p-1074, 0x1p-1022, 1e-300, 1e-8,  0.0625, 20.0,   88.72, 88.7228,
+      103.97, 103.972,   104.0,     709.78, 709.0, 708.4,  708.39, 745.2, 745.13,
+      744.44, 0.5,       1.0,       10.0,   40.0,  1e10,   1e300,  inf,   std::numeric_limits<double>::max()};
   for (int k = -1076; k <= 1025; ++k) centres.push_back(std::fabs((k + 0.5) * zt::kernels::detail::kLn2Hi));
   for (int k = -4; k <= 4; ++k) centres.push_back(std::fabs((k + 0.5) / 2.0 * zt::kernels::detail::kLn2Hi));
   std::vector<double> out;
@@ -58,8 +58,8 @@ std::vector<float> special_floats() {
   std::vector<float> out;
   for (double d : special_doubles()) out.push_back(static_cast<float>(d));
   const float fmin = std::numeric_limits<float>::denorm_min();
-  for (float c : {fmin, std::numeric_limits<float>::min(), std::numeric_limits<float>::max(), 0.0625f,
-                  20.0f, 88.72f, 88.7228f, 103.97f, 103.972f, 1.0f / 64}) {
+  for (float c : {fmin, std::numeric_limits<float>::min(), std::numeric_limits<float>::max(), 0.0625f, 20.0f, 88.72f,
+                  88.7228f, 103.97f, 103.972f, 1.0f / 64}) {
     for (float v : {c, std::nextafter(c, 0.0f), std::nextafter(c, INFINITY)}) {
       out.push_back(v);
       out.push_back(-v);
@@ -165,12 +165,12 @@ TEST_CASE("array exp/tanh equal the scalar functions on every 97th float pattern
   // 97 is odd, so the sweep meets every residue of the low bits; ~44M patterns of each sign,
   // exponent and mantissa range (NaNs and infinities included).
   INFO("AVX2 in use: " << zt::kernels::math_array_uses_avx2());
-  const auto exp_mismatch = first_float_mismatch(0, 0xffffffffull, 97, zt::kernels::exp_f_n,
-                                                 [](float v) { return zt::kernels::exp_f(v); });
+  const auto exp_mismatch =
+      first_float_mismatch(0, 0xffffffffull, 97, zt::kernels::exp_f_n, [](float v) { return zt::kernels::exp_f(v); });
   INFO("exp_f_n first mismatching pattern (or none): " << std::hex << exp_mismatch);
   CHECK(exp_mismatch == zt::kernels::math_array_test::kNoMismatch);
-  const auto tanh_mismatch = first_float_mismatch(0, 0xffffffffull, 97, zt::kernels::tanh_f_n,
-                                                  [](float v) { return zt::kernels::tanh_f(v); });
+  const auto tanh_mismatch =
+      first_float_mismatch(0, 0xffffffffull, 97, zt::kernels::tanh_f_n, [](float v) { return zt::kernels::tanh_f(v); });
   INFO("tanh_f_n first mismatching pattern (or none): " << std::hex << tanh_mismatch);
   CHECK(tanh_mismatch == zt::kernels::math_array_test::kNoMismatch);
 }

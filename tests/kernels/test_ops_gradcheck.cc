@@ -115,15 +115,12 @@ Vec attention_ref(const Vec& qkv, int B, int T, int C, int H) {
         for (int j = 0; j <= i; ++j) z += std::exp(s[j] - m);
         for (int j = 0; j <= i; ++j)
           for (int k = 0; k < D; ++k)
-            y[(b * T + i) * C + h * D + k] +=
-                std::exp(s[j] - m) / z * qkv[(b * T + j) * 3 * C + 2 * C + h * D + k];
+            y[(b * T + i) * C + h * D + k] += std::exp(s[j] - m) / z * qkv[(b * T + j) * 3 * C + 2 * C + h * D + k];
       }
   return y;
 }
 
-double gelu_ref(double x) {
-  return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
-}
+double gelu_ref(double x) { return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x))); }
 
 }  // namespace
 
@@ -133,8 +130,8 @@ TEST_CASE("layernorm backward matches finite differences", "[ch2][kernels][gradc
   const auto dy = random_floats(N * C, 4);
   std::vector<float> y(N * C), mean(N), rstd(N), dx(N * C), dw(C), db(C), scratch(2 * N * C);
   zt::kernels::layernorm_forward(y.data(), mean.data(), rstd.data(), x.data(), w.data(), b.data(), N, C);
-  zt::kernels::layernorm_backward(dx.data(), dw.data(), db.data(), dy.data(), x.data(), mean.data(),
-                                  rstd.data(), w.data(), N, C, scratch.data());
+  zt::kernels::layernorm_backward(dx.data(), dw.data(), db.data(), dy.data(), x.data(), mean.data(), rstd.data(),
+                                  w.data(), N, C, scratch.data());
   const Vec xd = to_d(x), wd = to_d(w), bd = to_d(b), wy = to_d(dy);
   CHECK(rel_err(y.data(), layernorm_ref(xd, wd, bd, N, C)) < kTol);
   CHECK(rel_err(dx.data(), fd_grad(xd, [&](const Vec& v) { return dot(wy, layernorm_ref(v, wd, bd, N, C)); })) < kTol);
@@ -150,13 +147,16 @@ TEST_CASE("linear backward matches finite differences", "[ch2][kernels][gradchec
   std::vector<float> scratch(zt::kernels::linear_backward_scratch_floats(N, in, out, false) +
                              zt::kernels::linear_forward_scratch_floats(N, in, out, false));
   zt::kernels::linear_forward(y.data(), x.data(), W.data(), b.data(), N, in, out, scratch.data());
-  zt::kernels::linear_backward(dx.data(), dW.data(), db.data(), dy.data(), x.data(), W.data(), N, in,
-                               out, scratch.data());
+  zt::kernels::linear_backward(dx.data(), dW.data(), db.data(), dy.data(), x.data(), W.data(), N, in, out,
+                               scratch.data());
   const Vec xd = to_d(x), Wd = to_d(W), bd = to_d(b), wy = to_d(dy);
   CHECK(rel_err(y.data(), linear_ref(xd, Wd, bd, N, in, out)) < kTol);
-  CHECK(rel_err(dx.data(), fd_grad(xd, [&](const Vec& v) { return dot(wy, linear_ref(v, Wd, bd, N, in, out)); })) < kTol);
-  CHECK(rel_err(dW.data(), fd_grad(Wd, [&](const Vec& v) { return dot(wy, linear_ref(xd, v, bd, N, in, out)); })) < kTol);
-  CHECK(rel_err(db.data(), fd_grad(bd, [&](const Vec& v) { return dot(wy, linear_ref(xd, Wd, v, N, in, out)); })) < kTol);
+  CHECK(rel_err(dx.data(), fd_grad(xd, [&](const Vec& v) { return dot(wy, linear_ref(v, Wd, bd, N, in, out)); })) <
+        kTol);
+  CHECK(rel_err(dW.data(), fd_grad(Wd, [&](const Vec& v) { return dot(wy, linear_ref(xd, v, bd, N, in, out)); })) <
+        kTol);
+  CHECK(rel_err(db.data(), fd_grad(bd, [&](const Vec& v) { return dot(wy, linear_ref(xd, Wd, v, N, in, out)); })) <
+        kTol);
 }
 
 TEST_CASE("causal attention backward matches finite differences", "[ch2][kernels][gradcheck]") {

@@ -14,8 +14,8 @@ TEST_CASE("canonical_sum_f equals canonical_reduce bitwise for every n", "[ch2][
   for (auto& v : x) v = dist(gen) * (1 << (gen() % 20));  // mixed magnitudes: order matters
   for (std::size_t n = 1; n <= x.size(); ++n) {
     const float fast = zt::kernels::canonical_sum_f(n, [&](std::size_t i) { return x[i]; });
-    const float ref = zt::canonical_reduce(n, [&](std::size_t i) { return x[i]; },
-                                           [](float a, float b) { return a + b; });
+    const float ref = zt::canonical_reduce(
+        n, [&](std::size_t i) { return x[i]; }, [](float a, float b) { return a + b; });
     REQUIRE(std::memcmp(&fast, &ref, sizeof(float)) == 0);
   }
 }
@@ -27,11 +27,10 @@ TEST_CASE("canonical_rows_sum_inplace sums rows along the canonical tree", "[ch2
   std::vector<float> x(rows * cols);
   for (auto& v : x) v = dist(gen) * (1 << (gen() % 20));
   const std::vector<float> keep = x;
-  const float* s = zt::kernels::canonical_rows_sum_inplace(x.data(), cols, cols, rows,
-                                                           [](std::size_t i) { return i; });
+  const float* s = zt::kernels::canonical_rows_sum_inplace(x.data(), cols, cols, rows, [](std::size_t i) { return i; });
   for (int c = 0; c < cols; ++c) {
-    const float ref = zt::canonical_reduce(rows, [&](std::size_t i) { return keep[i * cols + c]; },
-                                           [](float a, float b) { return a + b; });
+    const float ref = zt::canonical_reduce(
+        rows, [&](std::size_t i) { return keep[i * cols + c]; }, [](float a, float b) { return a + b; });
     CHECK(std::memcmp(&s[c], &ref, sizeof(float)) == 0);
   }
 }

@@ -1,6 +1,8 @@
 // zt-launch-probe — a rank program for the launcher tests: it reports its rank environment, can
 // be told to fail, crash, sleep, ignore SIGTERM or print a lot, and can rendezvous through the
-// store the environment selects (then check a Gloo all-reduce over it).
+// store the environment selects (then check a Gloo all-reduce over it). With --wait-ready every
+// rank announces through the store that its signal handlers are in place, and the failing rank
+// fails only once every rank has: the tests order events by that, not by sleeping.
 //
 // Not a user program: every flag exists so that one test can provoke one launcher behaviour.
 #include <gloo/allreduce.h>
@@ -15,9 +17,11 @@
 
 #include <chrono>
 #include <cstdio>
+#include <memory>
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "core/check.h"
 #include "core/cli.h"
@@ -37,15 +41,18 @@ void on_sigterm(int) {
 }
 
 // The store ZT_STORE (or MASTER_ADDR/MASTER_PORT) selects; File and Redis are Gloo's own.
-std::unique_ptr<gloo::rendezvous::Store> open_store(const zt::launch::RankEnv& env,
-                                                    std::chrono::milliseconds timeout) {
+std::unique_ptr<gloo::rendezvous::Store> open_store(const zt::launch::RankEnv& env, std::chrono::milliseconds timeout) {
   auto spec = zt::launch::select_store(env);
   using Kind = zt::launch::StoreSpec::Kind;
   switch (spec.kind) {
-    case Kind::kFile: return std::make_unique<gloo::rendezvous::FileStore>(spec.path);
-    case Kind::kRedis: return std::make_unique<gloo::rendezvous::RedisStore>(spec.host, spec.port);
-    case Kind::kTcp: return zt::launch::open_tcp_store(spec, env.rank, timeout);
-    case Kind::kNone: break;
+    case Kind::kFile:
+      return std::make_unique<gloo::rendezvous::FileStore>(spec.path);
+    case Kind::kRedis:
+      return std::make_unique<gloo::rendezvous::RedisStore>(spec.host, spec.port);
+    case Kind::kTcp:
+      return zt::launch::open_tcp_store(spec, env.rank, timeout);
+    case Kind::kNone:
+      break;
   }
   ZT_FAIL("--rendezvous needs a store: set ZT_STORE or MASTER_ADDR and MASTER_PORT");
 }
@@ -60,8 +67,7 @@ void rendezvous(const zt::launch::RankEnv& env, std::chrono::milliseconds timeou
   for (int r = 0; r < env.world_size; ++r) {
     store->wait({"probe/" + std::to_string(r)}, timeout);
     auto v = store->get("probe/" + std::to_string(r));
-    ZT_CHECK(std::string(v.begin(), v.end()) == "hello from " + std::to_string(r),
-             "wrong value for rank ", r);
+    ZT_CHECK(std::string(v.begin(), v.end()) == "hello from " + std::to_string(r), "wrong value for rank ", r);
     ++seen;
   }
   std::printf("rank %d read keys of %d ranks\n", env.rank, seen);
@@ -75,12 +81,23 @@ void rendezvous(const zt::launch::RankEnv& env, std::chrono::milliseconds timeou
   float value = static_cast<float>(env.rank + 1);
   gloo::AllreduceOptions opts(context);
   opts.setOutput(&value, 1);
-  opts.setReduceFunction(
-      static_cast<void (*)(void*, const void*, const void*, size_t)>(&gloo::sum<float>));
+  opts.setReduceFunction(static_cast<void (*)(void*, const void*, const void*, size_t)>(&gloo::sum<float>));
   gloo::allreduce(opts);
   std::printf("rank %d allreduce sum %g\n", env.rank, static_cast<double>(value));
-  // Rank 0 serves the store: keep it until every rank is past rendezvous (the all-reduce above
-  // needed all of them, so they are).
+  // If rank 0 serves the store (no launcher does), it is kept until every rank is past
+  // rendezvous: the all-reduce above needed all of them, so they are.
+}
+
+// Announce "ready/R" through the store; the failing rank then waits for every rank's.
+void announce_ready(const zt::launch::RankEnv& env, bool failing, std::chrono::milliseconds timeout) {
+  static std::unique_ptr<gloo::rendezvous::Store> store;  // kept open while this rank lives
+  store = open_store(env, timeout);
+  const std::string mine = "ready/" + std::to_string(env.rank);
+  store->set(mine, std::vector<char>{'1'});
+  if (!failing) return;
+  std::vector<std::string> all;
+  for (int r = 0; r < env.world_size; ++r) all.push_back("ready/" + std::to_string(r));
+  store->wait(all, timeout);
 }
 
 }  // namespace
@@ -88,45 +105,48 @@ void rendezvous(const zt::launch::RankEnv& env, std::chrono::milliseconds timeou
 int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   return zt::run_main("zt-launch-probe", [&]() -> int {
-    int64_t lines = 1, line_bytes = 0, fail_rank = -1, exit_code = 3, signo = 0, fail_after_ms = 0,
-            timeout_ms = 10000, world_size = 0;
+    int64_t lines = 1, line_bytes = 0, fail_rank = -1, exit_code = 3, signo = 0, fail_after_ms = 0, timeout_ms = 10000,
+            world_size = 0;
     double sleep_s = 0;
-    bool ignore_sigterm = false, report_sigterm = false, do_rendezvous = false;
+    bool ignore_sigterm = false, report_sigterm = false, do_rendezvous = false, wait_ready = false;
     zt::ArgParser p("zt-launch-probe", "A rank program for the launcher tests.");
     p.add_int("lines", &lines, "lines to print", 0, 1000000);
     p.add_int("line-bytes", &line_bytes, "pad each line to about this many bytes", 0, 1 << 20);
     p.add_int("fail-rank", &fail_rank, "this rank fails", -1, 1 << 20);
     p.add_int("exit-code", &exit_code, "exit code of the failing rank", 1, 255);
     p.add_int("signal", &signo, "the failing rank raises this signal instead of exiting", 0, 64);
-    p.add_int("fail-after-ms", &fail_after_ms, "the failing rank waits this long first", 0,
-              1 << 30);
+    p.add_int("fail-after-ms", &fail_after_ms, "the failing rank waits this long first", 0, 1 << 30);
     p.add_double("sleep-s", &sleep_s, "the other ranks sleep this long before exiting 0", 0, 3600);
     p.add_flag("ignore-sigterm", &ignore_sigterm, "ignore SIGTERM (only SIGKILL stops it)");
     p.add_flag("report-sigterm", &report_sigterm, "on SIGTERM print 'rank R got SIGTERM', exit 143");
     p.add_flag("rendezvous", &do_rendezvous, "exchange keys through the store, then a Gloo sum");
+    p.add_flag("wait-ready", &wait_ready,
+               "announce readiness through the store; the failing rank waits for every rank's");
     p.add_int("timeout-ms", &timeout_ms, "store and Gloo timeout", 1, 1 << 30);
-    p.add_int("world-size", &world_size, "world size flag, reconciled with the environment", 1,
-              1 << 20);
+    p.add_int("world-size", &world_size, "world size flag, reconciled with the environment", 1, 1 << 20);
     if (!p.parse(argc, argv)) return 0;
 
     auto env = zt::launch::parse_rank_env(zt::launch::process_env());
-    auto decision = zt::launch::decide_launch(
-        p.given("world-size") ? std::optional<int64_t>(world_size) : std::nullopt, env);
+    auto decision =
+        zt::launch::decide_launch(p.given("world-size") ? std::optional<int64_t>(world_size) : std::nullopt, env);
     g_rank = env.rank;
     if (ignore_sigterm) ::signal(SIGTERM, SIG_IGN);
     if (report_sigterm) ::signal(SIGTERM, on_sigterm);
 
-    std::printf("%s local %d master %s:%d store %s mode %d\n", env.describe().c_str(),
-                env.local_rank, env.master_addr.c_str(), env.master_port,
-                env.store.empty() ? "-" : env.store.c_str(), static_cast<int>(decision.mode));
+    std::printf("%s local %d master %s:%d store %s mode %d launcher-store %s\n", env.describe().c_str(), env.local_rank,
+                env.master_addr.c_str(), env.master_port, env.store.empty() ? "-" : env.store.c_str(),
+                static_cast<int>(decision.mode), env.launcher_store.empty() ? "-" : env.launcher_store.c_str());
     std::string pad(static_cast<std::size_t>(line_bytes), 'x');
     for (int64_t i = 0; i < lines; ++i)
       std::printf("line %lld of rank %d %s\n", static_cast<long long>(i), env.rank, pad.c_str());
+    if (wait_ready) announce_ready(env, env.rank == fail_rank, std::chrono::milliseconds(timeout_ms));
     std::printf("rank %d ready\n", env.rank);
 
     if (do_rendezvous) rendezvous(env, std::chrono::milliseconds(timeout_ms));
 
     if (env.rank == fail_rank) {
+      // the deliberate wait is the behaviour under test (a rank failing some time in), not an
+      // ordering: with --wait-ready every rank is known to be ready already
       std::this_thread::sleep_for(std::chrono::milliseconds(fail_after_ms));
       if (signo != 0) {
         ::prctl(PR_SET_DUMPABLE, 0);  // a deliberate crash should not leave a core file
@@ -137,8 +157,7 @@ int main(int argc, char** argv) {
     }
     // Sleep in short steps so that an ignored SIGTERM does not end the sleep early.
     auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(sleep_s);
-    while (std::chrono::steady_clock::now() < until)
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    while (std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(10));
     return 0;
   });
 }

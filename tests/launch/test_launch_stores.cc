@@ -1,31 +1,27 @@
 // zero-launch with each ZT_STORE kind a job can use across machines: Gloo's FileStore in a
-// directory (a shared filesystem in real use) and Gloo's RedisStore against a real redis-server.
+// directory (a shared filesystem in real use) and Gloo's RedisStore against a real redis-server
+// (support/redis_server.h: started on a port it really bound, ready when it says so).
 // The TCP store (the default) is covered in test_zero_launch.cc.
 #include <catch2/catch.hpp>
 
-#include <signal.h>
 #include <stdlib.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <string>
 #include <vector>
 
-#include "launch/spawn.h"
-#include "run_command.h"
-#include "store/socket.h"
+#include "support/redis_server.h"
+#include "support/run_program.h"
 
-using Catch::Matchers::Contains;
-using zt_test::bin_path;
-using zt_test::count_lines_starting;
-using zt_test::run_command;
+using zt::test::bin;
+using zt::test::count_lines_starting;
+using zt::test::run_program;
 
 namespace {
 // Every rank read every rank's key and the Gloo sum over the store came out as n(n+1)/2.
-void check_rendezvous(const zt_test::CommandResult& r, int n) {
+void check_rendezvous(const zt::test::ProgramOutput& r, int n) {
   INFO("stdout:\n" << r.out << "\nstderr:\n" << r.err);
-  CHECK(r.exit_code == 0);
+  CHECK(r.status == 0);
   const std::string sum = std::to_string(n * (n + 1) / 2);
   for (int k = 0; k < n; ++k) {
     std::string p = "[rank " + std::to_string(k) + "] rank " + std::to_string(k);
@@ -34,9 +30,8 @@ void check_rendezvous(const zt_test::CommandResult& r, int n) {
   }
 }
 std::vector<std::string> launch_with_store(int n, const std::string& store) {
-  return {bin_path("zero-launch"), "-n",         std::to_string(n),
-          "--store",               store,        "--",
-          bin_path("zt-launch-probe"), "--rendezvous", "--timeout-ms", "10000"};
+  return {bin("zero-launch"),     "-n",           std::to_string(n), "--store", store, "--",
+          bin("zt-launch-probe"), "--rendezvous", "--timeout-ms",    "60000"};
 }
 }  // namespace
 
@@ -44,33 +39,15 @@ TEST_CASE("zero-launch: rendezvous through ZT_STORE=file:DIR", "[ch4][launch]") 
   char tmpl[] = "/tmp/zt-filestore-XXXXXX";
   REQUIRE(::mkdtemp(tmpl) != nullptr);
   const std::string dir = tmpl;
-  check_rendezvous(run_command(launch_with_store(3, "file:" + dir)), 3);
+  check_rendezvous(run_program(launch_with_store(3, "file:" + dir)), 3);
   std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("zero-launch: rendezvous through ZT_STORE=redis:HOST:PORT", "[ch4][launch]") {
-  const std::string server = "/usr/bin/redis-server";
-  if (::access(server.c_str(), X_OK) != 0) {
+  if (!zt::test::RedisServer::installed()) {
     WARN("redis-server not installed: skipping the RedisStore rendezvous");
     return;
   }
-  uint16_t port = zt::launch::pick_free_port("127.0.0.1");
-  int pid = zt_test::start_background({server, "--port", std::to_string(port), "--bind",
-                                       "127.0.0.1", "--save", "", "--appendonly", "no"});
-  // Wait until it accepts connections (the probe's RedisStore does not retry).
-  bool up = false;
-  try {
-    zt::store::connect_tcp_retry("127.0.0.1", port, std::chrono::milliseconds(5000));
-    up = true;
-  } catch (...) {
-  }
-  if (up) {
-    std::string store = "redis:127.0.0.1:";
-    store.append(std::to_string(port));
-    check_rendezvous(run_command(launch_with_store(3, store)), 3);
-  }
-  ::kill(pid, SIGTERM);
-  int status;
-  ::waitpid(pid, &status, 0);
-  REQUIRE(up);
+  zt::test::RedisServer redis;  // ready: the probe's RedisStore does not retry
+  check_rendezvous(run_program(launch_with_store(3, "redis:127.0.0.1:" + std::to_string(redis.port()))), 3);
 }

@@ -5,12 +5,12 @@
 #include "core/check.h"
 #include "launch/rank_env.h"
 
+using Catch::Matchers::Contains;
 using zt::launch::decide_launch;
 using zt::launch::env_from_map;
 using zt::launch::LaunchDecision;
 using zt::launch::parse_rank_env;
 using zt::launch::RankSource;
-using Catch::Matchers::Contains;
 
 namespace {
 zt::launch::RankEnv parse(std::map<std::string, std::string> vars) {
@@ -29,8 +29,12 @@ TEST_CASE("no launcher variables: a single process", "[ch4][launch]") {
 }
 
 TEST_CASE("torchrun convention", "[ch4][launch]") {
-  auto e = parse({{"RANK", "2"}, {"WORLD_SIZE", "4"}, {"LOCAL_RANK", "0"},
-                  {"MASTER_ADDR", "10.0.0.1"}, {"MASTER_PORT", "29500"}, {"ZT_STORE", "tcp"}});
+  auto e = parse({{"RANK", "2"},
+                  {"WORLD_SIZE", "4"},
+                  {"LOCAL_RANK", "0"},
+                  {"MASTER_ADDR", "10.0.0.1"},
+                  {"MASTER_PORT", "29500"},
+                  {"ZT_STORE", "tcp"}});
   CHECK(e.source == RankSource::kTorchrun);
   CHECK(e.launched());
   CHECK(e.rank == 2);
@@ -45,8 +49,7 @@ TEST_CASE("torchrun convention", "[ch4][launch]") {
 }
 
 TEST_CASE("OpenMPI convention", "[ch4][launch]") {
-  auto e = parse({{"OMPI_COMM_WORLD_RANK", "1"}, {"OMPI_COMM_WORLD_SIZE", "3"},
-                  {"OMPI_COMM_WORLD_LOCAL_RANK", "1"}});
+  auto e = parse({{"OMPI_COMM_WORLD_RANK", "1"}, {"OMPI_COMM_WORLD_SIZE", "3"}, {"OMPI_COMM_WORLD_LOCAL_RANK", "1"}});
   CHECK(e.source == RankSource::kOpenMpi);
   CHECK(e.rank == 1);
   CHECK(e.world_size == 3);
@@ -63,14 +66,17 @@ TEST_CASE("Slurm convention", "[ch4][launch]") {
 
 TEST_CASE("torchrun variables win over an enclosing allocation's", "[ch4][launch]") {
   // zero-launch inside an srun step: the Slurm variables describe the launcher, not the ranks.
-  auto e = parse({{"RANK", "1"}, {"WORLD_SIZE", "2"}, {"SLURM_PROCID", "0"},
-                  {"SLURM_NTASKS", "1"}, {"OMPI_COMM_WORLD_RANK", "0"},
+  auto e = parse({{"RANK", "1"},
+                  {"WORLD_SIZE", "2"},
+                  {"SLURM_PROCID", "0"},
+                  {"SLURM_NTASKS", "1"},
+                  {"OMPI_COMM_WORLD_RANK", "0"},
                   {"OMPI_COMM_WORLD_SIZE", "1"}});
   CHECK(e.source == RankSource::kTorchrun);
   CHECK(e.rank == 1);
   CHECK(e.world_size == 2);
-  auto m = parse({{"OMPI_COMM_WORLD_RANK", "2"}, {"OMPI_COMM_WORLD_SIZE", "4"},
-                  {"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "1"}});
+  auto m = parse(
+      {{"OMPI_COMM_WORLD_RANK", "2"}, {"OMPI_COMM_WORLD_SIZE", "4"}, {"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "1"}});
   CHECK(m.source == RankSource::kOpenMpi);
   CHECK(m.rank == 2);
 }
@@ -78,10 +84,8 @@ TEST_CASE("torchrun variables win over an enclosing allocation's", "[ch4][launch
 TEST_CASE("malformed rank variables are clear errors", "[ch4][launch]") {
   CHECK_THROWS_WITH(parse({{"RANK", "abc"}, {"WORLD_SIZE", "4"}}),
                     Contains("RANK") && Contains("'abc' is not an integer"));
-  CHECK_THROWS_WITH(parse({{"RANK", "4"}, {"WORLD_SIZE", "4"}}),
-                    Contains("RANK=4 is not below WORLD_SIZE=4"));
-  CHECK_THROWS_WITH(parse({{"RANK", "0"}, {"WORLD_SIZE", "0"}}),
-                    Contains("WORLD_SIZE=0") && Contains(">= 1"));
+  CHECK_THROWS_WITH(parse({{"RANK", "4"}, {"WORLD_SIZE", "4"}}), Contains("RANK=4 is not below WORLD_SIZE=4"));
+  CHECK_THROWS_WITH(parse({{"RANK", "0"}, {"WORLD_SIZE", "0"}}), Contains("WORLD_SIZE=0") && Contains(">= 1"));
   CHECK_THROWS_WITH(parse({{"RANK", "-1"}, {"WORLD_SIZE", "2"}}), Contains("RANK=-1"));
   CHECK_THROWS_WITH(parse({{"RANK", ""}, {"WORLD_SIZE", "2"}}), Contains("not an integer"));
   CHECK_THROWS_WITH(parse({{"RANK", "1"}}), Contains("only RANK is set"));
@@ -110,8 +114,7 @@ TEST_CASE("world size flag reconciled with the environment", "[ch4][launch]") {
   CHECK(d.mode == Mode::kLaunched);  // started by a launcher: never spawn
   CHECK(d.world_size == 2);
   CHECK(decide_launch(2, launched).mode == Mode::kLaunched);
-  CHECK_THROWS_WITH(decide_launch(4, launched),
-                    Contains("--world-size 4") && Contains("WORLD_SIZE=2"));
+  CHECK_THROWS_WITH(decide_launch(4, launched), Contains("--world-size 4") && Contains("WORLD_SIZE=2"));
   auto slurm = parse({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "3"}});
   CHECK_THROWS_WITH(decide_launch(2, slurm), Contains("SLURM_NTASKS=3"));
   // A launched world of one is still launched: the flag must not make it spawn.

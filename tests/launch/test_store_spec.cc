@@ -1,4 +1,5 @@
-// Store selection: the ZT_STORE forms, the MASTER_ADDR/MASTER_PORT default, and bad settings.
+// Store selection: the ZT_STORE forms, the MASTER_ADDR/MASTER_PORT default, who serves a TCP
+// store (the launcher, named by ZT_LAUNCHER_STORE, or rank 0), and bad settings.
 #include <catch2/catch.hpp>
 
 #include "core/check.h"
@@ -44,19 +45,39 @@ TEST_CASE("default store from MASTER_ADDR and MASTER_PORT", "[ch4][launch]") {
   CHECK(t.kind == Kind::kTcp);
   CHECK(t.text() == "tcp:127.0.0.1:4000");
   // An explicit ZT_STORE wins over the MASTER_ variables.
-  CHECK(select({{"ZT_STORE", "file:/tmp/x"}, {"MASTER_ADDR", "a"}, {"MASTER_PORT", "1"}}).kind ==
-        Kind::kFile);
+  CHECK(select({{"ZT_STORE", "file:/tmp/x"}, {"MASTER_ADDR", "a"}, {"MASTER_PORT", "1"}}).kind == Kind::kFile);
 }
 
 TEST_CASE("bad store settings are clear errors", "[ch4][launch]") {
-  CHECK_THROWS_WITH(select({{"MASTER_ADDR", "127.0.0.1"}}),
-                    Contains("MASTER_ADDR is set but MASTER_PORT is not"));
-  CHECK_THROWS_WITH(select({{"MASTER_PORT", "4000"}}),
-                    Contains("MASTER_PORT is set but MASTER_ADDR is not"));
+  CHECK_THROWS_WITH(select({{"MASTER_ADDR", "127.0.0.1"}}), Contains("MASTER_ADDR is set but MASTER_PORT is not"));
+  CHECK_THROWS_WITH(select({{"MASTER_PORT", "4000"}}), Contains("MASTER_PORT is set but MASTER_ADDR is not"));
   CHECK_THROWS_WITH(select({{"ZT_STORE", "tcp"}}), Contains("needs MASTER_ADDR and MASTER_PORT"));
   CHECK_THROWS_WITH(select({{"ZT_STORE", "etcd:x"}}), Contains("is not understood"));
   CHECK_THROWS_WITH(select({{"ZT_STORE", "file:"}}), Contains("directory is empty"));
   CHECK_THROWS_WITH(select({{"ZT_STORE", "redis::80"}}), Contains("empty host"));
   CHECK_THROWS_WITH(select({{"ZT_STORE", "redis:h:0"}}), Contains("not a TCP port"));
   CHECK_THROWS_WITH(select({{"ZT_STORE", "tcp:hostonly"}}), Contains("needs HOST:PORT"));
+}
+
+TEST_CASE("a TCP store the launcher serves is only connected to, rank 0 included", "[ch4][launch]") {
+  const std::map<std::string, std::string> zero_launch = {{"RANK", "0"},
+                                                          {"WORLD_SIZE", "2"},
+                                                          {"MASTER_ADDR", "127.0.0.1"},
+                                                          {"MASTER_PORT", "4000"},
+                                                          {"ZT_LAUNCHER_STORE", "127.0.0.1:4000"}};
+  CHECK(parse_rank_env(env_from_map(zero_launch)).launcher_store == "127.0.0.1:4000");
+  CHECK(select(zero_launch).launcher_serves);
+  auto explicit_same = zero_launch;
+  explicit_same["ZT_STORE"] = "tcp:127.0.0.1:4000";
+  CHECK(select(explicit_same).launcher_serves);
+  // another address: rank 0 serves that one, as without a launcher
+  auto elsewhere = zero_launch;
+  elsewhere["ZT_STORE"] = "tcp:127.0.0.1:4001";
+  CHECK_FALSE(select(elsewhere).launcher_serves);
+  // torchrun, mpirun, srun: no ZT_LAUNCHER_STORE, so rank 0 serves
+  CHECK_FALSE(select({{"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", "4000"}}).launcher_serves);
+  // the flag never applies to other kinds of store
+  auto file = zero_launch;
+  file["ZT_STORE"] = "file:/tmp/x";
+  CHECK_FALSE(select(file).launcher_serves);
 }

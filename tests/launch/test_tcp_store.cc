@@ -1,6 +1,9 @@
 // TCP store: set/get/wait between threads, timeouts that name the key, clients that start before
 // the server, a taken port, a server that goes away, a malformed client, and Gloo's own
 // rendezvous (connectFullMesh) running over it. Cross-process use is in test_zero_launch.cc.
+// Every server binds port 0 (or a socket bound beforehand and held), never a port picked while
+// free; steps are ordered by the server's own state (TcpStoreServer::wait_parked), a connection
+// refusal or a promise, never by sleeping. Upper bounds on wall time only catch a hang.
 #include <catch2/catch.hpp>
 
 #include <gloo/allreduce.h>
@@ -9,17 +12,20 @@
 #include <gloo/transport/tcp/device.h>
 #include <sys/socket.h>
 
+#include <atomic>
 #include <chrono>
 #include <future>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "core/check.h"
-#include "launch/spawn.h"
 #include "store/protocol.h"
 #include "store/socket.h"
 #include "store/tcp_store.h"
+#include "store/tcp_store_server.h"
 
 using Catch::Matchers::Contains;
 using zt::store::TcpStore;
@@ -46,6 +52,9 @@ std::string key(int i) { return std::string("k").append(std::to_string(i)); }
 std::vector<char> bytes(const std::string& s) { return {s.begin(), s.end()}; }
 std::string text(const std::vector<char>& v) { return {v.begin(), v.end()}; }
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+// Long enough that only a hang reaches it; never a statement about speed.
+constexpr ms kHang{60000};
+constexpr double kHangSeconds = 60.0;
 }  // namespace
 
 TEST_CASE("protocol frames round-trip and reject truncation", "[ch4][store]") {
@@ -57,10 +66,8 @@ TEST_CASE("protocol frames round-trip and reject truncation", "[ch4][store]") {
   CHECK(back.fields == m.fields);
   const std::string payload = frame.substr(4);
   // Drop the last (empty) field and the last 2 bytes of the 5-byte value before it.
-  CHECK_THROWS_WITH(zt::store::decode(payload.substr(0, payload.size() - 6)),
-                    Contains("runs past the message"));
-  CHECK_THROWS_WITH(zt::store::decode(payload.substr(0, payload.size() - 2)),
-                    Contains("truncated field size"));
+  CHECK_THROWS_WITH(zt::store::decode(payload.substr(0, payload.size() - 6)), Contains("runs past the message"));
+  CHECK_THROWS_WITH(zt::store::decode(payload.substr(0, payload.size() - 2)), Contains("truncated field size"));
 }
 
 TEST_CASE("set, get and wait between threads", "[ch4][store]") {
@@ -84,20 +91,21 @@ TEST_CASE("set, get and wait between threads", "[ch4][store]") {
 }
 
 TEST_CASE("wait blocks until every key is set", "[ch4][store]") {
-  TcpStore server(server_options());
-  TcpStore client(client_options(server.port()));
-  auto start = Clock::now();
-  std::thread setter([&] {
-    std::this_thread::sleep_for(ms(150));
-    server.set("a", bytes("1"));
-    std::this_thread::sleep_for(ms(150));
-    server.set("b", bytes("2"));
+  TcpStore server(server_options(0, kHang));
+  TcpStore client(client_options(server.port(), kHang));
+  std::atomic<bool> b_set{false};
+  auto waiter = std::async(std::launch::async, [&] {
+    client.wait({"a", "b"}, kHang);
+    return b_set.load();  // true: it returned only after "b" was set
   });
-  client.wait({"a", "b"}, ms(5000));
-  double waited = since(start);
-  setter.join();
-  CHECK(waited >= 0.29);
-  CHECK(waited < 3.0);
+  auto& s = server.server();
+  REQUIRE(s.wait_parked(1, kHang));  // the wait is blocked in the server on "a"
+  server.set("a", bytes("1"));
+  REQUIRE(s.wait_parked(2, kHang));  // it saw "a" and blocked again, on "b"
+  CHECK(waiter.wait_for(ms(0)) != std::future_status::ready);
+  b_set = true;
+  server.set("b", bytes("2"));
+  CHECK(waiter.get());
   CHECK(text(client.get("b")) == "2");
 }
 
@@ -106,11 +114,10 @@ TEST_CASE("a missing key times out with a message naming key and address", "[ch4
   TcpStore client(client_options(server.port(), ms(300)));
   std::string where = "127.0.0.1:" + std::to_string(server.port());
   auto start = Clock::now();
-  CHECK_THROWS_WITH(client.get("never/set"),
-                    Contains("key 'never/set'") && Contains(where) && Contains("300 ms"));
+  CHECK_THROWS_WITH(client.get("never/set"), Contains("key 'never/set'") && Contains(where) && Contains("300 ms"));
   double waited = since(start);
-  CHECK(waited >= 0.29);
-  CHECK(waited < 3.0);
+  CHECK(waited >= 0.29);         // it did wait the timeout
+  CHECK(waited < kHangSeconds);  // only guards against a hang
   CHECK_THROWS_WITH(client.wait({"a", "missing"}, ms(100)), Contains("key 'a'"));
   server.set("a", bytes("x"));
   CHECK_THROWS_WITH(client.wait({"a", "missing"}, ms(100)), Contains("key 'missing'"));
@@ -119,24 +126,34 @@ TEST_CASE("a missing key times out with a message naming key and address", "[ch4
 }
 
 TEST_CASE("clients may start before the server", "[ch4][store]") {
-  uint16_t port = zt::launch::pick_free_port("127.0.0.1");
-  auto client = std::async(std::launch::async, [port] {
-    TcpStore c(client_options(port, ms(10000)));
+  // The port is held from the start by a bound socket that does not listen yet, so the client's
+  // attempts are refused (as with no server) and nothing else can take the port meanwhile.
+  zt::store::Fd reserved = zt::store::bind_tcp("127.0.0.1", 0);
+  const uint16_t port = zt::store::local_port(reserved.get());
+  std::promise<void> refused;
+  std::once_flag once;
+  auto client = std::async(std::launch::async, [&] {
+    TcpStoreOptions o = client_options(port, kHang);
+    o.on_connect_retry = [&](const std::string&) { std::call_once(once, [&] { refused.set_value(); }); };
+    TcpStore c(o);
     return text(c.get("from-server"));
   });
-  std::this_thread::sleep_for(ms(400));
-  TcpStore server(server_options(port));
-  server.set("from-server", bytes("hello"));
+  // The client has been refused at least once: only now does the server start (on that socket).
+  REQUIRE(refused.get_future().wait_for(kHang) == std::future_status::ready);
+  zt::store::TcpStoreServer server(std::move(reserved));
+  TcpStore setter(client_options(port));
+  setter.set("from-server", bytes("hello"));
   CHECK(client.get() == "hello");
 }
 
 TEST_CASE("no server: connecting gives up after the timeout", "[ch4][store]") {
-  uint16_t port = zt::launch::pick_free_port("127.0.0.1");
+  // A bound socket that never listens: every connection is refused, and the port stays ours.
+  zt::store::Fd nobody = zt::store::bind_tcp("127.0.0.1", 0);
+  const uint16_t port = zt::store::local_port(nobody.get());
   auto start = Clock::now();
   CHECK_THROWS_WITH(TcpStore(client_options(port, ms(300))),
-                    Contains("could not connect to 127.0.0.1:" + std::to_string(port)) &&
-                        Contains("300 ms"));
-  CHECK(since(start) < 3.0);
+                    Contains("could not connect to 127.0.0.1:" + std::to_string(port)) && Contains("300 ms"));
+  CHECK(since(start) < kHangSeconds);  // only guards against a hang
 }
 
 TEST_CASE("a port in use is a clear error", "[ch4][store]") {
@@ -151,16 +168,16 @@ TEST_CASE("destroying the server fails the clients cleanly", "[ch4][store]") {
   TcpStore client(client_options(server->port()));
   auto waiting = std::async(std::launch::async, [&] {
     try {
-      client.get("never", ms(10000));
+      client.get("never", kHang);
       return std::string("no error");
     } catch (const zt::Error& e) {
       return std::string(e.what());
     }
   });
-  std::this_thread::sleep_for(ms(100));
+  REQUIRE(server->server().wait_parked(1, kHang));  // the get is parked in the server
   auto start = Clock::now();
-  server.reset();  // must not hang on the parked get
-  CHECK(since(start) < 2.0);
+  server.reset();                      // must not hang on the parked get
+  CHECK(since(start) < kHangSeconds);  // only guards against a hang
   CHECK_THAT(waiting.get(), Contains("closed the connection"));
   CHECK_THROWS_WITH(client.set("k", bytes("v")), Contains("TCP store"));
 }
@@ -183,23 +200,34 @@ TEST_CASE("a malformed client does not disturb the others", "[ch4][store]") {
 
 TEST_CASE("Gloo's rendezvous runs over the TCP store", "[ch4][store]") {
   const int n = 3;
-  uint16_t port = zt::launch::pick_free_port("127.0.0.1");
+  // Rank 0 serves on port 0 and hands the port it got to the others.
+  std::promise<uint16_t> served;
+  std::shared_future<uint16_t> port = served.get_future().share();
   std::vector<std::future<float>> sums;
   for (int r = 0; r < n; ++r)
-    sums.push_back(std::async(std::launch::async, [r, n, port] {
-      TcpStoreOptions o = r == 0 ? server_options(port) : client_options(port);
-      TcpStore store(o);
+    sums.push_back(std::async(std::launch::async, [r, n, port, &served] {
+      std::unique_ptr<TcpStore> store;
+      if (r == 0) {
+        try {
+          store = std::make_unique<TcpStore>(server_options(0));
+        } catch (...) {
+          served.set_exception(std::current_exception());
+          throw;
+        }
+        served.set_value(store->port());
+      } else {
+        store = std::make_unique<TcpStore>(client_options(port.get()));
+      }
       gloo::transport::tcp::attr attr;
       attr.hostname = "127.0.0.1";
       auto device = gloo::transport::tcp::CreateDevice(attr);
       auto ctx = std::make_shared<gloo::rendezvous::Context>(r, n);
-      ctx->setTimeout(ms(5000));
-      ctx->connectFullMesh(store, device);
+      ctx->setTimeout(kHang);
+      ctx->connectFullMesh(*store, device);
       float v = static_cast<float>(r + 1);
       gloo::AllreduceOptions opts(ctx);
       opts.setOutput(&v, 1);
-      opts.setReduceFunction(
-          static_cast<void (*)(void*, const void*, const void*, size_t)>(&gloo::sum<float>));
+      opts.setReduceFunction(static_cast<void (*)(void*, const void*, const void*, size_t)>(&gloo::sum<float>));
       gloo::allreduce(opts);
       return v;
     }));

@@ -1,6 +1,9 @@
 // zero-launch end to end, as a user runs it: ranks as processes running zt-launch-probe, with
-// prefixed output, cross-process rendezvous through the TCP store, and every failure path
-// (exit code, signal, SIGTERM ignored, SIGTERM to the launcher, bad command lines).
+// prefixed output, cross-process rendezvous through the TCP store zero-launch serves (bound to
+// port 0 before any rank starts, so ranks only connect), and every failure path (exit code,
+// signal, SIGTERM ignored, SIGTERM to the launcher, bad command lines, a --master-port in use).
+// Events are ordered by what the ranks print or announce through the store, never by sleeping;
+// no wall-time upper bound says anything about speed (the generous ones only catch a hang).
 #include <catch2/catch.hpp>
 
 #include <signal.h>
@@ -8,20 +11,24 @@
 #include <string>
 #include <vector>
 
-#include "run_command.h"
+#include "store/socket.h"
+#include "support/run_program.h"
 
 using Catch::Matchers::Contains;
-using zt_test::bin_path;
-using zt_test::count_lines_starting;
-using zt_test::run_command;
+using zt::test::bin;
+using zt::test::count_lines_starting;
+using zt::test::run_program;
 
 namespace {
+// Guards a job whose ranks would otherwise sleep an hour: only a hang takes this long.
+constexpr double kHang = 120.0;
+
 std::vector<std::string> launch(int n, std::vector<std::string> probe_args,
                                 std::vector<std::string> launcher_args = {}) {
-  std::vector<std::string> argv{bin_path("zero-launch"), "-n", std::to_string(n)};
+  std::vector<std::string> argv{bin("zero-launch"), "-n", std::to_string(n)};
   argv.insert(argv.end(), launcher_args.begin(), launcher_args.end());
   argv.push_back("--");
-  argv.push_back(bin_path("zt-launch-probe"));
+  argv.push_back(bin("zt-launch-probe"));
   argv.insert(argv.end(), probe_args.begin(), probe_args.end());
   return argv;
 }
@@ -31,14 +38,14 @@ std::string prefix(int r) { return "[rank " + std::to_string(r) + "] "; }
 TEST_CASE("zero-launch: 1 to 4 ranks succeed, every line prefixed and whole", "[ch4][launch]") {
   const int lines = 200;
   for (int n = 1; n <= 4; ++n) {
-    auto r = run_command(launch(n, {"--lines", std::to_string(lines), "--line-bytes", "300"}));
+    auto r = run_program(launch(n, {"--lines", std::to_string(lines), "--line-bytes", "300"}));
     INFO("n=" << n << "\nstderr:\n" << r.err);
-    CHECK(r.exit_code == 0);
+    CHECK(r.status == 0);
     int total = 0;
     for (int k = 0; k < n; ++k) {
       const std::string p = prefix(k);
-      CHECK(count_lines_starting(r.out, p + "rank " + std::to_string(k) + " of " +
-                                            std::to_string(n) + " (torchrun") == 1);
+      CHECK(count_lines_starting(r.out, p + "rank " + std::to_string(k) + " of " + std::to_string(n) + " (torchrun") ==
+            1);
       // Each payload line names its own rank: a line glued from two ranks would not match.
       CHECK(count_lines_starting(r.out, p + "line ") == lines);
       CHECK(count_lines_starting(r.out, p + "rank " + std::to_string(k) + " ready") == 1);
@@ -48,56 +55,82 @@ TEST_CASE("zero-launch: 1 to 4 ranks succeed, every line prefixed and whole", "[
     CHECK(count_lines_starting(r.out, "[rank ") == total);
     for (int k = 0; k < n; ++k)
       for (int j = 0; j < n; ++j)
-        if (j != k) CHECK(r.out.find(prefix(k) + "line 7 of rank " + std::to_string(j)) ==
-                          std::string::npos);
+        if (j != k) CHECK(r.out.find(prefix(k) + "line 7 of rank " + std::to_string(j)) == std::string::npos);
   }
 }
 
 TEST_CASE("zero-launch: ranks rendezvous through the TCP store and Gloo", "[ch4][launch]") {
   for (int n : {2, 4}) {
-    auto r = run_command(launch(n, {"--rendezvous", "--timeout-ms", "10000"}));
+    auto r = run_program(launch(n, {"--rendezvous", "--timeout-ms", "60000"}));
     INFO("n=" << n << "\nstdout:\n" << r.out << "\nstderr:\n" << r.err);
-    CHECK(r.exit_code == 0);
+    CHECK(r.status == 0);
     const std::string sum = std::to_string(n * (n + 1) / 2);
     for (int k = 0; k < n; ++k) {
-      CHECK(count_lines_starting(r.out, prefix(k) + "rank " + std::to_string(k) + " read keys of " +
-                                            std::to_string(n) + " ranks") == 1);
-      CHECK(count_lines_starting(r.out, prefix(k) + "rank " + std::to_string(k) +
-                                            " allreduce sum " + sum) == 1);
+      CHECK(count_lines_starting(
+                r.out, prefix(k) + "rank " + std::to_string(k) + " read keys of " + std::to_string(n) + " ranks") == 1);
+      CHECK(count_lines_starting(r.out, prefix(k) + "rank " + std::to_string(k) + " allreduce sum " + sum) == 1);
     }
   }
 }
 
+TEST_CASE("zero-launch: the launcher serves the TCP store at MASTER_PORT; ranks only connect", "[ch4][launch]") {
+  auto r = run_program(launch(3, {}));
+  INFO("stdout:\n" << r.out << "\nstderr:\n" << r.err);
+  REQUIRE(r.status == 0);
+  // "... master 127.0.0.1:PORT store - mode 2 launcher-store 127.0.0.1:PORT": the same PORT
+  for (int k = 0; k < 3; ++k) {
+    const std::string head = prefix(k) + "rank " + std::to_string(k) + " of 3";
+    const auto at = r.out.find(head);
+    REQUIRE(at != std::string::npos);
+    const std::string line = r.out.substr(at, r.out.find('\n', at) - at);
+    const auto words = zt::test::tokens(line);
+    REQUIRE(words.size() >= 2);
+    const auto master = line.find(" master ");
+    REQUIRE(master != std::string::npos);
+    const std::string addr = zt::test::tokens(line.substr(master + 8)).at(0);
+    CHECK(addr.rfind("127.0.0.1:", 0) == 0);
+    CHECK(words.back() == addr);  // launcher-store: the address the launcher already serves
+  }
+  // An explicit --master-port that something else holds: a clear error before any rank starts.
+  zt::store::Fd taken = zt::store::listen_tcp("127.0.0.1", 0);
+  const std::string port = std::to_string(zt::store::local_port(taken.get()));
+  auto busy = run_program(launch(2, {}, {"--master-port", port}));
+  CHECK(busy.status == 2);
+  CHECK_THAT(busy.err, Contains("127.0.0.1:" + port) && Contains("already in use"));
+  CHECK(busy.out.empty());  // no rank ran
+}
+
 TEST_CASE("zero-launch: a rank exiting 3 stops the job quickly", "[ch4][launch]") {
-  // The other ranks would sleep 60 s; the launcher must terminate them.
-  auto r = run_command(launch(4, {"--fail-rank", "1", "--exit-code", "3", "--fail-after-ms", "200",
-                                  "--sleep-s", "60"}));
+  // The other ranks would sleep an hour; the launcher must terminate them (SIGTERM).
+  auto r =
+      run_program(launch(4, {"--fail-rank", "1", "--exit-code", "3", "--fail-after-ms", "200", "--sleep-s", "3600"}));
   INFO("stderr:\n" << r.err);
-  CHECK(r.exit_code == 3);
-  CHECK(r.seconds < 10.0);
+  CHECK(r.status == 3);
+  CHECK(r.seconds < kHang);  // only guards against a hang
   CHECK_THAT(r.err, Contains("rank 1 failed first (exited with code 3)"));
-  for (int k : {0, 2, 3})
-    CHECK_THAT(r.err, Contains("rank " + std::to_string(k) + " killed by SIGTERM"));
+  for (int k : {0, 2, 3}) CHECK_THAT(r.err, Contains("rank " + std::to_string(k) + " killed by SIGTERM"));
 }
 
 TEST_CASE("zero-launch: a rank killed by a signal", "[ch4][launch]") {
-  auto r = run_command(launch(3, {"--fail-rank", "2", "--signal", std::to_string(SIGSEGV),
-                                  "--fail-after-ms", "100", "--sleep-s", "60"}));
+  auto r = run_program(launch(
+      3, {"--fail-rank", "2", "--signal", std::to_string(SIGSEGV), "--fail-after-ms", "100", "--sleep-s", "3600"}));
   INFO("stderr:\n" << r.err);
-  CHECK(r.exit_code == 128 + SIGSEGV);
-  CHECK(r.seconds < 10.0);
+  CHECK(r.status == 128 + SIGSEGV);
+  CHECK(r.seconds < kHang);  // only guards against a hang
   CHECK_THAT(r.err, Contains("rank 2 failed first (killed by SIGSEGV)"));
 }
 
-TEST_CASE("zero-launch: a rank ignoring SIGTERM gets SIGKILL after the grace period",
-          "[ch4][launch]") {
-  auto r = run_command(launch(3, {"--fail-rank", "0", "--fail-after-ms", "100", "--sleep-s", "60",
-                                  "--ignore-sigterm"},
+TEST_CASE("zero-launch: a rank ignoring SIGTERM gets SIGKILL after the grace period", "[ch4][launch]") {
+  // --wait-ready: rank 0 fails only once ranks 1 and 2 have said (through the store) that they
+  // ignore SIGTERM, so the SIGTERM can never arrive before they do.
+  auto r = run_program(launch(3,
+                              {"--fail-rank", "0", "--fail-after-ms", "100", "--sleep-s", "3600", "--ignore-sigterm",
+                               "--wait-ready", "--timeout-ms", "60000"},
                               {"--grace-s", "0.7"}));
   INFO("stderr:\n" << r.err);
-  CHECK(r.exit_code == 3);
-  CHECK(r.seconds >= 0.8);  // 0.1 s until the failure, then the whole grace period
-  CHECK(r.seconds < 10.0);
+  CHECK(r.status == 3);
+  CHECK(r.seconds >= 0.8);   // 0.1 s until the failure, then the whole grace period
+  CHECK(r.seconds < kHang);  // only guards against a hang
   CHECK_THAT(r.err, Contains("rank 1 killed by SIGKILL"));
   CHECK_THAT(r.err, Contains("rank 2 killed by SIGKILL"));
   CHECK_THAT(r.err, Contains("rank 0 failed first (exited with code 3)"));
@@ -105,51 +138,52 @@ TEST_CASE("zero-launch: a rank ignoring SIGTERM gets SIGKILL after the grace per
 
 TEST_CASE("zero-launch: SIGTERM to the launcher is forwarded to every rank", "[ch4][launch]") {
   const int n = 3;
-  auto ready = [](const std::string& out) {
+  zt::test::RunOptions o;
+  o.signal_when = [](const std::string& out) {            // every rank printed its ready line
     return count_lines_starting(out, "[rank ") >= 3 * 3;  // env line, 1 line, ready line each
   };
-  auto r = run_command(launch(n, {"--report-sigterm", "--sleep-s", "60"}), 30, ready, SIGTERM);
+  o.signo = SIGTERM;
+  auto r = run_program(launch(n, {"--report-sigterm", "--sleep-s", "3600"}), o);
   INFO("stdout:\n" << r.out << "\nstderr:\n" << r.err);
   for (int k = 0; k < n; ++k)
-    CHECK(count_lines_starting(r.out, prefix(k) + "rank " + std::to_string(k) + " got SIGTERM") ==
-          1);
-  CHECK(r.exit_code == 128 + SIGTERM);
-  CHECK(r.seconds < 10.0);
+    CHECK(count_lines_starting(r.out, prefix(k) + "rank " + std::to_string(k) + " got SIGTERM") == 1);
+  CHECK(r.status == 128 + SIGTERM);
+  CHECK(r.seconds < kHang);  // only guards against a hang
   CHECK_THAT(r.err, Contains("received SIGTERM"));
 }
 
 TEST_CASE("zero-launch: a rank told a different world size stops the job", "[ch4][launch]") {
-  auto r = run_command(launch(2, {"--world-size", "3", "--sleep-s", "60"}));
+  auto r = run_program(launch(2, {"--world-size", "3", "--sleep-s", "3600"}));
   INFO("stderr:\n" << r.err);
-  CHECK(r.exit_code == 2);
-  CHECK(r.seconds < 10.0);
+  CHECK(r.status == 2);
+  CHECK(r.seconds < kHang);  // only guards against a hang
   CHECK_THAT(r.err, Contains("--world-size 3 disagrees with the launcher's WORLD_SIZE=2"));
 }
 
 TEST_CASE("zero-launch: bad command lines are one error line", "[ch4][launch]") {
-  auto missing_n = run_command({bin_path("zero-launch"), "--", "true"});
-  CHECK(missing_n.exit_code == 2);
+  auto missing_n = run_program({bin("zero-launch"), "--", "true"});
+  CHECK(missing_n.status == 2);
   CHECK_THAT(missing_n.err, Contains("number of ranks is required"));
-  auto no_prog = run_command({bin_path("zero-launch"), "-n", "2"});
-  CHECK(no_prog.exit_code == 2);
+  auto no_prog = run_program({bin("zero-launch"), "-n", "2"});
+  CHECK(no_prog.status == 2);
   CHECK_THAT(no_prog.err, Contains("no program given"));
-  auto zero = run_command({bin_path("zero-launch"), "-n", "0", "--", "true"});
-  CHECK(zero.exit_code == 2);
+  auto zero = run_program({bin("zero-launch"), "-n", "0", "--", "true"});
+  CHECK(zero.status == 2);
   CHECK_THAT(zero.err, Contains("--nproc: 0 is outside"));
-  auto not_found = run_command({bin_path("zero-launch"), "-n", "2", "--", "no-such-program-zt"});
-  CHECK(not_found.exit_code == 2);
+  auto not_found = run_program({bin("zero-launch"), "-n", "2", "--", "no-such-program-zt"});
+  CHECK(not_found.status == 2);
   CHECK_THAT(not_found.err, Contains("cannot run 'no-such-program-zt': not found on PATH"));
-  auto bad_store = run_command({bin_path("zero-launch"), "-n", "2", "--store", "nfs:x", "--", "true"});
-  CHECK(bad_store.exit_code == 2);
+  auto bad_store = run_program({bin("zero-launch"), "-n", "2", "--store", "nfs:x", "--", "true"});
+  CHECK(bad_store.status == 2);
   CHECK_THAT(bad_store.err, Contains("ZT_STORE=nfs:x is not understood"));
-  for (const auto& r : {missing_n, no_prog, zero, not_found, bad_store})
-    CHECK(count_lines_starting(r.err, "") == 1);
+  for (const auto& r : {missing_n, no_prog, zero, not_found, bad_store}) CHECK(count_lines_starting(r.err, "") == 1);
 }
 
 TEST_CASE("zero-launch: ZT_STORE=file: reaches the ranks", "[ch4][launch]") {
-  auto r = run_command(launch(2, {}, {"--store", "file:/tmp/zt-store-dir"}));
-  CHECK(r.exit_code == 0);
-  CHECK(count_lines_starting(r.out, "[rank 0] rank 0 of 2 (torchrun: RANK, WORLD_SIZE) local 0 "
-                                    "master 127.0.0.1:") == 1);
+  auto r = run_program(launch(2, {}, {"--store", "file:/tmp/zt-store-dir"}));
+  CHECK(r.status == 0);
+  CHECK(count_lines_starting(r.out,
+                             "[rank 0] rank 0 of 2 (torchrun: RANK, WORLD_SIZE) local 0 "
+                             "master 127.0.0.1:") == 1);
   CHECK_THAT(r.out, Contains("store file:/tmp/zt-store-dir"));
 }

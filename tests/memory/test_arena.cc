@@ -12,9 +12,9 @@ using zt::Arena;
 
 TEST_CASE("arena places first-fit, aligns to 256 and coalesces on release", "[ch3][memory]") {
   Arena arena(4096, "test");
-  auto a = arena.allocate(100, "x");   // granules [0, 256)
-  auto b = arena.allocate(256, "y");   // [256, 512)
-  auto c = arena.allocate(300, "x");   // [512, 1024): 300 rounds up to 512
+  auto a = arena.allocate(100, "x");  // granules [0, 256)
+  auto b = arena.allocate(256, "y");  // [256, 512)
+  auto c = arena.allocate(300, "x");  // [512, 1024): 300 rounds up to 512
   CHECK(a.offset() == 0);
   CHECK(b.offset() == 256);
   CHECK(c.offset() == 512);
@@ -46,12 +46,11 @@ TEST_CASE("arena places first-fit, aligns to 256 and coalesces on release", "[ch
   CHECK(arena.reserved_bytes() == 0);
 }
 
-TEST_CASE("ledger counts requested bytes, current and peak, per category and overall",
-          "[ch3][memory]") {
+TEST_CASE("ledger counts requested bytes, current and peak, per category and overall", "[ch3][memory]") {
   Arena arena(1 << 20);
   {
-    auto p = zt::make_buffer<float>(arena, 1000, "params");     // 4000 bytes
-    auto g = zt::make_buffer<uint16_t>(arena, 1000, "grads");   // 2000 bytes
+    auto p = zt::make_buffer<float>(arena, 1000, "params");    // 4000 bytes
+    auto g = zt::make_buffer<uint16_t>(arena, 1000, "grads");  // 2000 bytes
     {
       auto t = arena.allocate(777, "temp");
       CHECK(arena.ledger().total().current_bytes == 6777);
@@ -128,8 +127,7 @@ TEST_CASE("typed buffers own their block; moves transfer it", "[ch3][memory]") {
   CHECK(arena.reserved_bytes() == 0);
 }
 
-TEST_CASE("a capacity that is not a multiple of 256 hands out whole granules only",
-          "[ch3][memory]") {
+TEST_CASE("a capacity that is not a multiple of 256 hands out whole granules only", "[ch3][memory]") {
   Arena arena(1000);
   CHECK(arena.fragmentation().free_bytes == 1000);
   CHECK(arena.fragmentation().largest_free_block == 768);

@@ -2,23 +2,20 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
-#include <cstdio>
 #include <sstream>
 #include <string>
 
 #include "memory/model_states.h"
+#include "support/run_program.h"
 
 namespace {
+// stdout and stderr together, in order, as the checks below read them.
 std::string run(const std::string& args, int* status) {
-  const std::string command = std::string(ZT_CHAPTER03_BIN) + " " + args + " 2>&1";
-  std::FILE* pipe = popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::string out;
-  char chunk[4096];
-  std::size_t got;
-  while ((got = std::fread(chunk, 1, sizeof chunk, pipe)) > 0) out.append(chunk, got);
-  *status = pclose(pipe);
-  return out;
+  zt::test::RunOptions o;
+  o.merge_stderr = true;
+  const auto r = zt::test::run_program(ZT_CHAPTER03_BIN, args, o);
+  *status = r.status;
+  return r.out;
 }
 }  // namespace
 
@@ -44,8 +41,7 @@ TEST_CASE("chapter-03 prints the stage table from the formula module", "[ch3][me
     for (int stage = 0; stage <= 3; ++stage) {
       double printed = 0;
       row >> printed;
-      const double gb =
-          zt::paper_model_states(1.5e9, 8, zt::shard_spec_for_stage(stage, n)).total / 1e9;
+      const double gb = zt::paper_model_states(1.5e9, 8, zt::shard_spec_for_stage(stage, n)).total / 1e9;
       INFO("N = " << n << ", stage " << stage);
       // printed with %.6g: within half a unit of the 6th significant digit
       CHECK(std::fabs(printed - gb) <= 0.5 * std::pow(10.0, std::floor(std::log10(gb)) - 5));

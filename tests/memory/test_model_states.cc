@@ -26,8 +26,7 @@ TEST_CASE("paper formula gives the closed forms of Sec. 5 for every stage", "[ch
     for (int k : {12, 8}) {
       CHECK(paper_model_states(psi, k, shard_spec_for_stage(0, w)).total == (4 + k) * psi);
       CHECK(paper_model_states(psi, k, shard_spec_for_stage(1, w)).total == 4 * psi + k * psi / n);
-      CHECK(paper_model_states(psi, k, shard_spec_for_stage(2, w)).total ==
-            2 * psi + (2 + k) * psi / n);
+      CHECK(paper_model_states(psi, k, shard_spec_for_stage(2, w)).total == 2 * psi + (2 + k) * psi / n);
       CHECK(paper_model_states(psi, k, shard_spec_for_stage(3, w)).total == (4 + k) * psi / n);
     }
   }

@@ -49,10 +49,8 @@ TEST_CASE("Table 1: every printed value within one unit of its last digit", "[ch
     for (std::size_t col = 0; col < 9; ++col) {
       const std::string printed = row.printed[col];
       const double exact = recomputed_gb(col / 3, col % 3, row.n);
-      INFO("N = " << row.n << ", column " << col << ": printed " << printed << ", formula "
-                  << exact);
-      CHECK(std::fabs(exact - std::strtod(printed.c_str(), nullptr)) <=
-            unit_of_last_digit(printed));
+      INFO("N = " << row.n << ", column " << col << ": printed " << printed << ", formula " << exact);
+      CHECK(std::fabs(exact - std::strtod(printed.c_str(), nullptr)) <= unit_of_last_digit(printed));
     }
 }
 
@@ -70,6 +68,5 @@ TEST_CASE("Table 1: the entries the paper truncates instead of rounding", "[ch3]
         truncated.push_back(printed);
       }
     }
-  CHECK(truncated == std::vector<std::string>{"4187", "2218", "4046", "2054", "513", "257",
-                                              "4011", "2013"});
+  CHECK(truncated == std::vector<std::string>{"4187", "2218", "4046", "2054", "513", "257", "4011", "2013"});
 }

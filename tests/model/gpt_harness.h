@@ -54,8 +54,7 @@ struct Harness {
 
   /// @param master FP32 parameters (rounded to T for the compute copy).
   /// @param fill_byte what the workspace is filled with before use (to catch uninitialised reads).
-  Harness(const zt::model::GptConfig& c, int64_t b, const std::vector<float>& master,
-          unsigned char fill_byte = 0)
+  Harness(const zt::model::GptConfig& c, int64_t b, const std::vector<float>& master, unsigned char fill_byte = 0)
       : cfg(c),
         B(b),
         model(c, b),

@@ -48,8 +48,8 @@ Mat linear(const Mat& x, int rows, int in, int out, const double* W, const doubl
 
 }  // namespace
 
-double ref_gpt_loss_sum(const RefGptConfig& cfg, const std::vector<double>& params,
-                        const std::vector<int32_t>& batch, int B) {
+double ref_gpt_loss_sum(const RefGptConfig& cfg, const std::vector<double>& params, const std::vector<int32_t>& batch,
+                        int B) {
   const int V = cfg.V, T = cfg.T, C = cfg.C, H = cfg.H, D = C / H;
   Cursor cur{params};
   const double* wte = cur.take(static_cast<std::size_t>(V) * C);

@@ -19,7 +19,7 @@ struct RefGptConfig {
 /// @param cfg sizes. @param params all parameters in canonical order, dense.
 /// @param batch [B, T+1] token ids (inputs columns 0..T-1, targets 1..T). @param B sequences.
 /// @return the loss sum.
-double ref_gpt_loss_sum(const RefGptConfig& cfg, const std::vector<double>& params,
-                        const std::vector<int32_t>& batch, int B);
+double ref_gpt_loss_sum(const RefGptConfig& cfg, const std::vector<double>& params, const std::vector<int32_t>& batch,
+                        int B);
 
 }  // namespace zt_test

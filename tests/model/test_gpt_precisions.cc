@@ -131,8 +131,14 @@ TEST_CASE("two model instances in concurrent threads give the sequential bits", 
   zt_test::Harness<float> par_a(kCfg, kB, master), par_b(kCfg, kB, master);
   float pa = 0, pb = 0;
   for (int round = 0; round < 3; ++round) {
-    std::thread ta([&] { pa = par_a.forward(batch_a); par_a.backward(batch_a, 0.5f); });
-    std::thread tb([&] { pb = par_b.forward(batch_b); par_b.backward(batch_b, 0.5f); });
+    std::thread ta([&] {
+      pa = par_a.forward(batch_a);
+      par_a.backward(batch_a, 0.5f);
+    });
+    std::thread tb([&] {
+      pb = par_b.forward(batch_b);
+      par_b.backward(batch_b, 0.5f);
+    });
     ta.join();
     tb.join();
     CHECK(std::memcmp(&pa, &la, sizeof(float)) == 0);

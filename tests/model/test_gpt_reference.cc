@@ -33,8 +33,8 @@ TEST_CASE("FP32 GPT loss and gradient match an independent float64 implementatio
   std::mt19937 gen(7);
   std::uniform_real_distribution<float> dist(-0.4f, 0.4f);
   for (const auto& p : manifest.params) {
-    const bool ln_gain = p.shape.size() == 1 && p.name.find("ln_") != std::string::npos &&
-                         p.name.find(".weight") != std::string::npos;
+    const bool ln_gain =
+        p.shape.size() == 1 && p.name.find("ln_") != std::string::npos && p.name.find(".weight") != std::string::npos;
     for (int64_t i = 0; i < p.numel; ++i) master[p.offset + i] = (ln_gain ? 1.0f : 0.0f) + dist(gen);
   }
   const auto batch = zt_test::random_batch(B, cfg.context, cfg.vocab, 99);

@@ -37,8 +37,7 @@ Moments moments(const float* x, int64_t n, double s) {
 
 void check_normal(const float* x, int64_t n, double s) {
   const Moments m = moments(x, n, s);
-  INFO("n " << n << " mean " << m.mean << " std " << m.std << " (want " << s << ") beyond 2s "
-            << m.frac_beyond_2s);
+  INFO("n " << n << " mean " << m.mean << " std " << m.std << " (want " << s << ") beyond 2s " << m.frac_beyond_2s);
   CHECK(std::fabs(m.mean) <= 5 * s / std::sqrt(static_cast<double>(n)));
   CHECK(std::fabs(m.std / s - 1) <= 5 / std::sqrt(2.0 * n));
   const double p = 0.0455;

@@ -58,8 +58,7 @@ TEST_CASE("Adam matches an independent double-precision Adam over 50 steps", "[c
   double pd = 0.3, md = 0, vd = 0;
   for (int t = 1; t <= 50; ++t) {
     const double g = std::sin(0.7 * t) + 0.1 * pd;  // a gradient that depends on the weight
-    adam_update_element(p, static_cast<float>(std::sin(0.7 * t) + 0.1 * p), m, v,
-                        adam_step_scalars(c, lr, t));
+    adam_update_element(p, static_cast<float>(std::sin(0.7 * t) + 0.1 * p), m, v, adam_step_scalars(c, lr, t));
     md = b1 * md + (1 - b1) * g;
     vd = b2 * vd + (1 - b2) * g * g;
     pd -= lr * (md / (1 - std::pow(b1, t))) / (std::sqrt(vd / (1 - std::pow(b2, t))) + eps);
@@ -97,8 +96,7 @@ struct State {
   std::vector<float> p, g, m, v;
 };
 State make_state(std::size_t n) {
-  State s{std::vector<float>(n), std::vector<float>(n), std::vector<float>(n, 0.0f),
-          std::vector<float>(n, 0.0f)};
+  State s{std::vector<float>(n), std::vector<float>(n), std::vector<float>(n, 0.0f), std::vector<float>(n, 0.0f)};
   for (std::size_t i = 0; i < n; ++i) {
     s.p[i] = std::ldexp(std::sin(1.0f + i), static_cast<int>(i % 7) - 3);
     s.g[i] = std::ldexp(std::cos(3.0f * i), static_cast<int>(i % 11) - 12);
@@ -126,10 +124,9 @@ TEST_CASE("an update on shards is bitwise the update on the whole span", "[ch2][
     for (int t = 1; t <= 5; ++t)
       for (std::size_t r = 0; r < ranks; ++r) {
         const std::size_t a = r * shard, len = std::min(n, a + shard) - a;
-        adam_update(sharded.p.data() + a, sharded.g.data() + a, sharded.m.data() + a,
-                    sharded.v.data() + a, len, adam_step_scalars(adamw, 1e-3, t));
-        sgd_update(sharded.p.data() + a, sharded.g.data() + a, sharded.m.data() + a, len,
-                   sgd_step_scalars(sgd, 1e-2));
+        adam_update(sharded.p.data() + a, sharded.g.data() + a, sharded.m.data() + a, sharded.v.data() + a, len,
+                    adam_step_scalars(adamw, 1e-3, t));
+        sgd_update(sharded.p.data() + a, sharded.g.data() + a, sharded.m.data() + a, len, sgd_step_scalars(sgd, 1e-2));
       }
     INFO("ranks " << ranks);
     CHECK(same_bits(whole.p, sharded.p));

@@ -38,8 +38,7 @@ float micro_grad(std::size_t mb, std::size_t i) {
 }
 }  // namespace
 
-TEST_CASE("accumulator = canonical tree per element, with at most log2(A)+1 buffers",
-          "[ch2][optim]") {
+TEST_CASE("accumulator = canonical tree per element, with at most log2(A)+1 buffers", "[ch2][optim]") {
   const std::size_t n = 33;
   for (std::size_t a = 1; a <= 13; ++a) {
     int live = 0, most = 0;
@@ -57,8 +56,7 @@ TEST_CASE("accumulator = canonical tree per element, with at most log2(A)+1 buff
     CHECK(static_cast<std::size_t>(most) <= canonical_max_live_partials(a));
     for (std::size_t i = 0; i < n; ++i) {
       const float expected = canonical_reduce(
-          a, [&](std::size_t mb) { return micro_grad(mb, i); },
-          [](float x, float y) { return x + y; });
+          a, [&](std::size_t mb) { return micro_grad(mb, i); }, [](float x, float y) { return x + y; });
       CHECK(std::memcmp(&sum.v[i], &expected, 4) == 0);
     }
   }
@@ -80,8 +78,7 @@ TEST_CASE("accumulator buffers are seen by the arena ledger", "[ch2][optim]") {
   CHECK(arena.ledger().usage("grad_accum").current_bytes == 0);
 }
 
-TEST_CASE("N ranks accumulating aligned blocks of A = 2^k equal one rank accumulating all",
-          "[ch2][optim]") {
+TEST_CASE("N ranks accumulating aligned blocks of A = 2^k equal one rank accumulating all", "[ch2][optim]") {
   const std::size_t n = 9;
   auto alloc = [](std::size_t k) { return std::vector<float>(k); };
   for (std::size_t world : {3u, 5u})
@@ -103,8 +100,7 @@ TEST_CASE("N ranks accumulating aligned blocks of A = 2^k equal one rank accumul
       }
       for (std::size_t i = 0; i < n; ++i) {
         const float reduced = canonical_reduce(
-            world, [&](std::size_t r) { return per_rank[r][i]; },
-            [](float x, float y) { return x + y; });
+            world, [&](std::size_t r) { return per_rank[r][i]; }, [](float x, float y) { return x + y; });
         INFO("world " << world << ", A " << a << ", element " << i);
         CHECK(std::memcmp(&reduced, &single[i], 4) == 0);
       }

@@ -29,8 +29,7 @@ uint32_t bits(float x) {
 }
 }  // namespace
 
-TEST_CASE("blocks start at the unit's first element; the last one may be partial",
-          "[ch2][optim]") {
+TEST_CASE("blocks start at the unit's first element; the last one may be partial", "[ch2][optim]") {
   CHECK(norm_block_count(0, 256) == 0);
   CHECK(norm_block_count(256, 256) == 1);
   CHECK(norm_block_count(257, 256) == 2);
@@ -55,8 +54,7 @@ TEST_CASE("blocks start at the unit's first element; the last one may be partial
 TEST_CASE("sharded block norm equals the single-device norm bitwise", "[ch2][optim]") {
   const std::vector<std::size_t> unit_sizes = {1000, 37, 4096, 300, 1};
   std::vector<std::vector<float>> units;
-  for (std::size_t u = 0; u < unit_sizes.size(); ++u)
-    units.push_back(gradient(unit_sizes[u], static_cast<int>(u)));
+  for (std::size_t u = 0; u < unit_sizes.size(); ++u) units.push_back(gradient(unit_sizes[u], static_cast<int>(u)));
   for (std::size_t block : {64u, 256u}) {
     std::vector<std::span<const float>> spans(units.begin(), units.end());
     const float reference = global_grad_norm(spans, block);

@@ -10,7 +10,7 @@ TEST_CASE("warmup then cosine decay to the floor", "[ch2][optim]") {
   const LrSchedule s{1e-3, 1e-4, 10, 110};
   CHECK(lr_at(s, 1) == 1e-3 * 1 / 10);
   CHECK(lr_at(s, 5) == 1e-3 * 5 / 10);
-  CHECK(lr_at(s, 10) == 1e-3);                                 // peak at the end of warmup
+  CHECK(lr_at(s, 10) == 1e-3);                                        // peak at the end of warmup
   CHECK(lr_at(s, 60) == Approx(0.5 * (1e-3 + 1e-4)).epsilon(1e-12));  // halfway: the mean
   CHECK(lr_at(s, 35) == Approx(1e-4 + 0.45e-3 * (1 + std::sqrt(0.5))).epsilon(1e-12));
   CHECK(lr_at(s, 110) == 1e-4);  // floor at the last step
@@ -19,7 +19,7 @@ TEST_CASE("warmup then cosine decay to the floor", "[ch2][optim]") {
 }
 
 TEST_CASE("schedule corner cases and bad settings", "[ch2][optim]") {
-  CHECK(lr_at(LrSchedule{2e-3, 0, 0, 0}, 1) == 2e-3);      // constant
+  CHECK(lr_at(LrSchedule{2e-3, 0, 0, 0}, 1) == 2e-3);  // constant
   CHECK(lr_at(LrSchedule{2e-3, 0, 0, 0}, 10000) == 2e-3);
   CHECK(lr_at(LrSchedule{2e-3, 0, 0, 100}, 1) == Approx(2e-3).epsilon(1e-3));  // no warmup
   CHECK_THROWS_AS(lr_at(LrSchedule{1e-3, 0, 0, 0}, 0), Error);

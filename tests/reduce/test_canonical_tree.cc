@@ -15,9 +15,7 @@ std::string paren(const std::string& a, const std::string& b) {
 }
 std::string leaf_name(std::size_t i) { return std::string("x").append(std::to_string(i)); }
 std::string shape(std::size_t n) {
-  return zt::canonical_reduce(
-      n, leaf_name,
-      [](const std::string& a, const std::string& b) { return paren(a, b); });
+  return zt::canonical_reduce(n, leaf_name, [](const std::string& a, const std::string& b) { return paren(a, b); });
 }
 }  // namespace
 
@@ -51,8 +49,8 @@ TEST_CASE("tree over N*A leaves = tree over N block sums of A = 2^k", "[ch4][red
     const std::size_t n = x.size() / a;
     std::vector<float> blocks(n);
     for (std::size_t r = 0; r < n; ++r)
-      blocks[r] = zt::perfect_tree_reduce(r * a, a, [&](std::size_t i) { return x[i]; },
-                                          [](float p, float q) { return p + q; });
+      blocks[r] = zt::perfect_tree_reduce(
+          r * a, a, [&](std::size_t i) { return x[i]; }, [](float p, float q) { return p + q; });
     CHECK(zt::canonical_sum(blocks) == zt::canonical_sum(x));
   }
 }

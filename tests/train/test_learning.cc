@@ -63,9 +63,9 @@ TEST_CASE("without master weights the 16-bit copy freezes and the loss is worse"
     c.no_master_weights = true;
     const auto without = run_digits(c);
     INFO(p << ": frozen over the window " << with_master.frozen_window_fraction << " vs "
-            << without.frozen_window_fraction << ", at the last step " << with_master.frozen_fraction
-            << " vs " << without.frozen_fraction
-            << ", loss " << with_master.steps.back().loss << " vs " << without.steps.back().loss);
+           << without.frozen_window_fraction << ", at the last step " << with_master.frozen_fraction << " vs "
+           << without.frozen_fraction << ", loss " << with_master.steps.back().loss << " vs "
+           << without.steps.back().loss);
     CHECK(without.frozen_window_fraction >= 2 * with_master.frozen_window_fraction);
     CHECK(without.steps.back().loss > with_master.steps.back().loss);
   }

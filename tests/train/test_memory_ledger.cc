@@ -33,7 +33,8 @@ TEST_CASE("ledger: measured peak == predicted, category by category", "[ch3][tra
   c.precision = "bf16";
   const auto m = test::run(c).memory.at(0);
   CHECK(m.by_category == m.by_category_predicted);
-  CHECK(m.by_category.at(train::category::accum_partials) == 2 * static_cast<std::size_t>(test::run(c).param_count) * 4);
+  CHECK(m.by_category.at(train::category::accum_partials) ==
+        2 * static_cast<std::size_t>(test::run(c).param_count) * 4);
 }
 
 TEST_CASE("fp16 + AdamW + reduce in compute dtype is the paper's 16 psi", "[ch3][train][memory]") {

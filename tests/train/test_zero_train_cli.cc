@@ -1,29 +1,32 @@
 // zero-train as a user meets it: bad input is one line on stderr and a non-zero exit; the JSON and
-// raw outputs are complete and round-trip the float32 values.
+// raw outputs are complete and round-trip the float32 values. The program is the build's
+// bin/zero-train, run by support/run_program.h (argv, no shell).
 #include <catch2/catch.hpp>
 
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 
 #include "core/atomic_file.h"
 #include "support/run_program.h"
 
-using zt::test::run_program;
-
 namespace {
-const std::string kTiny = "bin/zero-train --layers 1 --heads 2 --width 16 --context 16 --global-batch 4 --warmup-steps 0 ";
-}
+const std::string kTiny = "--layers 1 --heads 2 --width 16 --context 16 --global-batch 4 --warmup-steps 0 ";
+// zero-train with plain space-separated arguments
+zt::test::ProgramOutput run_program(const std::string& args) { return zt::test::run_program("zero-train", args); }
+}  // namespace
 
 TEST_CASE("zero-train rejects bad input with one line and a non-zero exit", "[ch2][train][cli]") {
-  for (const std::string args : {"--bogus", "--width 30 --heads 4", "--layers 0", "--steps -1",
-                                 "--lr abc", "--global-batch 6 --micro-batch 4",
-                                 "--memory-budget-mb 0.01", "--data /nonexistent/file.txt",
-                                 "--precision fp8", "--no-master-weights"}) {
+  for (const std::string args :
+       {"--bogus", "--width 30 --heads 4", "--layers 0", "--steps -1", "--lr abc", "--global-batch 6 --micro-batch 4",
+        "--memory-budget-mb 0.01", "--data /nonexistent/file.txt", "--precision fp8", "--no-master-weights"}) {
     INFO(args);
-    const auto out = run_program("bin/zero-train --steps 1 --warmup-steps 0 " + args);
+    const auto out = run_program("--steps 1 --warmup-steps 0 " + args);
     CHECK(out.status != 0);
     CHECK(out.status != -1);
     CHECK(zt::test::line_count(out.err) == 1);
@@ -33,10 +36,10 @@ TEST_CASE("zero-train rejects bad input with one line and a non-zero exit", "[ch
 
 TEST_CASE("zero-train summary JSON and dumps", "[ch2][train][cli]") {
   const std::string dir = "/tmp/zt_cli_" + std::to_string(::getpid());
-  REQUIRE(std::system(("mkdir -p " + dir).c_str()) == 0);
-  const auto out = run_program(kTiny + "--steps 3 --precision fp16 --summary-json " + dir +
-                               "/s.json --dump-manifest " + dir + "/m.json --dump-params " + dir +
-                               "/p.bin --dump-grads " + dir + "/g.bin --dump-batch " + dir + "/b.bin");
+  std::filesystem::create_directories(dir);
+  const auto out = run_program(kTiny + "--steps 3 --precision fp16 --summary-json " + dir + "/s.json --dump-manifest " +
+                               dir + "/m.json --dump-params " + dir + "/p.bin --dump-grads " + dir +
+                               "/g.bin --dump-batch " + dir + "/b.bin");
   REQUIRE(out.status == 0);
   const auto summary = nlohmann::json::parse(zt::read_file(dir + "/s.json"));
   const auto manifest = nlohmann::json::parse(zt::read_file(dir + "/m.json"));
@@ -63,14 +66,14 @@ TEST_CASE("zero-train summary JSON and dumps", "[ch2][train][cli]") {
   // two runs: byte-identical parameter dumps
   REQUIRE(run_program(kTiny + "--steps 3 --precision fp16 --dump-params " + dir + "/q.bin").status == 0);
   CHECK(zt::read_file(dir + "/p.bin") == zt::read_file(dir + "/q.bin"));
-  REQUIRE(std::system(("rm -rf " + dir).c_str()) == 0);
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("zero-train: short runs and a low peak with every other flag at its default", "[ch2][train][cli]") {
   // the defaults (warm-up 20 steps, floor lr / 10) must never make a valid explicit choice fail
   for (const std::string args : {"--steps 1", "--steps 3", "--steps 0", "--lr 1e-4"}) {
     const std::string json = "/tmp/zt_cli_defaults_" + std::to_string(::getpid()) + ".json";
-    const auto out = run_program("bin/zero-train " + args + " --summary-json " + json);
+    const auto out = run_program(args + " --summary-json " + json);
     INFO(args << ": " << out.err);
     REQUIRE(out.status == 0);
     const auto j = nlohmann::json::parse(zt::read_file(json));
@@ -82,14 +85,15 @@ TEST_CASE("zero-train: short runs and a low peak with every other flag at its de
     CHECK(c["lr_peak_reached"] == true);
     CHECK(j["steps"].size() == static_cast<std::size_t>(steps));
     if (steps >= 1 && steps <= 20)  // a warm-up as long as the run reaches --lr at the last step
-      CHECK(j["steps"][steps - 1]["lr"].get<double>() == static_cast<double>(static_cast<float>(c["lr"].get<double>())));
+      CHECK(j["steps"][steps - 1]["lr"].get<double>() ==
+            static_cast<double>(static_cast<float>(c["lr"].get<double>())));
   }
 }
 
 TEST_CASE("zero-train: a warm-up longer than the run is kept, and the summary says the peak was not reached",
           "[ch2][train][cli]") {
   const std::string json = "/tmp/zt_cli_warmup_" + std::to_string(::getpid()) + ".json";
-  const auto out = run_program("bin/zero-train --steps 4 --warmup-steps 10 --lr 0.002 --eval-every 0 --summary-json " + json);
+  const auto out = run_program("--steps 4 --warmup-steps 10 --lr 0.002 --eval-every 0 --summary-json " + json);
   INFO(out.err);
   REQUIRE(out.status == 0);
   CHECK(out.out.find("warm-up outlasts the run") != std::string::npos);

@@ -1,5 +1,6 @@
 // zero-train with --stage / --world-size as a user meets it: ranks as processes and as threads,
-// --verify, the comm object, the start-up config check, and bad input.
+// --verify, the comm object, the start-up config check, and bad input. Programs are the build's
+// bin/zero-train and bin/zero-launch, run by support/run_program.h (argv, no shell).
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -16,16 +17,22 @@ using namespace zt::test;
 
 namespace {
 const std::string kTiny =
-    "bin/zero-train --layers 1 --heads 2 --width 16 --context 16 --steps 2 --global-batch 8 "
+    "--layers 1 --heads 2 --width 16 --context 16 --steps 2 --global-batch 8 "
     "--micro-batch 2 --eval-every 0 --warmup-steps 0 --norm-block 32 ";
+// zero-train with plain space-separated arguments
+ProgramOutput zero_train(const std::string& args) { return run_program("zero-train", args); }
+// zero-launch -n N -- zero-train ARGS
+ProgramOutput launched(int n, const std::string& args) {
+  return run_program(argv_of({bin("zero-launch"), "-n", std::to_string(n), "--", bin("zero-train")}, args));
 }
+}  // namespace
 
 TEST_CASE("zero-train --verify: processes and threads, stages 1-3, bitwise equal", "[ch5]") {
   for (const char* how : {"", "--ranks-as threads "})
     for (int stage : {1, 2, 3}) {
       const std::string json = "/tmp/zt_zero_cli_" + std::to_string(::getpid()) + ".json";
-      const auto out = run_program(kTiny + how + "--precision bf16 --world-size 2 --verify --stage " +
-                                   std::to_string(stage) + " --summary-json " + json);
+      const auto out = zero_train(kTiny + how + "--precision bf16 --world-size 2 --verify --stage " +
+                                  std::to_string(stage) + " --summary-json " + json);
       INFO(out.out << out.err);
       REQUIRE(out.status == 0);
       CHECK(out.out.find("bitwise equal to the single-rank reference") != std::string::npos);
@@ -42,17 +49,17 @@ TEST_CASE("zero-train --verify: processes and threads, stages 1-3, bitwise equal
 
 TEST_CASE("zero-train --verify reports the first differing parameter outside the conditions", "[ch5]") {
   // 2 ranks x 3 micro-batches under step sync: A = 3 is not a power of two
-  const auto out = run_program(
-      "bin/zero-train --layers 1 --heads 2 --width 16 --context 16 --steps 2 --global-batch 12 "
+  const auto out = zero_train(
+      "--layers 1 --heads 2 --width 16 --context 16 --steps 2 --global-batch 12 "
       "--micro-batch 2 --eval-every 0 --warmup-steps 0 --ranks-as threads --world-size 2 --grad-sync step --verify");
   CHECK(out.status == 1);
   CHECK(out.out.find("first differing parameter") != std::string::npos);
 }
 
 TEST_CASE("zero-train: bad ZeRO input is one clear line and a non-zero exit", "[ch5]") {
-  for (const char* args : {"--stage 4", "--world-size 3", "--grad-sync sometimes", "--overlap maybe",
-                           "--world-size 0"}) {
-    const auto out = run_program(kTiny + args);
+  for (const char* args :
+       {"--stage 4", "--world-size 3", "--grad-sync sometimes", "--overlap maybe", "--world-size 0"}) {
+    const auto out = zero_train(kTiny + args);
     INFO(args << ": " << out.err);
     CHECK(out.status != 0);
     CHECK(out.err.rfind("zero-train: error: ", 0) == 0);
@@ -73,12 +80,11 @@ TEST_CASE("config hash: every floating-point setting is compared by its exact bi
   // six-decimal text would hash eps = 1e-8 and 2e-8 alike: ranks would train with different eps
   const auto base = zero_config(2, 2, 1, "fp32");
   for (double train::TrainConfig::*field :
-       {&train::TrainConfig::lr, &train::TrainConfig::weight_decay,
-        &train::TrainConfig::beta1, &train::TrainConfig::beta2, &train::TrainConfig::eps,
-        &train::TrainConfig::momentum, &train::TrainConfig::clip_grad_norm,
-        &train::TrainConfig::loss_scale_init, &train::TrainConfig::loss_scale_growth_factor,
-        &train::TrainConfig::loss_scale_backoff, &train::TrainConfig::bucket_mb,
-        &train::TrainConfig::persist_below_mb}) {
+       {&train::TrainConfig::lr, &train::TrainConfig::weight_decay, &train::TrainConfig::beta1,
+        &train::TrainConfig::beta2, &train::TrainConfig::eps, &train::TrainConfig::momentum,
+        &train::TrainConfig::clip_grad_norm, &train::TrainConfig::loss_scale_init,
+        &train::TrainConfig::loss_scale_growth_factor, &train::TrainConfig::loss_scale_backoff,
+        &train::TrainConfig::bucket_mb, &train::TrainConfig::persist_below_mb}) {
     auto next = base;
     next.*field = std::nextafter(base.*field, 1e300);  // the smallest possible difference
     INFO("value " << base.*field);
@@ -90,18 +96,18 @@ TEST_CASE("config hash: every floating-point setting is compared by its exact bi
 }
 
 TEST_CASE("zero-train under zero-launch (torchrun variables): ranks from the environment", "[ch5]") {
-  const auto out = run_program("bin/zero-launch -n 2 -- " + kTiny + "--stage 2 --verify");
+  const auto out = launched(2, kTiny + "--stage 2 --verify");
   INFO(out.out << out.err);
   CHECK(out.status == 0);
   CHECK(out.out.find("bitwise equal to the single-rank reference") != std::string::npos);
   // a --world-size that contradicts the launcher's WORLD_SIZE is an error on every rank
-  const auto bad = run_program("bin/zero-launch -n 2 -- " + kTiny + "--world-size 4");
+  const auto bad = launched(2, kTiny + "--world-size 4");
   CHECK(bad.status != 0);
 }
 
 TEST_CASE("zero-train --trace: a Chrome trace with every rank's compute and blocked spans", "[ch7]") {
   const std::string trace = "/tmp/zt_zero_trace_" + std::to_string(::getpid()) + ".json";
-  const auto out = run_program(kTiny + "--ranks-as threads --world-size 2 --stage 3 --prefetch 1 --trace " + trace);
+  const auto out = zero_train(kTiny + "--ranks-as threads --world-size 2 --stage 3 --prefetch 1 --trace " + trace);
   REQUIRE(out.status == 0);
   std::ifstream f(trace);
   const auto j = nlohmann::json::parse(f);
@@ -125,8 +131,8 @@ TEST_CASE("zero-train --trace: a Chrome trace with every rank's compute and bloc
 // The gatherer and the reducer now wait for their calls before their buffers go.
 TEST_CASE("stage 3: out of memory during prefetch is one clean error, never a crash", "[ch7][zero][cli]") {
   for (int run = 0; run < 3; ++run) {
-    const auto out = zt::test::run_program(
-        "bin/zero-train --stage 3 --world-size 4 --ranks-as threads --layers 8 --heads 4 --width 192 "
+    const auto out = zero_train(
+        "--stage 3 --world-size 4 --ranks-as threads --layers 8 --heads 4 --width 192 "
         "--precision fp16 --global-batch 4 --micro-batch 1 --steps 1 --warmup-steps 0 --eval-every 0 "
         "--memory-budget-mb 16 --prefetch 1");
     INFO(out.err);
@@ -138,7 +144,7 @@ TEST_CASE("stage 3: out of memory during prefetch is one clean error, never a cr
 TEST_CASE("persist-below-mb: a negative size is one clear line, and the setting is in the config hash", "[ch7]") {
   for (const char* args : {"--stage 3 --world-size 2 --ranks-as threads --persist-below-mb -1",
                            "--persist-below-mb -0.5", "--persist-below-mb lots"}) {
-    const auto out = run_program(kTiny + args);
+    const auto out = zero_train(kTiny + args);
     INFO(args << ": " << out.err);
     CHECK(out.status != 0);
     CHECK(out.err.rfind("zero-train: error: ", 0) == 0);

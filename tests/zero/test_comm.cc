@@ -1,5 +1,6 @@
 // Communication of one step: measured collective counters against the closed form of
-// zero/zero_comm.h, and against the paper's 2ψ / 3ψ written out independently here.
+// zero/zero_comm.h, and against the paper's 2ψ / 3ψ written out independently here. Case tables
+// run one Catch2 section per row, named after it.
 #include <catch2/catch.hpp>
 
 #include "model/manifest.h"
@@ -10,24 +11,35 @@ using namespace zt;
 using namespace zt::test;
 
 TEST_CASE("bytes and calls per step equal the closed form, every stage", "[ch7]") {
-  for (int stage : {0, 1, 2, 3})
-    for (int world : {2, 3})
-      for (const char* sync : {"step", "micro-batch"}) {
-        auto c = zero_config(stage, world, 2, stage % 2 ? "bf16" : "fp32");
-        c.grad_sync = sync;
-        c.bucket_mb = 0.001;
-        const ZeroRun z = run_zero(c);
-        REQUIRE(z.errors == "");
-        for (const auto& r : z.ranks) {
-          INFO("stage " << stage << " N=" << world << " " << sync);
-          for (std::size_t k = 0; k < kCollKinds; ++k) {
-            if (static_cast<CollKind>(k) == CollKind::call_check) continue;
-            INFO("kind " << coll_kind_name(static_cast<CollKind>(k)));
-            CHECK(r.value->comm_per_step.by_kind[k].calls == r.value->comm_predicted_per_step.by_kind[k].calls);
-            CHECK(r.value->comm_per_step.by_kind[k].bytes_sent == r.value->comm_predicted_per_step.by_kind[k].bytes_sent);
-          }
+  struct Case {
+    int stage, world;
+    const char* sync;
+    const char* precision;
+  };
+  const Case cases[] = {
+      {0, 2, "step", "fp32"}, {0, 2, "micro-batch", "fp32"}, {0, 3, "step", "fp32"}, {0, 3, "micro-batch", "fp32"},
+      {1, 2, "step", "bf16"}, {1, 2, "micro-batch", "bf16"}, {1, 3, "step", "bf16"}, {1, 3, "micro-batch", "bf16"},
+      {2, 2, "step", "fp32"}, {2, 2, "micro-batch", "fp32"}, {2, 3, "step", "fp32"}, {2, 3, "micro-batch", "fp32"},
+      {3, 2, "step", "bf16"}, {3, 2, "micro-batch", "bf16"}, {3, 3, "step", "bf16"}, {3, 3, "micro-batch", "bf16"}};
+  for (const Case& cs : cases)
+    DYNAMIC_SECTION("stage " << cs.stage << ", N " << cs.world << ", " << cs.sync << " sync, " << cs.precision) {
+      const int stage = cs.stage, world = cs.world;
+      const char* sync = cs.sync;
+      auto c = zero_config(stage, world, 2, cs.precision);
+      c.grad_sync = sync;
+      c.bucket_mb = 0.001;
+      const ZeroRun z = run_zero(c);
+      REQUIRE(z.errors == "");
+      for (const auto& r : z.ranks) {
+        INFO("stage " << stage << " N=" << world << " " << sync);
+        for (std::size_t k = 0; k < kCollKinds; ++k) {
+          if (static_cast<CollKind>(k) == CollKind::call_check) continue;
+          INFO("kind " << coll_kind_name(static_cast<CollKind>(k)));
+          CHECK(r.value->comm_per_step.by_kind[k].calls == r.value->comm_predicted_per_step.by_kind[k].calls);
+          CHECK(r.value->comm_per_step.by_kind[k].bytes_sent == r.value->comm_predicted_per_step.by_kind[k].bytes_sent);
         }
       }
+    }
 }
 
 TEST_CASE("the paper's volumes: 2(N-1)/N psi for stages 0-2, about 3(N-1)/N psi for stage 3", "[ch7]") {
@@ -36,8 +48,8 @@ TEST_CASE("the paper's volumes: 2(N-1)/N psi for stages 0-2, about 3(N-1)/N psi 
   const int N = 4;
   auto base = zero_config(0, N, 1, "fp16");
   const auto layout = zero::make_layout(
-      model::make_manifest({addition_for(base)->vocab_size(), base.context, base.layers, base.heads, base.width}),
-      N, 1, static_cast<std::size_t>(base.norm_block));
+      model::make_manifest({addition_for(base)->vocab_size(), base.context, base.layers, base.heads, base.width}), N, 1,
+      static_cast<std::size_t>(base.norm_block));
   const std::size_t psi_n1 = (N - 1) * layout.shard_total;  // (N-1)/N x padded psi
   // stage 3 gathers every unit once per use: twice each (forward, backward), wte once more (the
   // tied head reads it in forward and in backward; the embedding's backward needs no values)

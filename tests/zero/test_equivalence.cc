@@ -1,5 +1,8 @@
 // ZeRO stages 0-3 against the single-rank reference loop: bitwise equal master weights and
 // per-step loss, grad_norm, loss_scale and skipped (ranks as threads, deterministic collectives).
+// Where a test covers a selection of the axes, the selection is an explicit table (struct Case,
+// const Case cases[]), and each row runs in its own Catch2 section named after it, so a failure
+// names its row and one row re-runs alone: test_zero "TEST CASE NAME" -c "SECTION NAME".
 #include <catch2/catch.hpp>
 
 #include "zero/zero_fixtures.h"
@@ -9,14 +12,15 @@ using namespace zt::test;
 
 namespace {
 
+const char* on_off(bool b) { return b ? "on" : "off"; }
+
 /// Run `c` sharded and its reference; check both agree bit for bit. Returns the reference.
 train::RunResult check_equal(const train::TrainConfig& c) {
   train::RunArtifacts ref_art;
   const train::RunResult ref = run(reference_of(c), &ref_art);
   const ZeroRun z = run_zero(c);
-  INFO("stage " << c.stage << " N=" << c.world_size << " " << c.precision << " " << c.optimizer
-                << " mb/rank=" << c.micro_batches_per_rank() << " sync=" << c.resolved_grad_sync()
-                << " reduce=" << c.reduce_dtype);
+  INFO("stage " << c.stage << " N=" << c.world_size << " " << c.precision << " " << c.optimizer << " mb/rank="
+                << c.micro_batches_per_rank() << " sync=" << c.resolved_grad_sync() << " reduce=" << c.reduce_dtype);
   REQUIRE(z.errors == "");
   for (const auto& r : z.ranks) CHECK(compare_steps(r.value->run.steps, ref.steps) == "");
   CHECK(compare_params(z.artifacts.final_params, ref_art.final_params) == "");
@@ -27,63 +31,107 @@ train::RunResult check_equal(const train::TrainConfig& c) {
 }  // namespace
 
 TEST_CASE("stages 0 and 1, one micro-batch per rank: bitwise equal to the reference", "[ch5]") {
-  int k = 0;
-  for (const char* precision : {"fp32", "fp16", "bf16"})
-    for (int world : {1, 2, 3, 4})
-      for (int stage : {0, 1}) {
-        auto c = zero_config(stage, world, 1, precision);
-        c.optimizer = (k++ % 2) ? "sgd" : "adamw";
-        c.clip_grad_norm = 0.5;
-        const auto ref = check_equal(c);
-        bool clipped = false;
-        for (const auto& s : ref.steps) clipped |= s.clipped;
-        CHECK(clipped);  // clipping fired in the reference, so the sharded norm path was exercised
-      }
+  struct Case {
+    int stage, world;
+    const char* precision;
+    const char* optimizer;
+  };
+  const Case cases[] = {{0, 1, "fp32", "adamw"}, {1, 1, "fp32", "sgd"}, {0, 2, "fp32", "adamw"}, {1, 2, "fp32", "sgd"},
+                        {0, 3, "fp32", "adamw"}, {1, 3, "fp32", "sgd"}, {0, 4, "fp32", "adamw"}, {1, 4, "fp32", "sgd"},
+                        {0, 1, "fp16", "adamw"}, {1, 1, "fp16", "sgd"}, {0, 2, "fp16", "adamw"}, {1, 2, "fp16", "sgd"},
+                        {0, 3, "fp16", "adamw"}, {1, 3, "fp16", "sgd"}, {0, 4, "fp16", "adamw"}, {1, 4, "fp16", "sgd"},
+                        {0, 1, "bf16", "adamw"}, {1, 1, "bf16", "sgd"}, {0, 2, "bf16", "adamw"}, {1, 2, "bf16", "sgd"},
+                        {0, 3, "bf16", "adamw"}, {1, 3, "bf16", "sgd"}, {0, 4, "bf16", "adamw"}, {1, 4, "bf16", "sgd"}};
+  for (const Case& cs : cases)
+    DYNAMIC_SECTION("stage " << cs.stage << ", N " << cs.world << ", " << cs.precision << ", " << cs.optimizer) {
+      auto c = zero_config(cs.stage, cs.world, 1, cs.precision);
+      c.optimizer = cs.optimizer;
+      c.clip_grad_norm = 0.5;
+      const auto ref = check_equal(c);
+      bool clipped = false;
+      for (const auto& s : ref.steps) clipped |= s.clipped;
+      CHECK(clipped);  // clipping fired in the reference, so the sharded norm path was exercised
+    }
 }
 
 TEST_CASE("stages 0-3 under the schedule conditions: several micro-batches per rank", "[ch5]") {
   // M = 12 micro-batches: --grad-sync step needs A a power of two (3x4, 6x2, 12x1 ranks x A);
   // --grad-sync micro-batch needs N a power of two (4x3, 2x6). Kept small: M = 8 or 12.
-  struct Case { int world, per_rank; const char* sync; };
-  const Case cases[] = {{3, 4, "step"}, {6, 2, "step"}, {4, 3, "micro-batch"}, {2, 6, "micro-batch"}};
-  int k = 0;
-  for (const auto& cs : cases)
-    for (int stage : {0, 1, 2, 3}) {
-      auto c = zero_config(stage, cs.world, cs.per_rank, (k % 3 == 0) ? "fp32" : (k % 3 == 1) ? "bf16" : "fp16");
+  struct Case {
+    int stage, world, per_rank;
+    const char* sync;
+    const char* precision;
+    const char* optimizer;
+  };
+  const Case cases[] = {{0, 3, 4, "step", "fp32", "sgd"},        {1, 3, 4, "step", "bf16", "adam"},
+                        {2, 3, 4, "step", "fp16", "sgd"},        {3, 3, 4, "step", "fp32", "adam"},
+                        {0, 6, 2, "step", "bf16", "sgd"},        {1, 6, 2, "step", "fp16", "adam"},
+                        {2, 6, 2, "step", "fp32", "sgd"},        {3, 6, 2, "step", "bf16", "adam"},
+                        {0, 4, 3, "micro-batch", "fp16", "sgd"}, {1, 4, 3, "micro-batch", "fp32", "adam"},
+                        {2, 4, 3, "micro-batch", "bf16", "sgd"}, {3, 4, 3, "micro-batch", "fp16", "adam"},
+                        {0, 2, 6, "micro-batch", "fp32", "sgd"}, {1, 2, 6, "micro-batch", "bf16", "adam"},
+                        {2, 2, 6, "micro-batch", "fp16", "sgd"}, {3, 2, 6, "micro-batch", "fp32", "adam"}};
+  for (const Case& cs : cases)
+    DYNAMIC_SECTION("stage " << cs.stage << ", N " << cs.world << ", A " << cs.per_rank << ", " << cs.sync << " sync, "
+                             << cs.precision << ", " << cs.optimizer) {
+      auto c = zero_config(cs.stage, cs.world, cs.per_rank, cs.precision);
       c.micro_batch = 1;
       c.global_batch = cs.world * cs.per_rank;
       c.grad_sync = cs.sync;
-      c.optimizer = (k % 2) ? "adam" : "sgd";
+      c.optimizer = cs.optimizer;
       c.bucket_mb = 0.002;  // stage 2: ~500-float buckets, cutting units
-      ++k;
       check_equal(c);
     }
 }
 
 TEST_CASE("stage 2: buckets that cut units, overlap on and off, N = 1..5", "[ch6]") {
-  int k = 0;
-  for (int world : {1, 2, 3, 4, 5})
-    for (const char* precision : {"fp32", "fp16", "bf16"}) {
-      auto c = zero_config(2, world, 1, precision);
-      c.bucket_mb = (k % 2) ? 0.001 : 0.0005;
-      c.overlap = k % 3 != 0;
-      c.optimizer = (k % 2) ? "sgd" : "adamw";
+  struct Case {
+    int world;
+    const char* precision;
+    const char* optimizer;
+    double bucket_mb;
+    bool overlap;
+  };
+  const Case cases[] = {
+      {1, "fp32", "adamw", 0.0005, false}, {1, "fp16", "sgd", 0.001, true},    {1, "bf16", "adamw", 0.0005, true},
+      {2, "fp32", "sgd", 0.001, false},    {2, "fp16", "adamw", 0.0005, true}, {2, "bf16", "sgd", 0.001, true},
+      {3, "fp32", "adamw", 0.0005, false}, {3, "fp16", "sgd", 0.001, true},    {3, "bf16", "adamw", 0.0005, true},
+      {4, "fp32", "sgd", 0.001, false},    {4, "fp16", "adamw", 0.0005, true}, {4, "bf16", "sgd", 0.001, true},
+      {5, "fp32", "adamw", 0.0005, false}, {5, "fp16", "sgd", 0.001, true},    {5, "bf16", "adamw", 0.0005, true}};
+  for (const Case& cs : cases)
+    DYNAMIC_SECTION("stage 2, N " << cs.world << ", " << cs.precision << ", " << cs.optimizer << ", bucket "
+                                  << cs.bucket_mb << " MiB, overlap " << on_off(cs.overlap)) {
+      auto c = zero_config(2, cs.world, 1, cs.precision);
+      c.bucket_mb = cs.bucket_mb;
+      c.overlap = cs.overlap;
+      c.optimizer = cs.optimizer;
       c.clip_grad_norm = 0.5;
-      ++k;
       check_equal(c);
     }
 }
 
 TEST_CASE("stage 3: parameters only as shards, N = 1..5 and 7", "[ch7]") {
-  int k = 0;
-  for (int world : {1, 2, 3, 4, 5, 7})
-    for (const char* precision : {"fp32", "fp16", "bf16"}) {
-      auto c = zero_config(3, world, 1, precision);
-      c.optimizer = (k % 2) ? "sgd" : "adamw";
-      c.overlap = k % 2 == 0;
-      c.prefetch = k % 3;
+  struct Case {
+    int world;
+    const char* precision;
+    const char* optimizer;
+    bool overlap;
+    int prefetch;
+  };
+  const Case cases[] = {{1, "fp32", "adamw", true, 0}, {1, "fp16", "sgd", false, 1},  {1, "bf16", "adamw", true, 2},
+                        {2, "fp32", "sgd", false, 0},  {2, "fp16", "adamw", true, 1}, {2, "bf16", "sgd", false, 2},
+                        {3, "fp32", "adamw", true, 0}, {3, "fp16", "sgd", false, 1},  {3, "bf16", "adamw", true, 2},
+                        {4, "fp32", "sgd", false, 0},  {4, "fp16", "adamw", true, 1}, {4, "bf16", "sgd", false, 2},
+                        {5, "fp32", "adamw", true, 0}, {5, "fp16", "sgd", false, 1},  {5, "bf16", "adamw", true, 2},
+                        {7, "fp32", "sgd", false, 0},  {7, "fp16", "adamw", true, 1}, {7, "bf16", "sgd", false, 2}};
+  for (const Case& cs : cases)
+    DYNAMIC_SECTION("stage 3, N " << cs.world << ", " << cs.precision << ", " << cs.optimizer << ", overlap "
+                                  << on_off(cs.overlap) << ", prefetch " << cs.prefetch) {
+      auto c = zero_config(3, cs.world, 1, cs.precision);
+      c.optimizer = cs.optimizer;
+      c.overlap = cs.overlap;
+      c.prefetch = cs.prefetch;
       c.clip_grad_norm = 0.5;
-      ++k;
       check_equal(c);
     }
 }
@@ -138,13 +186,19 @@ TEST_CASE("reduce-dtype compute: one rank equals the reference, N ranks agree ac
 }
 
 TEST_CASE("stage 1, all-reduce variant: bitwise equal, with the comm closed form", "[ch5]") {
-  int k = 0;
-  for (int world : {2, 3})
-    for (const char* sync : {"step", "micro-batch"}) {
-      auto c = zero_config(1, world, 2, (k++ % 2) ? "bf16" : "fp32");
+  struct Case {
+    int world;
+    const char* sync;
+    const char* precision;
+  };
+  const Case cases[] = {
+      {2, "step", "fp32"}, {2, "micro-batch", "bf16"}, {3, "step", "fp32"}, {3, "micro-batch", "bf16"}};
+  for (const Case& cs : cases)
+    DYNAMIC_SECTION("stage 1, N " << cs.world << ", " << cs.sync << " sync, " << cs.precision) {
+      auto c = zero_config(1, cs.world, 2, cs.precision);
       c.stage1_reduce = "all-reduce";
-      c.grad_sync = sync;
-      if (world == 3) c.micro_batch = 4, c.global_batch = 12;  // A = 1: every schedule holds
+      c.grad_sync = cs.sync;
+      if (cs.world == 3) c.micro_batch = 4, c.global_batch = 12;  // A = 1: every schedule holds
       check_equal(c);
       const ZeroRun z = run_zero(c);
       REQUIRE(z.errors == "");
@@ -161,32 +215,47 @@ TEST_CASE("stage 1, all-reduce variant: bitwise equal, with the comm closed form
 TEST_CASE("stage 3 with persistent small units (--persist-below-mb): bitwise equal, N = 1..4", "[ch7]") {
   // Two thresholds: only ln_f whole (just above its compute-dtype bytes), and every unit but the
   // blocks whole. Either way some units are gathered per use and some are not.
-  int k = 0;
-  for (const char* precision : {"fp16", "bf16"})
-    for (int world : {1, 2, 3, 4})
-      for (int which : {0, 1}) {
-        auto c = zero_config(3, world, 1, precision);
-        c.layers = 2;
-        c.steps = 4;
-        c.optimizer = (k % 2) ? "sgd" : "adamw";
-        c.overlap = k % 2 == 0;
-        c.prefetch = k % 3;
-        c.clip_grad_norm = 0.5;
-        ++k;
-        const auto plan = plan_of(c);
-        const auto& units = plan.layout.units;
-        c.persist_below_mb = which == 0 ? static_cast<double>(units.back().numel * 2 + 1) / 1048576.0
-                                        : persist_all_but_largest(c);
-        const std::size_t persistent = persistent_units(c);
-        INFO("threshold " << c.persist_below_mb << " MiB, " << persistent << " of " << units.size() << " units whole");
-        REQUIRE(persistent >= 1);
-        REQUIRE(persistent < units.size());
-        if (which == 0) CHECK(persistent == 1);
-        const auto ref = check_equal(c);
-        bool clipped = false;
-        for (const auto& s : ref.steps) clipped |= s.clipped;
-        CHECK(clipped);  // the sharded norm and clipping path ran
-      }
+  struct Case {
+    const char* precision;
+    int world;
+    int threshold;
+    const char* optimizer;
+    bool overlap;
+    int prefetch;
+  };
+  const Case cases[] = {
+      {"fp16", 1, 0, "adamw", true, 0}, {"fp16", 1, 1, "sgd", false, 1},  {"fp16", 2, 0, "adamw", true, 2},
+      {"fp16", 2, 1, "sgd", false, 0},  {"fp16", 3, 0, "adamw", true, 1}, {"fp16", 3, 1, "sgd", false, 2},
+      {"fp16", 4, 0, "adamw", true, 0}, {"fp16", 4, 1, "sgd", false, 1},  {"bf16", 1, 0, "adamw", true, 2},
+      {"bf16", 1, 1, "sgd", false, 0},  {"bf16", 2, 0, "adamw", true, 1}, {"bf16", 2, 1, "sgd", false, 2},
+      {"bf16", 3, 0, "adamw", true, 0}, {"bf16", 3, 1, "sgd", false, 1},  {"bf16", 4, 0, "adamw", true, 2},
+      {"bf16", 4, 1, "sgd", false, 0}};
+  for (const Case& cs : cases)
+    DYNAMIC_SECTION("stage 3, N " << cs.world << ", " << cs.precision << ", "
+                                  << (cs.threshold == 0 ? "only ln_f whole" : "all but the largest whole") << ", "
+                                  << cs.optimizer << ", overlap " << on_off(cs.overlap) << ", prefetch "
+                                  << cs.prefetch) {
+      auto c = zero_config(3, cs.world, 1, cs.precision);
+      c.layers = 2;
+      c.steps = 4;
+      c.optimizer = cs.optimizer;
+      c.overlap = cs.overlap;
+      c.prefetch = cs.prefetch;
+      c.clip_grad_norm = 0.5;
+      const auto plan = plan_of(c);
+      const auto& units = plan.layout.units;
+      c.persist_below_mb =
+          cs.threshold == 0 ? static_cast<double>(units.back().numel * 2 + 1) / 1048576.0 : persist_all_but_largest(c);
+      const std::size_t persistent = persistent_units(c);
+      INFO("threshold " << c.persist_below_mb << " MiB, " << persistent << " of " << units.size() << " units whole");
+      REQUIRE(persistent >= 1);
+      REQUIRE(persistent < units.size());
+      if (cs.threshold == 0) CHECK(persistent == 1);
+      const auto ref = check_equal(c);
+      bool clipped = false;
+      for (const auto& s : ref.steps) clipped |= s.clipped;
+      CHECK(clipped);  // the sharded norm and clipping path ran
+    }
 }
 
 TEST_CASE("stage 3 with persistent units: fp16 overflow skips the same step, micro-batch sync", "[ch7]") {

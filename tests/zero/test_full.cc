@@ -1,14 +1,31 @@
 // The full product of the equivalence axes (label `full`, not part of `make test`): stages 0-3 x
 // N = 1..5, 7 x fp32/fp16/bf16 x Adam/SGD x overlap on/off x prefetch 0/2 x two bucket sizes,
 // one micro-batch per rank, with clipping; each run bitwise equal to the single-rank reference.
+// The rows are listed by full_product() (every combination but the two that are the same run:
+// prefetch only in stage 3, bucket sizes only in stage 2), and each runs in its own Catch2
+// section named after the row, so a failure names it and one row re-runs alone with -c "NAME".
 #include <catch2/catch.hpp>
+
+#include <vector>
 
 #include "zero/zero_fixtures.h"
 
 using namespace zt;
 using namespace zt::test;
 
-TEST_CASE("full product: every stage, N, precision, optimizer, overlap, prefetch, bucket", "[ch7]") {
+namespace {
+
+struct Case {
+  int stage, world;
+  const char* precision;
+  const char* optimizer;
+  bool overlap;
+  int prefetch;
+  double bucket_mb;
+};
+
+std::vector<Case> full_product() {
+  std::vector<Case> cases;
   for (int stage : {0, 1, 2, 3})
     for (int world : {1, 2, 3, 4, 5, 7})
       for (const char* precision : {"fp32", "fp16", "bf16"})
@@ -18,19 +35,33 @@ TEST_CASE("full product: every stage, N, precision, optimizer, overlap, prefetch
               for (double bucket : {0.0005, 1.0}) {
                 if (stage != 3 && prefetch != 0) continue;  // prefetch is a stage-3 setting
                 if (stage != 2 && bucket != 1.0) continue;  // buckets cut reductions in stage 2
-                auto c = zero_config(stage, world, 1, precision);
-                c.optimizer = optimizer;
-                c.overlap = overlap;
-                c.prefetch = prefetch;
-                c.bucket_mb = bucket;
-                c.clip_grad_norm = 0.5;
-                train::RunArtifacts ref_art;
-                const train::RunResult ref = run(reference_of(c), &ref_art);
-                const ZeroRun z = run_zero(c);
-                INFO("stage " << stage << " N=" << world << " " << precision << " " << optimizer
-                              << " overlap " << overlap << " prefetch " << prefetch << " bucket " << bucket);
-                REQUIRE(z.errors == "");
-                for (const auto& r : z.ranks) CHECK(compare_steps(r.value->run.steps, ref.steps) == "");
-                CHECK(compare_params(z.artifacts.final_params, ref_art.final_params) == "");
+                cases.push_back({stage, world, precision, optimizer, overlap, prefetch, bucket});
               }
+  return cases;
+}
+
+}  // namespace
+
+TEST_CASE("full product: every stage, N, precision, optimizer, overlap, prefetch, bucket", "[ch7]") {
+  static const std::vector<Case> cases = full_product();
+  // 6 N x 3 precisions x 2 optimizers x 2 overlaps = 72 rows for stage 0, 72 for stage 1, and
+  // twice that for stage 2 (two bucket sizes) and for stage 3 (two prefetch depths)
+  REQUIRE(cases.size() == 72 * (1 + 1 + 2 + 2));
+  for (const Case& cs : cases)
+    DYNAMIC_SECTION("stage " << cs.stage << ", N " << cs.world << ", " << cs.precision << ", " << cs.optimizer
+                             << ", overlap " << (cs.overlap ? "on" : "off") << ", prefetch " << cs.prefetch
+                             << ", bucket " << cs.bucket_mb << " MiB") {
+      auto c = zero_config(cs.stage, cs.world, 1, cs.precision);
+      c.optimizer = cs.optimizer;
+      c.overlap = cs.overlap;
+      c.prefetch = cs.prefetch;
+      c.bucket_mb = cs.bucket_mb;
+      c.clip_grad_norm = 0.5;
+      train::RunArtifacts ref_art;
+      const train::RunResult ref = run(reference_of(c), &ref_art);
+      const ZeroRun z = run_zero(c);
+      REQUIRE(z.errors == "");
+      for (const auto& r : z.ranks) CHECK(compare_steps(r.value->run.steps, ref.steps) == "");
+      CHECK(compare_params(z.artifacts.final_params, ref_art.final_params) == "");
+    }
 }

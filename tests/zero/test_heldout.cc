@@ -1,6 +1,7 @@
 // Held-out evaluation in the ZeRO engine: rounds split over ranks, every evaluation bitwise the
 // single-rank reference's when the weights are, the training trajectory untouched by it, and
-// zero-train printing the evaluations of a distributed run as it does for one rank.
+// zero-train printing the evaluations of a distributed run as it does for one rank. A selection
+// of the axes is an explicit table whose rows each run in a Catch2 section named after the row.
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
@@ -19,20 +20,6 @@ using namespace zt;
 using namespace zt::test;
 
 namespace {
-
-/// Empty when the evaluations are bitwise equal, else the first difference.
-std::string compare_evals(const std::vector<train::EvalRecord>& a, const std::vector<train::EvalRecord>& b) {
-  if (a.size() != b.size()) return std::to_string(a.size()) + " vs " + std::to_string(b.size()) + " evaluations";
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    std::ostringstream s;
-    if (a[i].step != b[i].step) s << "step " << a[i].step << " vs " << b[i].step;
-    else if (bits(a[i].loss) != bits(b[i].loss)) s << "loss " << a[i].loss << " vs " << b[i].loss;
-    else if (a[i].accuracy != b[i].accuracy) s << "accuracy " << a[i].accuracy << " vs " << b[i].accuracy;
-    else if (a[i].problems != b[i].problems) s << "problems " << a[i].problems << " vs " << b[i].problems;
-    if (!s.str().empty()) return "evaluation " + std::to_string(i) + ": " + s.str();
-  }
-  return "";
-}
 
 bool same_comm(const CommStats& a, const CommStats& b) {
   for (std::size_t k = 0; k < kCollKinds; ++k)
@@ -76,35 +63,46 @@ TEST_CASE("held-out evaluation, stages 0-3, N = 1-3: bitwise the reference's", "
   // One micro-batch per rank, so the weights are bitwise the reference's at every step.
   // B = 2: R = 32 rounds (N = 3 does not divide it); B = 3: R = 22; B = 32: R = 2 < N = 3, so
   // rank 2 has no round at all and, in stage 3, walks the forward's gathers without computing.
-  int k = 0;
-  for (int stage : {0, 1, 2, 3})
-    for (int world : {1, 2, 3})
-      for (int B : {2, 3, 32}) {
-        if (B == 32 && world != 3) continue;
-        const char* precision = (k % 3 == 0) ? "fp32" : (k % 3 == 1) ? "bf16" : "fp16";
-        auto c = zero_config(stage, world, 1, precision);
-        c.micro_batch = B;
-        c.global_batch = static_cast<int64_t>(world) * B;
-        c.eval_every = 2;  // steps 2 and 3 (the last)
-        c.prefetch = k % 3;
-        // stage 3 also with persistent units, whose forward acquires take no gather
-        if (stage == 3 && k % 2) c.persist_below_mb = persist_all_but_largest(c);
-        ++k;
-        const train::RunResult ref = run(reference_of(c));
-        const ZeroRun z = run_zero(c);
-        INFO("stage " << stage << " N=" << world << " B=" << B << " " << precision << " prefetch " << c.prefetch
-                      << " persist-below-mb " << c.persist_below_mb);
-        REQUIRE(z.errors == "");
-        REQUIRE(ref.evals.size() == 2);
-        CHECK(ref.evals[0].step == 2);
-        CHECK(ref.evals[1].step == 3);
-        CHECK(ref.evals[1].problems > 0);
-        CHECK(std::isfinite(ref.evals[1].loss));
-        for (const auto& r : z.ranks) {
-          CHECK(compare_steps(r.value->run.steps, ref.steps) == "");  // same weights, so same evals
-          CHECK(compare_evals(r.value->run.evals, ref.evals) == "");
-        }
+  // Stage 3 also with persistent units, whose forward acquires take no gather.
+  struct Case {
+    int stage, world, B;
+    const char* precision;
+    int prefetch;
+    bool persist;
+  };
+  const Case cases[] = {{0, 1, 2, "fp32", 0, false},  {0, 1, 3, "bf16", 1, false},  {0, 2, 2, "fp16", 2, false},
+                        {0, 2, 3, "fp32", 0, false},  {0, 3, 2, "bf16", 1, false},  {0, 3, 3, "fp16", 2, false},
+                        {0, 3, 32, "fp32", 0, false}, {1, 1, 2, "bf16", 1, false},  {1, 1, 3, "fp16", 2, false},
+                        {1, 2, 2, "fp32", 0, false},  {1, 2, 3, "bf16", 1, false},  {1, 3, 2, "fp16", 2, false},
+                        {1, 3, 3, "fp32", 0, false},  {1, 3, 32, "bf16", 1, false}, {2, 1, 2, "fp16", 2, false},
+                        {2, 1, 3, "fp32", 0, false},  {2, 2, 2, "bf16", 1, false},  {2, 2, 3, "fp16", 2, false},
+                        {2, 3, 2, "fp32", 0, false},  {2, 3, 3, "bf16", 1, false},  {2, 3, 32, "fp16", 2, false},
+                        {3, 1, 2, "fp32", 0, true},   {3, 1, 3, "bf16", 1, false},  {3, 2, 2, "fp16", 2, true},
+                        {3, 2, 3, "fp32", 0, false},  {3, 3, 2, "bf16", 1, true},   {3, 3, 3, "fp16", 2, false},
+                        {3, 3, 32, "fp32", 0, true}};
+  for (const Case& cs : cases)
+    DYNAMIC_SECTION("stage " << cs.stage << ", N " << cs.world << ", B " << cs.B << ", " << cs.precision
+                             << ", prefetch " << cs.prefetch << (cs.persist ? ", persistent units" : "")) {
+      auto c = zero_config(cs.stage, cs.world, 1, cs.precision);
+      c.micro_batch = cs.B;
+      c.global_batch = static_cast<int64_t>(cs.world) * cs.B;
+      c.eval_every = 2;  // steps 2 and 3 (the last)
+      c.prefetch = cs.prefetch;
+      if (cs.persist) c.persist_below_mb = persist_all_but_largest(c);
+      const train::RunResult ref = run(reference_of(c));
+      const ZeroRun z = run_zero(c);
+      INFO("persist-below-mb " << c.persist_below_mb);
+      REQUIRE(z.errors == "");
+      REQUIRE(ref.evals.size() == 2);
+      CHECK(ref.evals[0].step == 2);
+      CHECK(ref.evals[1].step == 3);
+      CHECK(ref.evals[1].problems > 0);
+      CHECK(std::isfinite(ref.evals[1].loss));
+      for (const auto& r : z.ranks) {
+        CHECK(compare_steps(r.value->run.steps, ref.steps) == "");  // same weights, so same evals
+        CHECK(compare_evals(r.value->run.evals, ref.evals) == "");
       }
+    }
 }
 
 TEST_CASE("held-out evaluation with --steps 0: the initial weights, as in the reference", "[ch5]") {
@@ -125,29 +123,35 @@ TEST_CASE("held-out evaluation with --steps 0: the initial weights, as in the re
 TEST_CASE("held-out evaluation leaves the training trajectory bitwise unchanged", "[ch5]") {
   // Evaluating after every step (the most interleaving) against only after the last: the same
   // per-step records, the same final master weights, the same training communication.
-  for (int stage : {0, 1, 2, 3}) {
-    auto every = zero_config(stage, 3, 2, stage % 2 ? "bf16" : "fp16");
-    every.steps = 4;
-    every.eval_every = 1;
-    auto last = every;
-    last.eval_every = 0;
-    const ZeroRun a = run_zero(every), b = run_zero(last);
-    INFO("stage " << stage);
-    REQUIRE(a.errors == "");
-    REQUIRE(b.errors == "");
-    CHECK(compare_steps(a.ranks[0].value->run.steps, b.ranks[0].value->run.steps) == "");
-    CHECK(compare_params(a.artifacts.final_params, b.artifacts.final_params) == "");
-    for (std::size_t r = 0; r < 3; ++r) {
-      const auto& x = *a.ranks[r].value;
-      const auto& y = *b.ranks[r].value;
-      CHECK(x.run.evals.size() == 4);
-      CHECK(y.run.evals.size() == 1);
-      CHECK(compare_evals({x.run.evals.back()}, y.run.evals) == "");
-      CHECK(same_comm(x.comm_total, y.comm_total));  // evaluation collectives are not training's
-      CHECK(same_comm(x.comm_per_step, y.comm_per_step));
-      CHECK(x.run.memory.front().by_category == y.run.memory.front().by_category);
+  struct Case {
+    int stage;
+    const char* precision;
+  };
+  const Case cases[] = {{0, "fp16"}, {1, "bf16"}, {2, "fp16"}, {3, "bf16"}};
+  for (const Case& cs : cases) DYNAMIC_SECTION("stage " << cs.stage << ", N 3, " << cs.precision) {
+      const int stage = cs.stage;
+      auto every = zero_config(stage, 3, 2, cs.precision);
+      every.steps = 4;
+      every.eval_every = 1;
+      auto last = every;
+      last.eval_every = 0;
+      const ZeroRun a = run_zero(every), b = run_zero(last);
+      INFO("stage " << stage);
+      REQUIRE(a.errors == "");
+      REQUIRE(b.errors == "");
+      CHECK(compare_steps(a.ranks[0].value->run.steps, b.ranks[0].value->run.steps) == "");
+      CHECK(compare_params(a.artifacts.final_params, b.artifacts.final_params) == "");
+      for (std::size_t r = 0; r < 3; ++r) {
+        const auto& x = *a.ranks[r].value;
+        const auto& y = *b.ranks[r].value;
+        CHECK(x.run.evals.size() == 4);
+        CHECK(y.run.evals.size() == 1);
+        CHECK(compare_evals({x.run.evals.back()}, y.run.evals) == "");
+        CHECK(same_comm(x.comm_total, y.comm_total));  // evaluation collectives are not training's
+        CHECK(same_comm(x.comm_per_step, y.comm_per_step));
+        CHECK(x.run.memory.front().by_category == y.run.memory.front().by_category);
+      }
     }
-  }
 }
 
 TEST_CASE("held-out evaluation: a text file has no held-out split, as in the reference", "[ch5]") {
@@ -189,10 +193,10 @@ TEST_CASE("zero-train: a distributed run prints the single-rank run's held-out l
   // 2 ranks x 2 micro-batches of 2 (the schedule conditions hold): the same weights, so the very
   // same lines; processes prefix theirs with "[rank 0] ", which is stripped before comparing.
   const std::string tiny =
-      "bin/zero-train --layers 1 --heads 2 --width 16 --context 16 --steps 3 --global-batch 8 "
+      "--layers 1 --heads 2 --width 16 --context 16 --steps 3 --global-batch 8 "
       "--micro-batch 2 --eval-every 2 --warmup-steps 0 --norm-block 32 --precision bf16 ";
   const std::string single_json = "/tmp/zt_heldout_single_" + std::to_string(::getpid()) + ".json";
-  const auto single = run_program(tiny + "--summary-json " + single_json);
+  const auto single = run_program("zero-train", tiny + "--summary-json " + single_json);
   REQUIRE(single.status == 0);
   std::ifstream sf(single_json);
   const auto single_evals = nlohmann::json::parse(sf)["evals"];
@@ -204,13 +208,13 @@ TEST_CASE("zero-train: a distributed run prints the single-rank run's held-out l
   for (const char* how : {"", "--ranks-as threads "})
     for (int stage : {1, 3}) {
       const std::string json = "/tmp/zt_heldout_cli_" + std::to_string(::getpid()) + ".json";
-      const auto out = run_program(tiny + how + "--world-size 2 --stage " + std::to_string(stage) +
-                                   " --verify --summary-json " + json);
+      const auto out = run_program("zero-train", tiny + how + "--world-size 2 --stage " + std::to_string(stage) +
+                                                     " --verify --summary-json " + json);
       INFO(how << "stage " << stage << "\n" << out.out << out.err);
       REQUIRE(out.status == 0);
       CHECK(heldout_lines(out.out) == expected);
       CHECK(out.out.find("every held-out evaluation are bitwise equal") != std::string::npos);  // --verify
-      CHECK(out.out.find("  held-out: loss") != std::string::npos);  // the summary's line
+      CHECK(out.out.find("  held-out: loss") != std::string::npos);                             // the summary's line
       std::ifstream f(json);
       const auto j = nlohmann::json::parse(f);
       std::remove(json.c_str());

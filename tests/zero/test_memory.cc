@@ -1,8 +1,12 @@
 // Per-rank memory: every ledger category's measured peak equals its prediction from the plan,
 // for every stage, world size, schedule and precision; model states add up to the paper's formula.
+// A selection of the axes is an explicit table whose rows each run in a Catch2 section named
+// after the row (re-run one with -c "SECTION NAME").
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <sstream>
+#include <string>
 
 #include "memory/model_states.h"
 #include "model/manifest.h"
@@ -14,14 +18,39 @@ using namespace zt::test;
 
 namespace {
 
+// One row of the ledger tables: the axes the selection varies.
+struct LedgerCase {
+  int stage, world, per_rank;
+  const char* precision;
+  const char* sync;
+  const char* reduce;
+  int prefetch;
+  /// @return the row spelled out, the name of its section.
+  std::string name() const {
+    std::ostringstream s;
+    s << "stage " << stage << ", N " << world << ", A " << per_rank << ", " << precision << ", " << sync
+      << " sync, reduce " << reduce << ", prefetch " << prefetch;
+    return s.str();
+  }
+  /// @return the tiny config with this row's settings, two steps.
+  train::TrainConfig config() const {
+    auto c = zero_config(stage, world, per_rank, precision);
+    c.grad_sync = sync;
+    c.reduce_dtype = reduce;
+    c.prefetch = prefetch;
+    c.steps = 2;
+    return c;
+  }
+};
+
 void check_ledger(const train::TrainConfig& c) {
   const ZeroRun z = run_zero(c);
   REQUIRE(z.errors == "");
   for (const auto& r : z.ranks) {
     const auto& m = r.value->run.memory.front();
-    INFO("stage " << c.stage << " N=" << c.world_size << " A=" << c.micro_batches_per_rank() << " "
-                  << c.precision << " " << c.resolved_grad_sync() << " reduce " << c.reduce_dtype
-                  << " prefetch " << c.prefetch << " rank " << m.rank);
+    INFO("stage " << c.stage << " N=" << c.world_size << " A=" << c.micro_batches_per_rank() << " " << c.precision
+                  << " " << c.resolved_grad_sync() << " reduce " << c.reduce_dtype << " prefetch " << c.prefetch
+                  << " rank " << m.rank);
     CHECK(m.by_category == m.by_category_predicted);
     CHECK(m.model_states_bytes == m.model_states_bytes_predicted);
     CHECK(m.peak_bytes <= m.peak_bytes_predicted);
@@ -31,19 +60,29 @@ void check_ledger(const train::TrainConfig& c) {
 }  // namespace
 
 TEST_CASE("ledger: measured peak == predicted, every category, stages 0-3", "[ch6]") {
-  int k = 0;
-  for (int stage : {0, 1, 2, 3})
-    for (int world : {1, 2, 3})
-      for (int per_rank : {1, 2, 3}) {
-        auto c = zero_config(stage, world, per_rank, (k % 3 == 0) ? "fp32" : (k % 3 == 1) ? "fp16" : "bf16");
-        c.grad_sync = (k % 2) ? "step" : "micro-batch";
-        c.reduce_dtype = (k % 4 == 1) ? "compute" : "fp32";
-        c.prefetch = k % 3;
-        c.bucket_mb = 0.001;
-        c.steps = 2;
-        ++k;
-        check_ledger(c);
-      }
+  const LedgerCase cases[] = {{0, 1, 1, "fp32", "micro-batch", "fp32", 0}, {0, 1, 2, "fp16", "step", "compute", 1},
+                              {0, 1, 3, "bf16", "micro-batch", "fp32", 2}, {0, 2, 1, "fp32", "step", "fp32", 0},
+                              {0, 2, 2, "fp16", "micro-batch", "fp32", 1}, {0, 2, 3, "bf16", "step", "compute", 2},
+                              {0, 3, 1, "fp32", "micro-batch", "fp32", 0}, {0, 3, 2, "fp16", "step", "fp32", 1},
+                              {0, 3, 3, "bf16", "micro-batch", "fp32", 2}, {1, 1, 1, "fp32", "step", "compute", 0},
+                              {1, 1, 2, "fp16", "micro-batch", "fp32", 1}, {1, 1, 3, "bf16", "step", "fp32", 2},
+                              {1, 2, 1, "fp32", "micro-batch", "fp32", 0}, {1, 2, 2, "fp16", "step", "compute", 1},
+                              {1, 2, 3, "bf16", "micro-batch", "fp32", 2}, {1, 3, 1, "fp32", "step", "fp32", 0},
+                              {1, 3, 2, "fp16", "micro-batch", "fp32", 1}, {1, 3, 3, "bf16", "step", "compute", 2},
+                              {2, 1, 1, "fp32", "micro-batch", "fp32", 0}, {2, 1, 2, "fp16", "step", "fp32", 1},
+                              {2, 1, 3, "bf16", "micro-batch", "fp32", 2}, {2, 2, 1, "fp32", "step", "compute", 0},
+                              {2, 2, 2, "fp16", "micro-batch", "fp32", 1}, {2, 2, 3, "bf16", "step", "fp32", 2},
+                              {2, 3, 1, "fp32", "micro-batch", "fp32", 0}, {2, 3, 2, "fp16", "step", "compute", 1},
+                              {2, 3, 3, "bf16", "micro-batch", "fp32", 2}, {3, 1, 1, "fp32", "step", "fp32", 0},
+                              {3, 1, 2, "fp16", "micro-batch", "fp32", 1}, {3, 1, 3, "bf16", "step", "compute", 2},
+                              {3, 2, 1, "fp32", "micro-batch", "fp32", 0}, {3, 2, 2, "fp16", "step", "fp32", 1},
+                              {3, 2, 3, "bf16", "micro-batch", "fp32", 2}, {3, 3, 1, "fp32", "step", "compute", 0},
+                              {3, 3, 2, "fp16", "micro-batch", "fp32", 1}, {3, 3, 3, "bf16", "step", "fp32", 2}};
+  for (const LedgerCase& cs : cases) DYNAMIC_SECTION(cs.name()) {
+      auto c = cs.config();
+      c.bucket_mb = 0.001;
+      check_ledger(c);
+    }
 }
 
 TEST_CASE("model states: ranks together hold N x the paper's per-rank bytes, plus padding", "[ch5]") {
@@ -59,7 +98,8 @@ TEST_CASE("model states: ranks together hold N x the paper's per-rank bytes, plu
         const ZeroRun z = run_zero(c);
         REQUIRE(z.errors == "");
         const double psi = static_cast<double>(z.ranks[0].value->run.param_count);
-        const PaperModelStates paper = paper_model_states(psi, 12, shard_spec_for_stage(stage, static_cast<std::size_t>(world)));
+        const PaperModelStates paper =
+            paper_model_states(psi, 12, shard_spec_for_stage(stage, static_cast<std::size_t>(world)));
         const double grads = std::string(reduce) == "compute" ? paper.grads : 2.0 * paper.grads;
         double real = 0;
         for (const auto& r : z.ranks) {
@@ -81,39 +121,37 @@ TEST_CASE("no full gradient in stage 2, no full parameters in stage 3 beyond the
     c.steps = 1;
     const ZeroRun z = run_zero(c);
     REQUIRE(z.errors == "");
-    const auto layout = zero::make_layout(
-        model::make_manifest({addition_for(c)->vocab_size(), c.context, c.layers, c.heads, c.width}), 4, 0,
-        static_cast<std::size_t>(c.norm_block));
+    const auto layout =
+        zero::make_layout(model::make_manifest({addition_for(c)->vocab_size(), c.context, c.layers, c.heads, c.width}),
+                          4, 0, static_cast<std::size_t>(c.norm_block));
     std::size_t largest = 0;
     for (const auto& u : layout.units) largest = std::max(largest, u.full);
     for (const auto& r : z.ranks) {
       const auto& m = r.value->run.memory.front().by_category;
       INFO("prefetch " << prefetch);
-      CHECK(m.at("params") == layout.shard_total * 2);               // 16-bit shards only
+      CHECK(m.at("params") == layout.shard_total * 2);                 // 16-bit shards only
       CHECK(m.at("gathered_params") <= (prefetch + 1) * largest * 2);  // the unit in use + K ahead
-      CHECK(m.at("gathered_params") < layout.full_total * 2);         // never the whole model
-      CHECK(m.at("grads") == layout.shard_total * 4);                 // FP32 gradient: shards only
-      CHECK(m.at("grad_staging") <= 2 * largest * 2);                 // unit 0's slot + one more
+      CHECK(m.at("gathered_params") < layout.full_total * 2);          // never the whole model
+      CHECK(m.at("grads") == layout.shard_total * 4);                  // FP32 gradient: shards only
+      CHECK(m.at("grad_staging") <= 2 * largest * 2);                  // unit 0's slot + one more
     }
   }
 }
 
 TEST_CASE("ledger with --persist-below-mb: measured peak == predicted, every category", "[ch7]") {
-  int k = 0;
-  for (int world : {1, 2, 3})
-    for (int per_rank : {1, 2})
-      for (int stage : {2, 3}) {
-        auto c = zero_config(stage, world, per_rank, (k % 3 == 0) ? "fp32" : (k % 3 == 1) ? "fp16" : "bf16");
-        c.layers = 2;
-        c.grad_sync = (k % 2) ? "step" : "micro-batch";
-        c.reduce_dtype = (k % 4 == 1) ? "compute" : "fp32";
-        c.prefetch = k % 3;
-        c.steps = 2;
-        c.persist_below_mb = persist_all_but_largest(c);
-        if (stage == 3) REQUIRE(persistent_units(c) >= 1);
-        ++k;
-        check_ledger(c);
-      }
+  const LedgerCase cases[] = {{2, 1, 1, "fp32", "micro-batch", "fp32", 0}, {3, 1, 1, "fp16", "step", "compute", 1},
+                              {2, 1, 2, "bf16", "micro-batch", "fp32", 2}, {3, 1, 2, "fp32", "step", "fp32", 0},
+                              {2, 2, 1, "fp16", "micro-batch", "fp32", 1}, {3, 2, 1, "bf16", "step", "compute", 2},
+                              {2, 2, 2, "fp32", "micro-batch", "fp32", 0}, {3, 2, 2, "fp16", "step", "fp32", 1},
+                              {2, 3, 1, "bf16", "micro-batch", "fp32", 2}, {3, 3, 1, "fp32", "step", "compute", 0},
+                              {2, 3, 2, "fp16", "micro-batch", "fp32", 1}, {3, 3, 2, "bf16", "step", "fp32", 2}};
+  for (const LedgerCase& cs : cases) DYNAMIC_SECTION(cs.name()) {
+      auto c = cs.config();
+      c.layers = 2;
+      c.persist_below_mb = persist_all_but_largest(c);
+      if (cs.stage == 3) REQUIRE(persistent_units(c) >= 1);
+      check_ledger(c);
+    }
 }
 
 TEST_CASE("model states with persistent units: sum over units of the per-unit paper formula", "[ch7]") {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "collective/thread_ranks.h"
+#include "train/compare_runs.h"
 #include "train/train_fixtures.h"
 #include "zero/train_zero.h"
 #include "zero/zero_plan.h"
@@ -19,8 +20,8 @@ namespace zt::test {
 /// Every rank's outcome and rank 0's artifacts.
 struct ZeroRun {
   std::vector<RankOutcome<zero::ZeroRunResult>> ranks;  ///< per rank
-  train::RunArtifacts artifacts;                         ///< rank 0's
-  std::string errors;                                    ///< concatenated rank errors
+  train::RunArtifacts artifacts;                        ///< rank 0's
+  std::string errors;                                   ///< concatenated rank errors
 };
 
 /// Run config.world_size ranks as threads on the embedded dataset.
@@ -57,31 +58,10 @@ inline std::vector<std::string> run_two_configs(const train::TrainConfig& c0, co
 
 inline uint32_t bits(float x) { return std::bit_cast<uint32_t>(x); }
 
-/// Empty when the per-step records are bitwise equal, else the first difference.
-inline std::string compare_steps(const std::vector<train::StepRecord>& a, const std::vector<train::StepRecord>& b) {
-  if (a.size() != b.size()) return "step counts differ";
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    std::ostringstream s;
-    if (bits(a[i].loss) != bits(b[i].loss)) s << "loss " << a[i].loss << " vs " << b[i].loss;
-    else if (bits(a[i].loss_scale) != bits(b[i].loss_scale)) s << "loss_scale";
-    else if (a[i].skipped != b[i].skipped) s << "skipped";
-    else if (a[i].grad_norm.has_value() != b[i].grad_norm.has_value()) s << "grad_norm finiteness";
-    else if (a[i].grad_norm && bits(*a[i].grad_norm) != bits(*b[i].grad_norm))
-      s << "grad_norm " << *a[i].grad_norm << " vs " << *b[i].grad_norm;
-    else if (a[i].clipped != b[i].clipped) s << "clipped";
-    if (!s.str().empty()) return "step " + std::to_string(i + 1) + ": " + s.str();
-  }
-  return "";
-}
-
-/// Empty when the parameter vectors are bitwise equal, else the first differing index.
-inline std::string compare_params(const std::vector<float>& a, const std::vector<float>& b) {
-  if (a.size() != b.size()) return "sizes differ: " + std::to_string(a.size()) + " vs " + std::to_string(b.size());
-  for (std::size_t i = 0; i < a.size(); ++i)
-    if (bits(a[i]) != bits(b[i]))
-      return "element " + std::to_string(i) + ": " + std::to_string(a[i]) + " vs " + std::to_string(b[i]);
-  return "";
-}
+// the comparisons zero-train --verify makes (train/compare_runs.h): "" when bitwise equal
+using train::compare_evals;
+using train::compare_params;
+using train::compare_steps;
 
 /// A config of the tiny model with dumps on (so final params come back).
 inline train::TrainConfig zero_config(int stage, int world, int micro_per_rank, const char* precision) {

@@ -54,27 +54,24 @@ void run_bench_rank(const RankPlan& plan, int rank) {
     };
     for (GlooCollective* c : {&det, &fast}) {
       const char* mode = reduce_mode_name(c->mode());
-      record("all_reduce", mode, time_calls(det, plan.iters, [&] {
-        c->all_reduce(std::span<float>(full));
-      }));
+      record("all_reduce", mode, time_calls(det, plan.iters, [&] { c->all_reduce(std::span<float>(full)); }));
       record("reduce_scatter", mode, time_calls(det, plan.iters, [&] {
-        c->reduce_scatter(std::span<const float>(full), std::span<float>(part));
-      }));
+               c->reduce_scatter(std::span<const float>(full), std::span<float>(part));
+             }));
     }
     // The same ring all-reduce called on Gloo directly: the wrapper's overhead is the difference.
     auto ctx = fast.gloo_context();
     record("all_reduce", "gloo-direct", time_calls(det, plan.iters, [&] {
-      gloo::AllreduceOptions o(ctx);
-      o.setOutput<float>(full.data(), count);
-      o.setReduceFunction(elementwise_fn(DType::fp32, ReduceOp::sum));
-      o.setAlgorithm(gloo::AllreduceOptions::Algorithm::RING);
-      o.setTimeout(base.timeout);
-      gloo::allreduce(o);
-    }));
+             gloo::AllreduceOptions o(ctx);
+             o.setOutput<float>(full.data(), count);
+             o.setReduceFunction(elementwise_fn(DType::fp32, ReduceOp::sum));
+             o.setAlgorithm(gloo::AllreduceOptions::Algorithm::RING);
+             o.setTimeout(base.timeout);
+             gloo::allreduce(o);
+           }));
     // Movement only: the same code in both modes.
-    record("all_gather", "any", time_calls(det, plan.iters, [&] {
-      det.all_gather(std::span<const float>(part), std::span<float>(full));
-    }));
+    record("all_gather", "any",
+           time_calls(det, plan.iters, [&] { det.all_gather(std::span<const float>(part), std::span<float>(full)); }));
     record("broadcast", "any", time_calls(det, plan.iters, [&] { det.broadcast(std::span<float>(full), 0); }));
   }
   det.barrier();

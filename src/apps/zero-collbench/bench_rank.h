@@ -14,11 +14,11 @@ namespace zt::collbench {
 
 /// One measurement: op name, mode, world size, bytes of the full buffer, seconds per call.
 struct Row {
-  std::string op;       ///< all_reduce, reduce_scatter, all_gather, broadcast
-  std::string mode;     ///< deterministic, fast, gloo-direct (Gloo called without the wrapper)
-  int world = 0;        ///< ranks
+  std::string op;         ///< all_reduce, reduce_scatter, all_gather, broadcast
+  std::string mode;       ///< deterministic, fast, gloo-direct (Gloo called without the wrapper)
+  int world = 0;          ///< ranks
   std::size_t bytes = 0;  ///< full-buffer bytes (nccl-tests convention)
-  double seconds = 0;   ///< mean time per call, slowest rank
+  double seconds = 0;     ///< mean time per call, slowest rank
 };
 
 /// What every rank runs.

@@ -128,17 +128,23 @@ int run(int argc, char** argv) {
   const auto rows = read_rows(results);
   std::filesystem::remove_all(work);
   nlohmann::json out = nlohmann::json::array();
-  std::printf("%-15s %-13s %3s %12s %11s %12s %12s %13s\n", "op", "mode", "N", "bytes", "time_ms",
-              "algbw_GB/s", "busbw_GB/s", "memcpy_GB/s");
+  std::printf("%-15s %-13s %3s %12s %11s %12s %12s %13s\n", "op", "mode", "N", "bytes", "time_ms", "algbw_GB/s",
+              "busbw_GB/s", "memcpy_GB/s");
   std::map<std::size_t, double> memcpy_gbs;
   for (const Row& r : rows) {
-    if (!memcpy_gbs.count(r.bytes)) memcpy_gbs[r.bytes] = r.bytes / memcpy_seconds(r.bytes, static_cast<int>(iters)) / 1e9;
+    if (!memcpy_gbs.count(r.bytes))
+      memcpy_gbs[r.bytes] = r.bytes / memcpy_seconds(r.bytes, static_cast<int>(iters)) / 1e9;
     const double algbw = r.bytes / r.seconds / 1e9;
     const double busbw = algbw * bus_factor(r.op, r.world);
-    std::printf("%-15s %-13s %3d %12zu %11.3f %12.3f %12.3f %13.3f\n", r.op.c_str(), r.mode.c_str(),
-                r.world, r.bytes, r.seconds * 1e3, algbw, busbw, memcpy_gbs[r.bytes]);
-    out.push_back({{"op", r.op}, {"mode", r.mode}, {"world", r.world}, {"bytes", r.bytes},
-                   {"seconds", r.seconds}, {"algbw_GBps", algbw}, {"busbw_GBps", busbw},
+    std::printf("%-15s %-13s %3d %12zu %11.3f %12.3f %12.3f %13.3f\n", r.op.c_str(), r.mode.c_str(), r.world, r.bytes,
+                r.seconds * 1e3, algbw, busbw, memcpy_gbs[r.bytes]);
+    out.push_back({{"op", r.op},
+                   {"mode", r.mode},
+                   {"world", r.world},
+                   {"bytes", r.bytes},
+                   {"seconds", r.seconds},
+                   {"algbw_GBps", algbw},
+                   {"busbw_GBps", busbw},
                    {"memcpy_GBps", memcpy_gbs[r.bytes]}});
   }
   if (!json_path.empty()) {

@@ -3,8 +3,10 @@
 //   zero-launch -n 4 [--master-addr A] [--master-port P] [--grace-s S] [--store SPEC] -- PROG ARGS
 //
 // Each rank sees RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT (and
-// ZT_STORE with --store); its output lines come back prefixed "[rank R] ". The exit status is 0
-// iff every rank exits 0; otherwise the first failing rank's code (128+signal if it was killed).
+// ZT_STORE with --store); its output lines come back prefixed "[rank R] ". zero-launch itself
+// serves the TCP store at MASTER_ADDR:MASTER_PORT (without --master-port it binds port 0 and
+// passes on the port it got), so ranks only connect to it. The exit status is 0 iff every rank
+// exits 0; otherwise the first failing rank's code (128+signal if it was killed).
 // All the work is in launch/spawn.h; this file is only the command line.
 #include <string>
 #include <vector>
@@ -40,17 +42,15 @@ int main(int argc, char** argv) {
     int64_t nproc = 0, port = 0;
     double grace_s = 3.0;
     std::string addr = "127.0.0.1", store;
-    zt::ArgParser p("zero-launch",
-                    "Start N ranks of a program on this machine: zero-launch -n N -- PROGRAM ARGS");
+    zt::ArgParser p("zero-launch", "Start N ranks of a program on this machine: zero-launch -n N -- PROGRAM ARGS");
     p.add_int("nproc", &nproc, "number of ranks to start (also -n N)", 1, 1024);
     p.set_default_text("nproc", "none, required");
     p.add_string("master-addr", &addr, "MASTER_ADDR for the ranks");
-    p.add_int("master-port", &port, "MASTER_PORT for the ranks", 0, 65535);
-    p.set_default_text("master-port", "a free port");
-    p.add_double("grace-s", &grace_s,
-                 "seconds between SIGTERM and SIGKILL when terminating ranks", 0, 3600);
-    p.add_string("store", &store,
-                 "ZT_STORE for the ranks: file:DIR | redis:HOST[:PORT] | tcp | tcp:HOST:PORT");
+    p.add_int("master-port", &port, "MASTER_PORT for the ranks: the port of the TCP store zero-launch serves", 0,
+              65535);
+    p.set_default_text("master-port", "any free port (bound as port 0)");
+    p.add_double("grace-s", &grace_s, "seconds between SIGTERM and SIGKILL when terminating ranks", 0, 3600);
+    p.add_string("store", &store, "ZT_STORE for the ranks: file:DIR | redis:HOST[:PORT] | tcp | tcp:HOST:PORT");
     p.set_default_text("store", "ZT_STORE as inherited, else tcp");
     if (!p.parse(static_cast<int>(cargs.size()), cargs.data())) return 0;
     ZT_CHECK(p.given("nproc"), "the number of ranks is required: zero-launch -n N -- PROGRAM ARGS");

@@ -1,34 +1,33 @@
 // zero-train — train a GPT-2-style model with mixed precision (the project's main program).
 //
-// Parses the flags (train/train_config.h), builds the dataset (embedded addition language, or a
-// byte-level --data file), runs the loop, prints a progress line on a terminal and a final
-// summary, and writes the requested JSON and raw dumps atomically. --world-size 1 --stage 0 runs
-// the single-rank reference loop (train/single_rank.h); anything else runs the ZeRO engine
-// (zero/train_zero.h) on N ranks: threads of this process (--ranks-as threads), N child processes
-// of this program (the default, launch/spawn.h), or the ranks an outside launcher started
-// (torchrun / zero-launch variables). All work happens in the modules; this file only wires them
-// to the command line.
+// This file only wires modules to the command line: it parses the flags (train/train_config.h),
+// opens the dataset, picks one of four ways to run (RunMode below), and hands the finished run to
+// one writer of every output (dumps, summary JSON, --verify, the printed summary). The training
+// is train/single_rank.h (the reference) or zero/train_zero.h (ZeRO on N ranks); the comparison
+// of --verify is train/compare_runs.h, the same one the tests use; spawning and rendezvous are
+// launch/. Outputs are written atomically (core/atomic_file.h).
 #include <unistd.h>
 
+#include <algorithm>
 #include <bit>
 #include <cstdio>
-#include <optional>
-#include <nlohmann/json.hpp>
-#include <thread>
 #include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
 
+#include "collective/gloo_collective.h"
+#include "collective/store.h"
+#include "collective/thread_ranks.h"
 #include "core/atomic_file.h"
 #include "core/check.h"
 #include "core/cli.h"
 #include "data/addition.h"
 #include "data/dataset.h"
-#include "collective/gloo_collective.h"
-#include "collective/store.h"
-#include "collective/thread_ranks.h"
 #include "launch/rank_env.h"
 #include "launch/spawn.h"
 #include "launch/store_spec.h"
 #include "model/manifest.h"
+#include "train/compare_runs.h"
 #include "train/single_rank.h"
 #include "train/step_start.h"
 #include "train/summary_json.h"
@@ -37,13 +36,86 @@
 
 namespace {
 
-std::unique_ptr<zt::Dataset> open_dataset(const zt::train::TrainConfig& c) {
+using zt::train::RunArtifacts;
+using zt::train::RunResult;
+using zt::train::TrainConfig;
+
+/// How this process takes part in the job.
+enum class RunMode {
+  reference,          ///< one rank, stage 0: the single-rank reference loop (train/single_rank.h)
+  thread_ranks,       ///< N ranks as threads of this process (--ranks-as threads, or stage > 0 at N = 1)
+  spawned_processes,  ///< start N copies of this program as ranks (launch/spawn.h) and wait
+  launched_rank,      ///< one rank of a job a launcher started (torchrun / zero-launch variables)
+};
+
+RunMode run_mode(const TrainConfig& c, const zt::launch::LaunchDecision& d) {
+  using Mode = zt::launch::LaunchDecision::Mode;
+  // a launcher's world of one needs no rendezvous: it runs like a plain single process
+  if (d.mode == Mode::kLaunched && c.world_size > 1) return RunMode::launched_rank;
+  if (d.mode == Mode::kSpawn && c.ranks_as == "processes") return RunMode::spawned_processes;
+  if (c.world_size > 1 || c.stage > 0) return RunMode::thread_ranks;
+  return RunMode::reference;
+}
+
+std::unique_ptr<zt::Dataset> open_dataset(const TrainConfig& c) {
   if (!c.data.empty()) return zt::make_dataset(c.data, static_cast<std::size_t>(c.context));
   zt::AdditionConfig a;
   a.context = static_cast<std::size_t>(c.context);
   a.digits = static_cast<int>(c.digits);
   return std::make_unique<zt::AdditionDataset>(a);
 }
+
+// ---- progress and the printed summary -------------------------------------------------------
+
+/// The per-step callback of rank 0 (or the single rank): a line per held-out evaluation on
+/// stdout, terminal or not (make run logs them), and a progress line on a terminal's stderr.
+zt::train::StepCallback progress_printer(const TrainConfig& c) {
+  const bool tty = ::isatty(STDERR_FILENO);
+  return [&c, tty, evals_shown = std::size_t{0}](const zt::train::StepRecord& s, const RunResult& r) mutable {
+    for (; evals_shown < r.evals.size(); ++evals_shown) {
+      const auto& e = r.evals[evals_shown];
+      if (tty) std::fputc('\n', stderr);
+      std::printf("step %lld: loss %.4f, held-out loss %.4f, exact match %.1f%% of %zu problems\n",
+                  static_cast<long long>(e.step), static_cast<double>(s.loss), static_cast<double>(e.loss),
+                  100.0 * e.accuracy, e.problems);
+      std::fflush(stdout);
+    }
+    if (!tty) return;
+    std::fprintf(stderr, "\rstep %lld/%lld  loss %.4f  scale %g%s  %.0f tok/s   ", static_cast<long long>(s.step),
+                 static_cast<long long>(c.steps), static_cast<double>(s.loss), static_cast<double>(s.loss_scale),
+                 s.skipped ? " (skipped)" : "", r.tokens_per_s);
+    if (s.step == c.steps) std::fputc('\n', stderr);
+  };
+}
+
+void print_summary(const TrainConfig& c, const RunResult& r) {
+  std::printf("zero-train: %s, %lld parameters, %s, %s\n", r.dataset.c_str(), static_cast<long long>(r.param_count),
+              c.precision.c_str(), c.optimizer.c_str());
+  if (!r.steps.empty()) {
+    std::printf("  loss  step 1: %.6f   step %lld: %.6f\n", static_cast<double>(r.steps.front().loss),
+                static_cast<long long>(r.steps.back().step), static_cast<double>(r.steps.back().loss));
+    const auto skipped = std::count_if(r.steps.begin(), r.steps.end(), [](const auto& s) { return s.skipped; });
+    if (skipped) std::printf("  skipped steps (fp16 overflow): %lld\n", static_cast<long long>(skipped));
+    if (!zt::reaches_peak(zt::train::lr_schedule(c)))
+      std::printf("  learning rate: the %lld-step warm-up outlasts the run; it ended at %g, below the peak --lr %g\n",
+                  static_cast<long long>(c.resolved_warmup_steps()), static_cast<double>(r.steps.back().lr), c.lr);
+  }
+  if (!r.evals.empty()) {
+    const auto& e = r.evals.back();
+    std::printf("  held-out: loss %.6f, exact-match accuracy %.1f%% of %zu problems\n", static_cast<double>(e.loss),
+                100.0 * e.accuracy, e.problems);
+  }
+  if (r.frozen_fraction >= 0)
+    std::printf("  16-bit parameters unchanged by the last step: %.2f%%, over the last %lld steps: %.2f%%\n",
+                100.0 * r.frozen_fraction, static_cast<long long>(r.frozen_window_steps),
+                100.0 * r.frozen_window_fraction);
+  const auto& m = r.memory.front();
+  std::printf("  memory: model states %zu B (predicted %zu), peak %zu B of %zu B budget\n", m.model_states_bytes,
+              m.model_states_bytes_predicted, m.peak_bytes, m.arena_capacity);
+  std::printf("  speed: %.0f tokens/s over %.2f s\n", r.tokens_per_s, r.seconds);
+}
+
+// ---- the one writer of a finished job's outputs (rank 0 / the main thread) ------------------
 
 template <typename V>
 void dump_raw(const std::string& path, const V& values) {
@@ -52,59 +124,69 @@ void dump_raw(const std::string& path, const V& values) {
   zt::write_file_atomic(path, values.data(), values.size() * sizeof(values[0]));
 }
 
-void print_summary(const zt::train::TrainConfig& c, const zt::train::RunResult& r) {
-  std::printf("zero-train: %s, %lld parameters, %s, %s\n", r.dataset.c_str(),
-              static_cast<long long>(r.param_count), c.precision.c_str(), c.optimizer.c_str());
-  if (!r.steps.empty()) {
-    std::printf("  loss  step 1: %.6f   step %lld: %.6f\n", static_cast<double>(r.steps.front().loss),
-                static_cast<long long>(r.steps.back().step), static_cast<double>(r.steps.back().loss));
-    int skipped = 0;
-    for (const auto& s : r.steps) skipped += s.skipped;
-    if (skipped) std::printf("  skipped steps (fp16 overflow): %d\n", skipped);
-    if (!zt::reaches_peak(zt::train::lr_schedule(c)))
-      std::printf("  learning rate: the %lld-step warm-up outlasts the run; it ended at %g, below the peak --lr %g\n",
-                  static_cast<long long>(c.resolved_warmup_steps()), static_cast<double>(r.steps.back().lr), c.lr);
-  }
-  if (!r.evals.empty()) {
-    const auto& e = r.evals.back();
-    std::printf("  held-out: loss %.6f, exact-match accuracy %.1f%% of %zu problems\n",
-                static_cast<double>(e.loss), 100.0 * e.accuracy, e.problems);
-  }
-  if (r.frozen_fraction >= 0)
-    std::printf("  16-bit parameters unchanged by the last step: %.2f%%, over the last %lld steps: %.2f%%\n",
-                100.0 * r.frozen_fraction, static_cast<long long>(r.frozen_window_steps),
-                100.0 * r.frozen_window_fraction);
-  const auto& m = r.memory.front();
-  std::printf("  memory: model states %zu B (predicted %zu), peak %zu B of %zu B budget\n",
-              m.model_states_bytes, m.model_states_bytes_predicted, m.peak_bytes, m.arena_capacity);
-  std::printf("  speed: %.0f tokens/s over %.2f s\n", r.tokens_per_s, r.seconds);
+/// --verify: run the single-rank reference on the same global batch and compare every step
+/// record, every evaluation and the final master weights bit for bit (train/compare_runs.h).
+zt::train::RunComparison verify(const TrainConfig& c, const zt::Dataset& data, const RunResult& r,
+                                const RunArtifacts& artifacts) {
+  TrainConfig ref = c;
+  ref.stage = 0;
+  ref.world_size = 1;
+  ref.dump_params = "verify";  // asks the reference for its final master weights
+  RunArtifacts ref_artifacts;
+  const RunResult ref_result = zt::train::train_single_rank(ref, data, {}, &ref_artifacts);
+  const int64_t vocab = c.vocab ? c.vocab : data.vocab_size();
+  const auto manifest = zt::model::make_manifest({vocab, c.context, c.layers, c.heads, c.width});
+  return zt::train::compare_runs(r, artifacts.final_params, ref_result, ref_artifacts.final_params, &manifest);
 }
 
-
-/// The per-step callback of rank 0 (or the single rank): a line per held-out evaluation on
-/// stdout, terminal or not (make run logs them), and a progress line on a terminal's stderr.
-zt::train::StepCallback progress_printer(const zt::train::TrainConfig& c) {
-  const bool tty = ::isatty(STDERR_FILENO);
-  return [&c, tty, evals_shown = std::size_t{0}](const zt::train::StepRecord& s, const zt::train::RunResult& r) mutable {
-    for (; evals_shown < r.evals.size(); ++evals_shown) {
-      const auto& e = r.evals[evals_shown];
-      if (tty) std::fputc('\n', stderr);
-      std::printf("step %lld: loss %.4f, held-out loss %.4f, exact match %.1f%% of %zu problems\n",
-                  static_cast<long long>(e.step), static_cast<double>(s.loss),
-                  static_cast<double>(e.loss), 100.0 * e.accuracy, e.problems);
-      std::fflush(stdout);
-    }
-    if (!tty) return;
-    std::fprintf(stderr, "\rstep %lld/%lld  loss %.4f  scale %g%s  %.0f tok/s   ",
-                 static_cast<long long>(s.step), static_cast<long long>(c.steps),
-                 static_cast<double>(s.loss), static_cast<double>(s.loss_scale),
-                 s.skipped ? " (skipped)" : "", r.tokens_per_s);
-    if (s.step == c.steps) std::fputc('\n', stderr);
-  };
+/// Every output of a finished job. @param comm rank 0's counters (ZeRO runs only).
+/// @return the exit status: 1 when --verify found a difference.
+int write_outputs(const TrainConfig& c, const zt::Dataset& data, const RunResult& r, const RunArtifacts& artifacts,
+                  const zt::zero::ZeroRunResult* comm) {
+  if (!c.dump_params.empty()) dump_raw(c.dump_params, artifacts.final_params);
+  if (!c.dump_grads.empty()) {
+    ZT_CHECK(c.steps >= 1, "--dump-grads needs at least one step");
+    dump_raw(c.dump_grads, artifacts.step1_grad);
+  }
+  if (!c.dump_batch.empty()) {  // a pure function of (seed, step, index): step 1's global batch
+    ZT_CHECK(c.steps >= 1, "--dump-batch needs at least one step");
+    std::vector<int32_t> batch(static_cast<std::size_t>(c.global_batch * (c.context + 1)));
+    zt::fill_batch(data, static_cast<uint64_t>(c.seed), 1, 0, static_cast<std::size_t>(c.global_batch), batch.data());
+    dump_raw(c.dump_batch, batch);
+  }
+  int status = 0;
+  std::vector<zt::train::JsonSection> sections;
+  if (comm) sections.emplace_back("comm", zt::zero::comm_json(comm->comm_per_step, comm->comm_predicted_per_step));
+  if (c.verify) {
+    const zt::train::RunComparison v = verify(c, data, r, artifacts);
+    if (v.equal())
+      std::printf(
+          "verify: final FP32 master weights, every step's loss, loss_scale, lr, grad_norm, skipped, "
+          "clipped and every held-out evaluation are bitwise equal to the single-rank reference\n");
+    else
+      std::printf("verify: NOT bitwise equal to the single-rank reference: %s\n", v.describe().c_str());
+    status = v.equal() ? 0 : 1;
+    const nlohmann::json verdict = {{"bitwise_equal", v.equal()},
+                                    {"first_difference", v.params},
+                                    {"first_step_difference", v.steps},
+                                    {"first_eval_difference", v.evals}};
+    sections.emplace_back("verify", verdict.dump());
+  }
+  if (!c.summary_json.empty()) zt::write_file_atomic(c.summary_json, zt::train::summary_json(c, r, sections));
+  print_summary(c, r);
+  return status;
 }
 
-/// The collective options every rank of one job shares (store and prefix set by the caller).
-zt::GlooOptions rank_options(const zt::train::TrainConfig& c) {
+// ---- the four run modes ---------------------------------------------------------------------
+
+int run_reference(const TrainConfig& c, const zt::Dataset& data) {
+  RunArtifacts artifacts;
+  const RunResult r = zt::train::train_single_rank(c, data, progress_printer(c), &artifacts);
+  return write_outputs(c, data, r, artifacts, nullptr);
+}
+
+/// The collective options every rank of one job shares (store, rank and prefix set by the caller).
+zt::GlooOptions rank_options(const TrainConfig& c) {
   zt::GlooOptions o;
   o.size = static_cast<int>(c.world_size);
   o.mode = c.collective_mode == "fast" ? zt::ReduceMode::fast : zt::ReduceMode::deterministic;
@@ -114,96 +196,25 @@ zt::GlooOptions rank_options(const zt::train::TrainConfig& c) {
   return o;
 }
 
-/// Write every output of a finished job (rank 0 / the main thread only).
-int finish_job(const zt::train::TrainConfig& c, const zt::Dataset& data, zt::train::RunResult r,
-               const zt::zero::ZeroRunResult& rank0, const zt::train::RunArtifacts& artifacts) {
-  const int64_t vocab = c.vocab ? c.vocab : data.vocab_size();
-  if (!c.dump_params.empty()) dump_raw(c.dump_params, artifacts.final_params);
-  if (!c.dump_grads.empty()) {
-    ZT_CHECK(c.steps >= 1, "--dump-grads needs at least one step");
-    dump_raw(c.dump_grads, artifacts.step1_grad);
-  }
-  if (!c.dump_batch.empty()) {  // a pure function of (seed, step, index): regenerate step 1's batch
-    ZT_CHECK(c.steps >= 1, "--dump-batch needs at least one step");
-    std::vector<int32_t> batch(static_cast<std::size_t>(c.global_batch * (c.context + 1)));
-    for (int64_t i = 0; i < c.global_batch; ++i)
-      data.sample(static_cast<uint64_t>(c.seed), 1, static_cast<uint64_t>(i), batch.data() + i * (c.context + 1));
-    dump_raw(c.dump_batch, batch);
-  }
-  int status = 0;
-  std::string verdict;
-  if (c.verify) {
-    zt::train::TrainConfig ref = c;
-    ref.stage = 0;
-    ref.world_size = 1;
-    zt::train::RunArtifacts ref_art;
-    ref.dump_params = "verify";
-    const auto ref_result = zt::train::train_single_rank(ref, data, {}, &ref_art);
-    const auto manifest = zt::model::make_manifest({vocab, c.context, c.layers, c.heads, c.width});
-    verdict = zt::zero::first_difference(manifest, artifacts.final_params, ref_art.final_params);
-    bool steps_equal = ref_result.steps.size() == r.steps.size();
-    for (std::size_t i = 0; steps_equal && i < r.steps.size(); ++i) {
-      const auto& a = r.steps[i];
-      const auto& b = ref_result.steps[i];
-      steps_equal = std::bit_cast<uint32_t>(a.loss) == std::bit_cast<uint32_t>(b.loss) &&
-                    std::bit_cast<uint32_t>(a.loss_scale) == std::bit_cast<uint32_t>(b.loss_scale) &&
-                    a.skipped == b.skipped && a.grad_norm.has_value() == b.grad_norm.has_value() &&
-                    (!a.grad_norm || std::bit_cast<uint32_t>(*a.grad_norm) == std::bit_cast<uint32_t>(*b.grad_norm));
-    }
-    // the held-out evaluations too: rank 0's combine every rank's rounds (zero/heldout_eval.h)
-    bool evals_equal = ref_result.evals.size() == r.evals.size();
-    for (std::size_t i = 0; evals_equal && i < r.evals.size(); ++i) {
-      const auto& a = r.evals[i];
-      const auto& b = ref_result.evals[i];
-      evals_equal = a.step == b.step && std::bit_cast<uint32_t>(a.loss) == std::bit_cast<uint32_t>(b.loss) &&
-                    a.accuracy == b.accuracy && a.problems == b.problems;
-    }
-    if (verdict.empty() && steps_equal && evals_equal) {
-      std::printf("verify: final FP32 master weights, every step's loss, grad_norm, loss_scale, "
-                  "skipped and every held-out evaluation are bitwise equal to the single-rank reference\n");
-    } else {
-      std::printf("verify: NOT bitwise equal to the single-rank reference: %s%s%s\n",
-                  verdict.empty() ? "master weights equal" : ("first differing parameter " + verdict).c_str(),
-                  steps_equal ? "" : "; per-step records differ", evals_equal ? "" : "; held-out evaluations differ");
-      status = 1;
-    }
-  }
-  if (!c.summary_json.empty()) {
-    auto j = nlohmann::ordered_json::parse(zt::train::summary_json(c, r));
-    j["config"]["stage"] = c.stage;
-    j["config"]["world_size"] = c.world_size;
-    j["config"]["grad_sync"] = c.resolved_grad_sync();
-    j["config"]["bucket_mb"] = c.bucket_mb;
-    j["config"]["prefetch"] = c.prefetch;
-    j["config"]["overlap"] = c.overlap;
-    j["config"]["collective_mode"] = c.collective_mode;
-    j["comm"] = nlohmann::ordered_json::parse(zt::zero::comm_json(rank0.comm_per_step, rank0.comm_predicted_per_step));
-    if (c.verify) j["verify"] = {{"bitwise_equal", status == 0}, {"first_difference", verdict}};
-    zt::write_file_atomic(c.summary_json, j.dump(2) + "\n");
-  }
-  print_summary(c, r);
-  return status;
-}
-
-/// --ranks-as threads: N ranks in this process over an in-memory store.
-int run_threads(const zt::train::TrainConfig& c, const zt::Dataset& data) {
+int run_thread_ranks(const TrainConfig& c, const zt::Dataset& data) {
   zt::ThreadGroup group = zt::thread_group(static_cast<int>(c.world_size));
   group.base.mode = rank_options(c).mode;
   group.base.accumulation = rank_options(c).accumulation;
-  std::vector<zt::train::RunArtifacts> arts(static_cast<std::size_t>(c.world_size));
+  std::vector<RunArtifacts> arts(static_cast<std::size_t>(c.world_size));
   auto outcomes = zt::run_thread_ranks(static_cast<int>(c.world_size), [&](int r) {
     zt::GlooCollective coll(group.for_rank(r));
     // rank 0 reports progress and the held-out evaluations, as the single-rank run does
     return zt::zero::train_zero(c, data, coll, r == 0 ? progress_printer(c) : zt::train::StepCallback{},
                                 &arts[static_cast<std::size_t>(r)]);
   });
-  for (std::size_t r = 0; r < outcomes.size(); ++r)
-    if (!outcomes[r].ok()) {
-      for (std::size_t q = 0; q < outcomes.size(); ++q)
-        if (!outcomes[q].ok()) std::fprintf(stderr, "zero-train: rank %zu: %s\n", q, outcomes[q].error.c_str());
-      return 1;
+  bool failed = false;
+  for (std::size_t q = 0; q < outcomes.size(); ++q)
+    if (!outcomes[q].ok()) {
+      std::fprintf(stderr, "zero-train: rank %zu: %s\n", q, outcomes[q].error.c_str());
+      failed = true;
     }
-  zt::train::RunResult r = outcomes[0].value->run;
+  if (failed) return 1;
+  RunResult r = outcomes[0].value->run;
   r.memory.clear();
   std::vector<std::vector<zt::zero::TimelineEvent>> timelines;
   for (const auto& o : outcomes) {
@@ -211,59 +222,69 @@ int run_threads(const zt::train::TrainConfig& c, const zt::Dataset& data) {
     timelines.push_back(o.value->timeline);
   }
   if (!c.trace.empty()) zt::write_file_atomic(c.trace, zt::zero::chrome_trace_json(timelines));
-  return finish_job(c, data, r, *outcomes[0].value, arts[0]);
+  return write_outputs(c, data, r, arts[0], &*outcomes[0].value);
 }
 
-/// One rank of a job whose processes a launcher started (or this program spawned).
-int run_launched_rank(const zt::train::TrainConfig& c, const zt::Dataset& data, const zt::launch::RankEnv& env) {
+int run_spawned_processes(const TrainConfig& c, int argc, char** argv) {
+  std::vector<std::string> command{zt::launch::self_executable()};
+  command.insert(command.end(), argv + 1, argv + argc);  // each rank parses the same flags
+  zt::launch::SpawnOptions o;
+  o.world_size = static_cast<int>(c.world_size);
+  o.name = "zero-train";
+  o.report = true;
+  return zt::launch::spawn_ranks(command, o).status;
+}
+
+std::shared_ptr<gloo::rendezvous::Store> open_rank_store(const zt::launch::RankEnv& env,
+                                                         std::chrono::milliseconds timeout) {
   const zt::launch::StoreSpec spec = zt::launch::select_store(env);
+  switch (spec.kind) {
+    case zt::launch::StoreSpec::Kind::kTcp:
+      return zt::launch::open_tcp_store(spec, env.rank, timeout);
+    case zt::launch::StoreSpec::Kind::kFile:
+      return zt::make_store("file:" + spec.path);
+    case zt::launch::StoreSpec::Kind::kRedis:
+      return zt::make_store("redis:" + spec.host + ":" + std::to_string(spec.port));
+    case zt::launch::StoreSpec::Kind::kNone:
+      break;
+  }
+  ZT_FAIL("rank ", env.rank, " of ", env.world_size,
+          ": no rendezvous store (set MASTER_ADDR and MASTER_PORT, or ZT_STORE)");
+}
+
+int run_launched_rank(const TrainConfig& c, const zt::Dataset& data, const zt::launch::RankEnv& env) {
   zt::GlooOptions o = rank_options(c);
   o.rank = env.rank;
   o.prefix = "zero-train";
-  std::shared_ptr<gloo::rendezvous::Store> store;
-  switch (spec.kind) {
-    case zt::launch::StoreSpec::Kind::kTcp:
-      store = zt::launch::open_tcp_store(spec, env.rank, o.timeout);
-      break;
-    case zt::launch::StoreSpec::Kind::kFile:
-      store = zt::make_store("file:" + spec.path);
-      break;
-    case zt::launch::StoreSpec::Kind::kRedis:
-      store = zt::make_store("redis:" + spec.host + ":" + std::to_string(spec.port));
-      break;
-    case zt::launch::StoreSpec::Kind::kNone:
-      ZT_CHECK(false, "rank ", env.rank, " of ", env.world_size,
-               ": no rendezvous store (set MASTER_ADDR and MASTER_PORT, or ZT_STORE)");
-  }
+  const auto store = open_rank_store(env, o.timeout);
   o.store = store;
   zt::GlooCollective coll(o);
-  zt::train::RunArtifacts artifacts;
-  const zt::zero::ZeroRunResult res = zt::zero::train_zero(
-      c, data, coll, env.rank == 0 ? progress_printer(c) : zt::train::StepCallback{}, &artifacts);
-  // per-rank memory travels to rank 0 as JSON through the store
-  store->set("zero-train/memory/" + std::to_string(env.rank),
-             [&] { auto t = zt::zero::rank_memory_to_json(res.run.memory.front()); return std::vector<char>(t.begin(), t.end()); }());
-  if (!c.trace.empty()) {
-    const std::string t = zt::zero::timeline_to_json(res.timeline);
-    store->set("zero-train/timeline/" + std::to_string(env.rank), std::vector<char>(t.begin(), t.end()));
-  }
+  RunArtifacts artifacts;
+  const zt::zero::ZeroRunResult res =
+      zt::zero::train_zero(c, data, coll, env.rank == 0 ? progress_printer(c) : zt::train::StepCallback{}, &artifacts);
+  // per-rank memory (and timeline) travel to rank 0 as JSON through the store
+  auto put = [&](const std::string& key, const std::string& text) {
+    store->set("zero-train/" + key + "/" + std::to_string(env.rank), std::vector<char>(text.begin(), text.end()));
+  };
+  auto get = [&](const std::string& key, int q) {
+    const auto bytes = store->get("zero-train/" + key + "/" + std::to_string(q));
+    return std::string(bytes.begin(), bytes.end());
+  };
+  put("memory", zt::zero::rank_memory_to_json(res.run.memory.front()));
+  if (!c.trace.empty()) put("timeline", zt::zero::timeline_to_json(res.timeline));
   int status = 0;
   if (env.rank == 0) {
-    zt::train::RunResult r = res.run;
+    RunResult r = res.run;
     r.memory.clear();
     std::vector<std::vector<zt::zero::TimelineEvent>> timelines;
     for (int q = 0; q < env.world_size; ++q) {
-      const auto bytes = store->get("zero-train/memory/" + std::to_string(q));
-      r.memory.push_back(zt::zero::rank_memory_from_json(std::string(bytes.begin(), bytes.end())));
-      if (!c.trace.empty()) {
-        const auto t = store->get("zero-train/timeline/" + std::to_string(q));
-        timelines.push_back(zt::zero::timeline_from_json(std::string(t.begin(), t.end())));
-      }
+      r.memory.push_back(zt::zero::rank_memory_from_json(get("memory", q)));
+      if (!c.trace.empty()) timelines.push_back(zt::zero::timeline_from_json(get("timeline", q)));
     }
     if (!c.trace.empty()) zt::write_file_atomic(c.trace, zt::zero::chrome_trace_json(timelines));
-    status = finish_job(c, data, r, res, artifacts);
+    status = write_outputs(c, data, r, artifacts, &res);
   }
-  coll.barrier();  // rank 0 has read every report before the store's server (rank 0) goes away
+  coll.barrier();  // rank 0 has read every report before the store (served by rank 0 or the launcher) goes away
   return status;
 }
 
@@ -271,47 +292,31 @@ int run_launched_rank(const zt::train::TrainConfig& c, const zt::Dataset& data, 
 
 int main(int argc, char** argv) {
   return zt::run_main("zero-train", [&] {
-    zt::train::TrainConfig c;
-    if (!zt::train::parse_train_config(argc, argv, c)) return 0;
-    const zt::launch::RankEnv env = zt::launch::parse_rank_env(zt::launch::process_env());
+    TrainConfig c;
+    std::vector<std::string> given;
+    if (!zt::train::parse_train_config(argc, argv, c, &given)) return 0;
     // under a launcher the world size comes from it; a --world-size that disagrees is an error
-    std::optional<int64_t> flag;
-    for (int i = 1; i < argc; ++i)
-      if (std::string(argv[i]).rfind("--world-size", 0) == 0) flag = c.world_size;
-    const auto decision = zt::launch::decide_launch(flag, env);
+    const zt::launch::RankEnv env = zt::launch::parse_rank_env(zt::launch::process_env());
+    const bool flag_given = std::find(given.begin(), given.end(), "world-size") != given.end();
+    const auto decision =
+        zt::launch::decide_launch(flag_given ? std::optional<int64_t>(c.world_size) : std::nullopt, env);
     c.world_size = decision.world_size;
     zt::train::validate(c);
-    if (decision.mode == zt::launch::LaunchDecision::Mode::kSpawn && c.ranks_as == "processes") {
-      std::vector<std::string> command{zt::launch::self_executable()};
-      for (int i = 1; i < argc; ++i) command.emplace_back(argv[i]);
-      zt::launch::SpawnOptions o;
-      o.world_size = static_cast<int>(c.world_size);
-      o.name = "zero-train";
-      o.report = true;
-      return zt::launch::spawn_ranks(command, o).status;
+    const RunMode mode = run_mode(c, decision);
+    if (mode == RunMode::spawned_processes) return run_spawned_processes(c, argc, argv);
+    const auto data = open_dataset(c);
+    if (!c.dump_manifest.empty() && env.rank == 0)
+      zt::write_file_atomic(c.dump_manifest, zt::train::manifest_json(c, c.vocab ? c.vocab : data->vocab_size()));
+    switch (mode) {
+      case RunMode::reference:
+        return run_reference(c, *data);
+      case RunMode::thread_ranks:
+        return run_thread_ranks(c, *data);
+      case RunMode::launched_rank:
+        return run_launched_rank(c, *data, env);
+      case RunMode::spawned_processes:
+        break;  // handled above: the spawner opens no dataset
     }
-    auto data = open_dataset(c);
-    const int64_t vocab = c.vocab ? c.vocab : data->vocab_size();
-    if (!c.dump_manifest.empty() && env.rank == 0) zt::write_file_atomic(c.dump_manifest, zt::train::manifest_json(c, vocab));
-    // a launcher's world of one needs no rendezvous: run it like a plain single process
-    if (decision.mode == zt::launch::LaunchDecision::Mode::kLaunched && c.world_size > 1)
-      return run_launched_rank(c, *data, env);
-    if (c.world_size > 1 || c.stage > 0) {
-      if (c.world_size == 1 || c.ranks_as == "threads") return run_threads(c, *data);
-    }
-    zt::train::RunArtifacts artifacts;
-    const zt::train::RunResult r = zt::train::train_single_rank(c, *data, progress_printer(c), &artifacts);
-    if (!c.dump_params.empty()) dump_raw(c.dump_params, artifacts.final_params);
-    if (!c.dump_grads.empty()) {
-      ZT_CHECK(c.steps >= 1, "--dump-grads needs at least one step");
-      dump_raw(c.dump_grads, artifacts.step1_grad);
-    }
-    if (!c.dump_batch.empty()) {
-      ZT_CHECK(c.steps >= 1, "--dump-batch needs at least one step");
-      dump_raw(c.dump_batch, artifacts.step1_batch);
-    }
-    if (!c.summary_json.empty()) zt::write_file_atomic(c.summary_json, zt::train::summary_json(c, r));
-    print_summary(c, r);
-    return 0;
+    ZT_FAIL("unreachable run mode");
   });
 }

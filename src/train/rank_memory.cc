@@ -1,0 +1,24 @@
+// train/rank_memory.cc — measured and predicted memory of one rank (see rank_memory.h).
+#include "train/rank_memory.h"
+
+#include "train/memory_plan.h"
+
+namespace zt::train {
+
+RankMemory rank_memory(const Arena& arena, int rank, std::map<std::string, std::size_t> predicted_categories,
+                       const ModelStateBytes& predicted_states) {
+  RankMemory m;
+  m.rank = rank;
+  for (const auto& [name, usage] : arena.ledger().categories()) m.by_category[name] = usage.peak_bytes;
+  m.by_category_predicted = std::move(predicted_categories);
+  for (const char* const* name = model_state_categories(); *name; ++name)
+    if (auto it = m.by_category.find(*name); it != m.by_category.end()) m.model_states_bytes += it->second;
+  m.model_states_bytes_predicted = predicted_states.total;
+  m.padding_bytes = predicted_states.padding;
+  m.peak_bytes = arena.ledger().total().peak_bytes;
+  for (const auto& [name, bytes] : m.by_category_predicted) m.peak_bytes_predicted += bytes;
+  m.arena_capacity = arena.capacity();
+  return m;
+}
+
+}  // namespace zt::train

@@ -1,0 +1,26 @@
+// train/rank_memory.h — a rank's memory report: the arena ledger's measured peaks beside their
+// predictions, and the model states beside the paper's accounting.
+//
+// Both loops build their report here from what they measured (the arena) and what they predicted
+// (their memory plan), so the single-rank and ZeRO summaries mean the same thing field by field.
+// It predicts nothing itself.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <string>
+
+#include "memory/arena.h"
+#include "memory/model_states.h"
+#include "train/run_result.h"
+
+namespace zt::train {
+
+/// @param arena the rank's arena (its ledger's peaks are the measurement).
+/// @param rank the rank. @param predicted_categories predicted peak bytes per ledger category.
+/// @param predicted_states the exact model-state bytes of the sharding description.
+/// @return the report.
+RankMemory rank_memory(const Arena& arena, int rank, std::map<std::string, std::size_t> predicted_categories,
+                       const ModelStateBytes& predicted_states);
+
+}  // namespace zt::train

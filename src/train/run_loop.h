@@ -1,0 +1,36 @@
+// train/run_loop.h — the loop around a run's steps, shared by the single-rank reference and the
+// ZeRO engine: steps 1..T, each timed; held-out evaluations every --eval-every steps and after the
+// last (once, at step 0, for --steps 0); the progress callback after each step.
+//
+// A loop supplies what one step and one evaluation are; this file owns the order in which they
+// happen and the speed figures, so both loops evaluate at the same steps and report speed the same
+// way. The time of evaluations is not in `seconds` (it measures training only). Not a scheduler.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+
+#include "train/run_result.h"
+#include "train/train_config.h"
+
+namespace zt::train {
+
+/// Called after every step (for a progress line). @param record the step just done.
+/// @param result the run so far (memory is filled at the end only).
+using StepCallback = std::function<void(const StepRecord& record, const RunResult& result)>;
+
+/// What a loop does at each point of a run.
+struct LoopBody {
+  /// One optimizer step. @return its record.
+  std::function<StepRecord(int64_t step)> step;
+  /// One held-out evaluation after `step` steps. @return it, or nothing (no held-out split).
+  std::function<std::optional<EvalRecord>(int64_t step)> evaluate;
+};
+
+/// Run config.steps steps of `body` into result.steps / evals / seconds / tokens_per_s.
+/// @param c the settings. @param body the loop's step and evaluation. @param on_step called
+/// after each step, after its evaluation (may be empty). @param result filled in.
+void run_steps(const TrainConfig& c, const LoopBody& body, const StepCallback& on_step, RunResult& result);
+
+}  // namespace zt::train

@@ -1,0 +1,27 @@
+// train/step_decision.cc — protocol step 4's decision (see step_decision.h).
+#include "train/step_decision.h"
+
+#include <cmath>
+
+#include "core/check.h"
+
+namespace zt::train {
+
+StepDecision decide_step(const TrainConfig& c, LossScaler& scaler, bool nonfinite,
+                         std::span<const float> norm_block_sums, StepRecord& rec) {
+  StepDecision d;
+  d.apply = scaler.update(nonfinite);
+  ZT_CHECK(d.apply || scaler.dynamic(), "step ", rec.step, ": non-finite gradient with --precision ", c.precision,
+           " (no loss scaling to back off); lower --lr");
+  d.inv_scale = 1.0f / rec.loss_scale;
+  const float norm = std::sqrt(combine_norm_blocks(norm_block_sums));
+  if (std::isfinite(norm)) rec.grad_norm = norm;
+  rec.skipped = !d.apply;
+  if (d.apply) {
+    d.clip = clip_decision(norm, static_cast<float>(c.clip_grad_norm));
+    rec.clipped = d.clip.clipped;
+  }
+  return d;
+}
+
+}  // namespace zt::train

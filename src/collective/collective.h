@@ -14,11 +14,16 @@
 // ReduceMode::fast the backend's own algorithms run and the order is not stable (gloo_collective.h
 // documents both, with their cost). Every call is queued on the Collective's communication thread
 // and runs in issue order (work.h); the *_async forms return a Work to wait on.
+// Sub-groups: subgroup(members, name) makes a new, independent Collective over some of the ranks
+// (torch.distributed.new_group, ncclCommSplit); grid.h builds the data-parallel x model-parallel
+// groups from it.
 // This header is backend-free: Gloo (CPU) implements it here, NCCL (GPU) later.
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "collective/dtype.h"
@@ -52,6 +57,20 @@ constexpr const char* reduce_op_name(ReduceOp op) { return op == ReduceOp::sum ?
 /// Name of a mode. @param m the mode. @return "deterministic" or "fast".
 constexpr const char* reduce_mode_name(ReduceMode m) {
   return m == ReduceMode::deterministic ? "deterministic" : "fast";
+}
+
+/// How a sub-group is named in messages and store keys: its name and its member list.
+/// @param name the group's name. @param members its ranks in the parent group.
+/// @return e.g. "mp[2,3]".
+inline std::string group_label(const std::string& name, const std::vector<int>& members) {
+  std::string s = name;
+  s += '[';
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    if (i) s += ',';
+    s += std::to_string(members[i]);
+  }
+  s += ']';
+  return s;
 }
 
 /// A group of ranks that run collectives together. One instance per rank; use it from one
@@ -201,6 +220,30 @@ class Collective {
   /// Synchronous barrier.
   void barrier() { barrier_async().wait(); }
 
+  // ---- sub-groups ----
+
+  /// A new, independent Collective over some ranks of this group, as torch.distributed.new_group
+  /// or ncclCommSplit. Its rank i is this group's rank members[i]; it has its own communication
+  /// thread, call sequence, call checking and stats(), and this group's mode, accumulation and
+  /// timeout. Every rank in `members` calls it with the same list and name; ranks not in it must
+  /// not (they create their own groups). Creating a group is itself a rendezvous: the members
+  /// block here until all of them have joined, or fail after the timeout (a member that never
+  /// joins makes the others fail, never hang). A group of one waits for no one. Groups never share
+  /// collective calls with this group or with each other: a call on the group is not a call
+  /// here, and this group's call sequence does not move. The same name and list may be used
+  /// again (after the earlier group is gone, or while it lives): every creation is a new group.
+  /// Call it from the thread that issues this group's calls. Members that create several groups
+  /// must create them in one order on every rank (grid.h explains why).
+  /// @param members ranks of this group, in the order that defines the new ranks; non-empty,
+  /// no duplicates, each in 0..size()-1, and containing rank().
+  /// @param name the group's name (letters, digits, '_', '-', '.'), shown in error messages.
+  /// @return this rank's instance of the new group; zt::Error for a bad list or name, or when
+  /// the rendezvous fails.
+  std::unique_ptr<Collective> subgroup(const std::vector<int>& members, const std::string& name) {
+    check_members(members, name);
+    return make_subgroup(members, name);
+  }
+
  protected:
   /// Backend: queue an all-reduce. @param data buffer. @param count elements. @param dtype type.
   /// @param op reduction. @return handle.
@@ -218,11 +261,34 @@ class Collective {
   virtual Work start_broadcast(void* data, std::size_t count, DType dtype, int root) = 0;
   /// Backend: queue a barrier. @return handle.
   virtual Work start_barrier() = 0;
+  /// Backend: build this rank's instance of a sub-group (rendezvous included).
+  /// @param members the ranks, validated as subgroup() documents. @param name its valid name.
+  /// @return the new group.
+  virtual std::unique_ptr<Collective> make_subgroup(const std::vector<int>& members, const std::string& name) = 0;
 
  private:
   void check_counts(const std::vector<std::size_t>& counts, const char* what) const {
     ZT_CHECK(counts.size() == static_cast<std::size_t>(size()), what, ": ", counts.size(),
              " per-rank counts given for ", size(), " ranks");
+  }
+  void check_members(const std::vector<int>& members, const std::string& name) const {
+    bool good_name = !name.empty();
+    for (char ch : name)
+      good_name = good_name && ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+                                ch == '_' || ch == '-' || ch == '.');
+    ZT_CHECK(good_name, "subgroup: name '", name, "' must be non-empty letters, digits, '_', '-' or '.'");
+    ZT_CHECK(!members.empty(), "subgroup ", name, ": empty member list");
+    std::vector<char> seen(size(), 0);
+    bool mine = false;
+    for (int m : members) {
+      ZT_CHECK(m >= 0 && m < size(), "subgroup ", group_label(name, members), ": rank ", m,
+               " out of range for a group of ", size(), " ranks");
+      ZT_CHECK(!seen[m], "subgroup ", group_label(name, members), ": rank ", m, " listed twice");
+      seen[m] = 1;
+      mine = mine || m == rank();
+    }
+    ZT_CHECK(mine, "subgroup ", group_label(name, members), ": calling rank ", rank(),
+             " is not a member (only the listed ranks create a group)");
   }
   void check_v_sizes(std::size_t full, std::size_t part, const std::vector<std::size_t>& counts, const char* what,
                      const char* full_name, const char* part_name) const {

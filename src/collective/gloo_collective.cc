@@ -158,6 +158,29 @@ void GlooCollective::add_bytes(CollKind kind, uint64_t sent, uint64_t received) 
   stats_[kind].bytes_received += received;
 }
 
+// Every member must arrive at the same key prefix without talking to the others. The parent's
+// prefix is unique in the store; the name and member list are the same on every member by
+// contract; and so is the number of times this rank created that same group on this parent
+// before, since every creation involves all its members. That count makes a group created again
+// meet on fresh keys: HashStore and FileStore refuse to overwrite a key, and a store that does
+// overwrite would hand out the addresses of the earlier group's (closed) connections.
+std::unique_ptr<Collective> GlooCollective::make_subgroup(const std::vector<int>& members, const std::string& name) {
+  const std::string label = group_label(name, members);
+  const int made_before = groups_made_[label]++;
+  GlooOptions o = options_;
+  o.size = static_cast<int>(members.size());
+  o.rank = 0;
+  while (members[o.rank] != rank()) ++o.rank;  // subgroup() checked that this rank is a member
+  o.prefix = concat(options_.prefix, "/", label, "#", made_before);
+  o.group = options_.group.empty() ? label : concat(options_.group, "/", label);
+  return std::make_unique<GlooCollective>(std::move(o));
+}
+
+std::string GlooCollective::where(const Call& call) const {
+  return concat(call.name, " #", call.seq, " on rank ", rank(), " of ", size(),
+                options_.group.empty() ? "" : " in group ", options_.group);
+}
+
 void* GlooCollective::scratch(std::size_t bytes) {
   if (scratch_.size() < bytes) scratch_.resize(bytes);
   return scratch_.data();
@@ -169,8 +192,8 @@ Work GlooCollective::submit(Call call, std::function<void()> body) {
 }
 
 void GlooCollective::run_checked(const Call& call, const std::function<void()>& body) {
-  const std::string where = concat(call.name, " #", call.seq, " on rank ", rank(), " of ", size());
-  ZT_CHECK(!broken_, where, ": this Collective failed earlier and cannot be used again (", broken_reason_, ")");
+  const std::string at = where(call);
+  ZT_CHECK(!broken_, at, ": this Collective failed earlier and cannot be used again (", broken_reason_, ")");
   try {
     if (options_.check_calls && size() > 1) exchange_headers(call);
     body();
@@ -187,8 +210,8 @@ void GlooCollective::run_checked(const Call& call, const std::function<void()>& 
     else if (msg.find("losed") != std::string::npos || msg.find("reset") != std::string::npos)
       hint = " [a peer closed its connection: it exited, crashed or failed]";
     broken_ = true;
-    broken_reason_ = concat(where, ": ", msg);
-    ZT_FAIL(where, ": ", msg, hint);
+    broken_reason_ = concat(at, ": ", msg);
+    ZT_FAIL(at, ": ", msg, hint);
   }
   std::lock_guard<std::mutex> lock(stats_mutex_);
   ++stats_[call.kind].calls;
@@ -225,8 +248,7 @@ void GlooCollective::exchange_headers(const Call& call) {
     }
   }
   if (!missing.empty())
-    ZT_FAIL(call.name, " #", call.seq, " on rank ", r, " of ", n, ": peer rank(s) ", missing,
-            " did not reach this call (timeout ", options_.timeout.count(),
+    ZT_FAIL(where(call), ": peer rank(s) ", missing, " did not reach this call (timeout ", options_.timeout.count(),
             " ms; stalled, skipped it, or died): ", reason);
   for (int i = 0; i < n - 1; ++i) send->waitSend(options_.timeout);
   add_bytes(CollKind::call_check, sizeof(Header) * (n - 1), sizeof(Header) * (n - 1));
@@ -240,7 +262,7 @@ void GlooCollective::exchange_headers(const Call& call) {
     std::string list;
     for (int q = 0; q < n; ++q)
       list += concat(q ? "; " : "", "rank ", q, ": ", all[q].magic == kMagic ? describe(all[q]) : "garbled header");
-    ZT_FAIL(call.name, " #", call.seq, " on rank ", r, " of ", n,
+    ZT_FAIL(where(call),
             ": ranks disagree on the call (every rank must issue the same collectives, with the "
             "same sizes, in the same order): ",
             list);

@@ -34,10 +34,14 @@
 // mismatch that this rank is leaving. A rank unwinding an exception closes at once.
 // SIGPIPE is ignored process-wide (when it has its default action): Gloo writes to sockets with
 // plain writev, and a peer that has gone away must be an error, not a killed process.
+// Sub-groups (subgroup()): a new GlooCollective with a copy of these options, rank and size taken
+// from the member list and the key prefix extended, so every group has its own Gloo context,
+// connections, communication thread and keys in the one shared store (see make_subgroup).
 // This file does not launch ranks: it expects rank, size and a shared store.
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -71,6 +75,7 @@ struct GlooOptions {
   std::string hostname = "127.0.0.1";                   ///< address to bind (loopback by default)
   std::string iface;                                    ///< or a network interface name (wins if set)
   bool check_calls = true;                              ///< exchange call headers (see file comment)
+  std::string group;  ///< name in error messages: "" for a group built directly, "mp[2,3]" from subgroup()
 };
 
 /// Collective on Gloo. Construction performs the rendezvous (blocks until all ranks joined, or
@@ -100,6 +105,7 @@ class GlooCollective : public Collective {
                           DType dtype) override;
   Work start_broadcast(void* data, std::size_t count, DType dtype, int root) override;
   Work start_barrier() override;
+  std::unique_ptr<Collective> make_subgroup(const std::vector<int>& members, const std::string& name) override;
 
  private:
   struct Call;     // what one queued call is (header fields + name)
@@ -107,6 +113,7 @@ class GlooCollective : public Collective {
   Work submit(Call call, std::function<void()> body);
   void run_checked(const Call& call, const std::function<void()>& body);
   void exchange_headers(const Call& call);
+  std::string where(const Call& call) const;
   void add_bytes(CollKind kind, uint64_t sent, uint64_t received);
   void* scratch(std::size_t bytes);
 
@@ -123,11 +130,12 @@ class GlooCollective : public Collective {
 
   GlooOptions options_;
   std::shared_ptr<gloo::Context> context_;
-  uint64_t next_seq_ = 0;               // calls issued (caller's thread)
-  std::vector<unsigned char> scratch_;  // communication thread only
-  std::shared_ptr<HdCache> hd_cache_;   // communication thread only
-  bool broken_ = false;                 // communication thread only
-  std::string broken_reason_;           // communication thread only
+  uint64_t next_seq_ = 0;                   // calls issued (caller's thread)
+  std::vector<unsigned char> scratch_;      // communication thread only
+  std::shared_ptr<HdCache> hd_cache_;       // communication thread only
+  bool broken_ = false;                     // communication thread only
+  std::string broken_reason_;               // communication thread only
+  std::map<std::string, int> groups_made_;  // sub-groups created per label (caller's thread)
   mutable std::mutex stats_mutex_;
   CommStats stats_;
   std::unique_ptr<CommThread> thread_;  // last member: joined first on destruction

@@ -4,7 +4,8 @@
 // rank indices (not via reduce/canonical_tree.h), so the tests compare two implementations:
 // split the leaves [lo, lo+n) into aligned power-of-two blocks following n's binary digits from
 // the top, sum each block as a perfect binary tree, combine the block sums from left to right.
-// Also: input patterns per dtype, chosen so that the order of summation changes the result.
+// Also: input patterns per dtype, chosen so that the order of summation changes the result, and
+// the fp32 reference sums over a list of ranks' inputs that the group and process tests compare with.
 #pragma once
 
 #include <cstddef>
@@ -70,6 +71,36 @@ float order_sensitive_value(int q, std::size_t i) {
   const float base = phase == 0 ? big : (phase == 2 ? -big : 1.0f);
   const float frac = static_cast<float>((i * 7 + static_cast<std::size_t>(q) * 3) % 5) * 0.25f;
   return base + frac;
+}
+
+/// Rank q's fp32 inputs of order_sensitive_value. @param q the rank. @param count elements.
+/// @return the values for i = 0..count-1.
+inline std::vector<float> order_sensitive_inputs(int q, std::size_t count) {
+  std::vector<float> x(count);
+  for (std::size_t i = 0; i < count; ++i) x[i] = order_sensitive_value<float>(q, i);
+  return x;
+}
+
+/// The reference tree (fp32 sums) over the order_sensitive_inputs of the given ranks, taken in
+/// the list's order, element by element. @param ranks whose inputs, in leaf order.
+/// @param count elements. @return the sums.
+inline std::vector<float> reference_sums(const std::vector<int>& ranks, std::size_t count) {
+  std::vector<float> sums(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    std::vector<float> leaves;
+    for (int q : ranks) leaves.push_back(order_sensitive_value<float>(q, i));
+    sums[i] = reference_tree(leaves, [](float a, float b) { return a + b; });
+  }
+  return sums;
+}
+
+/// Elements whose bits differ. @param got one vector. @param want another.
+/// @return the count, or -1 when the sizes differ.
+inline int bitwise_mismatches(const std::vector<float>& got, const std::vector<float>& want) {
+  if (got.size() != want.size()) return -1;
+  int wrong = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) wrong += !same_bits(got[i], want[i]);
+  return wrong;
 }
 
 /// A small integer value for rank q, element i: sums over up to 8 ranks stay exact in every

@@ -2,7 +2,8 @@
 // gives every process the reference tree's bits; a process that dies makes the others exit with
 // an error, not a hang. The parent learns that a child ended from the child's end of a pipe
 // closing (poll), never by sleeping; its deadline only guards against a hang.
-// (Launching with zero-launch is tested in tests/launch.)
+// The same holds for the groups of a 2 x 2 data-parallel x model-parallel grid (collective/grid.h)
+// built over processes. (Launching with zero-launch is tested in tests/launch.)
 #include <catch2/catch.hpp>
 
 #include <poll.h>
@@ -18,11 +19,15 @@
 #include <functional>
 
 #include "collective/gloo_collective.h"
+#include "collective/grid.h"
 #include "collective/store.h"
 #include "reference.h"
 
 using namespace zt;
 namespace fs = std::filesystem;
+using zt_test::bitwise_mismatches;
+using zt_test::order_sensitive_inputs;
+using zt_test::reference_sums;
 
 namespace {
 
@@ -100,6 +105,18 @@ GlooOptions process_options(int rank, int n, const std::string& dir, std::chrono
   return o;
 }
 
+void write_floats(const fs::path& path, const std::vector<float>& x) {
+  std::ofstream(path.string(), std::ios::binary)
+      .write(reinterpret_cast<const char*>(x.data()), static_cast<std::streamsize>(x.size() * sizeof(float)));
+}
+
+std::vector<float> read_floats(const fs::path& path) {
+  std::vector<float> x(kCount);
+  std::ifstream(path.string(), std::ios::binary)
+      .read(reinterpret_cast<char*>(x.data()), static_cast<std::streamsize>(x.size() * sizeof(float)));
+  return x;
+}
+
 }  // namespace
 
 TEST_CASE("processes meeting through a FileStore reduce along the canonical tree", "[ch4][collective][process]") {
@@ -111,27 +128,18 @@ TEST_CASE("processes meeting through a FileStore reduce along the canonical tree
         n,
         [&](int r) {
           GlooCollective coll(process_options(r, n, (dir / "store").string(), std::chrono::milliseconds(10000)));
-          std::vector<float> x(kCount);
-          for (std::size_t i = 0; i < kCount; ++i) x[i] = zt_test::order_sensitive_value<float>(r, i);
+          auto x = order_sensitive_inputs(r, kCount);
           coll.all_reduce(std::span<float>(x));
-          std::ofstream((dir / ("out" + std::to_string(r))).string(), std::ios::binary)
-              .write(reinterpret_cast<const char*>(x.data()), static_cast<std::streamsize>(x.size() * sizeof(float)));
+          write_floats(dir / ("out" + std::to_string(r)), x);
         },
         120.0);
+    std::vector<int> world(n);
+    for (int q = 0; q < n; ++q) world[q] = q;
+    const auto want = reference_sums(world, kCount);
     for (int r = 0; r < n; ++r) {
       INFO("N=" << n << " rank " << r);
       REQUIRE(codes[r] == 0);
-      std::vector<float> got(kCount);
-      std::ifstream((dir / ("out" + std::to_string(r))).string(), std::ios::binary)
-          .read(reinterpret_cast<char*>(got.data()), static_cast<std::streamsize>(got.size() * sizeof(float)));
-      int wrong = 0;
-      for (std::size_t i = 0; i < kCount; ++i) {
-        std::vector<float> leaves(n);
-        for (int q = 0; q < n; ++q) leaves[q] = zt_test::order_sensitive_value<float>(q, i);
-        const float ref = zt_test::reference_tree(leaves, [](float a, float b) { return a + b; });
-        wrong += !zt_test::same_bits(got[i], ref);
-      }
-      CHECK(wrong == 0);
+      CHECK(bitwise_mismatches(read_floats(dir / ("out" + std::to_string(r))), want) == 0);
     }
     fs::remove_all(dir);
   }
@@ -160,5 +168,38 @@ TEST_CASE("a process that dies makes the others fail quickly", "[ch4][collective
   CHECK(codes[0] == 1);
   CHECK(codes[1] == 1);
   CHECK(took < 60.0);  // only guards against a hang
+  fs::remove_all(dir);
+}
+
+TEST_CASE("processes form the groups of a 2 x 2 grid and reduce within them", "[ch8][collective][process][groups]") {
+  // World ranks 0..3 = dp * 2 + mp: MP groups {0,1} {2,3}, DP groups {0,2} {1,3}. Both groups
+  // reduce at once (each has its own connections); every result must be the reference sum over
+  // exactly that group's ranks.
+  const int n = 4, nm = 2;
+  const fs::path dir = fs::temp_directory_path() / ("zt-proc-grid-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const auto codes = run_processes(
+      n,
+      [&](int r) {
+        GlooCollective world(process_options(r, n, (dir / "store").string(), std::chrono::milliseconds(10000)));
+        Grid grid = make_grid(world, nm);
+        auto mp = order_sensitive_inputs(r, kCount), dp = order_sensitive_inputs(r, kCount);
+        Work a = grid.mp->all_reduce_async(std::span<float>(mp));
+        Work b = grid.dp->all_reduce_async(std::span<float>(dp));
+        a.wait();
+        b.wait();
+        write_floats(dir / ("mp" + std::to_string(r)), mp);
+        write_floats(dir / ("dp" + std::to_string(r)), dp);
+      },
+      120.0);
+  for (int r = 0; r < n; ++r) {
+    INFO("world rank " << r);
+    REQUIRE(codes[r] == 0);
+    const int d = r / nm, m = r % nm;
+    CHECK(bitwise_mismatches(read_floats(dir / ("mp" + std::to_string(r))),
+                             reference_sums({d * nm, d * nm + 1}, kCount)) == 0);
+    CHECK(bitwise_mismatches(read_floats(dir / ("dp" + std::to_string(r))), reference_sums({m, nm + m}, kCount)) == 0);
+  }
   fs::remove_all(dir);
 }

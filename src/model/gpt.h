@@ -13,10 +13,23 @@
 // unit through a ParamProvider (param_provider.h, which also gives the exact call order), and
 // activations and temporaries live in a caller-provided Workspace (workspace.h). One instance
 // serves any number of micro-batches of its size B.
+//
+// Tensor parallelism (model/tensor_parallel.h): with mp_blocks B > 1 every block's c_attn and c_fc
+// are column-parallel and its two c_proj row-parallel Linears over B blocks
+// (kernels/parallel_linear.h), of which this instance holds the ones its MpPlacement gives it.
+// The model knows no communication: where a sum over blocks held elsewhere must be completed (the
+// two row-parallel outputs in forward, the two column-parallel input gradients in backward) it
+// calls the caller's ModelParallelSum, Megatron's g and f operators. With activation
+// checkpointing, forward keeps only each block's input and backward recomputes the block first;
+// recomputation runs the same calls on the same values, so it changes no bit.
 #pragma once
 
 #include <cstdint>
 
+#include <functional>
+#include <vector>
+
+#include "kernels/parallel_linear.h"
 #include "kernels/tokens.h"
 #include "model/gpt_config.h"
 #include "model/manifest.h"
@@ -35,12 +48,36 @@ inline kernels::TokenView batch_inputs(const int32_t* batch, int64_t B, int64_t 
 /// @return the view.
 inline kernels::TokenView batch_targets(const int32_t* batch, int64_t B, int64_t T) { return {batch + 1, B, T, T + 1}; }
 
+/// Completes a sum over tensor-parallel blocks across the model-parallel group (see above): given
+/// this rank's FP32 partial sum, returns with the sum over all blocks in place.
+using ModelParallelSum = kernels::FinishBlockSum;
+
+/// One block's parameters (or gradient slots) as the kernels see them: the replicated tensors,
+/// and per tensor-parallel block held here, the split ones. P is `const T` or `T`.
+template <typename P>
+struct LayerTensors {
+  P* ln_1_w = nullptr;          ///< ln_1.weight [C]
+  P* ln_1_b = nullptr;          ///< ln_1.bias [C]
+  P* attn_proj_b = nullptr;     ///< attn.c_proj.bias [C] (row-parallel: replicated)
+  P* ln_2_w = nullptr;          ///< ln_2.weight [C]
+  P* ln_2_b = nullptr;          ///< ln_2.bias [C]
+  P* mlp_proj_b = nullptr;      ///< mlp.c_proj.bias [C] (row-parallel: replicated)
+  std::vector<P*> attn_w;       ///< per block: c_attn rows [q_j; k_j; v_j], [3C/B, C]
+  std::vector<P*> attn_b;       ///< per block: c_attn bias [3C/B]
+  std::vector<P*> attn_proj_w;  ///< per block: attn.c_proj columns, [C, C/B]
+  std::vector<P*> fc_w;         ///< per block: c_fc rows, [4C/B, C]
+  std::vector<P*> fc_b;         ///< per block: c_fc bias [4C/B]
+  std::vector<P*> mlp_proj_w;   ///< per block: mlp.c_proj columns, [C, 4C/B]
+};
+
 /// A GPT of a given configuration and micro-batch size, computing in T.
 template <typename T>
 class Gpt {
  public:
   /// @param cfg the configuration (validated). @param micro_batch B, sequences per call.
-  Gpt(const GptConfig& cfg, int64_t micro_batch);
+  /// @param options this rank's model-parallel placement and checkpointing.
+  /// @param mp_sum completes sums over blocks held elsewhere (needed when options.mp.size > 1).
+  Gpt(const GptConfig& cfg, int64_t micro_batch, const ModelOptions& options = {}, ModelParallelSum mp_sum = {});
 
   /// Run the forward pass and cache what backward needs in ws.activations.
   /// @param params the parameter provider. @param inputs [B,T] ids. @param targets [B,T] ids.
@@ -67,21 +104,29 @@ class Gpt {
 
   /// The configuration. @return it.
   const GptConfig& config() const { return cfg_; }
-  /// The manifest. @return it.
+  /// The storage manifest of this rank (model/manifest.h). @return it.
   const Manifest& manifest() const { return manifest_; }
+  /// Placement and checkpointing. @return them.
+  const ModelOptions& options() const { return opts_; }
   /// The micro-batch size B. @return it.
   int64_t micro_batch() const { return B_; }
 
  private:
   void check(const kernels::TokenView& inputs, const kernels::TokenView& targets, const Workspace& ws) const;
-  void block_forward(int layer, const T* p, const T* x_in, char* acts, float* fs);
-  void block_backward(ParamProvider<T>& params, int layer, const T* p, T* g, const T* x_in, char* acts, char* scr,
-                      float* fs);
+  template <typename P>
+  LayerTensors<P> layer_tensors(int layer, const std::vector<P*>& unit_ptrs) const;
+  void block_forward(int layer, const LayerTensors<const T>& p, const T* x_in, char* acts, float* fs);
+  void block_backward(ParamProvider<T>& params, int layer, const LayerTensors<const T>& p, const LayerTensors<T>& g,
+                      const T* x_in, char* acts, char* scr, float* fs);
+  const T* stream(const Workspace& ws, int64_t l) const;  // the residual stream x_l (block l's input)
+  T* stream(const Workspace& ws, int64_t l);
 
   GptConfig cfg_;
   int64_t B_;
+  ModelOptions opts_;
+  ModelParallelSum mp_sum_;  // empty when every block is here
   Manifest manifest_;
-  BlockOffsets block_;
+  int64_t J_;  // tensor-parallel blocks held here
   ActivationLayout act_;
   ScratchLayout scr_;
 };

@@ -12,50 +12,63 @@
 #include "kernels/gelu.h"
 #include "kernels/layernorm.h"
 #include "kernels/linear.h"
+#include "kernels/parallel_linear.h"
 #include "kernels/residual.h"
 #include "model/gpt.h"
 
 namespace zt::model {
 
 template <typename T>
-void Gpt<T>::block_backward(ParamProvider<T>& params, int layer, const T* p, T* g, const T* x_in, char* acts, char* scr,
-                            float* fs) {
+void Gpt<T>::block_backward(ParamProvider<T>& params, int layer, const LayerTensors<const T>& p,
+                            const LayerTensors<T>& g, const T* x_in, char* acts, char* scr, float* fs) {
   using namespace kernels;
   const LayerActivations& a = act_.layers[static_cast<std::size_t>(layer)];
   const auto at = [&](std::size_t off) { return reinterpret_cast<T*>(acts + off); };
   const auto stat = [&](std::size_t off) { return reinterpret_cast<float*>(acts + off); };
   const auto sc = [&](std::size_t off) { return reinterpret_cast<T*>(scr + off); };
-  const int64_t C = cfg_.width, N = B_ * cfg_.context;
-  const BlockOffsets& o = block_;
+  const int64_t C = cfg_.width, N = B_ * cfg_.context, Bk = cfg_.mp_blocks;
+  const int64_t Cm = C / opts_.mp.size, Hm = cfg_.heads / opts_.mp.size, Cb = C / Bk;
   T* d_x = sc(scr_.d_x);  // on entry: gradient of this block's output (res2)
   T* d_branch = sc(scr_.d_branch);
   T* d_c = sc(scr_.d_c);
   T* d_h = sc(scr_.d_h);
   T* d_qkv = sc(scr_.d_qkv);
-  // local parameter k of this block is manifest parameter first + k (canonical order)
-  const int first = manifest_.units[static_cast<std::size_t>(layer + 1)].first_param;
+  std::vector<LinearBlock<T>> attn(J_), attn_proj(J_), fc(J_), mlp_proj(J_);
+  std::vector<LinearBlockGrad<T>> g_attn(J_), g_attn_proj(J_), g_fc(J_), g_mlp_proj(J_);
+  for (int64_t j = 0; j < J_; ++j) {
+    attn[j] = {p.attn_w[j], p.attn_b[j]}, g_attn[j] = {g.attn_w[j], g.attn_b[j]};
+    attn_proj[j] = {p.attn_proj_w[j], nullptr}, g_attn_proj[j] = {g.attn_proj_w[j], nullptr};
+    fc[j] = {p.fc_w[j], p.fc_b[j]}, g_fc[j] = {g.fc_w[j], g.fc_b[j]};
+    mlp_proj[j] = {p.mlp_proj_w[j], nullptr}, g_mlp_proj[j] = {g.mlp_proj_w[j], nullptr};
+  }
+  // mp_blocks 1: the one unit's parameters finish pairwise, from its end towards its start, and
+  // a ZeRO stage may start reducing them at once; split blocks report after the whole block
+  // (local parameter k of the unit is manifest parameter first + k, canonical order)
+  const bool one_unit = Bk == 1;
+  const int first =
+      manifest_.units[static_cast<std::size_t>(manifest_.layer_units[static_cast<std::size_t>(layer)][0])].first_param;
   const auto done = [&](int k0) {
+    if (!one_unit) return;
     params.param_grad_done(first + k0);
     params.param_grad_done(first + k0 + 1);
   };
   // MLP branch: res2 = res1 + c_proj(gelu(c_fc(ln_2(res1))))
-  linear_backward(d_h, g + o.mlp_proj_w, g + o.mlp_proj_b, d_x, at(a.gelu), p + o.mlp_proj_w, N, 4 * C, C, fs);
+  row_parallel_backward(d_h, g_mlp_proj, g.mlp_proj_b, d_x, at(a.gelu), mlp_proj, N, 4 * Cb, C, fs);
   done(10);
-  gelu_backward(d_h, d_h, at(a.fc), N * 4 * C);
-  linear_backward(d_c, g + o.fc_w, g + o.fc_b, d_h, at(a.ln2), p + o.fc_w, N, C, 4 * C, fs);
+  gelu_backward(d_h, d_h, at(a.fc), N * 4 * Cm);
+  column_parallel_backward(d_c, g_fc, d_h, at(a.ln2), fc, N, C, 1, 4 * Cb, mp_sum_, fs);  // f: sum of dx
   done(8);
-  layernorm_backward(d_branch, g + o.ln_2_w, g + o.ln_2_b, d_c, at(a.res1), stat(a.ln2_mean), stat(a.ln2_rstd),
-                     p + o.ln_2_w, N, C, fs);
+  layernorm_backward(d_branch, g.ln_2_w, g.ln_2_b, d_c, at(a.res1), stat(a.ln2_mean), stat(a.ln2_rstd), p.ln_2_w, N, C,
+                     fs);
   done(6);
   residual_grad_join(d_x, d_branch, N * C);  // now the gradient of res1
   // attention branch: res1 = x_in + c_proj(attn(c_attn(ln_1(x_in))))
-  linear_backward(d_c, g + o.attn_proj_w, g + o.attn_proj_b, d_x, at(a.att_y), p + o.attn_proj_w, N, C, C, fs);
+  row_parallel_backward(d_c, g_attn_proj, g.attn_proj_b, d_x, at(a.att_y), attn_proj, N, Cb, C, fs);
   done(4);
-  attention_backward(d_qkv, d_c, at(a.qkv), at(a.att_p), B_, cfg_.context, C, cfg_.heads, fs);
-  linear_backward(d_c, g + o.attn_w, g + o.attn_b, d_qkv, at(a.ln1), p + o.attn_w, N, C, 3 * C, fs);
+  attention_backward(d_qkv, d_c, at(a.qkv), at(a.att_p), B_, cfg_.context, Cm, Hm, fs);
+  column_parallel_backward(d_c, g_attn, d_qkv, at(a.ln1), attn, N, C, 3, Cb, mp_sum_, fs);  // f: sum of dx
   done(2);
-  layernorm_backward(d_branch, g + o.ln_1_w, g + o.ln_1_b, d_c, x_in, stat(a.ln1_mean), stat(a.ln1_rstd), p + o.ln_1_w,
-                     N, C, fs);
+  layernorm_backward(d_branch, g.ln_1_w, g.ln_1_b, d_c, x_in, stat(a.ln1_mean), stat(a.ln1_rstd), p.ln_1_w, N, C, fs);
   done(0);
   residual_grad_join(d_x, d_branch, N * C);  // now the gradient of x_in
 }
@@ -73,7 +86,7 @@ void Gpt<T>::backward(ParamProvider<T>& params, const kernels::TokenView& inputs
   const auto sc = [&](std::size_t off) { return reinterpret_cast<T*>(scr + off); };
   const int64_t V = cfg_.vocab, C = cfg_.width, N = B_ * cfg_.context;
   const int L = static_cast<int>(cfg_.layers);
-  const auto last_x = [&]() { return at(act_.layers[static_cast<std::size_t>(L - 1)].res2); };
+  const int ln_f = static_cast<int>(manifest_.units.size()) - 1;
 
   // Head: logits = lnf wte^T. Its wte gradient is written into grad(0) now; the embedding's part
   // is added at the very end (kernels/embedding.h), so grad(0) stays open across the backward.
@@ -84,23 +97,35 @@ void Gpt<T>::backward(ParamProvider<T>& params, const kernels::TokenView& inputs
   linear_backward(sc(scr_.d_c), g0, static_cast<T*>(nullptr), d_logits, at(act_.lnf), wte, N, C, V, fs);
   params.release(0);
 
-  const T* lnf = params.acquire(L + 1);
-  T* g_lnf = params.grad(L + 1);
-  layernorm_backward(sc(scr_.d_x), g_lnf, g_lnf + C, sc(scr_.d_c), last_x(), stat(act_.lnf_mean), stat(act_.lnf_rstd),
-                     lnf, N, C, fs);
-  const int lnf_first = manifest_.units[static_cast<std::size_t>(L + 1)].first_param;
+  const T* lnf = params.acquire(ln_f);
+  T* g_lnf = params.grad(ln_f);
+  layernorm_backward(sc(scr_.d_x), g_lnf, g_lnf + C, sc(scr_.d_c), stream(ws, L), stat(act_.lnf_mean),
+                     stat(act_.lnf_rstd), lnf, N, C, fs);
+  const int lnf_first = manifest_.units[static_cast<std::size_t>(ln_f)].first_param;
   params.param_grad_done(lnf_first);
   params.param_grad_done(lnf_first + 1);
-  params.grad_done(L + 1);
-  params.release(L + 1);
+  params.grad_done(ln_f);
+  params.release(ln_f);
 
   for (int l = L - 1; l >= 0; --l) {
-    const T* p = params.acquire(l + 1);
-    T* g = params.grad(l + 1);
-    const T* x_in = l == 0 ? at(act_.x0) : at(act_.layers[static_cast<std::size_t>(l - 1)].res2);
-    block_backward(params, l, p, g, x_in, acts, scr, fs);
-    params.grad_done(l + 1);
-    params.release(l + 1);
+    const auto& units = manifest_.layer_units[static_cast<std::size_t>(l)];
+    std::vector<const T*> p_ptrs;
+    std::vector<T*> g_ptrs;
+    for (int u : units) p_ptrs.push_back(params.acquire(u));
+    for (int u : units) g_ptrs.push_back(params.grad(u));
+    const LayerTensors<const T> p = layer_tensors(l, p_ptrs);
+    const T* x_in = stream(ws, l);
+    // checkpointing: forward kept only x_in; recompute the block's activations (same calls, same bits)
+    if (act_.stream_in_checkpoints) block_forward(l, p, x_in, acts, fs);
+    block_backward(params, l, p, layer_tensors(l, g_ptrs), x_in, acts, scr, fs);
+    for (int u : units) {
+      if (cfg_.mp_blocks > 1) {  // split blocks: each unit's parameters, from its end towards its start
+        const auto& info = manifest_.units[static_cast<std::size_t>(u)];
+        for (int k = info.num_params - 1; k >= 0; --k) params.param_grad_done(info.first_param + k);
+      }
+      params.grad_done(u);
+    }
+    for (int u : units) params.release(u);
   }
 
   int32_t* is = reinterpret_cast<int32_t*>(scr + scr_.op_ints);
@@ -112,9 +137,10 @@ void Gpt<T>::backward(ParamProvider<T>& params, const kernels::TokenView& inputs
 
 // Gpt<T> is explicitly instantiated in gpt_forward.cc; the members defined here are instantiated
 // here, one by one.
-#define ZT_GPT_BACKWARD_INSTANCE(T)                                                                              \
-  template void Gpt<T>::block_backward(ParamProvider<T>&, int, const T*, T*, const T*, char*, char*, float*);    \
-  template void Gpt<T>::backward(ParamProvider<T>&, const kernels::TokenView&, const kernels::TokenView&, float, \
+#define ZT_GPT_BACKWARD_INSTANCE(T)                                                                                  \
+  template void Gpt<T>::block_backward(ParamProvider<T>&, int, const LayerTensors<const T>&, const LayerTensors<T>&, \
+                                       const T*, char*, char*, float*);                                              \
+  template void Gpt<T>::backward(ParamProvider<T>&, const kernels::TokenView&, const kernels::TokenView&, float,     \
                                  const Workspace&);
 ZT_GPT_BACKWARD_INSTANCE(float)
 ZT_GPT_BACKWARD_INSTANCE(fp16)

@@ -16,10 +16,17 @@ struct GptConfig {
   int64_t layers = 6;     ///< L, transformer blocks
   int64_t heads = 6;      ///< H, attention heads per block
   int64_t width = 384;    ///< C, residual stream width (a multiple of H)
+  /// B, the tensor-parallel blocks every split Linear is computed in (model/tensor_parallel.h): a
+  /// power of two dividing H; 1 = no split. It is part of the model's numerics: the same B gives
+  /// the same bits on any number of model-parallel ranks, different B's differ in rounding.
+  int64_t mp_blocks = 1;
+  /// @param other another configuration. @return whether every size is equal.
+  bool operator==(const GptConfig& other) const = default;
 };
 
 /// Throw zt::Error (one line naming the field and value) unless every size is positive, C is a
-/// multiple of H, and the largest tensor fits the 32-bit indices BLAS takes.
+/// multiple of H, B a power of two dividing H, and the largest tensor fits the 32-bit indices
+/// BLAS takes.
 /// @param cfg the configuration to check.
 void validate(const GptConfig& cfg);
 

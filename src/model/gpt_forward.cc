@@ -1,6 +1,7 @@
 // model/gpt_forward.cc — the GPT's construction, forward pass and prediction helpers.
 // The backward pass is in gpt_backward.cc; the op formulas are in kernels/*.h.
 #include <cstring>
+#include <vector>
 
 #include "core/check.h"
 #include "kernels/attention.h"
@@ -9,19 +10,25 @@
 #include "kernels/gelu.h"
 #include "kernels/layernorm.h"
 #include "kernels/linear.h"
+#include "kernels/parallel_linear.h"
 #include "kernels/residual.h"
 #include "model/gpt.h"
 
 namespace zt::model {
 
 template <typename T>
-Gpt<T>::Gpt(const GptConfig& cfg, int64_t micro_batch)
+Gpt<T>::Gpt(const GptConfig& cfg, int64_t micro_batch, const ModelOptions& options, ModelParallelSum mp_sum)
     : cfg_(cfg),
       B_(micro_batch),
-      manifest_(make_manifest(cfg)),
-      block_(block_offsets(cfg.width)),
-      act_(activation_layout(cfg, micro_batch, precision_of<T>())),
-      scr_(scratch_layout(cfg, micro_batch, precision_of<T>())) {}
+      opts_(options),
+      mp_sum_(options.mp.size > 1 ? std::move(mp_sum) : ModelParallelSum{}),
+      manifest_(make_storage_manifest(cfg, options.mp)),
+      J_(local_blocks(cfg, options.mp)),
+      act_(activation_layout(cfg, micro_batch, precision_of<T>(), options)),
+      scr_(scratch_layout(cfg, micro_batch, precision_of<T>(), options)) {
+  ZT_CHECK(options.mp.size == 1 || mp_sum_, "a model split over ", options.mp.size,
+           " model-parallel ranks needs a way to complete its sums");
+}
 
 template <typename T>
 void Gpt<T>::check(const kernels::TokenView& inputs, const kernels::TokenView& targets, const Workspace& ws) const {
@@ -33,25 +40,78 @@ void Gpt<T>::check(const kernels::TokenView& inputs, const kernels::TokenView& t
            " bytes, need ", act_.total);
   ZT_CHECK(ws.scratch && ws.scratch_size >= scr_.total, "scratch workspace of ", ws.scratch_size, " bytes, need ",
            scr_.total);
+  ZT_CHECK(!act_.stream_in_checkpoints || (ws.checkpoints && ws.checkpoint_size >= act_.checkpoint_total),
+           "checkpoint workspace of ", ws.checkpoint_size, " bytes, need ", act_.checkpoint_total);
 }
 
 template <typename T>
-void Gpt<T>::block_forward(int layer, const T* p, const T* x_in, char* acts, float* fs) {
+const T* Gpt<T>::stream(const Workspace& ws, int64_t l) const {
+  const void* base = act_.stream_in_checkpoints ? ws.checkpoints : ws.activations;
+  return reinterpret_cast<const T*>(static_cast<const char*>(base) + act_.stream[static_cast<std::size_t>(l)]);
+}
+
+template <typename T>
+T* Gpt<T>::stream(const Workspace& ws, int64_t l) {
+  return const_cast<T*>(static_cast<const Gpt<T>*>(this)->stream(ws, l));
+}
+
+// The tensors of block `layer` from its units' pointers (manifest_.layer_units order): one unit in
+// canonical order for mp_blocks 1, else the replicated unit and one unit per block held here.
+// The tensors of block `layer` from the pointers of its units (in manifest_.layer_units order):
+// one unit in canonical order for mp_blocks 1 (ln_1 w b, c_attn w b, attn.c_proj w b, ln_2 w b,
+// c_fc w b, mlp.c_proj w b); else the replicated unit (ln_1 w b, attn.c_proj b, ln_2 w b,
+// mlp.c_proj b) and one unit per block held here (c_attn w b, attn.c_proj w, c_fc w b, mlp.c_proj w).
+template <typename T>
+template <typename P>
+LayerTensors<P> Gpt<T>::layer_tensors(int layer, const std::vector<P*>& ptrs) const {
+  const auto& ids = manifest_.layer_units[static_cast<std::size_t>(layer)];
+  ZT_CHECK(ptrs.size() == ids.size(), "block ", layer, ": ", ptrs.size(), " unit pointers for ", ids.size(), " units");
+  // parameter k of the layer's i-th unit
+  const auto param = [&](std::size_t i, int k) {
+    const int first = manifest_.units[static_cast<std::size_t>(ids[i])].first_param;
+    return ptrs[i] + manifest_.params[static_cast<std::size_t>(first + k)].offset_in_unit;
+  };
+  LayerTensors<P> v;
+  if (cfg_.mp_blocks == 1) {
+    v.ln_1_w = param(0, 0), v.ln_1_b = param(0, 1), v.attn_proj_b = param(0, 5);
+    v.ln_2_w = param(0, 6), v.ln_2_b = param(0, 7), v.mlp_proj_b = param(0, 11);
+    v.attn_w = {param(0, 2)}, v.attn_b = {param(0, 3)}, v.attn_proj_w = {param(0, 4)};
+    v.fc_w = {param(0, 8)}, v.fc_b = {param(0, 9)}, v.mlp_proj_w = {param(0, 10)};
+    return v;
+  }
+  v.ln_1_w = param(0, 0), v.ln_1_b = param(0, 1), v.attn_proj_b = param(0, 2);
+  v.ln_2_w = param(0, 3), v.ln_2_b = param(0, 4), v.mlp_proj_b = param(0, 5);
+  for (std::size_t i = 1; i < ids.size(); ++i) {
+    v.attn_w.push_back(param(i, 0)), v.attn_b.push_back(param(i, 1)), v.attn_proj_w.push_back(param(i, 2));
+    v.fc_w.push_back(param(i, 3)), v.fc_b.push_back(param(i, 4)), v.mlp_proj_w.push_back(param(i, 5));
+  }
+  return v;
+}
+
+template <typename T>
+void Gpt<T>::block_forward(int layer, const LayerTensors<const T>& p, const T* x_in, char* acts, float* fs) {
   using namespace kernels;
   const LayerActivations& a = act_.layers[static_cast<std::size_t>(layer)];
   const auto at = [&](std::size_t off) { return reinterpret_cast<T*>(acts + off); };
   const auto stat = [&](std::size_t off) { return reinterpret_cast<float*>(acts + off); };
-  const int64_t C = cfg_.width, N = B_ * cfg_.context;
-  const BlockOffsets& o = block_;
-  layernorm_forward(at(a.ln1), stat(a.ln1_mean), stat(a.ln1_rstd), x_in, p + o.ln_1_w, p + o.ln_1_b, N, C);
-  linear_forward(at(a.qkv), at(a.ln1), p + o.attn_w, p + o.attn_b, N, C, 3 * C, fs);
-  attention_forward(at(a.att_y), at(a.att_p), at(a.qkv), B_, cfg_.context, C, cfg_.heads, fs);
-  linear_forward(at(a.res1), at(a.att_y), p + o.attn_proj_w, p + o.attn_proj_b, N, C, C, fs);
+  const int64_t C = cfg_.width, N = B_ * cfg_.context, Bk = cfg_.mp_blocks;
+  const int64_t Cm = C / opts_.mp.size, Hm = cfg_.heads / opts_.mp.size, Cb = C / Bk;
+  std::vector<LinearBlock<T>> attn(J_), attn_proj(J_), fc(J_), mlp_proj(J_);
+  for (int64_t j = 0; j < J_; ++j) {
+    attn[j] = {p.attn_w[j], p.attn_b[j]};
+    attn_proj[j] = {p.attn_proj_w[j], nullptr};
+    fc[j] = {p.fc_w[j], p.fc_b[j]};
+    mlp_proj[j] = {p.mlp_proj_w[j], nullptr};
+  }
+  layernorm_forward(at(a.ln1), stat(a.ln1_mean), stat(a.ln1_rstd), x_in, p.ln_1_w, p.ln_1_b, N, C);
+  column_parallel_forward(at(a.qkv), at(a.ln1), attn, N, C, 3, Cb, fs);  // QKV of the heads here
+  attention_forward(at(a.att_y), at(a.att_p), at(a.qkv), B_, cfg_.context, Cm, Hm, fs);
+  row_parallel_forward(at(a.res1), at(a.att_y), attn_proj, p.attn_proj_b, N, Cb, C, mp_sum_, fs);  // g: sum
   residual_forward(at(a.res1), x_in, at(a.res1), N * C);
-  layernorm_forward(at(a.ln2), stat(a.ln2_mean), stat(a.ln2_rstd), at(a.res1), p + o.ln_2_w, p + o.ln_2_b, N, C);
-  linear_forward(at(a.fc), at(a.ln2), p + o.fc_w, p + o.fc_b, N, C, 4 * C, fs);
-  gelu_forward(at(a.gelu), at(a.fc), N * 4 * C);
-  linear_forward(at(a.res2), at(a.gelu), p + o.mlp_proj_w, p + o.mlp_proj_b, N, 4 * C, C, fs);
+  layernorm_forward(at(a.ln2), stat(a.ln2_mean), stat(a.ln2_rstd), at(a.res1), p.ln_2_w, p.ln_2_b, N, C);
+  column_parallel_forward(at(a.fc), at(a.ln2), fc, N, C, 1, 4 * Cb, fs);  // hidden units here
+  gelu_forward(at(a.gelu), at(a.fc), N * 4 * Cm);
+  row_parallel_forward(at(a.res2), at(a.gelu), mlp_proj, p.mlp_proj_b, N, 4 * Cb, C, mp_sum_, fs);  // g: sum
   residual_forward(at(a.res2), at(a.res1), at(a.res2), N * C);
 }
 
@@ -66,19 +126,26 @@ float Gpt<T>::forward(ParamProvider<T>& params, const kernels::TokenView& inputs
   const auto stat = [&](std::size_t off) { return reinterpret_cast<float*>(acts + off); };
   const int64_t V = cfg_.vocab, C = cfg_.width, N = B_ * cfg_.context;
   const int L = static_cast<int>(cfg_.layers);
+  const int ln_f = static_cast<int>(manifest_.units.size()) - 1;
 
   const T* emb = params.acquire(0);
-  embedding_forward(at(act_.x0), inputs, emb, emb + V * C, V, C);
+  embedding_forward(stream(ws, 0), inputs, emb, emb + V * C, V, C);
   params.release(0);
-  const T* x = at(act_.x0);
   for (int l = 0; l < L; ++l) {
-    block_forward(l, params.acquire(l + 1), x, acts, fs);
-    params.release(l + 1);
-    x = at(act_.layers[static_cast<std::size_t>(l)].res2);
+    const auto& units = manifest_.layer_units[static_cast<std::size_t>(l)];
+    std::vector<const T*> ptrs;
+    for (int u : units) ptrs.push_back(params.acquire(u));
+    block_forward(l, layer_tensors(l, ptrs), stream(ws, l), acts, fs);
+    for (int u : units) params.release(u);
+    // with checkpointing the block's output is kept as the next block's input (its checkpoint);
+    // without, the output already is the stream (act_.stream[l + 1] == res2)
+    if (act_.stream_in_checkpoints)
+      std::memcpy(stream(ws, l + 1), at(act_.layers[static_cast<std::size_t>(l)].res2),
+                  static_cast<std::size_t>(N * C) * sizeof(T));
   }
-  const T* lnf = params.acquire(L + 1);
-  layernorm_forward(at(act_.lnf), stat(act_.lnf_mean), stat(act_.lnf_rstd), x, lnf, lnf + C, N, C);
-  params.release(L + 1);
+  const T* lnf = params.acquire(ln_f);
+  layernorm_forward(at(act_.lnf), stat(act_.lnf_mean), stat(act_.lnf_rstd), stream(ws, L), lnf, lnf + C, N, C);
+  params.release(ln_f);
   const T* wte = params.acquire(0);
   linear_forward(at(act_.logits), at(act_.lnf), wte, static_cast<const T*>(nullptr), N, C, V, fs);
   params.release(0);
@@ -101,5 +168,9 @@ const float* Gpt<T>::token_losses(const Workspace& ws) const {
 template class Gpt<float>;
 template class Gpt<fp16>;
 template class Gpt<bf16>;
+// the gradient-slot view, which backward (gpt_backward.cc) builds
+template LayerTensors<float> Gpt<float>::layer_tensors(int, const std::vector<float*>&) const;
+template LayerTensors<fp16> Gpt<fp16>::layer_tensors(int, const std::vector<fp16*>&) const;
+template LayerTensors<bf16> Gpt<bf16>::layer_tensors(int, const std::vector<bf16*>&) const;
 
 }  // namespace zt::model

@@ -45,9 +45,27 @@ double init_standard_normal(uint64_t seed, int64_t param_index, int64_t element)
   return std::sqrt(-2.0 * kernels::log_d(u1)) * kernels::cos_2pi_d(u2);
 }
 
+namespace {
+
+// The canonical manifest of the last configuration asked for on this thread: a tensor-parallel
+// rank initialises its split tensors row slice by row slice, so this is called many times in a row.
+const Manifest& canonical_manifest(const GptConfig& cfg) {
+  thread_local GptConfig cached{};
+  thread_local Manifest m;
+  thread_local bool have = false;
+  if (!have || !(cached == cfg)) {
+    m = make_manifest(cfg);
+    cached = cfg;
+    have = true;
+  }
+  return m;
+}
+
+}  // namespace
+
 void init_param_slice(const GptConfig& cfg, uint64_t seed, int64_t param_index, int64_t first, int64_t count,
                       float* out) {
-  const Manifest m = make_manifest(cfg);
+  const Manifest& m = canonical_manifest(cfg);
   ZT_CHECK(param_index >= 0 && param_index < static_cast<int64_t>(m.params.size()),
            "init_param_slice: parameter index ", param_index, " out of range");
   const ParamInfo& p = m.params[static_cast<std::size_t>(param_index)];

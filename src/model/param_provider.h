@@ -1,14 +1,19 @@
 // model/param_provider.h — how the model gets its parameters and hands back its gradients,
 // one unit at a time. The model owns no parameter or gradient storage.
 //
-// Call sequence of one micro-batch (units: 0 = embeddings, 1..L = blocks, L+1 = ln_f):
-//   forward:  acquire(0) release(0) | acquire(l) release(l) for l = 1..L |
-//             acquire(L+1) release(L+1) | acquire(0) release(0)        (the tied head reads wte)
+// Call sequence of one micro-batch (units: 0 = embeddings, then block l's units U_l — one unit
+// "h.l" for mp_blocks 1, else "h.l" and one unit per tensor-parallel block held here
+// (model/manifest.h) —, ln_f last), written out by provider_calls():
+//   forward:  acquire(0) release(0) | acquire(U_l) release(U_l) for l = 0..L-1 |
+//             acquire(ln_f) release(ln_f) | acquire(0) release(0)     (the tied head reads wte)
 //   backward: acquire(0) grad(0) release(0)                            (head: wte's first part)
-//             acquire(L+1) grad(L+1) grad_done(L+1) release(L+1)
-//             acquire(l) grad(l) grad_done(l) release(l) for l = L..1
+//             acquire(ln_f) grad(ln_f) grad_done(ln_f) release(ln_f)
+//             acquire(U_l) grad(U_l) grad_done(U_l) release(U_l) for l = L-1..0
 //             grad_done(0)          (embeddings: added into the grad(0) slot taken at the head;
 //                                    they need token ids, not parameter values)
+// where "acquire(U_l)" is acquire(u) for every u of U_l in order, and so on. With activation
+// checkpointing the backward recomputes block l's forward between acquire(U_l) and grad(U_l):
+// the same acquires, no more.
 // A pointer from acquire(u) is valid until release(u); a pointer from grad(u) until grad_done(u)
 // (for unit 0 that spans the whole backward). Both point at the unit's own dense layout
 // (ParamInfo::offset_in_unit). The model OVERWRITES every element of grad(u) with this
@@ -16,15 +21,30 @@
 // grad_done(u) means the unit's gradient is final: a ZeRO stage may reduce it right away.
 // For wte the head's contribution is written first and the embedding's added last, in FP32,
 // rounded once (kernels/embedding.h).
-// Before each grad_done(u), param_grad_done(p) is called for every parameter p of unit u as soon
-// as its gradient is final, in the order backward finishes them: ln_f.weight, ln_f.bias; per
-// block (local order) c_proj.w/b of the MLP, c_fc.w/b, ln_2.w/b, attn.c_proj.w/b, c_attn.w/b,
-// ln_1.w/b; then wpe, wte.
+// Before each grad_done(u), param_grad_done(p) is called for every parameter p of unit u once its
+// gradient is final: for mp_blocks 1 as soon as backward finishes it, in the order ln_f.weight,
+// ln_f.bias; per block (local order) c_proj.w/b of the MLP, c_fc.w/b, ln_2.w/b, attn.c_proj.w/b,
+// c_attn.w/b, ln_1.w/b; then wpe, wte; for split blocks after the block's backward, each unit's
+// parameters from its last to its first. Either way a unit's parameters finish from its end
+// towards its start.
 #pragma once
+
+#include <vector>
 
 #include "model/manifest.h"
 
 namespace zt::model {
+
+/// One call of the provider protocol (param_provider_calls). param_grad_done is not listed.
+struct ProviderCall {
+  enum class Kind { acquire, release, grad, grad_done };
+  Kind kind;  ///< which call
+  int unit;   ///< on which unit
+};
+
+/// The provider calls of one micro-batch (forward then backward), as listed above.
+/// @param manifest the model's storage manifest. @return them in order.
+std::vector<ProviderCall> provider_calls(const Manifest& manifest);
 
 /// The interface through which forward and backward reach parameters and gradients.
 template <typename T>

@@ -8,6 +8,7 @@
 #include "kernels/embedding.h"
 #include "kernels/layernorm.h"
 #include "kernels/linear.h"
+#include "kernels/parallel_linear.h"
 
 namespace zt::model {
 namespace {
@@ -27,31 +28,45 @@ struct Bump {
 
 }  // namespace
 
-ActivationLayout activation_layout(const GptConfig& cfg, int64_t B, Precision p) {
+ActivationLayout activation_layout(const GptConfig& cfg, int64_t B, Precision p, const ModelOptions& o) {
   validate(cfg);
+  validate(cfg, o.mp);
   ZT_CHECK(B > 0, "micro-batch size must be positive, got ", B);
-  const int64_t T = cfg.context, C = cfg.width, H = cfg.heads, N = B * T;
+  const int64_t T = cfg.context, C = cfg.width, N = B * T;
+  const int64_t Cm = C / o.mp.size, Hm = cfg.heads / o.mp.size;  // this rank's part of the split tensors
   const std::size_t t = bytes_of(p), f = sizeof(float);
-  Bump a;
+  Bump a, k;
   ActivationLayout l;
-  l.x0 = a.take(N * C, t);
-  for (int64_t i = 0; i < cfg.layers; ++i) {
+  l.stream_in_checkpoints = o.checkpoint_activations;
+  const auto block = [&]() {
     LayerActivations la{};
     la.ln1 = a.take(N * C, t);
     la.ln1_mean = a.take(N, f);
     la.ln1_rstd = a.take(N, f);
-    la.qkv = a.take(N * 3 * C, t);
-    la.att_p = a.take(B * H * T * T, t);
-    la.att_y = a.take(N * C, t);
+    la.qkv = a.take(N * 3 * Cm, t);
+    la.att_p = a.take(B * Hm * T * T, t);
+    la.att_y = a.take(N * Cm, t);
     la.res1 = a.take(N * C, t);
     la.ln2 = a.take(N * C, t);
     la.ln2_mean = a.take(N, f);
     la.ln2_rstd = a.take(N, f);
-    la.fc = a.take(N * 4 * C, t);
-    la.gelu = a.take(N * 4 * C, t);
+    la.fc = a.take(N * 4 * Cm, t);
+    la.gelu = a.take(N * 4 * Cm, t);
     la.res2 = a.take(N * C, t);
-    l.layers.push_back(la);
+    return la;
+  };
+  if (o.checkpoint_activations) {
+    for (int64_t i = 0; i <= cfg.layers; ++i) l.stream.push_back(k.take(N * C, t));
+    const LayerActivations slot = block();  // one block's tensors, recomputed for each block
+    l.layers.assign(static_cast<std::size_t>(cfg.layers), slot);
+  } else {
+    l.stream.push_back(a.take(N * C, t));
+    for (int64_t i = 0; i < cfg.layers; ++i) {
+      l.layers.push_back(block());
+      l.stream.push_back(l.layers.back().res2);
+    }
   }
+  l.x0 = l.stream[0];
   l.lnf = a.take(N * C, t);
   l.lnf_mean = a.take(N, f);
   l.lnf_rstd = a.take(N, f);
@@ -60,24 +75,34 @@ ActivationLayout activation_layout(const GptConfig& cfg, int64_t B, Precision p)
   l.ce_sum = a.take(N, f);
   l.losses = a.take(N, f);
   l.total = a.at;
+  l.checkpoint_total = k.at;
   return l;
 }
 
-ScratchLayout scratch_layout(const GptConfig& cfg, int64_t B, Precision p) {
+ScratchLayout scratch_layout(const GptConfig& cfg, int64_t B, Precision p, const ModelOptions& o) {
   validate(cfg);
+  validate(cfg, o.mp);
   ZT_CHECK(B > 0, "micro-batch size must be positive, got ", B);
   const int64_t T = cfg.context, C = cfg.width, V = cfg.vocab, N = B * T;
+  const int64_t Cm = C / o.mp.size, Cb = C / cfg.mp_blocks, J = local_blocks(cfg, o.mp);
   const bool nar = p != Precision::fp32;
   const std::size_t t = bytes_of(p);
   int64_t floats = 0;
   const auto need = [&](int64_t n) { floats = std::max(floats, n); };
   using namespace kernels;
-  for (const auto& [in, out] : {std::pair{C, 3 * C}, {C, C}, {C, 4 * C}, {4 * C, C}, {C, V}}) {
-    need(linear_forward_scratch_floats(N, in, out, nar));
-    need(linear_backward_scratch_floats(N, in, out, nar));
-  }
-  need(attention_forward_scratch_floats(T, C, nar));
-  need(attention_backward_scratch_floats(T, C, nar));
+  // the split Linears (kernels/parallel_linear.h; with one block these are linear.h's counts)
+  need(column_parallel_forward_floats(N, C, 3, Cb, nar));  // c_attn
+  need(column_parallel_backward_floats(N, C, 3, Cb, J, nar));
+  need(column_parallel_forward_floats(N, C, 1, 4 * Cb, nar));  // c_fc
+  need(column_parallel_backward_floats(N, C, 1, 4 * Cb, J, nar));
+  need(row_parallel_forward_floats(N, Cb, C, J, nar));  // attn.c_proj
+  need(row_parallel_backward_floats(N, Cb, C, J, nar));
+  need(row_parallel_forward_floats(N, 4 * Cb, C, J, nar));  // mlp.c_proj
+  need(row_parallel_backward_floats(N, 4 * Cb, C, J, nar));
+  need(linear_forward_scratch_floats(N, C, V, nar));  // the tied head
+  need(linear_backward_scratch_floats(N, C, V, nar));
+  need(attention_forward_scratch_floats(T, Cm, nar));
+  need(attention_backward_scratch_floats(T, Cm, nar));
   need(layernorm_backward_scratch_floats(N, C));
   need(embedding_backward_scratch_floats(B, T, C));
   Bump s;
@@ -85,8 +110,8 @@ ScratchLayout scratch_layout(const GptConfig& cfg, int64_t B, Precision p) {
   l.d_x = s.take(N * C, t);
   l.d_branch = s.take(N * C, t);
   l.d_c = s.take(N * C, t);
-  l.d_qkv = s.take(N * 3 * C, t);
-  l.d_h = s.take(N * 4 * C, t);
+  l.d_qkv = s.take(N * 3 * Cm, t);
+  l.d_h = s.take(N * 4 * Cm, t);
   l.d_logits = s.take(N * V, t);
   l.op_floats = s.take(floats, sizeof(float));
   l.op_ints = s.take(embedding_backward_scratch_ints(B, T, V), sizeof(int32_t));
@@ -95,10 +120,16 @@ ScratchLayout scratch_layout(const GptConfig& cfg, int64_t B, Precision p) {
   return l;
 }
 
-std::size_t activation_bytes(const GptConfig& cfg, int64_t B, Precision p) {
-  return activation_layout(cfg, B, p).total;
+std::size_t activation_bytes(const GptConfig& cfg, int64_t B, Precision p, const ModelOptions& o) {
+  return activation_layout(cfg, B, p, o).total;
 }
 
-std::size_t scratch_bytes(const GptConfig& cfg, int64_t B, Precision p) { return scratch_layout(cfg, B, p).total; }
+std::size_t checkpoint_bytes(const GptConfig& cfg, int64_t B, Precision p, const ModelOptions& o) {
+  return activation_layout(cfg, B, p, o).checkpoint_total;
+}
+
+std::size_t scratch_bytes(const GptConfig& cfg, int64_t B, Precision p, const ModelOptions& o) {
+  return scratch_layout(cfg, B, p, o).total;
+}
 
 }  // namespace zt::model

@@ -1,11 +1,17 @@
 // model/workspace.h — the caller-provided memory a GPT needs for one micro-batch, and its exact
 // size, so that a memory ledger can predict every byte before anything runs.
 //
-// Two buffers. ACTIVATIONS: written by forward and read by backward (what backward needs is
-// cached there: every layer's inputs to its GEMMs, LayerNorm statistics, attention probabilities,
-// logits, per-token losses). SCRATCH: temporaries of either pass (activation gradients, FP32
-// staging for GEMMs and sums); nothing in it survives a call. Every region starts on a 64-byte
-// boundary; the sizes below include that alignment padding, and are exact.
+// Two buffers, three with activation checkpointing. ACTIVATIONS: written by forward and read by
+// backward (what backward needs is cached there: every layer's inputs to its GEMMs, LayerNorm
+// statistics, attention probabilities, logits, per-token losses). SCRATCH: temporaries of either
+// pass (activation gradients, FP32 staging for GEMMs and sums); nothing in it survives a call.
+// With checkpointing (Chen et al. 2016; Megatron's and DeepSpeed's per-block granularity) the
+// residual stream between blocks — each block's input x_l, l = 0..L — is the only per-block state
+// forward keeps, in CHECKPOINTS; ACTIVATIONS then hold one block's tensors, which backward
+// recomputes block by block, plus the head's. With model parallelism the split tensors (qkv,
+// attention output and probabilities, the MLP hidden layer) are this rank's heads and hidden units
+// only; the residual stream and LayerNorm outputs are replicated. Every region starts on a
+// 64-byte boundary; the sizes below include that alignment padding, and are exact.
 #pragma once
 
 #include <cstddef>
@@ -14,8 +20,15 @@
 
 #include "model/gpt_config.h"
 #include "model/precision.h"
+#include "model/tensor_parallel.h"
 
 namespace zt::model {
+
+/// How one model instance runs, beyond its shape.
+struct ModelOptions {
+  MpPlacement mp;                       ///< this rank's model-parallel placement
+  bool checkpoint_activations = false;  ///< keep only each block's input; recompute in backward
+};
 
 /// Caller-owned memory for one model instance and micro-batch size.
 struct Workspace {
@@ -23,45 +36,57 @@ struct Workspace {
   std::size_t activation_size = 0;  ///< its size in bytes (checked)
   void* scratch = nullptr;          ///< scratch_bytes() bytes, 64-byte aligned
   std::size_t scratch_size = 0;     ///< its size in bytes (checked)
+  void* checkpoints = nullptr;      ///< checkpoint_bytes() bytes (checkpointing only), 64-byte aligned
+  std::size_t checkpoint_size = 0;  ///< its size in bytes (checked)
 };
 
 /// Bytes of the activation buffer. @param cfg the configuration. @param B micro-batch size.
-/// @param p compute type. @return the exact size.
-std::size_t activation_bytes(const GptConfig& cfg, int64_t B, Precision p);
+/// @param p compute type. @param o placement and checkpointing. @return the exact size.
+std::size_t activation_bytes(const GptConfig& cfg, int64_t B, Precision p, const ModelOptions& o = {});
+
+/// Bytes of the checkpoint buffer (0 without checkpointing). @param cfg the configuration.
+/// @param B micro-batch size. @param p compute type. @param o placement and checkpointing.
+/// @return the exact size.
+std::size_t checkpoint_bytes(const GptConfig& cfg, int64_t B, Precision p, const ModelOptions& o = {});
 
 /// Bytes of the scratch buffer. @param cfg the configuration. @param B micro-batch size.
-/// @param p compute type. @return the exact size.
-std::size_t scratch_bytes(const GptConfig& cfg, int64_t B, Precision p);
+/// @param p compute type. @param o placement and checkpointing. @return the exact size.
+std::size_t scratch_bytes(const GptConfig& cfg, int64_t B, Precision p, const ModelOptions& o = {});
 
 /// Byte offsets of one layer's cached activations (T-typed unless marked FP32).
 struct LayerActivations {
   std::size_t ln1;       ///< ln_1 output [N,C]
   std::size_t ln1_mean;  ///< ln_1 mean [N], FP32
   std::size_t ln1_rstd;  ///< ln_1 1/std [N], FP32
-  std::size_t qkv;       ///< c_attn output [N,3C]
-  std::size_t att_p;     ///< attention probabilities [B,H,T,T]
-  std::size_t att_y;     ///< attention output [N,C]
+  std::size_t qkv;       ///< c_attn output [N,3C] (model parallel: [N,3C/N_m], this rank's heads)
+  std::size_t att_p;     ///< attention probabilities [B,H,T,T] (model parallel: H/N_m heads)
+  std::size_t att_y;     ///< attention output [N,C] (model parallel: [N,C/N_m])
   std::size_t res1;      ///< residual stream after attention [N,C]
   std::size_t ln2;       ///< ln_2 output [N,C]
   std::size_t ln2_mean;  ///< ln_2 mean [N], FP32
   std::size_t ln2_rstd;  ///< ln_2 1/std [N], FP32
-  std::size_t fc;        ///< c_fc output (GELU input) [N,4C]
-  std::size_t gelu;      ///< GELU output [N,4C]
+  std::size_t fc;        ///< c_fc output (GELU input) [N,4C] (model parallel: [N,4C/N_m])
+  std::size_t gelu;      ///< GELU output [N,4C] (model parallel: [N,4C/N_m])
   std::size_t res2;      ///< residual stream after the MLP: the block's output [N,C]
 };
 
-/// Byte offsets of every cached activation in the activation buffer.
+/// Byte offsets of every cached activation in the activation buffer (and the checkpoints).
 struct ActivationLayout {
-  std::size_t x0;                        ///< embedding output [N,C]
-  std::vector<LayerActivations> layers;  ///< one per block
-  std::size_t lnf;                       ///< ln_f output [N,C]
-  std::size_t lnf_mean;                  ///< ln_f mean [N], FP32
-  std::size_t lnf_rstd;                  ///< ln_f 1/std [N], FP32
-  std::size_t logits;                    ///< head output [N,V]
-  std::size_t ce_max;                    ///< per-row max logit [N], FP32
-  std::size_t ce_sum;                    ///< per-row softmax denominator [N], FP32
-  std::size_t losses;                    ///< per-position loss [N], FP32
-  std::size_t total;                     ///< activation_bytes()
+  std::size_t x0;                        ///< embedding output [N,C] (= stream[0])
+  std::vector<LayerActivations> layers;  ///< one per block (checkpointing: all the same slot)
+  /// The residual stream x_l, l = 0..L (block l's input; x_L feeds ln_f): in the checkpoint buffer
+  /// with checkpointing, else in the activation buffer (x0, then each layer's res2).
+  std::vector<std::size_t> stream;
+  bool stream_in_checkpoints = false;  ///< where `stream` points
+  std::size_t checkpoint_total = 0;    ///< checkpoint_bytes()
+  std::size_t lnf;                     ///< ln_f output [N,C]
+  std::size_t lnf_mean;                ///< ln_f mean [N], FP32
+  std::size_t lnf_rstd;                ///< ln_f 1/std [N], FP32
+  std::size_t logits;                  ///< head output [N,V]
+  std::size_t ce_max;                  ///< per-row max logit [N], FP32
+  std::size_t ce_sum;                  ///< per-row softmax denominator [N], FP32
+  std::size_t losses;                  ///< per-position loss [N], FP32
+  std::size_t total;                   ///< activation_bytes()
 };
 
 /// Byte offsets of the scratch regions.
@@ -69,8 +94,8 @@ struct ScratchLayout {
   std::size_t d_x;         ///< gradient of the residual stream [N,C], T
   std::size_t d_branch;    ///< a LayerNorm's input gradient before the join [N,C], T
   std::size_t d_c;         ///< gradient of an [N,C] op output (ln out, attention out), T
-  std::size_t d_qkv;       ///< gradient of qkv [N,3C], T
-  std::size_t d_h;         ///< gradient of the MLP hidden layer [N,4C], T
+  std::size_t d_qkv;       ///< gradient of qkv [N,3C] (model parallel: [N,3C/N_m]), T
+  std::size_t d_h;         ///< gradient of the MLP hidden layer [N,4C] (model parallel: [N,4C/N_m]), T
   std::size_t d_logits;    ///< gradient of the logits [N,V], T
   std::size_t op_floats;   ///< FP32 staging shared by all ops (the largest need)
   std::size_t op_ints;     ///< int32 staging (embedding backward)
@@ -79,11 +104,11 @@ struct ScratchLayout {
 };
 
 /// The activation layout. @param cfg the configuration. @param B micro-batch size.
-/// @param p compute type. @return offsets and total.
-ActivationLayout activation_layout(const GptConfig& cfg, int64_t B, Precision p);
+/// @param p compute type. @param o placement and checkpointing. @return offsets and totals.
+ActivationLayout activation_layout(const GptConfig& cfg, int64_t B, Precision p, const ModelOptions& o = {});
 
 /// The scratch layout. @param cfg the configuration. @param B micro-batch size.
-/// @param p compute type. @return offsets and total.
-ScratchLayout scratch_layout(const GptConfig& cfg, int64_t B, Precision p);
+/// @param p compute type. @param o placement and checkpointing. @return offsets and total.
+ScratchLayout scratch_layout(const GptConfig& cfg, int64_t B, Precision p, const ModelOptions& o = {});
 
 }  // namespace zt::model

@@ -1,7 +1,8 @@
 // train/init_units.h — initial parameter values of any range of a unit, without a full FP32 copy.
 //
 // The counter-based initialiser (model/init.h) gives each element a value that depends only on
-// (seed, parameter, index), so a range can be produced in any pieces: the single-rank reference
+// (seed, canonical parameter, index), so a range can be produced in any pieces and any layout (a
+// tensor-parallel rank's slices included, through the manifest's canonical runs): the single-rank reference
 // asks for whole units, a ZeRO rank only for the parts of each unit it keeps (its shard of the
 // master, its shard or the whole of the compute copy), and both get the same bits.
 // It writes through the caller's `put`; it allocates nothing but uses the caller's window.
@@ -29,14 +30,19 @@ void init_unit_range(const model::GptConfig& cfg, const model::Manifest& manifes
   for (std::size_t k = 0; k < count; ++k) put(k, 0.0f);
   for (int p = unit.first_param; p < unit.first_param + unit.num_params; ++p) {
     const auto& info = manifest.params[static_cast<std::size_t>(p)];
-    const auto begin = static_cast<std::size_t>(info.offset_in_unit);
-    const auto lo = std::max(first, begin);
-    const auto hi = std::min(first + count, begin + static_cast<std::size_t>(info.numel));
-    for (std::size_t at = lo; at < hi; at += window_size) {
-      const std::size_t n = std::min(window_size, hi - at);
-      model::init_param_slice(cfg, static_cast<uint64_t>(seed), p, static_cast<int64_t>(at - begin),
-                              static_cast<int64_t>(n), window);
-      for (std::size_t k = 0; k < n; ++k) put(at + k - first, window[k]);
+    // a stored parameter is runs of canonical elements (model/manifest.h): the initialiser is
+    // keyed by the canonical parameter and element, so a split tensor gets its canonical values
+    for (const auto& run : info.runs) {
+      const auto begin = static_cast<std::size_t>(info.offset_in_unit + run.offset);
+      const auto lo = std::max(first, begin);
+      const auto hi = std::min(first + count, begin + static_cast<std::size_t>(run.length));
+      for (std::size_t at = lo; at < hi; at += window_size) {
+        const std::size_t n = std::min(window_size, hi - at);
+        model::init_param_slice(cfg, static_cast<uint64_t>(seed), run.param,
+                                run.canonical_offset + static_cast<int64_t>(at - begin), static_cast<int64_t>(n),
+                                window);
+        for (std::size_t k = 0; k < n; ++k) put(at + k - first, window[k]);
+      }
     }
   }
 }

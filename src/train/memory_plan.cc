@@ -11,10 +11,11 @@ namespace zt::train {
 
 SingleRankShape single_rank_shape(const TrainConfig& c, int64_t vocab) {
   SingleRankShape s;
-  s.model = {vocab, c.context, c.layers, c.heads, c.width};
+  s.model = {vocab, c.context, c.layers, c.heads, c.width, c.resolved_mp_blocks()};
+  s.checkpoint_activations = c.checkpoint_activations;
   model::validate(s.model);
   s.precision = model::parse_precision(c.precision);
-  const model::Manifest manifest = model::make_manifest(s.model);
+  const model::Manifest manifest = model::make_storage_manifest(s.model, {});  // the units a run stores
   s.psi = static_cast<std::size_t>(manifest.param_count);
   s.context = static_cast<std::size_t>(c.context);
   s.micro_batch = static_cast<std::size_t>(c.micro_batch);
@@ -42,8 +43,10 @@ std::map<std::string, std::size_t> predict_single_rank(const SingleRankShape& s)
   if (s.micro_batches > 1)  // the binary counter holds at most floor(log2 A) + 1 FP32 buffers
     p[category::accum_partials] = canonical_max_live_partials(s.micro_batches) * psi * 4;
   const auto B = static_cast<int64_t>(s.micro_batch);
-  p[category::activations] = model::activation_bytes(s.model, B, s.precision);
-  p[category::scratch] = model::scratch_bytes(s.model, B, s.precision);
+  p[category::activations] = model::activation_bytes(s.model, B, s.precision, model_options(s));
+  if (s.checkpoint_activations)
+    p[category::activation_checkpoints] = model::checkpoint_bytes(s.model, B, s.precision, model_options(s));
+  p[category::scratch] = model::scratch_bytes(s.model, B, s.precision, model_options(s));
   const auto tokens = s.micro_batch * static_cast<std::size_t>(s.model.context);
   p[category::batch] = (tokens + s.micro_batch) * sizeof(int32_t);
   p[category::norm_blocks] = (s.norm_blocks + s.norm_block) * sizeof(float);

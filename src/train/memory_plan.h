@@ -13,24 +13,26 @@
 
 #include "model/gpt_config.h"
 #include "model/precision.h"
+#include "model/workspace.h"
 #include "train/train_config.h"
 
 namespace zt::train {
 
 /// Ledger category names (one per kind of buffer).
 namespace category {
-inline constexpr const char* params = "params";                  ///< compute copy (fp32: the master)
-inline constexpr const char* master = "master";                  ///< FP32 master copy
-inline constexpr const char* optimizer = "optimizer";            ///< Adam m, v / SGD momentum
-inline constexpr const char* grads = "grads";                    ///< gradient storage, width s_g
-inline constexpr const char* grad_staging = "grad_staging";      ///< 16-bit model output when s_g = 4
-inline constexpr const char* accum_partials = "accum_partials";  ///< FP32 canonical-tree partials
-inline constexpr const char* activations = "activations";        ///< what backward needs
-inline constexpr const char* scratch = "scratch";                ///< per-op temporaries
-inline constexpr const char* batch = "batch";                    ///< one micro-batch of token ids
-inline constexpr const char* norm_blocks = "norm_blocks";        ///< block sums + one block of FP32
-inline constexpr const char* eval = "eval";                      ///< argmax predictions
-inline constexpr const char* diagnostics = "diagnostics";        ///< 16-bit snapshot for the stall metric
+inline constexpr const char* params = "params";                                  ///< compute copy (fp32: the master)
+inline constexpr const char* master = "master";                                  ///< FP32 master copy
+inline constexpr const char* optimizer = "optimizer";                            ///< Adam m, v / SGD momentum
+inline constexpr const char* grads = "grads";                                    ///< gradient storage, width s_g
+inline constexpr const char* grad_staging = "grad_staging";                      ///< 16-bit model output when s_g = 4
+inline constexpr const char* accum_partials = "accum_partials";                  ///< FP32 canonical-tree partials
+inline constexpr const char* activations = "activations";                        ///< what backward needs
+inline constexpr const char* activation_checkpoints = "activation_checkpoints";  ///< block inputs kept by checkpointing
+inline constexpr const char* scratch = "scratch";                                ///< per-op temporaries
+inline constexpr const char* batch = "batch";                                    ///< one micro-batch of token ids
+inline constexpr const char* norm_blocks = "norm_blocks";                        ///< block sums + one block of FP32
+inline constexpr const char* eval = "eval";                                      ///< argmax predictions
+inline constexpr const char* diagnostics = "diagnostics";  ///< 16-bit snapshot for the stall metric
 }  // namespace category
 
 /// Steps over which the stall metric compares the 16-bit copy (or all steps, if fewer).
@@ -38,18 +40,23 @@ inline constexpr int64_t kFrozenWindowSteps = 20;
 
 /// Sizes that determine a single-rank run's memory.
 struct SingleRankShape {
-  model::GptConfig model;         ///< the model
-  model::Precision precision;     ///< compute type
-  std::size_t psi = 0;            ///< parameter count
-  std::size_t context = 0;        ///< T, tokens per sequence
-  std::size_t micro_batch = 0;    ///< sequences per micro-batch
-  std::size_t micro_batches = 0;  ///< A, micro-batches per step
-  std::size_t grad_width = 4;     ///< s_g in bytes
-  int optimizer_k = 12;           ///< K bytes per parameter of master + optimizer state
-  bool master_weights = true;     ///< false with --no-master-weights
-  std::size_t norm_blocks = 0;    ///< gradient-norm blocks over all units
-  std::size_t norm_block = 256;   ///< b
+  model::GptConfig model;               ///< the model
+  model::Precision precision;           ///< compute type
+  std::size_t psi = 0;                  ///< parameter count
+  std::size_t context = 0;              ///< T, tokens per sequence
+  std::size_t micro_batch = 0;          ///< sequences per micro-batch
+  std::size_t micro_batches = 0;        ///< A, micro-batches per step
+  std::size_t grad_width = 4;           ///< s_g in bytes
+  int optimizer_k = 12;                 ///< K bytes per parameter of master + optimizer state
+  bool master_weights = true;           ///< false with --no-master-weights
+  std::size_t norm_blocks = 0;          ///< gradient-norm blocks over all units
+  std::size_t norm_block = 256;         ///< b
+  bool checkpoint_activations = false;  ///< forward keeps only block inputs (model/workspace.h)
 };
+
+/// The model options of a one-rank run (no model parallelism; the run's checkpointing).
+/// @param shape the run. @return the options.
+inline model::ModelOptions model_options(const SingleRankShape& shape) { return {{}, shape.checkpoint_activations}; }
 
 /// Derive the shape of a run from its settings (the dataset fixes V when --vocab is 0).
 /// @param config the settings. @param vocab the vocabulary size to use. @return the shape.

@@ -34,7 +34,9 @@ struct EvalRecord {
 
 /// Memory of one rank: measured ledger peaks and their predictions.
 struct RankMemory {
-  int rank = 0;                                              ///< the rank
+  int rank = 0;                                              ///< the rank in the whole job
+  int dp_rank = 0;                                           ///< its data-parallel rank
+  int mp_rank = 0;                                           ///< its model-parallel rank
   std::size_t model_states_bytes = 0;                        ///< measured: params+grads+master+optimizer
   std::size_t model_states_bytes_predicted = 0;              ///< from the sharding description
   std::size_t peak_bytes = 0;                                ///< peak of the whole arena ledger

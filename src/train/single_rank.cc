@@ -44,7 +44,7 @@ class SingleRankLoop {
         data_(data),
         artifacts_(artifacts),
         shape_(single_rank_shape(c, c.vocab ? c.vocab : data.vocab_size())),
-        gpt_(shape_.model, c.micro_batch),
+        gpt_(shape_.model, c.micro_batch, model_options(shape_)),
         arena_(static_cast<std::size_t>(c.memory_budget_mb * 1024.0 * 1024.0), "rank 0") {
     ZT_CHECK(shape_.model.vocab >= data.vocab_size(), "--vocab ", shape_.model.vocab,
              " is smaller than the dataset's alphabet of ", data.vocab_size(), " tokens");
@@ -92,9 +92,15 @@ class SingleRankLoop {
       grads_fp32_ = make_buffer<float>(arena_, psi, category::grads);
     }
     const auto B = c_.micro_batch;
-    activations_ = arena_.allocate(model::activation_bytes(shape_.model, B, shape_.precision), category::activations);
-    scratch_ = arena_.allocate(model::scratch_bytes(shape_.model, B, shape_.precision), category::scratch);
-    workspace_ = {activations_.data(), activations_.bytes(), scratch_.data(), scratch_.bytes()};
+    const model::ModelOptions o = model_options(shape_);
+    activations_ =
+        arena_.allocate(model::activation_bytes(shape_.model, B, shape_.precision, o), category::activations);
+    if (o.checkpoint_activations)
+      checkpoints_ = arena_.allocate(model::checkpoint_bytes(shape_.model, B, shape_.precision, o),
+                                     category::activation_checkpoints);
+    scratch_ = arena_.allocate(model::scratch_bytes(shape_.model, B, shape_.precision, o), category::scratch);
+    workspace_ = {activations_.data(), activations_.bytes(), scratch_.data(),
+                  scratch_.bytes(),    checkpoints_.data(),  checkpoints_.bytes()};
     batch_ = make_buffer<int32_t>(arena_, shape_.micro_batch * (shape_.context + 1), category::batch);
     norm_ = make_buffer<float>(arena_, shape_.norm_blocks + shape_.norm_block, category::norm_blocks);
     predictions_ = make_buffer<int32_t>(arena_, shape_.micro_batch * shape_.context, category::eval);
@@ -188,10 +194,11 @@ class SingleRankLoop {
   }
   float* norm_window() { return norm_.data() + shape_.norm_blocks; }
 
+  // dumps are in canonical order (model/manifest.h); with mp_blocks > 1 the storage differs
   std::vector<float> unscaled_grads(float inv_scale) const {
     std::vector<float> g(shape_.psi);
     for (std::size_t i = 0; i < shape_.psi; ++i) g[i] = unscale_element(step_grad_[i], inv_scale);
-    return g;
+    return canonical(g);
   }
   std::vector<float> master_values() const {
     std::vector<float> out(shape_.psi);
@@ -200,6 +207,11 @@ class SingleRankLoop {
         out[i] = params_[i];
       else
         out[i] = master_.size() ? master_[i] : static_cast<float>(params_[i]);
+    return canonical(out);
+  }
+  std::vector<float> canonical(const std::vector<float>& stored) const {
+    std::vector<float> out(stored.size());
+    model::to_canonical(gpt_.manifest(), stored.data(), out.data());
     return out;
   }
 
@@ -244,7 +256,7 @@ class SingleRankLoop {
   TypedBuffer<T> grads_model_;          // the model's gradient output g16
   TypedBuffer<float> grads_fp32_;       // its FP32 widening (s_g = 4)
   GradSpan<T> step_grad_;               // the step's summed gradient (one of the above, or the tree's)
-  ArenaAllocation activations_, scratch_;
+  ArenaAllocation activations_, checkpoints_, scratch_;
   model::Workspace workspace_;
   TypedBuffer<int32_t> batch_;
   TypedBuffer<float> norm_;

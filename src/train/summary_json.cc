@@ -55,6 +55,10 @@ ordered_json config_object(const TrainConfig& c) {
   // data parallelism and ZeRO (a single-rank run: stage 0, world size 1)
   j["stage"] = c.stage;
   j["world_size"] = c.world_size;
+  j["mp_size"] = c.mp_size;
+  j["dp_size"] = c.dp_size();
+  j["mp_blocks"] = c.resolved_mp_blocks();
+  j["checkpoint_activations"] = c.checkpoint_activations;
   j["grad_sync"] = c.resolved_grad_sync();
   j["stage1_reduce"] = c.stage1_reduce;
   j["bucket_mb"] = c.bucket_mb;
@@ -70,6 +74,8 @@ ordered_json config_object(const TrainConfig& c) {
 std::string rank_memory_json(const RankMemory& m) {
   ordered_json e;
   e["rank"] = m.rank;
+  e["dp_rank"] = m.dp_rank;
+  e["mp_rank"] = m.mp_rank;
   e["model_states_bytes"] = m.model_states_bytes;
   e["model_states_bytes_predicted"] = m.model_states_bytes_predicted;
   e["peak_bytes"] = m.peak_bytes;

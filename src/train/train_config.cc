@@ -54,7 +54,14 @@ bool parse_train_config(int argc, char** argv, TrainConfig& c, std::vector<std::
   p.add_string("dump-grads", &c.dump_grads, "write step 1's FP32 gradient (raw float32 LE)");
   p.add_string("dump-batch", &c.dump_batch, "write step 1's global batch (int32 [B, T+1])");
   p.add_int("stage", &c.stage, "ZeRO stage: 0 (data parallel), 1, 2, 3", 0, 3);
-  p.add_int("world-size", &c.world_size, "data-parallel ranks N", 1, 4096);
+  p.add_int("world-size", &c.world_size, "ranks in all: N_d data-parallel x N_m model-parallel", 1, 4096);
+  p.add_int("mp-size", &c.mp_size, "model-parallel (tensor-parallel) ranks N_m per group; must divide --world-size", 1,
+            4096);
+  p.add_int("mp-blocks", &c.mp_blocks,
+            "tensor-parallel blocks B of every split Linear (power of two; the numerics depend on B, not N_m)",
+            "--mp-size", 1, 4096);
+  p.add_flag("checkpoint-activations", &c.checkpoint_activations,
+             "keep only each block's input in forward; recompute the block in backward (same bits)");
   p.add_choice("ranks-as", &c.ranks_as, {"processes", "threads"}, "how --world-size starts ranks");
   p.add_double("bucket-mb", &c.bucket_mb, "stage-2 gradient bucket size in MiB (decimal; PyTorch DDP's default)", 1e-6,
                1e6);
@@ -75,7 +82,6 @@ bool parse_train_config(int argc, char** argv, TrainConfig& c, std::vector<std::
   c.overlap = c.overlap_flag == "on";
   ZT_CHECK(p.rest().empty(), "unexpected arguments after --");
   if (c.micro_batch == 0) c.micro_batch = c.global_batch;
-  validate(c);
   return true;
 }
 
@@ -85,8 +91,15 @@ void validate(const TrainConfig& c) {
            " does not split into micro-batches of ", c.micro_batch);
   ZT_CHECK(c.stage >= 0 && c.stage <= 3, "--stage ", c.stage, " is not 0, 1, 2 or 3");
   ZT_CHECK(c.world_size >= 1, "--world-size ", c.world_size, " is not positive");
-  ZT_CHECK(c.global_batch % (c.world_size * c.micro_batch) == 0, "--global-batch ", c.global_batch,
-           " does not split into ", c.world_size, " ranks x micro-batches of ", c.micro_batch);
+  ZT_CHECK(c.mp_size >= 1 && c.world_size % c.mp_size == 0, "--world-size ", c.world_size,
+           " is not a multiple of --mp-size ", c.mp_size, " (world = data-parallel x model-parallel ranks)");
+  const int64_t B = c.resolved_mp_blocks();
+  ZT_CHECK(B >= 1 && (B & (B - 1)) == 0, "--mp-blocks ", B, " is not a power of two");
+  ZT_CHECK(B % c.mp_size == 0, "--mp-size ", c.mp_size, " does not divide --mp-blocks ", B,
+           " (every model-parallel rank holds whole blocks)");
+  ZT_CHECK(c.heads % B == 0, "--mp-blocks ", B, " does not divide --heads ", c.heads, " (a block holds whole heads)");
+  ZT_CHECK(c.global_batch % (c.dp_size() * c.micro_batch) == 0, "--global-batch ", c.global_batch,
+           " does not split into ", c.dp_size(), " data-parallel ranks x micro-batches of ", c.micro_batch);
   ZT_CHECK(!c.no_master_weights || (c.stage == 0 && c.world_size == 1),
            "--no-master-weights is a single-rank teaching mode (--world-size 1 --stage 0)");
   ZT_CHECK((c.norm_block & (c.norm_block - 1)) == 0, "--norm-block ", c.norm_block, " is not a power of two");

@@ -61,11 +61,14 @@ struct TrainConfig {
   std::string dump_grads;     ///< --dump-grads FILE
   std::string dump_batch;     ///< --dump-batch FILE
   // data parallelism and ZeRO (chapters 5-7; src/zero)
-  int64_t stage = 0;                   ///< ZeRO stage 0 (plain data parallel), 1, 2, 3
-  int64_t world_size = 1;              ///< N, data-parallel ranks
-  std::string ranks_as = "processes";  ///< how --world-size N starts its ranks: processes | threads
-  double bucket_mb = 25;               ///< stage-2 gradient bucket, MiB (decimal allowed; PyTorch DDP's default)
-  int64_t prefetch = 1;                ///< stage 3: units all-gathered ahead of use
+  int64_t stage = 0;                    ///< ZeRO stage 0 (plain data parallel), 1, 2, 3
+  int64_t world_size = 1;               ///< all ranks: N_d data-parallel x N_m model-parallel
+  int64_t mp_size = 1;                  ///< N_m, model-parallel (tensor-parallel) ranks per group
+  std::optional<int64_t> mp_blocks;     ///< B, tensor-parallel blocks (power of two); empty: mp_size
+  bool checkpoint_activations = false;  ///< keep only each block's input; recompute it in backward
+  std::string ranks_as = "processes";   ///< how --world-size N starts its ranks: processes | threads
+  double bucket_mb = 25;                ///< stage-2 gradient bucket, MiB (decimal allowed; PyTorch DDP's default)
+  int64_t prefetch = 1;                 ///< stage 3: units all-gathered ahead of use
   double persist_below_mb = 0;  ///< stage 3: units with compute-dtype params under this many MiB stay whole (0: off)
   bool overlap = true;          ///< start gradient reductions asynchronously during backward
   std::string overlap_flag = "on";                ///< --overlap on|off as parsed (sets overlap)
@@ -92,16 +95,23 @@ struct TrainConfig {
     if (!grad_sync.empty()) return grad_sync;
     return stage <= 1 ? "step" : "micro-batch";
   }
-  /// Micro-batches per rank per step: global_batch / (world_size * micro_batch).
+  /// The tensor-parallel blocks actually used: --mp-blocks, or --mp-size (the fewest that let
+  /// every model-parallel rank hold whole blocks). @return B.
+  int64_t resolved_mp_blocks() const { return mp_blocks ? *mp_blocks : mp_size; }
+  /// Data-parallel ranks: world_size / mp_size (validated to divide). @return N_d.
+  int64_t dp_size() const { return world_size / mp_size; }
+  /// Micro-batches per data-parallel rank per step: global_batch / (N_d * micro_batch); the
+  /// model-parallel ranks of one data-parallel rank share its micro-batches.
   /// @return the count (validated to divide exactly).
-  int64_t micro_batches_per_rank() const { return global_batch / (world_size * micro_batch); }
+  int64_t micro_batches_per_rank() const { return global_batch / (dp_size() * micro_batch); }
 
   /// Micro-batches per step on one rank: global_batch / micro_batch.
   /// @return the count (validated to divide exactly).
   int64_t micro_batches() const { return global_batch / micro_batch; }
 };
 
-/// Parse argv into a TrainConfig, validating it. Throws zt::Error on any bad input.
+/// Parse argv into a TrainConfig. Throws zt::Error on malformed input; the settings as a whole are
+/// checked by validate() once the world size is known (a launcher may be what sets it).
 /// @param argc as given to main. @param argv as given to main.
 /// @param config filled in. @param given if not null, receives the names of the flags that were
 /// on the command line (e.g. "world-size": a launcher's WORLD_SIZE must then agree with it).

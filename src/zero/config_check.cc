@@ -65,6 +65,9 @@ uint64_t config_hash(const TrainConfig& c) {
   add(c.collective_mode);
   add(c.persist_below_mb);
   add(c.eval_every);  // evaluations issue collectives (zero/heldout_eval.h): all ranks at the same steps
+  add(c.mp_size);
+  add(c.resolved_mp_blocks());
+  add(c.checkpoint_activations);        // recomputation issues model-parallel all-reduces
   uint64_t h = 1469598103934665603ull;  // FNV-1a 64
   for (unsigned char ch : text) h = (h ^ ch) * 1099511628211ull;
   return h;

@@ -18,6 +18,8 @@ train::RankMemory rank_memory_from_json(const std::string& text) {
   const auto j = nlohmann::json::parse(text);
   train::RankMemory m;
   m.rank = j.at("rank").get<int>();
+  m.dp_rank = j.at("dp_rank").get<int>();
+  m.mp_rank = j.at("mp_rank").get<int>();
   m.model_states_bytes = j.at("model_states_bytes").get<std::size_t>();
   m.model_states_bytes_predicted = j.at("model_states_bytes_predicted").get<std::size_t>();
   m.peak_bytes = j.at("peak_bytes").get<std::size_t>();
@@ -48,6 +50,14 @@ std::string comm_json(const CommStats& measured, const CommStats& predicted) {
   j["calls_per_step"] = calls;
   j["predicted_bytes_sent_per_step"] = pbytes;
   j["predicted_calls_per_step"] = pcalls;
+  return j.dump();
+}
+
+std::string comm_json(const GroupComm& dp, const GroupComm& mp) {
+  auto j = ordered_json::parse(
+      comm_json(dp.per_step + mp.per_step, dp.predicted_per_step + mp.predicted_per_step));  // the sum over groups
+  j["groups"] = {{"dp", ordered_json::parse(comm_json(dp.per_step, dp.predicted_per_step))},
+                 {"mp", ordered_json::parse(comm_json(mp.per_step, mp.predicted_per_step))}};
   return j.dump();
 }
 

@@ -9,6 +9,7 @@
 
 #include "collective/stats.h"
 #include "train/run_result.h"
+#include "zero/train_zero.h"
 
 namespace zt::zero {
 
@@ -24,5 +25,11 @@ train::RankMemory rank_memory_from_json(const std::string& text);
 /// @param measured counters of one step. @param predicted predicted counters of one step.
 /// @return JSON text.
 std::string comm_json(const CommStats& measured, const CommStats& predicted);
+
+/// The `comm` object of a run on a data-parallel × model-parallel grid: the fields above summed
+/// over both groups, and `groups` = {dp: {...}, mp: {...}} with the same fields per group.
+/// @param dp the data-parallel group's counters. @param mp the model-parallel group's (zero
+/// without model parallelism). @return JSON text.
+std::string comm_json(const GroupComm& dp, const GroupComm& mp);
 
 }  // namespace zt::zero

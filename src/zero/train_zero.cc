@@ -25,6 +25,7 @@
 // (agree_nonfinite) and the norm (gather_norm_block_sums).
 #include "zero/train_zero.h"
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <span>
@@ -60,22 +61,30 @@ namespace {
 
 using namespace zt::train;
 
+/// A rank's index in the whole job: dp_rank · N_m + mp_rank (model-parallel ranks contiguous).
+int world_rank(const RankGroups& g) { return g.dp.rank() * (g.mp ? g.mp->size() : 1) + (g.mp ? g.mp->rank() : 0); }
+
 template <typename T>
 class ZeroLoop final : public model::ParamProvider<T> {
   static constexpr bool kFp32 = std::is_same_v<T, float>;
   using Accumulator = CanonicalGradAccumulator<TypedBuffer<float>>;
 
  public:
-  ZeroLoop(const TrainConfig& c, const Dataset& data, Collective& coll, RunArtifacts* artifacts)
+  ZeroLoop(const TrainConfig& c, const Dataset& data, RankGroups groups, RunArtifacts* artifacts)
       : c_(c),
         data_(data),
-        coll_(coll),
+        coll_(groups.dp),
+        mp_(groups.mp),
         artifacts_(artifacts),
-        plan_(make_zero_plan(c, data.vocab_size(), coll.rank())),
+        plan_(make_zero_plan(c, data.vocab_size(), groups.dp.rank(), groups.mp ? groups.mp->rank() : 0)),
         lay_(plan_.layout),
         shape_(plan_.shape),
-        gpt_(shape_.model, c.micro_batch),
-        arena_(static_cast<std::size_t>(c.memory_budget_mb * 1024.0 * 1024.0), "rank " + std::to_string(coll.rank())) {
+        gpt_(shape_.model, c.micro_batch, plan_.model_options(),
+             [this](float* x, std::size_t n) {
+               mp_->all_reduce(std::span<float>(x, n));  // Megatron's g / f: completes a sum over blocks
+             }),
+        arena_(static_cast<std::size_t>(c.memory_budget_mb * 1024.0 * 1024.0),
+               "rank " + std::to_string(world_rank(groups))) {
     ZT_CHECK(data.context() == shape_.context, "dataset context ", data.context(), " differs from --context ",
              c.context);
     kernels::set_blas_threads(static_cast<int>(c.blas_threads));
@@ -89,16 +98,24 @@ class ZeroLoop final : public model::ParamProvider<T> {
     result.param_count = static_cast<int64_t>(lay_.psi);
     result.dataset = data_.describe();
     scaler_ = loss_scaler_for(c_);
-    const CommStats start = coll_.stats();
+    const CommStats dp_start = coll_.stats(), mp_start = mp_stats();
     auto step = [&](int64_t s) {
-      const CommStats before = coll_.stats();
+      const CommStats dp_before = coll_.stats(), mp_before = mp_stats();
       StepRecord rec = train_step(s);
-      out.comm_per_step = coll_.stats() - before;
+      out.dp.per_step = coll_.stats() - dp_before;
+      out.mp.per_step = mp_stats() - mp_before;
       return rec;
     };
     run_steps(c_, {step, [&](int64_t s) { return evaluate(s); }}, on_step, result);
-    out.comm_total = coll_.stats() - start - eval_comm_;  // training steps only
-    out.comm_predicted_per_step = predict_comm_per_step(plan_);
+    out.dp.total = coll_.stats() - dp_start - eval_dp_comm_;  // training steps only
+    out.mp.total = mp_stats() - mp_start - eval_mp_comm_;
+    out.dp.predicted_per_step = predict_comm_per_step(plan_);
+    out.mp.predicted_per_step = predict_mp_comm_per_step(plan_);
+    out.comm_total = out.dp.total + out.mp.total;
+    out.comm_per_step = out.dp.per_step + out.mp.per_step;
+    out.comm_predicted_per_step = out.dp.predicted_per_step + out.mp.predicted_per_step;
+    out.dp_rank = coll_.rank();
+    out.mp_rank = mp_ ? mp_->rank() : 0;
     out.timeline = timeline_.events();
     if (artifacts_ && (!c_.dump_params.empty() || c_.verify)) artifacts_->final_params = master_values();
     result.memory.push_back(memory_report());
@@ -145,7 +162,9 @@ class ZeroLoop final : public model::ParamProvider<T> {
   }
 
  private:
-  std::size_t N() const { return lay_.world_size; }
+  std::size_t N() const { return lay_.world_size; }  // the data-parallel ranks ZeRO shards over
+  std::size_t N_m() const { return mp_ ? static_cast<std::size_t>(mp_->size()) : 1; }
+  CommStats mp_stats() const { return mp_ ? mp_->stats() : CommStats{}; }
   std::size_t rank() const { return lay_.rank; }
   std::size_t units() const { return lay_.units.size(); }
   std::size_t numel(std::size_t u) const { return lay_.units[u].numel; }
@@ -162,9 +181,15 @@ class ZeroLoop final : public model::ParamProvider<T> {
     optimizer_state_ = make_buffer<float>(arena_, state_floats, category::optimizer);  // S_o
     std::memset(optimizer_state_.data(), 0, state_floats * sizeof(float));
     const auto B = c_.micro_batch;
-    activations_ = arena_.allocate(model::activation_bytes(shape_.model, B, shape_.precision), category::activations);
-    scratch_ = arena_.allocate(model::scratch_bytes(shape_.model, B, shape_.precision), category::scratch);
-    workspace_ = {activations_.data(), activations_.bytes(), scratch_.data(), scratch_.bytes()};
+    const model::ModelOptions o = plan_.model_options();
+    activations_ =
+        arena_.allocate(model::activation_bytes(shape_.model, B, shape_.precision, o), category::activations);
+    if (o.checkpoint_activations)
+      checkpoints_ = arena_.allocate(model::checkpoint_bytes(shape_.model, B, shape_.precision, o),
+                                     category::activation_checkpoints);
+    scratch_ = arena_.allocate(model::scratch_bytes(shape_.model, B, shape_.precision, o), category::scratch);
+    workspace_ = {activations_.data(), activations_.bytes(), scratch_.data(),
+                  scratch_.bytes(),    checkpoints_.data(),  checkpoints_.bytes()};
     batch_ = make_buffer<int32_t>(arena_, shape_.micro_batch * (shape_.context + 1), category::batch);
     norm_ = make_buffer<float>(arena_, plan_.norm_floats, category::norm_blocks);
     staging_.resize(units());
@@ -348,18 +373,22 @@ class ZeroLoop final : public model::ParamProvider<T> {
   float* norm_window() { return norm_.data(); }
 
   // ---- what ranks exchange besides gradients and parameters ---------------------------------
-  /// With S_o every rank holds another part of the gradient: all must skip together (max of the
-  /// flags; reduced as 0/1 values, so no NaN ever meets the max).
+  /// With S_o every rank holds another part of the gradient, and with model parallelism every
+  /// model-parallel rank other blocks: all must skip together (max of the flags; reduced as 0/1
+  /// values, so no NaN ever meets the max).
   bool agree_nonfinite(bool local) {
-    if (!plan_.reduce_scatters_grad || N() == 1) return local;
     float flag = local ? 1.0f : 0.0f;
-    coll_.all_reduce(std::span<float>(&flag, 1), ReduceOp::max);
+    if (plan_.reduce_scatters_grad && N() > 1) coll_.all_reduce(std::span<float>(&flag, 1), ReduceOp::max);
+    if (N_m() > 1) mp_->all_reduce(std::span<float>(&flag, 1), ReduceOp::max);
     return flag != 0.0f;
   }
 
   /// The norm's block sums in canonical order (optim/grad_norm.h): a rank holding shards has the
   /// sums of its own blocks and all-gathers everyone's; a rank holding whole units has them all.
   std::vector<float> gather_norm_block_sums(const std::vector<float>& local_sums) {
+    return gather_mp_norm_block_sums(gather_dp_norm_block_sums(local_sums));
+  }
+  std::vector<float> gather_dp_norm_block_sums(const std::vector<float>& local_sums) {
     if (!plan_.reduce_scatters_grad || N() == 1) return local_sums;
     std::vector<std::vector<std::size_t>> blocks(N(), std::vector<std::size_t>(units()));
     std::vector<std::size_t> counts(N(), 0);
@@ -371,6 +400,39 @@ class ZeroLoop final : public model::ParamProvider<T> {
     std::vector<float> gathered(total);
     coll_.all_gather_v(std::span<const float>(local_sums), std::span<float>(gathered), counts);
     return canonical_block_order(gathered, blocks);
+  }
+
+  /// With model parallelism the norm is over the whole model: every model-parallel rank
+  /// contributes the block sums of its tensor-parallel units, and rank 0 those of the replicated
+  /// units (the same bits on every rank), all-gathered and put in the one-device unit order
+  /// (UnitInfo::global_index), so the tree over them is the one-device tree with the same B.
+  std::vector<float> gather_mp_norm_block_sums(const std::vector<float>& ours) {
+    if (N_m() == 1) return ours;
+    const auto contributed = mp_norm_contributions(plan_);  // per model-parallel rank, in global order
+    std::vector<std::size_t> counts(N_m(), 0);
+    for (std::size_t q = 0; q < N_m(); ++q)
+      for (const auto& c : contributed[q]) counts[q] += c.blocks;
+    std::vector<float> mine;  // this rank's contribution, out of its units' sums in storage order
+    std::size_t at = 0;
+    for (const auto& u : plan_.manifest.units) {
+      const std::size_t n = norm_block_count(static_cast<std::size_t>(u.numel), lay_.block);
+      if (u.block >= 0 || plan_.mp.rank == 0) mine.insert(mine.end(), ours.begin() + at, ours.begin() + at + n);
+      at += n;
+    }
+    std::size_t total = 0;
+    for (std::size_t n : counts) total += n;
+    std::vector<float> gathered(total);
+    mp_->all_gather_v(std::span<const float>(mine), std::span<float>(gathered), counts);
+    // reorder by global unit index: each rank's contributions are already in that order
+    std::vector<std::pair<int, std::pair<std::size_t, std::size_t>>> pieces;  // global index -> (offset, count)
+    std::size_t offset = 0;
+    for (std::size_t q = 0; q < N_m(); ++q)
+      for (const auto& c : contributed[q]) pieces.push_back({c.global_unit, {offset, c.blocks}}), offset += c.blocks;
+    std::sort(pieces.begin(), pieces.end());
+    std::vector<float> ordered;
+    for (const auto& [g, piece] : pieces)
+      ordered.insert(ordered.end(), gathered.begin() + piece.first, gathered.begin() + piece.first + piece.second);
+    return ordered;
   }
 
   /// S_o without S_p (stages 1-2, stage-3 persistent units): every rank needs every updated
@@ -404,35 +466,70 @@ class ZeroLoop final : public model::ParamProvider<T> {
     return out;
   }
   std::vector<float> unscaled_grads(float inv_scale) {
-    return gather_dense(plan_.reduce_scatters_grad, {},
-                        [&](std::size_t u, std::size_t k) { return unscale_element(summed_grad(u)[k], inv_scale); });
+    return canonical(gather_dense(plan_.reduce_scatters_grad, {}, [&](std::size_t u, std::size_t k) {
+      return unscale_element(summed_grad(u)[k], inv_scale);
+    }));
   }
   std::vector<float> master_values() {
     if constexpr (kFp32)
-      return gather_dense(false, plan_.params_layout.sharded,
-                          [&](std::size_t u, std::size_t k) { return params_[plan_.params_layout.offsets[u] + k]; });
+      return canonical(gather_dense(false, plan_.params_layout.sharded, [&](std::size_t u, std::size_t k) {
+        return params_[plan_.params_layout.offsets[u] + k];
+      }));
     else
-      return gather_dense(plan_.spec.optimizer, {}, [&](std::size_t u, std::size_t k) {
+      return canonical(gather_dense(plan_.spec.optimizer, {}, [&](std::size_t u, std::size_t k) {
         return master_[lay_.offset(u, plan_.spec.optimizer) + k];
-      });
+      }));
+  }
+  /// A state gathered over the data-parallel group (this model-parallel rank's units, dense) in
+  /// the model's canonical order: the model-parallel ranks' parts all-gathered, each mapped back
+  /// through its storage manifest (model/manifest.h).
+  std::vector<float> canonical(const std::vector<float>& stored) {
+    std::vector<float> out(static_cast<std::size_t>(model::param_count(shape_.model)));
+    if (N_m() == 1) {
+      model::to_canonical(plan_.manifest, stored.data(), out.data());
+      return out;
+    }
+    std::vector<model::Manifest> manifests;
+    std::vector<std::size_t> counts;
+    for (std::size_t q = 0; q < N_m(); ++q) {
+      manifests.push_back(model::make_storage_manifest(shape_.model, {plan_.mp.size, static_cast<int64_t>(q)}));
+      counts.push_back(static_cast<std::size_t>(manifests.back().param_count));
+    }
+    std::size_t total = 0;
+    for (std::size_t n : counts) total += n;
+    std::vector<float> all(total);
+    mp_->all_gather_v(std::span<const float>(stored), std::span<float>(all), counts);
+    std::size_t at = 0;
+    for (std::size_t q = 0; q < N_m(); ++q) {
+      model::to_canonical(manifests[q], all.data() + at, out.data());
+      at += counts[q];
+    }
+    return out;
   }
 
   // ---- held-out evaluation: the reference's rounds split over ranks (zero/heldout_eval.h) ---
   std::optional<EvalRecord> evaluate(int64_t step) {
-    const CommStats before = coll_.stats();
+    const CommStats dp_before = coll_.stats(), mp_before = mp_stats();
     auto e = evaluator_->evaluate(step, gpt_, workspace_, batch_.data());
-    eval_comm_ = eval_comm_ + (coll_.stats() - before);  // kept out of the training's counters
+    eval_dp_comm_ = eval_dp_comm_ + (coll_.stats() - dp_before);  // kept out of the training's counters
+    eval_mp_comm_ = eval_mp_comm_ + (mp_stats() - mp_before);
     return e;
   }
 
   // ---- memory -------------------------------------------------------------------------------
   RankMemory memory_report() const {
-    return rank_memory(arena_, static_cast<int>(rank()), predict_zero_memory(plan_), predicted_model_states(plan_));
+    const int mp_rank = static_cast<int>(plan_.mp.rank), dp_rank = static_cast<int>(rank());
+    RankMemory m = rank_memory(arena_, dp_rank * static_cast<int>(N_m()) + mp_rank, predict_zero_memory(plan_),
+                               predicted_model_states(plan_));
+    m.dp_rank = dp_rank;
+    m.mp_rank = mp_rank;
+    return m;
   }
 
   const TrainConfig& c_;
   const Dataset& data_;
-  Collective& coll_;
+  Collective& coll_;  // the data-parallel group
+  Collective* mp_;    // the model-parallel group (null: N_m = 1)
   RunArtifacts* artifacts_;
   ZeroPlan plan_;
   const Layout& lay_;
@@ -446,14 +543,14 @@ class ZeroLoop final : public model::ParamProvider<T> {
   std::vector<std::unique_ptr<Accumulator>> accumulators_;  // per unit: FP32 sum over micro-batches, extent S_g
   std::vector<TypedBuffer<float>> step_sum32_;              // per unit: the step's FP32 sum (the accumulator's tree)
   std::vector<TypedBuffer<T>> step_sum16_;                  // per unit: the step's 16-bit gradient (s_g = 2)
-  ArenaAllocation activations_, scratch_;
+  ArenaAllocation activations_, checkpoints_, scratch_;
   model::Workspace workspace_;
   TypedBuffer<int32_t> batch_;
   TypedBuffer<float> norm_;
   std::unique_ptr<GradReducer<T>> reducer_;         // gradient reduce-scatters / all-reduces
   std::unique_ptr<UnitGatherer<T>> gatherer_;       // stage 3: parameter all-gathers
   std::unique_ptr<HeldoutEvaluator<T>> evaluator_;  // held-out rounds split over ranks
-  CommStats eval_comm_;                             // collectives of the evaluations
+  CommStats eval_dp_comm_, eval_mp_comm_;           // collectives of the evaluations
   Timeline timeline_{!c_.trace.empty()};            // --trace: compute and blocked spans
   std::vector<double> compute_start_;               // per unit: when its compute began
   std::string phase_;                               // "forward " or "backward "
@@ -464,15 +561,18 @@ class ZeroLoop final : public model::ParamProvider<T> {
 
 }  // namespace
 
-ZeroRunResult train_zero(const train::TrainConfig& config, const Dataset& data, Collective& collective,
+ZeroRunResult train_zero(const train::TrainConfig& config, const Dataset& data, RankGroups groups,
                          const train::StepCallback& on_step, train::RunArtifacts* artifacts) {
   train::validate(config);
-  ZT_CHECK(config.world_size == collective.size(), "--world-size ", config.world_size,
-           " differs from the collective's ", collective.size(), " ranks");
-  check_same_config(config, collective);
-  if (config.precision == "fp16") return ZeroLoop<fp16>(config, data, collective, artifacts).run(on_step);
-  if (config.precision == "bf16") return ZeroLoop<bf16>(config, data, collective, artifacts).run(on_step);
-  return ZeroLoop<float>(config, data, collective, artifacts).run(on_step);
+  ZT_CHECK(config.dp_size() == groups.dp.size(), "--world-size ", config.world_size, " / --mp-size ", config.mp_size,
+           " = ", config.dp_size(), " data-parallel ranks, but the group has ", groups.dp.size());
+  ZT_CHECK(config.mp_size == (groups.mp ? groups.mp->size() : 1), "--mp-size ", config.mp_size,
+           " differs from the model-parallel group's ", groups.mp ? groups.mp->size() : 1, " ranks");
+  check_same_config(config, groups.dp);
+  if (groups.mp) check_same_config(config, *groups.mp);
+  if (config.precision == "fp16") return ZeroLoop<fp16>(config, data, groups, artifacts).run(on_step);
+  if (config.precision == "bf16") return ZeroLoop<bf16>(config, data, groups, artifacts).run(on_step);
+  return ZeroLoop<float>(config, data, groups, artifacts).run(on_step);
 }
 
 }  // namespace zt::zero

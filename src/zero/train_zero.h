@@ -22,25 +22,53 @@
 
 namespace zt::zero {
 
+/// One group's collective counters.
+struct GroupComm {
+  CommStats total;               ///< over all training steps (not evaluations)
+  CommStats per_step;            ///< the last step alone
+  CommStats predicted_per_step;  ///< closed form of one applied step (zero/zero_comm.h)
+};
+
 /// What one rank reports besides the usual run records.
 struct ZeroRunResult {
   train::RunResult run;                 ///< steps and evals (identical on every rank), this rank's memory, speed
-  CommStats comm_total;                 ///< this rank's collective counters over all training steps (not evaluations)
-  CommStats comm_per_step;              ///< the counters of the last step alone
-  CommStats comm_predicted_per_step;    ///< closed form of one applied step (zero/zero_comm.h)
+  CommStats comm_total;                 ///< this rank's collective counters over all training steps, both groups
+  CommStats comm_per_step;              ///< the counters of the last step alone, both groups
+  CommStats comm_predicted_per_step;    ///< closed form of one applied step, both groups
+  GroupComm dp;                         ///< the data-parallel group's share
+  GroupComm mp;                         ///< the model-parallel group's share (zero without model parallelism)
+  int dp_rank = 0;                      ///< this rank in its data-parallel group
+  int mp_rank = 0;                      ///< this rank in its model-parallel group
   std::vector<TimelineEvent> timeline;  ///< compute and blocked spans (with config.trace set)
 };
 
-/// Train on this rank. Every rank of `collective` must call it with an identical config
-/// (config.world_size == collective.size(); a differing config is detected and reported).
+/// The groups one rank trains in (collective/grid.h builds them from the world).
+struct RankGroups {
+  Collective& dp;            ///< its data-parallel group (N_d ranks): ZeRO shards over it
+  Collective* mp = nullptr;  ///< its model-parallel group (N_m ranks), null when N_m = 1
+};
+
+/// Train on this rank. Every rank of the job must call it with an identical config
+/// (config.dp_size() == groups.dp.size(), config.mp_size == groups.mp's size or 1; a differing
+/// config is detected and reported).
 /// @param config validated settings (stage, grad sync, buckets, ...).
 /// @param data the dataset (same on every rank).
-/// @param collective this rank's group; its reduce mode decides the reduction order.
+/// @param groups this rank's data-parallel and model-parallel groups; their reduce mode decides
+/// the reduction order.
 /// @param on_step called after each step (may be empty).
 /// @param artifacts filled for the dump flags set in config; final_params and step1_grad are
 /// gathered in canonical order with padding stripped, on every rank (may be null).
 /// @return the records.
-ZeroRunResult train_zero(const train::TrainConfig& config, const Dataset& data, Collective& collective,
+ZeroRunResult train_zero(const train::TrainConfig& config, const Dataset& data, RankGroups groups,
                          const train::StepCallback& on_step, train::RunArtifacts* artifacts);
+
+/// Train without model parallelism: `collective` is the data-parallel group.
+/// @param config settings (mp_size 1). @param data the dataset. @param collective the group.
+/// @param on_step called after each step (may be empty). @param artifacts as above (may be null).
+/// @return the records.
+inline ZeroRunResult train_zero(const train::TrainConfig& config, const Dataset& data, Collective& collective,
+                                const train::StepCallback& on_step, train::RunArtifacts* artifacts) {
+  return train_zero(config, data, RankGroups{collective, nullptr}, on_step, artifacts);
+}
 
 }  // namespace zt::zero

@@ -87,4 +87,26 @@ CommStats predict_comm_per_step(const ZeroPlan& p) {
   return m.s;
 }
 
+CommStats predict_mp_comm_per_step(const ZeroPlan& p) {
+  const auto n = static_cast<std::size_t>(p.mp.size);
+  Model m{{}, n, static_cast<std::size_t>(p.mp.rank)};
+  if (n == 1) return m.s;
+  // per micro-batch and block: Megatron's g in forward after each row-parallel Linear (attn and
+  // MLP output), f in backward after each column-parallel one (c_attn and c_fc input gradients),
+  // and g again in the recomputed forward with checkpointing: 4 or 6 all-reduces of [B T, C] FP32
+  const std::size_t tokens = p.shape.micro_batch * p.shape.context;
+  const std::size_t per_block = p.shape.checkpoint_activations ? 6 : 4;
+  for (std::size_t j = 0; j < p.micro_batches_per_rank; ++j)
+    for (int64_t l = 0; l < p.shape.model.layers; ++l)
+      for (std::size_t k = 0; k < per_block; ++k) m.ar_call(tokens * static_cast<std::size_t>(p.shape.model.width), 4);
+  m.ar_call(1, 4);  // the overflow flag (max), agreed over the model-parallel group too
+  std::vector<std::size_t> counts;
+  for (const auto& contributions : mp_norm_contributions(p)) {
+    counts.push_back(0);
+    for (const auto& c : contributions) counts.back() += c.blocks;
+  }
+  m.ag_call(counts, 4);  // norm block sums of the whole model
+  return m.s;
+}
+
 }  // namespace zt::zero

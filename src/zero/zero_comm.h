@@ -22,4 +22,12 @@ namespace zt::zero {
 /// @param plan the rank's plan. @return the counters.
 CommStats predict_comm_per_step(const ZeroPlan& plan);
 
+/// The same for the model-parallel group (zero without model parallelism): per micro-batch and
+/// block, 2 all-reduces of the [B T, C] FP32 partial sums in forward (Megatron's g), 2 in backward
+/// (f), and 2 more in the recomputed forward with checkpointing — per sequence of T tokens
+/// 12 (N_m − 1)/N_m · T · C elements sent per block with checkpointing, the paper's Sec. 8 figure
+/// with its factor kept; then the overflow flag and the whole model's norm block sums per step.
+/// @param plan the rank's plan. @return the counters.
+CommStats predict_mp_comm_per_step(const ZeroPlan& plan);
+
 }  // namespace zt::zero

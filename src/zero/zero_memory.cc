@@ -16,22 +16,72 @@ std::size_t popcount(std::size_t x) {
   return n;
 }
 
+/// The units whose gradient is final, in the order of one micro-batch's grad_done calls: the order
+/// in which each unit's accumulator receives a leaf.
+std::vector<std::size_t> push_order(const ZeroPlan& p) {
+  std::vector<std::size_t> order;
+  for (const auto& c : p.calls)
+    if (c.kind == model::ProviderCall::Kind::grad_done) order.push_back(static_cast<std::size_t>(c.unit));
+  return order;
+}
+
 /// Peak bytes of the accumulators' extra partial sums (beyond each unit's first buffer): units
-/// push in backward order (L+1, L, ..., 0) every micro-batch; after j pushes a unit holds
-/// popcount(j) buffers (binary counter), and while pushing leaf j it briefly holds popcount(j-1)+1.
+/// push in grad_done order every micro-batch; after j pushes a unit holds popcount(j) buffers
+/// (binary counter), and while pushing leaf j it briefly holds popcount(j-1)+1.
 std::size_t partials_peak(const ZeroPlan& p) {
-  const std::size_t U = p.layout.units.size();
+  const std::vector<std::size_t> order = push_order(p);
   std::size_t peak = 0;
   for (std::size_t j = 1; j <= p.micro_batches_per_rank; ++j) {
     const std::size_t before = popcount(j - 1), after = popcount(j);
-    for (std::size_t x = U; x-- > 0;) {  // x is being pushed; units above it already were
-      std::size_t bytes = before * p.grad_extent(x) * 4;
-      for (std::size_t v = 0; v < U; ++v) {
-        if (v == x) continue;
-        const std::size_t live = v > x ? after : before;
-        bytes += (live > 0 ? live - 1 : 0) * p.grad_extent(v) * 4;
+    for (std::size_t i = 0; i < order.size(); ++i) {  // order[i] is being pushed; order[0, i) already were
+      std::size_t bytes = before * p.grad_extent(order[i]) * 4;
+      for (std::size_t k = 0; k < order.size(); ++k) {
+        if (k == i) continue;
+        const std::size_t live = k < i ? after : before;
+        bytes += (live > 0 ? live - 1 : 0) * p.grad_extent(order[k]) * 4;
       }
       peak = std::max(peak, bytes);
+    }
+  }
+  return peak;
+}
+
+/// Peak bytes of the model's gradient outputs: grad(u) takes a full unit until grad_done(u)
+/// (unit 0's slot spans the backward; a split block's units are all open at once).
+std::size_t staging_peak(const ZeroPlan& p, std::size_t width) {
+  std::size_t live = 0, peak = 0;
+  for (const auto& c : p.calls) {
+    const std::size_t bytes = p.layout.units[static_cast<std::size_t>(c.unit)].full * width;
+    if (c.kind == model::ProviderCall::Kind::grad) peak = std::max(peak, live += bytes);
+    if (c.kind == model::ProviderCall::Kind::grad_done) live -= bytes;
+  }
+  return peak;
+}
+
+/// Peak bytes of stage 3's gathered units: replays one micro-batch of UnitGatherer — at the i-th
+/// acquire the gathers of this use and of the next --prefetch sharded uses are in flight, a
+/// gathered unit is freed at its release; persistent units are never gathered.
+std::size_t gathered_peak(const ZeroPlan& p, std::size_t width) {
+  std::vector<std::size_t> gather_positions, gathers_before;
+  for (std::size_t i = 0; i < p.acquire_order.size(); ++i) {
+    gathers_before.push_back(gather_positions.size());
+    if (p.params_sharded(p.acquire_order[i])) gather_positions.push_back(i);
+  }
+  if (gather_positions.empty()) return 0;
+  std::vector<std::size_t> in_use(p.layout.units.size(), 0);
+  std::size_t live = 0, peak = 0, issued = 0, at = 0;
+  for (const auto& c : p.calls) {
+    const auto u = static_cast<std::size_t>(c.unit);
+    if (c.kind == model::ProviderCall::Kind::acquire) {
+      const std::size_t last =
+          std::min(gather_positions.size(), gathers_before[at] + (p.params_sharded(u) ? 1 : 0) + p.prefetch);
+      for (; issued < last; ++issued) live += p.layout.units[p.acquire_order[gather_positions[issued]]].full * width;
+      peak = std::max(peak, live);
+      if (p.params_sharded(u)) in_use[u] = p.layout.units[u].full * width;
+      ++at;
+    } else if (c.kind == model::ProviderCall::Kind::release) {
+      live -= in_use[u];
+      in_use[u] = 0;
     }
   }
   return peak;
@@ -55,23 +105,25 @@ std::map<std::string, std::size_t> predict_zero_memory(const ZeroPlan& p) {
   if (!fp32) m[train::category::master] = l.total(p.spec.optimizer) * 4;
   m[train::category::optimizer] = l.total(p.spec.optimizer) * static_cast<std::size_t>(p.shape.optimizer_k - 4);
   const auto B = static_cast<int64_t>(p.shape.micro_batch);
-  m[train::category::activations] = model::activation_bytes(p.shape.model, B, p.shape.precision);
-  m[train::category::scratch] = model::scratch_bytes(p.shape.model, B, p.shape.precision);
+  const model::ModelOptions o = p.model_options();
+  m[train::category::activations] = model::activation_bytes(p.shape.model, B, p.shape.precision, o);
+  if (o.checkpoint_activations)
+    m[train::category::activation_checkpoints] = model::checkpoint_bytes(p.shape.model, B, p.shape.precision, o);
+  m[train::category::scratch] = model::scratch_bytes(p.shape.model, B, p.shape.precision, o);
   const auto tokens = p.shape.micro_batch * static_cast<std::size_t>(p.shape.model.context);
   m[train::category::batch] = (tokens + p.shape.micro_batch) * sizeof(int32_t);
   m[train::category::norm_blocks] = p.norm_floats * sizeof(float);
   m[train::category::eval] = tokens * sizeof(int32_t);  // held-out argmax ids (zero/heldout_eval.h), as the reference
   // gradient storage: one FP32 accumulator buffer per unit; the canonical tree's extra partials
-  std::size_t grads = 0, largest_full = 0, largest_leaf = 0;
+  std::size_t grads = 0, largest_leaf = 0;
   for (std::size_t u = 0; u < l.units.size(); ++u) {
     grads += p.grad_extent(u) * (p.grad_storage_16bit ? 2 : 4);
-    if (u > 0) largest_full = std::max(largest_full, l.units[u].full);
     largest_leaf = std::max(largest_leaf, l.units[u].full + (p.reduce_scatters_grad ? l.units[u].shard : 0));
   }
   m[train::category::grads] = grads;
   if (p.micro_batches_per_rank > 1) m[train::category::accum_partials] = partials_peak(p);
-  // the model's 16-bit (or FP32) output: unit 0's slot spans the backward, one other at a time
-  m[train::category::grad_staging] = (l.units[0].full + largest_full) * t;
+  // the model's 16-bit (or FP32) output: unit 0's slot spans the backward, one block's units at a time
+  m[train::category::grad_staging] = staging_peak(p, t);
   std::size_t largest_unit = 0;
   for (const auto& u : l.units) largest_unit = std::max(largest_unit, u.full);
   const bool reduces = l.world_size > 1;
@@ -80,20 +132,8 @@ std::map<std::string, std::size_t> predict_zero_memory(const ZeroPlan& p) {
   // the 16-bit wire: a copy of each unit, except when the 16-bit gradient storage is reduced in place
   if (reduces && p.reduce_in_compute_type && (p.reduce_each_micro_batch || !p.grad_storage_16bit))
     m[zero_category::reduce_wire] = largest_unit * 2;
-  // stage 3: the unit in use and up to --prefetch gathered ahead of it, along the acquire order
-  // without the persistent units (they are never gathered; prefetch looks past them)
-  std::vector<std::size_t> gathered;
-  for (std::size_t u : p.acquire_order)
-    if (p.params_sharded(u)) gathered.push_back(u);
-  if (!gathered.empty()) {
-    std::size_t peak = 0;
-    for (std::size_t i = 0; i < gathered.size(); ++i) {
-      std::size_t bytes = 0;
-      for (std::size_t k = i; k < gathered.size() && k <= i + p.prefetch; ++k) bytes += l.units[gathered[k]].full * t;
-      peak = std::max(peak, bytes);
-    }
-    m[zero_category::gathered_params] = peak;
-  }
+  // stage 3: the units in use and up to --prefetch gathered ahead, along the acquire order
+  if (const std::size_t peak = gathered_peak(p, t)) m[zero_category::gathered_params] = peak;
   return m;
 }
 

@@ -6,6 +6,7 @@
 #include "core/check.h"
 #include "model/manifest.h"
 #include "model/precision.h"
+#include "optim/grad_norm.h"
 
 namespace zt::zero {
 
@@ -15,14 +16,16 @@ bool persistent_unit(std::size_t numel, std::size_t param_width, double persist_
   return static_cast<double>(numel * param_width) < persist_below_mb * 1048576.0;
 }
 
-ZeroPlan make_zero_plan(const train::TrainConfig& c, int64_t dataset_vocab, int rank) {
+ZeroPlan make_zero_plan(const train::TrainConfig& c, int64_t dataset_vocab, int dp_rank, int mp_rank) {
   ZeroPlan p;
   p.shape = train::single_rank_shape(c, c.vocab ? c.vocab : dataset_vocab);
   ZT_CHECK(p.shape.model.vocab >= dataset_vocab, "--vocab ", p.shape.model.vocab,
            " is smaller than the dataset's alphabet of ", dataset_vocab, " tokens");
-  const auto N = static_cast<std::size_t>(c.world_size);
-  p.layout = make_layout(model::make_manifest(p.shape.model), N, static_cast<std::size_t>(rank),
-                         static_cast<std::size_t>(c.norm_block));
+  // ZeRO shards each model-parallel rank's own units over its data-parallel group
+  const auto N = static_cast<std::size_t>(c.dp_size());
+  p.mp = {c.mp_size, mp_rank};
+  p.manifest = model::make_storage_manifest(p.shape.model, p.mp);
+  p.layout = make_layout(p.manifest, N, static_cast<std::size_t>(dp_rank), static_cast<std::size_t>(c.norm_block));
   p.stage = static_cast<int>(c.stage);
   p.spec = shard_spec_for_stage(p.stage, N);  // the paper's (S_p, S_g, S_o) of the stage
   const std::size_t param_width = model::bytes_of(p.shape.precision);
@@ -56,13 +59,20 @@ ZeroPlan make_zero_plan(const train::TrainConfig& c, int64_t dataset_vocab, int 
   }
   p.norm_floats = static_cast<std::size_t>(c.norm_block);
   p.prefetch = static_cast<std::size_t>(c.prefetch);
-  const auto L = static_cast<std::size_t>(c.layers);
-  for (std::size_t u = 0; u <= L + 1; ++u) p.acquire_order.push_back(u);
-  p.acquire_order.push_back(0);
-  p.acquire_order.push_back(0);
-  p.acquire_order.push_back(L + 1);
-  for (std::size_t l = L; l >= 1; --l) p.acquire_order.push_back(l);
+  p.calls = model::provider_calls(p.manifest);
+  for (const auto& call : p.calls)
+    if (call.kind == model::ProviderCall::Kind::acquire) p.acquire_order.push_back(static_cast<std::size_t>(call.unit));
   return p;
+}
+
+std::vector<std::vector<NormContribution>> mp_norm_contributions(const ZeroPlan& p) {
+  std::vector<std::vector<NormContribution>> out(static_cast<std::size_t>(p.mp.size));
+  for (int64_t q = 0; q < p.mp.size; ++q)
+    for (const auto& u : model::make_storage_manifest(p.shape.model, {p.mp.size, q}).units)
+      if (u.block >= 0 || q == 0)
+        out[static_cast<std::size_t>(q)].push_back(
+            {u.global_index, norm_block_count(static_cast<std::size_t>(u.numel), p.layout.block)});
+  return out;
 }
 
 }  // namespace zt::zero

@@ -9,6 +9,10 @@
 #include <vector>
 
 #include "memory/model_states.h"
+#include "model/manifest.h"
+#include "model/param_provider.h"
+#include "model/tensor_parallel.h"
+#include "model/workspace.h"
 #include "train/memory_plan.h"
 #include "train/train_config.h"
 #include "zero/layout.h"
@@ -37,7 +41,9 @@ inline constexpr const char* reduce_wire = "reduce_wire";          ///< 16-bit c
 ///                            from the stage's own S_g)
 struct ZeroPlan {
   train::SingleRankShape shape;  ///< model, precision, ψ, K, b (micro_batches = the global M)
-  Layout layout;                 ///< padded units, this rank's offsets
+  model::MpPlacement mp;         ///< this rank's model-parallel placement (N_m = 1: none)
+  model::Manifest manifest;      ///< the units this model-parallel rank stores (model/manifest.h)
+  Layout layout;                 ///< its padded units over the data-parallel group, this rank's offsets
   int stage = 0;                 ///< 0..3
   ShardSpec spec;                ///< S_p, S_g, S_o this run keeps, and N
   /// Per unit: what is sharded of it. `spec` for every unit, except in stage 3 with
@@ -55,11 +61,17 @@ struct ZeroPlan {
   std::size_t micro_batches_per_rank = 1;  ///< A
   std::size_t bucket_elements = 0;         ///< stage 2: elements per reduce-scatter call (0: one per unit)
   std::size_t norm_floats = 0;             ///< FP32 window of the norm and the initialiser (b)
-  /// Units in the order one micro-batch acquires them (model/param_provider.h): forward
-  /// 0, 1..L, L+1, 0 (tied head), backward 0 (head), L+1, L..1. Stage 3 gathers in this order.
+  /// The model's provider calls of one micro-batch (model/param_provider.h): the memory
+  /// prediction replays them.
+  std::vector<model::ProviderCall> calls;
+  /// Units in the order one micro-batch acquires them: forward 0, each block's units, ln_f, 0
+  /// (tied head), backward 0 (head), ln_f, each block's units from the last block. Stage 3 gathers
+  /// in this order.
   std::vector<std::size_t> acquire_order;
   std::size_t prefetch = 0;  ///< stage 3: gathers issued ahead of the unit in use
 
+  /// The model options of this rank: its placement and the run's checkpointing. @return them.
+  model::ModelOptions model_options() const { return {mp, shape.checkpoint_activations}; }
   /// Whether unit u's parameters are sharded (gathered before each use). @param u unit.
   /// @return S_p of the unit.
   bool params_sharded(std::size_t u) const { return unit_specs[u].params; }
@@ -82,8 +94,23 @@ struct ZeroPlan {
 /// @param persist_below_mb the threshold in MiB (0: off). @return numel · width < threshold.
 bool persistent_unit(std::size_t numel, std::size_t param_width, double persist_below_mb);
 
+/// One unit's share of the model's gradient norm: its index among the whole model's units and its
+/// number of norm blocks (optim/grad_norm.h).
+struct NormContribution {
+  int global_unit = 0;     ///< UnitInfo::global_index
+  std::size_t blocks = 0;  ///< norm_block_count(numel, b)
+};
+
+/// Per model-parallel rank q: the units whose norm block sums q contributes to the whole model's
+/// norm — its tensor-parallel units, and for q = 0 also the replicated ones (the same on every
+/// rank) — in the one-device unit order. One rank, q = 0, without model parallelism.
+/// @param p a rank's plan. @return one list per model-parallel rank.
+std::vector<std::vector<NormContribution>> mp_norm_contributions(const ZeroPlan& p);
+
 /// Build the plan. @param c validated settings. @param dataset_vocab the dataset's alphabet
-/// (used when --vocab is 0). @param rank this rank. @return the plan.
-ZeroPlan make_zero_plan(const train::TrainConfig& c, int64_t dataset_vocab, int rank);
+/// (used when --vocab is 0). @param dp_rank this rank in its data-parallel group.
+/// @param mp_rank this rank in its model-parallel group (0 without model parallelism).
+/// @return the plan.
+ZeroPlan make_zero_plan(const train::TrainConfig& c, int64_t dataset_vocab, int dp_rank, int mp_rank = 0);
 
 }  // namespace zt::zero

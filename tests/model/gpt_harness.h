@@ -1,10 +1,13 @@
 // gpt_harness.h — test helper: one Gpt<T> with dense parameters and gradients (DenseParamProvider)
 // and its workspace, allocated with a trailing guard band so tests can prove that the model stays
-// inside the sizes activation_bytes()/scratch_bytes() promise.
+// inside the sizes activation_bytes()/scratch_bytes()/checkpoint_bytes() promise. Parameters are
+// given in canonical order and stored in the model's storage manifest (a model-parallel rank
+// keeps only its blocks); grads_canonical() maps the gradient back.
 #pragma once
 
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <random>
 #include <vector>
@@ -52,21 +55,28 @@ struct Harness {
   GuardedBuffer acts, scratch;
   zt::model::Workspace ws;
 
-  /// @param master FP32 parameters (rounded to T for the compute copy).
+  GuardedBuffer checkpoints;
+
+  /// @param master FP32 parameters in canonical order (rounded to T for the compute copy).
   /// @param fill_byte what the workspace is filled with before use (to catch uninitialised reads).
-  Harness(const zt::model::GptConfig& c, int64_t b, const std::vector<float>& master, unsigned char fill_byte = 0)
+  /// @param options model-parallel placement and checkpointing. @param mp_sum completes block sums.
+  Harness(const zt::model::GptConfig& c, int64_t b, const std::vector<float>& master, unsigned char fill_byte = 0,
+          const zt::model::ModelOptions& options = {}, zt::model::ModelParallelSum mp_sum = {})
       : cfg(c),
         B(b),
-        model(c, b),
-        params(master.size()),
-        grads(master.size()),
+        model(c, b, options, std::move(mp_sum)),
+        params(static_cast<std::size_t>(model.manifest().param_count)),
+        grads(params.size()),
         provider(model.manifest(), params.data(), grads.data()),
         fill(fill_byte),
-        acts(zt::model::activation_bytes(c, b, zt::model::precision_of<T>()), fill_byte),
-        scratch(zt::model::scratch_bytes(c, b, zt::model::precision_of<T>()), fill_byte) {
-    for (std::size_t i = 0; i < master.size(); ++i) params[i] = zt::kernels::from_f<T>(master[i]);
+        acts(zt::model::activation_bytes(c, b, zt::model::precision_of<T>(), options), fill_byte),
+        scratch(zt::model::scratch_bytes(c, b, zt::model::precision_of<T>(), options), fill_byte),
+        checkpoints(zt::model::checkpoint_bytes(c, b, zt::model::precision_of<T>(), options), fill_byte) {
+    std::vector<float> stored(params.size());
+    zt::model::from_canonical(model.manifest(), master.data(), stored.data());
+    for (std::size_t i = 0; i < stored.size(); ++i) params[i] = zt::kernels::from_f<T>(stored[i]);
     std::memset(static_cast<void*>(grads.data()), fill_byte, grads.size() * sizeof(T));
-    ws = {acts.data.get(), acts.size, scratch.data.get(), scratch.size};
+    ws = {acts.data.get(), acts.size, scratch.data.get(), scratch.size, checkpoints.data.get(), checkpoints.size};
   }
   float forward(const std::vector<int32_t>& batch) {
     return model.forward(provider, zt::model::batch_inputs(batch.data(), B, cfg.context),
@@ -81,7 +91,17 @@ struct Harness {
     for (std::size_t i = 0; i < g.size(); ++i) g[i] = zt::kernels::to_f(grads[i]);
     return g;
   }
-  bool guards_intact() const { return acts.guard_intact(fill) && scratch.guard_intact(fill); }
+  /// The gradient in canonical order; elements this rank does not hold are NaN.
+  std::vector<float> grads_canonical() const {
+    std::vector<float> g(static_cast<std::size_t>(zt::model::param_count(cfg)),
+                         std::numeric_limits<float>::quiet_NaN());
+    const auto stored = grads_f();
+    zt::model::to_canonical(model.manifest(), stored.data(), g.data());
+    return g;
+  }
+  bool guards_intact() const {
+    return acts.guard_intact(fill) && scratch.guard_intact(fill) && checkpoints.guard_intact(fill);
+  }
 };
 
 /// GPT-2 initial parameters.

@@ -163,3 +163,69 @@ TEST_CASE("persist-below-mb: a negative size is one clear line, and the setting 
     CHECK(error.find("configuration mismatch") != std::string::npos);  // non-empty: the rank failed
   }
 }
+
+TEST_CASE("zero-train --mp-size: a DP x MP grid of processes and threads, bitwise equal, JSON per group", "[ch8]") {
+  const std::string mp_model =
+      "--layers 2 --heads 4 --width 32 --context 8 --steps 2 --global-batch 4 --micro-batch 2 --eval-every 2 "
+      "--warmup-steps 0 --norm-block 32 --precision bf16 ";
+  for (const char* how : {"", "--ranks-as threads "})
+    for (const char* ckpt : {"", "--checkpoint-activations "}) {
+      const std::string json = "/tmp/zt_zero_mp_" + std::to_string(::getpid()) + ".json";
+      const auto out =
+          zero_train(mp_model + how + ckpt + "--world-size 4 --mp-size 2 --stage 2 --verify --summary-json " + json);
+      INFO(how << ckpt << out.out << out.err);
+      REQUIRE(out.status == 0);
+      CHECK(out.out.find("bitwise equal to the single-rank reference") != std::string::npos);
+      std::ifstream f(json);
+      const auto j = nlohmann::json::parse(f);
+      std::remove(json.c_str());
+      CHECK(j["mp_size"] == 2);
+      CHECK(j["dp_size"] == 2);
+      CHECK(j["config"]["mp_blocks"] == 2);  // --mp-blocks defaults to --mp-size
+      REQUIRE(j["memory"]["per_rank"].size() == 4);
+      for (int r = 0; r < 4; ++r) {  // rank = dp_rank * N_m + mp_rank
+        const auto& m = j["memory"]["per_rank"][r];
+        CHECK(m["rank"] == r);
+        CHECK(m["dp_rank"] == r / 2);
+        CHECK(m["mp_rank"] == r % 2);
+        CHECK(m["by_category"] == m["by_category_predicted"]);
+      }
+      const auto& comm = j["comm"];
+      for (const char* g : {"dp", "mp"})
+        CHECK(comm["groups"][g]["bytes_sent_per_step"] == comm["groups"][g]["predicted_bytes_sent_per_step"]);
+      CHECK(comm["groups"]["mp"]["calls_per_step"]["all_reduce"].get<int>() > 0);
+      // the top-level fields stay the sum over the groups
+      for (const auto& [kind, bytes] : comm["bytes_sent_per_step"].items()) {
+        uint64_t sum = 0;
+        for (const char* g : {"dp", "mp"})
+          if (comm["groups"][g]["bytes_sent_per_step"].contains(kind))
+            sum += comm["groups"][g]["bytes_sent_per_step"][kind].get<uint64_t>();
+        CHECK(bytes.get<uint64_t>() == sum);
+      }
+    }
+}
+
+TEST_CASE("zero-train: bad model-parallel input is one line and a non-zero exit on every rank", "[ch8]") {
+  for (const char* args : {"--world-size 6 --mp-size 4", "--world-size 3 --mp-size 3", "--mp-blocks 3",
+                           "--world-size 4 --mp-size 4 --mp-blocks 2", "--heads 2 --mp-blocks 4"}) {
+    const auto out = zero_train(kTiny + args);
+    INFO(args << ": " << out.err);
+    CHECK(out.status == 2);
+    CHECK(zt::test::line_count(out.err) == 1);
+    CHECK(out.err.rfind("zero-train: error: ", 0) == 0);
+  }
+  // started by a launcher, each rank checks its flags against WORLD_SIZE itself, before any
+  // rendezvous: every rank fails with the same line (run here one rank at a time, so that no
+  // launcher stops a rank before it has said why)
+  for (const char* rank : {"0", "1"}) {
+    RunOptions o;
+    o.env = {
+        {"RANK", rank}, {"WORLD_SIZE", "2"}, {"LOCAL_RANK", rank}, {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", "1"}};
+    const auto out = run_program("zero-train", kTiny + "--mp-size 2 --mp-blocks 3", o);
+    INFO("rank " << rank << ": " << out.err);
+    CHECK(out.status == 2);
+    CHECK(out.err == "zero-train: error: --mp-blocks 3 is not a power of two\n");
+    const auto bad_world = run_program("zero-train", kTiny + "--mp-size 4", o);
+    CHECK(bad_world.err.find("--world-size 2 is not a multiple of --mp-size 4") != std::string::npos);
+  }
+}

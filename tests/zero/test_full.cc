@@ -1,4 +1,5 @@
-// The full product of the equivalence axes (label `full`, not part of `make test`): stages 0-3 x
+// The full product of the equivalence axes (label `full`, not part of `make test`); and the full
+// product of the model-parallel axes of chapter 8 (mp_fixtures.h). Data parallelism: stages 0-3 x
 // N = 1..5, 7 x fp32/fp16/bf16 x Adam/SGD x overlap on/off x prefetch 0/2 x two bucket sizes,
 // one micro-batch per rank, with clipping; each run bitwise equal to the single-rank reference.
 // The rows are listed by full_product() (every combination but the two that are the same run:
@@ -8,6 +9,7 @@
 
 #include <vector>
 
+#include "zero/mp_fixtures.h"
 #include "zero/zero_fixtures.h"
 
 using namespace zt;
@@ -63,5 +65,17 @@ TEST_CASE("full product: every stage, N, precision, optimizer, overlap, prefetch
       REQUIRE(z.errors == "");
       for (const auto& r : z.ranks) CHECK(compare_steps(r.value->run.steps, ref.steps) == "");
       CHECK(compare_params(z.artifacts.final_params, ref_art.final_params) == "");
+    }
+}
+
+TEST_CASE("full product, model parallel: (N_d, N_m) x stage x precision x checkpointing", "[ch8]") {
+  std::vector<MpCase> cases;
+  for (auto [dp, mp] : {std::pair{1, 2}, {2, 2}, {1, 4}, {2, 4}})
+    for (int stage : {0, 1, 2, 3})
+      for (const char* precision : {"fp32", "fp16", "bf16"})
+        for (bool checkpoint : {false, true}) cases.push_back({dp, mp, stage, precision, checkpoint});
+  REQUIRE(cases.size() == 4 * 4 * 3 * 2);
+  for (const MpCase& cs : cases) DYNAMIC_SECTION(cs.name()) {
+      check_mp_equal(cs);
     }
 }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "collective/grid.h"
 #include "collective/thread_ranks.h"
 #include "train/compare_runs.h"
 #include "train/train_fixtures.h"
@@ -24,7 +25,8 @@ struct ZeroRun {
   std::string errors;                                   ///< concatenated rank errors
 };
 
-/// Run config.world_size ranks as threads on the embedded dataset.
+/// Run config.world_size ranks as threads on the embedded dataset; with config.mp_size > 1 on the
+/// data-parallel x model-parallel grid of collective/grid.h.
 inline ZeroRun run_zero(const train::TrainConfig& c) {
   auto data = addition_for(c);
   const int n = static_cast<int>(c.world_size);
@@ -35,7 +37,9 @@ inline ZeroRun run_zero(const train::TrainConfig& c) {
   ZeroRun out;
   out.ranks = run_thread_ranks(n, [&](int r) {
     GlooCollective coll(group.for_rank(r));
-    return zero::train_zero(c, *data, coll, {}, &arts[static_cast<std::size_t>(r)]);
+    if (c.mp_size == 1) return zero::train_zero(c, *data, coll, {}, &arts[static_cast<std::size_t>(r)]);
+    Grid grid = make_grid(coll, static_cast<int>(c.mp_size));
+    return zero::train_zero(c, *data, {*grid.dp, grid.mp.get()}, {}, &arts[static_cast<std::size_t>(r)]);
   });
   for (int r = 0; r < n; ++r)
     if (!out.ranks[static_cast<std::size_t>(r)].ok())
@@ -78,16 +82,19 @@ inline train::TrainConfig zero_config(int stage, int world, int micro_per_rank, 
   return c;
 }
 
-/// The reference: one rank, stage 0, same global batch, micro-batch, precision, seed.
+/// The reference: one rank, stage 0, same global batch, micro-batch, precision, seed, and the
+/// same tensor-parallel blocks (all of them on the one device).
 inline train::TrainConfig reference_of(train::TrainConfig c) {
+  c.mp_blocks = c.resolved_mp_blocks();
   c.stage = 0;
   c.world_size = 1;
+  c.mp_size = 1;
   return c;
 }
 
 /// The plan rank `rank` of `c` derives (layout, per-unit specs), built without training.
-inline zero::ZeroPlan plan_of(const train::TrainConfig& c, int rank = 0) {
-  return zero::make_zero_plan(c, addition_for(c)->vocab_size(), rank);
+inline zero::ZeroPlan plan_of(const train::TrainConfig& c, int rank = 0, int mp_rank = 0) {
+  return zero::make_zero_plan(c, addition_for(c)->vocab_size(), rank, mp_rank);
 }
 
 /// A --persist-below-mb that keeps every unit smaller than the largest one whole, read off the

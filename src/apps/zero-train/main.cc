@@ -16,6 +16,7 @@
 #include <optional>
 
 #include "collective/gloo_collective.h"
+#include "collective/grid.h"
 #include "collective/store.h"
 #include "collective/thread_ranks.h"
 #include "core/atomic_file.h"
@@ -124,14 +125,17 @@ void dump_raw(const std::string& path, const V& values) {
   zt::write_file_atomic(path, values.data(), values.size() * sizeof(values[0]));
 }
 
-/// --verify: run the single-rank reference on the same global batch and compare every step
-/// record, every evaluation and the final master weights bit for bit (train/compare_runs.h).
+/// --verify: run the single-rank reference on the same global batch, with the same --mp-blocks
+/// (all blocks on one device), and compare every step record, every evaluation and the final
+/// master weights bit for bit (train/compare_runs.h).
 zt::train::RunComparison verify(const TrainConfig& c, const zt::Dataset& data, const RunResult& r,
                                 const RunArtifacts& artifacts) {
   TrainConfig ref = c;
   ref.stage = 0;
   ref.world_size = 1;
-  ref.dump_params = "verify";  // asks the reference for its final master weights
+  ref.mp_size = 1;
+  ref.mp_blocks = c.resolved_mp_blocks();  // the same numerics: B blocks, all on one device
+  ref.dump_params = "verify";              // asks the reference for its final master weights
   RunArtifacts ref_artifacts;
   const RunResult ref_result = zt::train::train_single_rank(ref, data, {}, &ref_artifacts);
   const int64_t vocab = c.vocab ? c.vocab : data.vocab_size();
@@ -156,7 +160,9 @@ int write_outputs(const TrainConfig& c, const zt::Dataset& data, const RunResult
   }
   int status = 0;
   std::vector<zt::train::JsonSection> sections;
-  if (comm) sections.emplace_back("comm", zt::zero::comm_json(comm->comm_per_step, comm->comm_predicted_per_step));
+  sections.emplace_back("mp_size", std::to_string(c.mp_size));
+  sections.emplace_back("dp_size", std::to_string(c.dp_size()));
+  if (comm) sections.emplace_back("comm", zt::zero::comm_json(comm->dp, comm->mp));
   if (c.verify) {
     const zt::train::RunComparison v = verify(c, data, r, artifacts);
     if (v.equal())
@@ -196,6 +202,15 @@ zt::GlooOptions rank_options(const TrainConfig& c) {
   return o;
 }
 
+/// One rank's training: on the world as one data-parallel group, or, with --mp-size > 1, on its
+/// data-parallel and model-parallel groups of the grid (collective/grid.h: rank = dp · N_m + mp).
+zt::zero::ZeroRunResult train_on_grid(const TrainConfig& c, const zt::Dataset& data, zt::Collective& world,
+                                      const zt::train::StepCallback& on_step, RunArtifacts* artifacts) {
+  if (c.mp_size == 1) return zt::zero::train_zero(c, data, world, on_step, artifacts);
+  zt::Grid grid = zt::make_grid(world, static_cast<int>(c.mp_size));
+  return zt::zero::train_zero(c, data, {*grid.dp, grid.mp.get()}, on_step, artifacts);
+}
+
 int run_thread_ranks(const TrainConfig& c, const zt::Dataset& data) {
   zt::ThreadGroup group = zt::thread_group(static_cast<int>(c.world_size));
   group.base.mode = rank_options(c).mode;
@@ -204,8 +219,8 @@ int run_thread_ranks(const TrainConfig& c, const zt::Dataset& data) {
   auto outcomes = zt::run_thread_ranks(static_cast<int>(c.world_size), [&](int r) {
     zt::GlooCollective coll(group.for_rank(r));
     // rank 0 reports progress and the held-out evaluations, as the single-rank run does
-    return zt::zero::train_zero(c, data, coll, r == 0 ? progress_printer(c) : zt::train::StepCallback{},
-                                &arts[static_cast<std::size_t>(r)]);
+    return train_on_grid(c, data, coll, r == 0 ? progress_printer(c) : zt::train::StepCallback{},
+                         &arts[static_cast<std::size_t>(r)]);
   });
   bool failed = false;
   for (std::size_t q = 0; q < outcomes.size(); ++q)
@@ -261,7 +276,7 @@ int run_launched_rank(const TrainConfig& c, const zt::Dataset& data, const zt::l
   zt::GlooCollective coll(o);
   RunArtifacts artifacts;
   const zt::zero::ZeroRunResult res =
-      zt::zero::train_zero(c, data, coll, env.rank == 0 ? progress_printer(c) : zt::train::StepCallback{}, &artifacts);
+      train_on_grid(c, data, coll, env.rank == 0 ? progress_printer(c) : zt::train::StepCallback{}, &artifacts);
   // per-rank memory (and timeline) travel to rank 0 as JSON through the store
   auto put = [&](const std::string& key, const std::string& text) {
     store->set("zero-train/" + key + "/" + std::to_string(env.rank), std::vector<char>(text.begin(), text.end()));

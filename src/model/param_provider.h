@@ -37,6 +37,7 @@ namespace zt::model {
 
 /// One call of the provider protocol (param_provider_calls). param_grad_done is not listed.
 struct ProviderCall {
+  /// The four calls of the protocol.
   enum class Kind { acquire, release, grad, grad_done };
   Kind kind;  ///< which call
   int unit;   ///< on which unit

@@ -124,10 +124,22 @@ std::string summary_json(const TrainConfig& config, const RunResult& r, const st
 }
 
 std::string manifest_json(const TrainConfig& c, int64_t vocab) {
-  const model::Manifest m = model::make_manifest({vocab, c.context, c.layers, c.heads, c.width});
+  const model::GptConfig cfg{vocab, c.context, c.layers, c.heads, c.width, c.resolved_mp_blocks()};
+  const model::Manifest m = model::make_manifest(cfg);
+  // which canonical tensors tensor parallelism splits: those stored in a block's unit
+  std::vector<bool> split(m.params.size(), false);
+  const model::Manifest stored = model::make_storage_manifest(cfg, {});
+  for (const auto& p : stored.params)
+    if (stored.units[static_cast<std::size_t>(p.unit)].block >= 0)
+      for (const auto& r : p.runs) split[static_cast<std::size_t>(r.param)] = true;
   ordered_json list = ordered_json::array();
-  for (const auto& p : m.params)
-    list.push_back({{"name", p.name}, {"shape", p.shape}, {"offset", p.offset}, {"numel", p.numel}});
+  for (std::size_t i = 0; i < m.params.size(); ++i) {
+    const auto& p = m.params[i];
+    const bool row = p.name.size() >= 13 && p.name.compare(p.name.size() - 13, 13, "c_proj.weight") == 0;
+    const char* tp = !split[i] ? "replicated" : row ? "row" : "column";  // each MP rank: 1/N_m of a split one
+    list.push_back(
+        {{"name", p.name}, {"shape", p.shape}, {"offset", p.offset}, {"numel", p.numel}, {"tensor_parallel", tp}});
+  }
   return list.dump(1) + "\n";
 }
 

@@ -35,7 +35,9 @@ using JsonSection = std::pair<std::string, std::string>;
 std::string summary_json(const TrainConfig& config, const RunResult& result,
                          const std::vector<JsonSection>& sections = {});
 
-/// The parameter manifest: [{name, shape, offset, numel}] in canonical order.
+/// The parameter manifest: [{name, shape, offset, numel, tensor_parallel}] in canonical order, the
+/// order of the dumps; tensor_parallel is "column" or "row" for the tensors --mp-blocks splits
+/// (each model-parallel rank stores 1/N_m of them), "replicated" for the others.
 /// @param config the settings (model shape). @param vocab the vocabulary in use.
 /// @return JSON text.
 std::string manifest_json(const TrainConfig& config, int64_t vocab);

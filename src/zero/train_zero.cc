@@ -95,7 +95,7 @@ class ZeroLoop final : public model::ParamProvider<T> {
   ZeroRunResult run(const StepCallback& on_step) {
     ZeroRunResult out;
     RunResult& result = out.run;
-    result.param_count = static_cast<int64_t>(lay_.psi);
+    result.param_count = model::param_count(shape_.model);  // the whole model (a model-parallel rank holds part)
     result.dataset = data_.describe();
     scaler_ = loss_scaler_for(c_);
     const CommStats dp_start = coll_.stats(), mp_start = mp_stats();

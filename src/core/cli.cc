@@ -1,6 +1,7 @@
 // core/cli.cc — implementation of the strict argument parser (see cli.h).
 #include "core/cli.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -125,6 +126,15 @@ void ArgParser::add_choice(const std::string& name, std::string* out, std::vecto
        }});
 }
 
+void ArgParser::add_optional_choice(const std::string& name, std::string* out, std::vector<std::string> choices,
+                                    const std::string& implicit, const std::string& help) {
+  add_choice(name, out, choices, help);
+  Option* o = find(name);
+  o->kind = "[" + o->kind + "]";
+  o->implicit = implicit;
+  o->choices = std::move(choices);
+}
+
 void ArgParser::set_default_text(const std::string& name, const std::string& text) {
   Option* o = find(name);
   ZT_CHECK(o != nullptr, "set_default_text: no flag --", name);
@@ -160,7 +170,11 @@ bool ArgParser::parse(int argc, char** argv) {
       o->set("");
       continue;
     }
-    if (!inline_value) {
+    if (!inline_value && !o->implicit.empty()) {  // the next word is its value only if it is a choice
+      const bool next_is_choice =
+          i + 1 < argc && std::find(o->choices.begin(), o->choices.end(), argv[i + 1]) != o->choices.end();
+      value = next_is_choice ? argv[++i] : o->implicit;
+    } else if (!inline_value) {
       ZT_CHECK(i + 1 < argc, "flag --", name, " needs a value (", o->kind, ")");
       value = argv[++i];
     }

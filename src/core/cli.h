@@ -59,6 +59,13 @@ class ArgParser {
   /// @param name a declared flag without dashes. @param text what --help prints after "default: ".
   void set_default_text(const std::string& name, const std::string& text);
 
+  /// A choice whose value may be left out: `--name` alone means `implicit`, `--name=v` or
+  /// `--name v` (v one of the choices) sets v. @param name flag without dashes. @param out target
+  /// (its current value is the default). @param choices the accepted values.
+  /// @param implicit the value of the bare flag (one of the choices). @param help one-line description.
+  void add_optional_choice(const std::string& name, std::string* out, std::vector<std::string> choices,
+                           const std::string& implicit, const std::string& help);
+
   /// Parse argv. Throws zt::Error on any bad input.
   /// @param argc argument count as given to main.
   /// @param argv argument vector as given to main.
@@ -82,6 +89,8 @@ class ArgParser {
     std::function<void(const std::string&)> set;
     bool takes_value = true;
     bool seen = false;
+    std::string implicit;              // optional value: what the bare flag means ("" = required)
+    std::vector<std::string> choices;  // optional value: the words that are taken as its value
   };
   Option* find(const std::string& name);
   void add(Option option);

@@ -41,7 +41,38 @@ Arena::Arena(std::size_t capacity_bytes, std::string name)
     : capacity_(capacity_bytes), name_(std::move(name)), region_(nullptr, std::free) {
   ZT_CHECK(capacity_bytes > 0, "arena '", name_, "': capacity must be positive");
   region_.reset(reserve_region(capacity_bytes));
-  free_.emplace(0, capacity_bytes);
+  regions_.push_back({"general", {{0, capacity_bytes}}, 0, capacity_bytes});
+}
+
+Arena::Region& Arena::region_of(std::string_view category) {
+  auto it = region_by_category_.find(category);
+  return regions_[it == region_by_category_.end() ? 0 : it->second];
+}
+
+Arena::Region& Arena::region_at(std::size_t offset) {
+  for (std::size_t i = regions_.size(); i-- > 1;)  // the M_D regions; the general region is the rest
+    if (offset >= regions_[i].begin && offset < regions_[i].end) return regions_[i];
+  return regions_[0];
+}
+
+void Arena::add_region(const std::string& name, std::size_t bytes, const std::vector<std::string>& categories) {
+  bytes = bytes / kAlignment * kAlignment;
+  auto& general = regions_[0].free;
+  ZT_CHECK(!general.empty(), "arena '", name_, "': no free space for region '", name, "'");
+  auto last = std::prev(general.end());
+  const std::size_t usable = last->second / kAlignment * kAlignment;
+  ZT_CHECK(usable >= bytes && bytes > 0, "arena '", name_, "': region '", name, "' of ", bytes,
+           " bytes does not fit the free space at its end (", usable, " bytes)");
+  // the region is the top of the last free block, granule-aligned
+  const std::size_t begin = (last->first + last->second - bytes) / kAlignment * kAlignment;
+  const std::size_t end = last->first + last->second;
+  if (begin > last->first)
+    last->second = begin - last->first;
+  else
+    general.erase(last);
+  regions_.push_back({name, {{begin, end - begin}}, begin, end});
+  regions_[0].end = std::min(regions_[0].end, begin);
+  for (const auto& c : categories) region_by_category_[c] = regions_.size() - 1;
 }
 
 Arena::~Arena() {
@@ -69,17 +100,27 @@ ArenaAllocation Arena::allocate(std::size_t bytes, std::string_view category) {
     return a;
   }
   const std::size_t need = aligned_size(bytes);
-  auto fit = free_.begin();
-  while (fit != free_.end() && fit->second < need) ++fit;
-  if (fit == free_.end()) {
+  Region& region = region_of(category);
+  auto& free = region.free;
+  auto fit = free.begin();
+  while (fit != free.end() && fit->second < need) ++fit;
+  if (fit == free.end()) {
     const FragmentationStats f = fragmentation();
+    if (&region != &regions_[0])
+      ZT_FAIL("out of memory in ", name_, ": category '", category, "' requested ", bytes, " bytes (", need, " with ",
+              kAlignment, "-byte alignment) in its region '", region.name, "' of ", region.end - region.begin,
+              " bytes");
     ZT_FAIL("out of memory in ", name_, ": category '", category, "' requested ", bytes, " bytes (", need, " with ",
             kAlignment, "-byte alignment); free ", f.free_bytes, " bytes of ", capacity_, ", largest free block ",
             f.largest_free_block, " bytes");
   }
   const std::size_t offset = fit->first, size = fit->second;
-  free_.erase(fit);
-  if (size > need) free_.emplace(offset + need, size - need);
+  free.erase(fit);
+  if (size > need) free.emplace(offset + need, size - need);
+  if (tracing_) {
+    id_at_[offset] = next_id_;
+    trace_.push_back({true, next_id_++, bytes, std::string(category)});
+  }
   reserved_ += need;
   ++live_blocks_;
   ledger_.add(category, bytes);
@@ -94,27 +135,35 @@ void Arena::release(std::size_t offset, std::size_t bytes, const std::string& ca
   ledger_.remove(category, bytes);
   --live_blocks_;
   if (bytes == 0) return;
+  if (tracing_) {
+    auto it = id_at_.find(offset);
+    if (it != id_at_.end()) {  // allocations made before tracing began are not in the trace
+      trace_.push_back({false, it->second, bytes, category});
+      id_at_.erase(it);
+    }
+  }
   std::size_t start = offset, size = aligned_size(bytes);
   reserved_ -= size;
-  auto next = free_.lower_bound(offset);
-  if (next != free_.end() && start + size == next->first) {  // merge with the right neighbour
+  auto& free = region_at(offset).free;
+  auto next = free.lower_bound(offset);
+  if (next != free.end() && start + size == next->first) {  // merge with the right neighbour
     size += next->second;
-    next = free_.erase(next);
+    next = free.erase(next);
   }
-  if (next != free_.begin()) {  // merge with the left neighbour
+  if (next != free.begin()) {  // merge with the left neighbour
     auto prev = std::prev(next);
     if (prev->first + prev->second == start) {
       start = prev->first;
       size += prev->second;
-      free_.erase(prev);
+      free.erase(prev);
     }
   }
-  free_.emplace(start, size);
+  free.emplace(start, size);
 }
 
 FragmentationStats Arena::fragmentation() const {
   FragmentationStats f;
-  for (const auto& [offset, size] : free_) {
+  for (const auto& [offset, size] : regions_[0].free) {  // the general region: what a request there can use
     // The last block may end at a capacity that is not a multiple of the granule: only whole
     // granules of it can be handed out, so only those count as allocatable.
     const std::size_t usable = size / kAlignment * kAlignment;

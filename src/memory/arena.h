@@ -18,15 +18,25 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "memory/ledger.h"
 
 namespace zt {
+
+/// One allocation or release, as the arena saw it (allocation tracing, ZeRO-R's M_D).
+struct ArenaEvent {
+  bool allocate = true;   ///< true: an allocation; false: the release of allocation `id`
+  uint64_t id = 0;        ///< the allocation's number (0, 1, ... in allocation order)
+  std::size_t bytes = 0;  ///< requested bytes
+  std::string category;   ///< its ledger category
+};
 
 /// Free-space statistics of an arena at one moment.
 struct FragmentationStats {
@@ -110,6 +120,16 @@ class Arena {
   FragmentationStats fragmentation() const;
   /// The arena's name. @return it.
   const std::string& name() const { return name_; }
+  /// Record every later allocation and release (zero_r/allocation_replay.h replays them).
+  void enable_trace() { tracing_ = true; }
+  /// The recorded events, in order. @return them.
+  const std::vector<ArenaEvent>& trace() const { return trace_; }
+  /// M_D (ZeRO paper, Sec. 6.3): set aside `bytes` at the end of the free space as a region of its
+  /// own for the listed categories, so long-lived tensors do not land between short-lived ones.
+  /// Must be called while the arena's last free block can hold it (e.g. before any allocation).
+  /// @param name the region's name (in errors). @param bytes its size (rounded down to the
+  /// granule). @param categories the categories allocated from it.
+  void add_region(const std::string& name, std::size_t bytes, const std::vector<std::string>& categories);
   /// Round a size up to the allocation granule. @param bytes a size. @return the reserved size.
   static std::size_t aligned_size(std::size_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; }
 
@@ -117,15 +137,27 @@ class Arena {
   friend class ArenaAllocation;
   void release(std::size_t offset, std::size_t bytes, const std::string& category) noexcept;
   const std::string& intern(std::string_view category);
+  struct Region {
+    std::string name;
+    std::map<std::size_t, std::size_t> free;  // offset -> size, address order, never adjacent
+    std::size_t begin = 0, end = 0;           // [begin, end) of the arena
+  };
+  Region& region_of(std::string_view category);
+  Region& region_at(std::size_t offset);
 
   std::size_t capacity_;
   std::string name_;
   std::unique_ptr<std::byte, void (*)(void*)> region_;
-  std::map<std::size_t, std::size_t> free_;  // offset -> size, address order, never adjacent
+  std::vector<Region> regions_;  // [0]: the general region; then M_D's (add_region)
+  std::map<std::string, std::size_t, std::less<>> region_by_category_;
   std::size_t reserved_ = 0;
   std::size_t live_blocks_ = 0;
   Ledger ledger_;
   std::map<std::string, std::unique_ptr<std::string>, std::less<>> names_;
+  bool tracing_ = false;
+  std::vector<ArenaEvent> trace_;
+  uint64_t next_id_ = 0;
+  std::map<std::size_t, uint64_t> id_at_;  // live allocation's offset -> its number (tracing)
 };
 
 }  // namespace zt

@@ -27,10 +27,12 @@
 #include <cstdint>
 
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "kernels/parallel_linear.h"
 #include "kernels/tokens.h"
+#include "model/checkpoint_keeper.h"
 #include "model/gpt_config.h"
 #include "model/manifest.h"
 #include "model/param_provider.h"
@@ -108,6 +110,9 @@ class Gpt {
   const Manifest& manifest() const { return manifest_; }
   /// Placement and checkpointing. @return them.
   const ModelOptions& options() const { return opts_; }
+  /// Where the checkpoints go when options().external_checkpoints is set (kept by pointer; it must
+  /// outlive every forward and backward). @param keeper the caller's keeper.
+  void set_checkpoint_keeper(CheckpointKeeper<T>* keeper) { keeper_ = keeper; }
   /// The micro-batch size B. @return it.
   int64_t micro_batch() const { return B_; }
 
@@ -118,13 +123,14 @@ class Gpt {
   void block_forward(int layer, const LayerTensors<const T>& p, const T* x_in, char* acts, float* fs);
   void block_backward(ParamProvider<T>& params, int layer, const LayerTensors<const T>& p, const LayerTensors<T>& g,
                       const T* x_in, char* acts, char* scr, float* fs);
-  const T* stream(const Workspace& ws, int64_t l) const;  // the residual stream x_l (block l's input)
-  T* stream(const Workspace& ws, int64_t l);
+  T* block_input(const Workspace& ws, int64_t l) const;  // x_l, block l's input ([N,C]); x_L after the last
+  std::unique_ptr<CheckpointKeeper<T>> default_keeper(const Workspace& ws) const;
 
   GptConfig cfg_;
   int64_t B_;
   ModelOptions opts_;
-  ModelParallelSum mp_sum_;  // empty when every block is here
+  ModelParallelSum mp_sum_;                // empty when every block is here
+  CheckpointKeeper<T>* keeper_ = nullptr;  // external checkpoints (options().external_checkpoints)
   Manifest manifest_;
   int64_t J_;  // tensor-parallel blocks held here
   ActivationLayout act_;

@@ -87,6 +87,9 @@ void Gpt<T>::backward(ParamProvider<T>& params, const kernels::TokenView& inputs
   const int64_t V = cfg_.vocab, C = cfg_.width, N = B_ * cfg_.context;
   const int L = static_cast<int>(cfg_.layers);
   const int ln_f = static_cast<int>(manifest_.units.size()) - 1;
+  std::unique_ptr<CheckpointKeeper<T>> own;
+  CheckpointKeeper<T>* keeper = keeper_;
+  if (act_.checkpointing && !keeper) keeper = (own = default_keeper(ws)).get();
 
   // Head: logits = lnf wte^T. Its wte gradient is written into grad(0) now; the embedding's part
   // is added at the very end (kernels/embedding.h), so grad(0) stays open across the backward.
@@ -99,7 +102,7 @@ void Gpt<T>::backward(ParamProvider<T>& params, const kernels::TokenView& inputs
 
   const T* lnf = params.acquire(ln_f);
   T* g_lnf = params.grad(ln_f);
-  layernorm_backward(sc(scr_.d_x), g_lnf, g_lnf + C, sc(scr_.d_c), stream(ws, L), stat(act_.lnf_mean),
+  layernorm_backward(sc(scr_.d_x), g_lnf, g_lnf + C, sc(scr_.d_c), block_input(ws, L), stat(act_.lnf_mean),
                      stat(act_.lnf_rstd), lnf, N, C, fs);
   const int lnf_first = manifest_.units[static_cast<std::size_t>(ln_f)].first_param;
   params.param_grad_done(lnf_first);
@@ -114,9 +117,13 @@ void Gpt<T>::backward(ParamProvider<T>& params, const kernels::TokenView& inputs
     for (int u : units) p_ptrs.push_back(params.acquire(u));
     for (int u : units) g_ptrs.push_back(params.grad(u));
     const LayerTensors<const T> p = layer_tensors(l, p_ptrs);
-    const T* x_in = stream(ws, l);
-    // checkpointing: forward kept only x_in; recompute the block's activations (same calls, same bits)
-    if (act_.stream_in_checkpoints) block_forward(l, p, x_in, acts, fs);
+    T* x_in = block_input(ws, l);
+    // checkpointing: forward kept only x_in; restore it and recompute the block's activations
+    // (the same calls on the same values: the same bits)
+    if (keeper) {
+      keeper->restore(l, x_in);
+      block_forward(l, p, x_in, acts, fs);
+    }
     block_backward(params, l, p, layer_tensors(l, g_ptrs), x_in, acts, scr, fs);
     for (int u : units) {
       if (cfg_.mp_blocks > 1) {  // split blocks: each unit's parameters, from its end towards its start

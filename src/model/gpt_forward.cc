@@ -40,23 +40,29 @@ void Gpt<T>::check(const kernels::TokenView& inputs, const kernels::TokenView& t
            " bytes, need ", act_.total);
   ZT_CHECK(ws.scratch && ws.scratch_size >= scr_.total, "scratch workspace of ", ws.scratch_size, " bytes, need ",
            scr_.total);
-  ZT_CHECK(!act_.stream_in_checkpoints || (ws.checkpoints && ws.checkpoint_size >= act_.checkpoint_total),
+  ZT_CHECK(!act_.checkpointing || opts_.external_checkpoints ||
+               (ws.checkpoints && ws.checkpoint_size >= act_.checkpoint_total),
            "checkpoint workspace of ", ws.checkpoint_size, " bytes, need ", act_.checkpoint_total);
+  ZT_CHECK(!opts_.external_checkpoints || keeper_, "external checkpoints, but no CheckpointKeeper was set");
 }
 
 template <typename T>
-const T* Gpt<T>::stream(const Workspace& ws, int64_t l) const {
-  const void* base = act_.stream_in_checkpoints ? ws.checkpoints : ws.activations;
-  return reinterpret_cast<const T*>(static_cast<const char*>(base) + act_.stream[static_cast<std::size_t>(l)]);
+T* Gpt<T>::block_input(const Workspace& ws, int64_t l) const {
+  char* acts = static_cast<char*>(ws.activations);
+  // checkpointing: one stream buffer; otherwise x0 and each block's output, all kept
+  const std::size_t at = act_.checkpointing ? act_.x
+                         : l == 0           ? act_.x0
+                                            : act_.layers[static_cast<std::size_t>(l - 1)].res2;
+  return reinterpret_cast<T*>(acts + at);
 }
 
 template <typename T>
-T* Gpt<T>::stream(const Workspace& ws, int64_t l) {
-  return const_cast<T*>(static_cast<const Gpt<T>*>(this)->stream(ws, l));
+std::unique_ptr<CheckpointKeeper<T>> Gpt<T>::default_keeper(const Workspace& ws) const {
+  return std::make_unique<FullCheckpoints<T>>(static_cast<T*>(ws.checkpoints),
+                                              static_cast<std::size_t>(B_ * cfg_.context * cfg_.width),
+                                              act_.checkpoint_stride);
 }
 
-// The tensors of block `layer` from its units' pointers (manifest_.layer_units order): one unit in
-// canonical order for mp_blocks 1, else the replicated unit and one unit per block held here.
 // The tensors of block `layer` from the pointers of its units (in manifest_.layer_units order):
 // one unit in canonical order for mp_blocks 1 (ln_1 w b, c_attn w b, attn.c_proj w b, ln_2 w b,
 // c_fc w b, mlp.c_proj w b); else the replicated unit (ln_1 w b, attn.c_proj b, ln_2 w b,
@@ -128,23 +134,27 @@ float Gpt<T>::forward(ParamProvider<T>& params, const kernels::TokenView& inputs
   const int L = static_cast<int>(cfg_.layers);
   const int ln_f = static_cast<int>(manifest_.units.size()) - 1;
 
+  std::unique_ptr<CheckpointKeeper<T>> own;
+  CheckpointKeeper<T>* keeper = keeper_;
+  if (act_.checkpointing && !keeper) keeper = (own = default_keeper(ws)).get();
   const T* emb = params.acquire(0);
-  embedding_forward(stream(ws, 0), inputs, emb, emb + V * C, V, C);
+  embedding_forward(block_input(ws, 0), inputs, emb, emb + V * C, V, C);
   params.release(0);
   for (int l = 0; l < L; ++l) {
     const auto& units = manifest_.layer_units[static_cast<std::size_t>(l)];
     std::vector<const T*> ptrs;
     for (int u : units) ptrs.push_back(params.acquire(u));
-    block_forward(l, layer_tensors(l, ptrs), stream(ws, l), acts, fs);
+    if (keeper) keeper->keep(l, block_input(ws, l));  // checkpointing: block l's input is all it keeps
+    block_forward(l, layer_tensors(l, ptrs), block_input(ws, l), acts, fs);
     for (int u : units) params.release(u);
-    // with checkpointing the block's output is kept as the next block's input (its checkpoint);
-    // without, the output already is the stream (act_.stream[l + 1] == res2)
-    if (act_.stream_in_checkpoints)
-      std::memcpy(stream(ws, l + 1), at(act_.layers[static_cast<std::size_t>(l)].res2),
+    // with checkpointing the block's output becomes the stream buffer's next input; without, the
+    // output already is the next block's input (block_input(l + 1) is this block's res2)
+    if (act_.checkpointing)
+      std::memcpy(block_input(ws, l + 1), at(act_.layers[static_cast<std::size_t>(l)].res2),
                   static_cast<std::size_t>(N * C) * sizeof(T));
   }
   const T* lnf = params.acquire(ln_f);
-  layernorm_forward(at(act_.lnf), stat(act_.lnf_mean), stat(act_.lnf_rstd), stream(ws, L), lnf, lnf + C, N, C);
+  layernorm_forward(at(act_.lnf), stat(act_.lnf_mean), stat(act_.lnf_rstd), block_input(ws, L), lnf, lnf + C, N, C);
   params.release(ln_f);
   const T* wte = params.acquire(0);
   linear_forward(at(act_.logits), at(act_.lnf), wte, static_cast<const T*>(nullptr), N, C, V, fs);

@@ -35,9 +35,9 @@ ActivationLayout activation_layout(const GptConfig& cfg, int64_t B, Precision p,
   const int64_t T = cfg.context, C = cfg.width, N = B * T;
   const int64_t Cm = C / o.mp.size, Hm = cfg.heads / o.mp.size;  // this rank's part of the split tensors
   const std::size_t t = bytes_of(p), f = sizeof(float);
-  Bump a, k;
+  Bump a;
   ActivationLayout l;
-  l.stream_in_checkpoints = o.checkpoint_activations;
+  l.checkpointing = o.checkpoint_activations;
   const auto block = [&]() {
     LayerActivations la{};
     la.ln1 = a.take(N * C, t);
@@ -56,17 +56,19 @@ ActivationLayout activation_layout(const GptConfig& cfg, int64_t B, Precision p,
     return la;
   };
   if (o.checkpoint_activations) {
-    for (int64_t i = 0; i <= cfg.layers; ++i) l.stream.push_back(k.take(N * C, t));
+    // the stream buffer; with external checkpoints it takes an all-gather of N_m equal slices
+    const int64_t slices = o.external_checkpoints ? (N * C + o.mp.size - 1) / o.mp.size * o.mp.size : N * C;
+    l.x = a.take(slices, t);
+    l.x0 = l.x;
     const LayerActivations slot = block();  // one block's tensors, recomputed for each block
     l.layers.assign(static_cast<std::size_t>(cfg.layers), slot);
+    const std::size_t stride_bytes = (static_cast<std::size_t>(N * C) * t + kAlign - 1) / kAlign * kAlign;
+    l.checkpoint_stride = stride_bytes / t;
+    l.checkpoint_total = o.external_checkpoints ? 0 : static_cast<std::size_t>(cfg.layers) * stride_bytes;
   } else {
-    l.stream.push_back(a.take(N * C, t));
-    for (int64_t i = 0; i < cfg.layers; ++i) {
-      l.layers.push_back(block());
-      l.stream.push_back(l.layers.back().res2);
-    }
+    l.x0 = a.take(N * C, t);
+    for (int64_t i = 0; i < cfg.layers; ++i) l.layers.push_back(block());
   }
-  l.x0 = l.stream[0];
   l.lnf = a.take(N * C, t);
   l.lnf_mean = a.take(N, f);
   l.lnf_rstd = a.take(N, f);
@@ -75,7 +77,6 @@ ActivationLayout activation_layout(const GptConfig& cfg, int64_t B, Precision p,
   l.ce_sum = a.take(N, f);
   l.losses = a.take(N, f);
   l.total = a.at;
-  l.checkpoint_total = k.at;
   return l;
 }
 

@@ -5,10 +5,11 @@
 // backward (what backward needs is cached there: every layer's inputs to its GEMMs, LayerNorm
 // statistics, attention probabilities, logits, per-token losses). SCRATCH: temporaries of either
 // pass (activation gradients, FP32 staging for GEMMs and sums); nothing in it survives a call.
-// With checkpointing (Chen et al. 2016; Megatron's and DeepSpeed's per-block granularity) the
-// residual stream between blocks — each block's input x_l, l = 0..L — is the only per-block state
-// forward keeps, in CHECKPOINTS; ACTIVATIONS then hold one block's tensors, which backward
-// recomputes block by block, plus the head's. With model parallelism the split tensors (qkv,
+// With checkpointing (Chen et al. 2016; Megatron's and DeepSpeed's per-block granularity) each
+// block's input x_l, l = 0..L-1, is the only per-block state forward keeps, in CHECKPOINTS (or
+// wherever the caller's CheckpointKeeper keeps them: model/checkpoint_keeper.h); ACTIVATIONS then
+// hold one buffer of the residual stream, one block's tensors, which backward recomputes block by
+// block, and the head's. With model parallelism the split tensors (qkv,
 // attention output and probabilities, the MLP hidden layer) are this rank's heads and hidden units
 // only; the residual stream and LayerNorm outputs are replicated. Every region starts on a
 // 64-byte boundary; the sizes below include that alignment padding, and are exact.
@@ -28,6 +29,10 @@ namespace zt::model {
 struct ModelOptions {
   MpPlacement mp;                       ///< this rank's model-parallel placement
   bool checkpoint_activations = false;  ///< keep only each block's input; recompute in backward
+  /// The checkpoints are kept elsewhere (a CheckpointKeeper the caller sets, e.g. ZeRO-R's P_a):
+  /// no checkpoint buffer in the workspace, and the residual-stream buffer has room for a
+  /// model-parallel all-gather of equal slices, N_m · ceil(N C / N_m) values.
+  bool external_checkpoints = false;
 };
 
 /// Caller-owned memory for one model instance and micro-batch size.
@@ -70,23 +75,24 @@ struct LayerActivations {
   std::size_t res2;      ///< residual stream after the MLP: the block's output [N,C]
 };
 
-/// Byte offsets of every cached activation in the activation buffer (and the checkpoints).
+/// Byte offsets of every cached activation in the activation buffer.
 struct ActivationLayout {
-  std::size_t x0;                        ///< embedding output [N,C] (= stream[0])
+  std::size_t x0;                        ///< embedding output [N,C] (checkpointing: = x)
   std::vector<LayerActivations> layers;  ///< one per block (checkpointing: all the same slot)
-  /// The residual stream x_l, l = 0..L (block l's input; x_L feeds ln_f): in the checkpoint buffer
-  /// with checkpointing, else in the activation buffer (x0, then each layer's res2).
-  std::vector<std::size_t> stream;
-  bool stream_in_checkpoints = false;  ///< where `stream` points
-  std::size_t checkpoint_total = 0;    ///< checkpoint_bytes()
-  std::size_t lnf;                     ///< ln_f output [N,C]
-  std::size_t lnf_mean;                ///< ln_f mean [N], FP32
-  std::size_t lnf_rstd;                ///< ln_f 1/std [N], FP32
-  std::size_t logits;                  ///< head output [N,V]
-  std::size_t ce_max;                  ///< per-row max logit [N], FP32
-  std::size_t ce_sum;                  ///< per-row softmax denominator [N], FP32
-  std::size_t losses;                  ///< per-position loss [N], FP32
-  std::size_t total;                   ///< activation_bytes()
+  std::size_t lnf;                       ///< ln_f output [N,C]
+  std::size_t lnf_mean;                  ///< ln_f mean [N], FP32
+  std::size_t lnf_rstd;                  ///< ln_f 1/std [N], FP32
+  std::size_t logits;                    ///< head output [N,V]
+  std::size_t ce_max;                    ///< per-row max logit [N], FP32
+  std::size_t ce_sum;                    ///< per-row softmax denominator [N], FP32
+  std::size_t losses;                    ///< per-position loss [N], FP32
+  std::size_t total;                     ///< activation_bytes()
+  /// Checkpointing: the residual stream x_l [N,C], one buffer: the input of the block being
+  /// computed (forward) or recomputed (backward); after forward it holds x_L, ln_f's input.
+  std::size_t x = 0;
+  bool checkpointing = false;         ///< the layout is checkpointing's
+  std::size_t checkpoint_stride = 0;  ///< values between consecutive full checkpoints
+  std::size_t checkpoint_total = 0;   ///< checkpoint_bytes(): L full checkpoints (default keeper)
 };
 
 /// Byte offsets of the scratch regions.

@@ -34,17 +34,20 @@ struct EvalRecord {
 
 /// Memory of one rank: measured ledger peaks and their predictions.
 struct RankMemory {
-  int rank = 0;                                              ///< the rank in the whole job
-  int dp_rank = 0;                                           ///< its data-parallel rank
-  int mp_rank = 0;                                           ///< its model-parallel rank
-  std::size_t model_states_bytes = 0;                        ///< measured: params+grads+master+optimizer
-  std::size_t model_states_bytes_predicted = 0;              ///< from the sharding description
-  std::size_t peak_bytes = 0;                                ///< peak of the whole arena ledger
-  std::size_t peak_bytes_predicted = 0;                      ///< predicted peak of the whole ledger
-  std::size_t padding_bytes = 0;                             ///< model-state bytes holding padding
-  std::map<std::string, std::size_t> by_category;            ///< measured peak per category
-  std::map<std::string, std::size_t> by_category_predicted;  ///< predicted peak per category
-  std::size_t arena_capacity = 0;                            ///< the budget
+  int rank = 0;                                                   ///< the rank in the whole job
+  int dp_rank = 0;                                                ///< its data-parallel rank
+  int mp_rank = 0;                                                ///< its model-parallel rank
+  std::size_t model_states_bytes = 0;                             ///< measured: params+grads+master+optimizer
+  std::size_t model_states_bytes_predicted = 0;                   ///< from the sharding description
+  std::size_t peak_bytes = 0;                                     ///< peak of the whole arena ledger
+  std::size_t peak_bytes_predicted = 0;                           ///< predicted peak of the whole ledger
+  std::size_t padding_bytes = 0;                                  ///< model-state bytes holding padding
+  std::map<std::string, std::size_t> by_category;                 ///< measured peak per category
+  std::map<std::string, std::size_t> by_category_predicted;       ///< predicted peak per category
+  std::size_t arena_capacity = 0;                                 ///< the budget
+  std::map<std::string, std::size_t> host_by_category;            ///< the host tier's ledger peaks (P_a+cpu)
+  std::map<std::string, std::size_t> host_by_category_predicted;  ///< their predictions
+  std::size_t host_capacity = 0;                                  ///< the host tier's capacity (0: no host tier)
 };
 
 /// Everything a run reports.

@@ -59,6 +59,9 @@ ordered_json config_object(const TrainConfig& c) {
   j["dp_size"] = c.dp_size();
   j["mp_blocks"] = c.resolved_mp_blocks();
   j["checkpoint_activations"] = c.checkpoint_activations;
+  j["partition_activations"] = c.partition_activations;
+  j["allocator"] = c.allocator;
+  j["zero_config"] = c.zero_config;
   j["grad_sync"] = c.resolved_grad_sync();
   j["stage1_reduce"] = c.stage1_reduce;
   j["bucket_mb"] = c.bucket_mb;
@@ -84,6 +87,10 @@ std::string rank_memory_json(const RankMemory& m) {
   e["by_category"] = m.by_category;
   e["by_category_predicted"] = m.by_category_predicted;
   e["arena_capacity"] = m.arena_capacity;
+  if (m.host_capacity)  // the host tier (P_a+cpu): its own arena and ledger
+    e["host"] = {{"by_category", m.host_by_category},
+                 {"by_category_predicted", m.host_by_category_predicted},
+                 {"capacity", m.host_capacity}};
   return e.dump();
 }
 

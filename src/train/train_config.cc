@@ -6,6 +6,28 @@
 
 namespace zt::train {
 
+namespace {
+
+// The ZeRO paper's Table 3 configurations as flags. A preset sets what the user left alone and
+// refuses a flag that contradicts it (never silently overrides either side).
+void apply_zero_config(TrainConfig& c, const ArgParser& p) {
+  const int n = c.zero_config[1] - '0';
+  const int64_t stage = n <= 2 ? 1 : 2;  // C1-C2: P_os; C3-C5: P_os+g
+  const std::string partition = n == 2 || n == 4 ? "on" : n == 5 ? "cpu" : "off";
+  const auto set = [&](const char* flag, auto& field, auto value, const std::string& shown) {
+    if (p.given(flag))
+      ZT_CHECK(field == value, "--zero-config ", c.zero_config, " sets --", flag, " ", shown, ", which contradicts --",
+               flag, " ", field, " on the command line");
+    field = value;
+  };
+  set("stage", c.stage, stage, std::to_string(stage));
+  set("partition-activations", c.partition_activations, partition, partition);
+  set("allocator", c.allocator, std::string("zero"), "zero");
+  c.checkpoint_activations = true;  // every preset checkpoints (a switch: nothing can contradict it)
+}
+
+}  // namespace
+
 bool parse_train_config(int argc, char** argv, TrainConfig& c, std::vector<std::string>* given) {
   ArgParser p("zero-train",
               "Train a GPT-2-style model with mixed precision, on one rank or data-parallel over N ranks\n"
@@ -41,7 +63,7 @@ bool parse_train_config(int argc, char** argv, TrainConfig& c, std::vector<std::
   p.add_int("steps", &c.steps, "optimizer steps", 0, big);
   p.add_int("global-batch", &c.global_batch, "sequences per optimizer step", 1, big);
   p.add_int("micro-batch", &c.micro_batch, "sequences per micro-batch", 1, big);
-  p.set_default_text("micro-batch", "--global-batch");
+  p.set_default_text("micro-batch", "--global-batch / data-parallel ranks");
   p.add_int("seed", &c.seed, "seed of init and data", 0, INT64_MAX);
   p.add_double("memory-budget-mb", &c.memory_budget_mb, "per-rank arena capacity in MiB", 1e-6, 1e9);
   p.add_int("blas-threads", &c.blas_threads, "BLAS threads per rank", 1, 256);
@@ -62,13 +84,30 @@ bool parse_train_config(int argc, char** argv, TrainConfig& c, std::vector<std::
             "--mp-size", 1, 4096);
   p.add_flag("checkpoint-activations", &c.checkpoint_activations,
              "keep only each block's input in forward; recompute the block in backward (same bits)");
+  p.add_optional_choice("partition-activations", &c.partition_activations, {"off", "on", "cpu"}, "on",
+                        "ZeRO-R P_a: each checkpoint as a 1/N_m slice per model-parallel rank, all-gathered "
+                        "before its block is recomputed; cpu: the slices in host memory (P_a+cpu). Needs "
+                        "--checkpoint-activations; with --mp-size 1, on is plain checkpointing");
+  p.add_double("host-memory-budget-mb", &c.host_memory_budget_mb, "capacity of the host tier (P_a+cpu) in MiB", 1e-6,
+               1e9);
+  p.add_choice("allocator", &c.allocator, {"general", "zero"},
+               "arena policy: general = one first-fit region; zero = ZeRO-R's M_D (long-lived tensors in "
+               "pre-allocated contiguous regions)");
+  p.add_choice("zero-config", &c.zero_config, {"C1", "C2", "C3", "C4", "C5"},
+               "the ZeRO paper's Table 3: C1 = P_os, C2 = P_os + P_a, C3 = P_os+g, C4 = P_os+g + P_a, "
+               "C5 = P_os+g + P_a+cpu; each with checkpointing, C_B and M_D (sets --stage, "
+               "--checkpoint-activations, --partition-activations, --allocator zero)");
+  p.set_default_text("zero-config", "none");
+  p.add_string("memory-trace", &c.memory_trace,
+               "write rank 0's every arena allocation and release as JSON (replayed by zero-memreplay)");
   p.add_choice("ranks-as", &c.ranks_as, {"processes", "threads"}, "how --world-size starts ranks");
   p.add_double("bucket-mb", &c.bucket_mb, "stage-2 gradient bucket size in MiB (decimal; PyTorch DDP's default)", 1e-6,
                1e6);
   p.add_int("prefetch", &c.prefetch, "stage 3: units all-gathered ahead", 0, 64);
   p.add_double("persist-below-mb", &c.persist_below_mb,
                "stage 3: keep units whose compute-dtype params are under this many MiB whole (0: off)", 0.0, 1e9);
-  p.add_choice("overlap", &c.overlap_flag, {"on", "off"}, "asynchronous gradient reductions");
+  p.add_choice("overlap", &c.overlap_flag, {"on", "off"},
+               "asynchronous gradient reductions (and P_a+cpu's overlapped copies)");
   p.add_choice("grad-sync", &c.grad_sync, {"step", "micro-batch"},
                "reduce gradients once per step or after every micro-batch");
   p.set_default_text("grad-sync", "step for stages 0-1, micro-batch for stages 2-3");
@@ -78,14 +117,26 @@ bool parse_train_config(int argc, char** argv, TrainConfig& c, std::vector<std::
   p.add_flag("verify", &c.verify, "also run the single-rank reference and compare master weights");
   p.add_string("trace", &c.trace, "write a Chrome-trace timeline (compute, blocked on collectives)");
   if (!p.parse(argc, argv)) return false;
+  c.micro_batch_given = c.micro_batch != 0;
   if (given) *given = p.given_flags();
+  if (!c.zero_config.empty()) apply_zero_config(c, p);
   c.overlap = c.overlap_flag == "on";
   ZT_CHECK(p.rest().empty(), "unexpected arguments after --");
-  if (c.micro_batch == 0) c.micro_batch = c.global_batch;
+  resolve_micro_batch(c);
   return true;
 }
 
+void resolve_micro_batch(TrainConfig& c) {
+  // one micro-batch per data-parallel rank, so that `--world-size N` alone is a valid run; a
+  // global batch that does not split over the ranks keeps the whole batch, and validate() says why
+  if (c.micro_batch_given) return;
+  const int64_t dp = c.mp_size >= 1 && c.world_size % c.mp_size == 0 ? c.dp_size() : 1;
+  c.micro_batch = dp >= 1 && c.global_batch % dp == 0 ? c.global_batch / dp : c.global_batch;
+}
+
 void validate(const TrainConfig& c) {
+  ZT_CHECK(c.partition_activations == "off" || c.checkpoint_activations, "--partition-activations ",
+           c.partition_activations, " partitions activation checkpoints: it needs --checkpoint-activations");
   ZT_CHECK(c.width % c.heads == 0, "--width ", c.width, " is not divisible by --heads ", c.heads);
   ZT_CHECK(c.micro_batch > 0 && c.global_batch % c.micro_batch == 0, "--global-batch ", c.global_batch,
            " does not split into micro-batches of ", c.micro_batch);
@@ -98,6 +149,8 @@ void validate(const TrainConfig& c) {
   ZT_CHECK(B % c.mp_size == 0, "--mp-size ", c.mp_size, " does not divide --mp-blocks ", B,
            " (every model-parallel rank holds whole blocks)");
   ZT_CHECK(c.heads % B == 0, "--mp-blocks ", B, " does not divide --heads ", c.heads, " (a block holds whole heads)");
+  ZT_CHECK(c.micro_batch_given || c.global_batch % c.dp_size() == 0, "--global-batch ", c.global_batch,
+           " does not split over ", c.dp_size(), " data-parallel ranks: make it a multiple of ", c.dp_size());
   ZT_CHECK(c.global_batch % (c.dp_size() * c.micro_batch) == 0, "--global-batch ", c.global_batch,
            " does not split into ", c.dp_size(), " data-parallel ranks x micro-batches of ", c.micro_batch);
   ZT_CHECK(!c.no_master_weights || (c.stage == 0 && c.world_size == 1),

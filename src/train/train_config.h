@@ -44,10 +44,11 @@ struct TrainConfig {
   double loss_scale_growth_factor = 2.0;      ///< growth multiplier
   double loss_scale_backoff = 0.5;            ///< multiplier after an overflow
   // schedule and batch
-  int64_t steps = 300;        ///< optimizer steps
-  int64_t global_batch = 32;  ///< sequences per optimizer step
-  int64_t micro_batch = 0;    ///< sequences per micro-batch; 0 means global_batch
-  int64_t seed = 1234;        ///< seed of init and data
+  int64_t steps = 300;             ///< optimizer steps
+  int64_t global_batch = 32;       ///< sequences per optimizer step
+  int64_t micro_batch = 0;         ///< sequences per micro-batch; 0 until resolve_micro_batch()
+  bool micro_batch_given = false;  ///< --micro-batch was on the command line (else derived from N_d)
+  int64_t seed = 1234;             ///< seed of init and data
   // resources
   double memory_budget_mb = 1024.0;  ///< per-rank arena capacity, MiB
   int64_t blas_threads = 1;          ///< BLAS threads per rank
@@ -61,14 +62,19 @@ struct TrainConfig {
   std::string dump_grads;     ///< --dump-grads FILE
   std::string dump_batch;     ///< --dump-batch FILE
   // data parallelism and ZeRO (chapters 5-7; src/zero)
-  int64_t stage = 0;                    ///< ZeRO stage 0 (plain data parallel), 1, 2, 3
-  int64_t world_size = 1;               ///< all ranks: N_d data-parallel x N_m model-parallel
-  int64_t mp_size = 1;                  ///< N_m, model-parallel (tensor-parallel) ranks per group
-  std::optional<int64_t> mp_blocks;     ///< B, tensor-parallel blocks (power of two); empty: mp_size
-  bool checkpoint_activations = false;  ///< keep only each block's input; recompute it in backward
-  std::string ranks_as = "processes";   ///< how --world-size N starts its ranks: processes | threads
-  double bucket_mb = 25;                ///< stage-2 gradient bucket, MiB (decimal allowed; PyTorch DDP's default)
-  int64_t prefetch = 1;                 ///< stage 3: units all-gathered ahead of use
+  int64_t stage = 0;                          ///< ZeRO stage 0 (plain data parallel), 1, 2, 3
+  int64_t world_size = 1;                     ///< all ranks: N_d data-parallel x N_m model-parallel
+  int64_t mp_size = 1;                        ///< N_m, model-parallel (tensor-parallel) ranks per group
+  std::optional<int64_t> mp_blocks;           ///< B, tensor-parallel blocks (power of two); empty: mp_size
+  bool checkpoint_activations = false;        ///< keep only each block's input; recompute it in backward
+  std::string partition_activations = "off";  ///< ZeRO-R P_a: off | on (slices over the MP group) | cpu (P_a+cpu)
+  double host_memory_budget_mb = 4096;        ///< capacity of the host tier's arena (P_a+cpu), MiB
+  std::string allocator = "general";          ///< arena policy: general (one first-fit region) | zero (M_D)
+  std::string zero_config;                    ///< the ZeRO paper's Table 3 preset C1..C5 ("" = none)
+  std::string memory_trace;                   ///< --memory-trace FILE: rank 0's arena events as JSON (M_D replay)
+  std::string ranks_as = "processes";         ///< how --world-size N starts its ranks: processes | threads
+  double bucket_mb = 25;                      ///< stage-2 gradient bucket, MiB (decimal allowed; PyTorch DDP's default)
+  int64_t prefetch = 1;                       ///< stage 3: units all-gathered ahead of use
   double persist_below_mb = 0;  ///< stage 3: units with compute-dtype params under this many MiB stay whole (0: off)
   bool overlap = true;          ///< start gradient reductions asynchronously during backward
   std::string overlap_flag = "on";                ///< --overlap on|off as parsed (sets overlap)
@@ -117,6 +123,11 @@ struct TrainConfig {
 /// on the command line (e.g. "world-size": a launcher's WORLD_SIZE must then agree with it).
 /// @return false when --help was printed (nothing to run).
 bool parse_train_config(int argc, char** argv, TrainConfig& config, std::vector<std::string>* given = nullptr);
+
+/// The default --micro-batch, once the world size is known (a launcher may set it after parsing):
+/// global batch / N_d, one micro-batch per data-parallel rank; an explicit --micro-batch stays.
+/// @param config the parsed configuration, updated in place.
+void resolve_micro_batch(TrainConfig& config);
 
 /// Checks that need only the settings (sizes, divisibility, batch arithmetic).
 /// @param config the settings to check; throws zt::Error naming the first problem.

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <deque>
 #include <exception>
 #include <functional>
 #include <vector>
@@ -30,14 +31,19 @@ template <typename T>
 class GradReducer {
  public:
   /// Receives a completed reduction: `reduced16` (16-bit wire) or `reduced32` (FP32) is non-null
-  /// and holds plan.reduced_extent(unit) elements of this rank.
-  using Sink = std::function<void(std::size_t unit, const T* reduced16, const float* reduced32)>;
+  /// and holds plan.reduced_extent(unit) elements of this rank; an FP32 reduce-scatter's result is
+  /// the buffer LeafSource gave (handed back by move), an all-reduce's a pointer.
+  using Sink =
+      std::function<void(std::size_t unit, const T* reduced16, const float* reduced32, TypedBuffer<float>* leaf)>;
+  /// Gives the buffer an FP32 reduce-scatter of unit u lands in (the unit's next accumulator leaf,
+  /// so the result needs no copy and no buffer of its own).
+  using LeafSource = std::function<TypedBuffer<float>(std::size_t unit)>;
 
   /// @param plan the rank's plan (kept by reference). @param coll the group. @param arena where
   /// the in-flight buffers live. @param overlap false: wait for every call at once.
-  /// @param sink where completed reductions go.
+  /// @param sink where completed reductions go. @param leaves where FP32 reduce-scatters land.
   /// @param timeline where blocked time is recorded (may be null).
-  GradReducer(const ZeroPlan& plan, Collective& coll, Arena& arena, bool overlap, Sink sink,
+  GradReducer(const ZeroPlan& plan, Collective& coll, Arena& arena, bool overlap, Sink sink, LeafSource leaves,
               Timeline* timeline = nullptr)
       : plan_(plan),
         lay_(plan.layout),
@@ -45,18 +51,21 @@ class GradReducer {
         arena_(arena),
         overlap_(overlap),
         sink_(std::move(sink)),
+        leaves_(std::move(leaves)),
         timeline_(timeline) {}
 
   /// Reductions still in flight read and write buffers this object owns: wait for them before
   /// the buffers go, also when an exception unwinds the step.
   ~GradReducer() {
-    for (auto& p : pending_)
+    for (auto& p : pending_) {
+      for (auto& f : p.buckets) p.works.push_back(std::move(f.work));
       for (auto& w : p.works) {
         try {
           w.wait();
         } catch (...) {  // the step is failing already; its first error is the one reported
         }
       }
+    }
   }
   GradReducer(const GradReducer&) = delete;
   GradReducer& operator=(const GradReducer&) = delete;
@@ -66,14 +75,18 @@ class GradReducer {
   void open(std::size_t u) {
     if (open_unit_ == u) return;
     complete();
-    const std::size_t full = lay_.units[u].full;
+    const std::size_t full = lay_.units[u].full, shard = lay_.units[u].shard;
     Pending p;
     p.unit = u;
-    if (plan_.reduce_in_compute_type) {
-      p.wire = make_buffer<T>(arena_, full, zero_category::reduce_wire);
+    if (!plan_.reduce_scatters_grad) {  // an all-reduce of the whole unit, in place
+      if (plan_.reduce_in_compute_type)
+        p.wire = make_buffer<T>(arena_, full, zero_category::reduce_wire);
+      else
+        p.leaf = make_buffer<float>(arena_, full, zero_category::grad_leaf);
+    } else if (plan_.reduce_in_compute_type) {  // reduce-scatters land in this rank's shard
+      p.wire = make_buffer<T>(arena_, shard, zero_category::reduce_wire);
     } else {
-      p.leaf = make_buffer<float>(arena_, full, zero_category::grad_leaf);
-      if (plan_.reduce_scatters_grad) p.out = make_buffer<float>(arena_, lay_.units[u].shard, zero_category::grad_leaf);
+      p.leaf = leaves_(u);  // the reduce-scatters land in the unit's next accumulator leaf
     }
     p.next_bucket = (full + bucket(u) - 1) / bucket(u);
     pending_.push_back(std::move(p));
@@ -81,25 +94,44 @@ class GradReducer {
   }
 
   /// Issue, last bucket first, every not yet issued bucket of the open unit u that starts at or
-  /// after element `from` (all its gradients final). @param u the open unit.
-  /// @param grad the unit's micro-batch gradient (full extent, padding zero). @param from first
-  /// final element.
+  /// after element `from` (all its gradients final). C_B (ZeRO paper, Sec. 6.2): a bucket travels
+  /// in a buffer of its own size, and at most kBucketsInFlight of them exist at once, so these
+  /// buffers are bounded by --bucket-mb, not by the size of a unit or of the model.
+  /// @param u the open unit. @param grad the unit's micro-batch gradient (full extent, padding
+  /// zero). @param from first final element.
   void issue_ready(std::size_t u, const T* grad, std::size_t from) {
     Pending& p = pending_.back();
     const std::size_t full = lay_.units[u].full, b = bucket(u);
     while (p.next_bucket > 0 && (p.next_bucket - 1) * b >= from) {
       const std::size_t a = --p.next_bucket * b, z = std::min(full, a + b);
-      if (p.wire.size()) {
-        std::memcpy(static_cast<void*>(p.wire.data() + a), grad + a, (z - a) * sizeof(T));
-        p.works.push_back(issue_range(p.wire.data(), p.wire.data() + shard_begin(u), u, a, z));
+      if (!plan_.reduce_scatters_grad) {  // one bucket: the whole unit, all-reduced in place
+        if (p.wire.size()) {
+          std::memcpy(static_cast<void*>(p.wire.data()), grad, full * sizeof(T));
+          p.works.push_back(coll_.all_reduce_async(p.wire.data(), full, dtype_of_v<T>));
+        } else {
+          for (std::size_t i = 0; i < full; ++i) p.leaf[i] = static_cast<float>(grad[i]);
+          p.works.push_back(coll_.all_reduce_async(p.leaf.data(), full, dtype_of_v<float>));
+        }
       } else {
-        for (std::size_t i = a; i < z; ++i) p.leaf[i] = static_cast<float>(grad[i]);
-        p.works.push_back(issue_range(p.leaf.data(), p.out.size() ? p.out.data() : p.leaf.data(), u, a, z));
+        if (p.buckets.size() == kBucketsInFlight) {  // reuse: the oldest bucket's buffer goes first
+          wait_one(p.buckets.front().work, u);
+          p.buckets.pop_front();
+        }
+        InFlight f;
+        if (p.wire.size()) {
+          f.wire = make_buffer<T>(arena_, z - a, zero_category::reduce_wire);
+          std::memcpy(static_cast<void*>(f.wire.data()), grad + a, (z - a) * sizeof(T));
+          f.work = reduce_scatter_bucket(f.wire.data(), p.wire.data(), u, a, z);
+        } else {
+          f.leaf = make_buffer<float>(arena_, z - a, zero_category::grad_leaf);
+          for (std::size_t i = a; i < z; ++i) f.leaf[i - a] = static_cast<float>(grad[i]);
+          f.work = reduce_scatter_bucket(f.leaf.data(), p.leaf.data(), u, a, z);
+        }
+        p.buckets.push_back(std::move(f));
       }
       if (!overlap_) {
-        const double t0 = timeline_ ? timeline_->now_us() : 0;
-        p.works.back().wait();
-        if (timeline_) timeline_->add("wait reduce " + lay_.units[u].name, "wait", t0);
+        Work& w = p.works.empty() ? p.buckets.back().work : p.works.back();
+        wait_one(w, u);
       }
     }
   }
@@ -116,11 +148,15 @@ class GradReducer {
   /// Wait for everything in flight and hand each result to the sink.
   void complete() {
     for (auto& p : pending_) {
+      for (auto& f : p.buckets) p.works.push_back(std::move(f.work));
       wait_all(p.works, p.unit);
+      p.buckets.clear();
       if (p.wire.size())
-        sink_(p.unit, p.wire.data() + shard_begin(p.unit), nullptr);
+        sink_(p.unit, p.wire.data(), nullptr, nullptr);
+      else if (plan_.reduce_scatters_grad)
+        sink_(p.unit, nullptr, p.leaf.data(), &p.leaf);
       else
-        sink_(p.unit, nullptr, p.out.size() ? p.out.data() : p.leaf.data());
+        sink_(p.unit, nullptr, p.leaf.data(), nullptr);
     }
     pending_.clear();
   }
@@ -140,16 +176,31 @@ class GradReducer {
  private:
   static constexpr std::size_t kNoUnit = static_cast<std::size_t>(-1);
 
+ public:
+  /// C_B: reduce-scatter buckets whose buffers exist at once (one travelling while the next fills).
+  static constexpr std::size_t kBucketsInFlight = 2;
+
+ private:
+  struct InFlight {           // one bucket's reduce-scatter
+    TypedBuffer<float> leaf;  // its FP32 values
+    TypedBuffer<T> wire;      // or its 16-bit values (--reduce-dtype compute)
+    Work work;
+  };
   struct Pending {
     std::size_t unit = 0;
-    TypedBuffer<float> leaf;  // FP32 full-extent input (reduced in place for an all-reduce)
-    TypedBuffer<T> wire;      // 16-bit full-extent input with --reduce-dtype compute
-    TypedBuffer<float> out;   // FP32 shard output of a reduce-scatter
-    std::vector<Work> works;
-    std::size_t next_bucket = 0;  // buckets [0, next_bucket) not issued yet
+    TypedBuffer<float> leaf;       // FP32: the whole unit (all-reduce, in place) or this rank's shard (output)
+    TypedBuffer<T> wire;           // the same in 16 bits (--reduce-dtype compute)
+    std::vector<Work> works;       // the all-reduce
+    std::deque<InFlight> buckets;  // reduce-scatters in flight, at most kBucketsInFlight
+    std::size_t next_bucket = 0;   // buckets [0, next_bucket) not issued yet
   };
 
   std::size_t N() const { return lay_.world_size; }
+  void wait_one(Work& w, std::size_t u) {
+    const double t0 = timeline_ ? timeline_->now_us() : 0;
+    w.wait();
+    if (timeline_) timeline_->add("wait reduce " + lay_.units[u].name, "wait", t0);
+  }
   // every call is waited for even when one fails, so no call outlives the buffers it uses
   void wait_all(std::vector<Work>& works, std::size_t u) {
     const double t0 = timeline_ ? timeline_->now_us() : 0;
@@ -170,6 +221,20 @@ class GradReducer {
   // where this rank's part of the reduction starts: its shard (reduce-scatter) or 0 (all-reduce)
   std::size_t shard_begin(std::size_t u) const {
     return plan_.reduce_scatters_grad ? lay_.rank * lay_.units[u].shard : 0;
+  }
+
+  // bucket [a, z) of unit u, held in its own buffer `in` (z - a values): an uneven reduce-scatter
+  // whose part for this rank lands in `shard` (this rank's shard of the unit)
+  template <typename V>
+  Work reduce_scatter_bucket(const V* in, V* shard_out, std::size_t u, std::size_t a, std::size_t z) {
+    const std::size_t shard = lay_.units[u].shard, r = lay_.rank;
+    std::vector<std::size_t> counts(N());
+    for (std::size_t q = 0; q < N(); ++q) {
+      const std::size_t lo = std::max(a, q * shard), hi = std::min(z, (q + 1) * shard);
+      counts[q] = hi > lo ? hi - lo : 0;
+    }
+    V* dst = counts[r] ? shard_out + (std::max(a, r * shard) - r * shard) : shard_out;
+    return coll_.reduce_scatter_v_async(in, dst, counts, dtype_of_v<V>);
   }
 
   // [a, z) of unit u: an all-reduce of the whole unit in place (in == out) without gradient
@@ -196,6 +261,7 @@ class GradReducer {
   Arena& arena_;
   bool overlap_;
   Sink sink_;
+  LeafSource leaves_;
   Timeline* timeline_;
   std::vector<Pending> pending_;
   std::size_t open_unit_ = kNoUnit;

@@ -28,6 +28,11 @@ train::RankMemory rank_memory_from_json(const std::string& text) {
   m.by_category = j.at("by_category").get<std::map<std::string, std::size_t>>();
   m.by_category_predicted = j.at("by_category_predicted").get<std::map<std::string, std::size_t>>();
   m.arena_capacity = j.at("arena_capacity").get<std::size_t>();
+  if (j.contains("host")) {
+    m.host_by_category = j["host"].at("by_category").get<std::map<std::string, std::size_t>>();
+    m.host_by_category_predicted = j["host"].at("by_category_predicted").get<std::map<std::string, std::size_t>>();
+    m.host_capacity = j["host"].at("capacity").get<std::size_t>();
+  }
   return m;
 }
 
@@ -59,6 +64,41 @@ std::string comm_json(const GroupComm& dp, const GroupComm& mp) {
   j["groups"] = {{"dp", ordered_json::parse(comm_json(dp.per_step, dp.predicted_per_step))},
                  {"mp", ordered_json::parse(comm_json(mp.per_step, mp.predicted_per_step))}};
   return j.dump();
+}
+
+std::string transfers_json(const zero_r::TransferStats& per_step, const zero_r::TransferStats& predicted,
+                           const zero_r::TransferStats& total) {
+  const auto side = [](const zero_r::TransferStats& t) {
+    return ordered_json{{"to_host_bytes", t.to_host_bytes},
+                        {"to_host_calls", t.to_host_calls},
+                        {"to_device_bytes", t.to_device_bytes},
+                        {"to_device_calls", t.to_device_calls}};
+  };
+  ordered_json j;
+  j["per_step"] = side(per_step);
+  j["predicted_per_step"] = side(predicted);
+  j["copy_seconds"] = total.copy_seconds;
+  j["wait_seconds"] = total.wait_seconds;
+  return j.dump();
+}
+
+std::string arena_trace_json(const std::vector<ArenaEvent>& events, const train::TrainConfig& c) {
+  ordered_json j;
+  j["capacity"] = static_cast<std::size_t>(c.memory_budget_mb * 1048576.0);
+  j["allocator"] = c.allocator;
+  ordered_json list = ordered_json::array();
+  for (const auto& e : events) list.push_back({e.allocate ? 1 : 0, e.id, e.bytes, e.category});
+  j["events"] = list;
+  return j.dump() + "\n";
+}
+
+std::vector<ArenaEvent> arena_trace_from_json(const std::string& text) {
+  const auto j = nlohmann::json::parse(text);
+  std::vector<ArenaEvent> events;
+  for (const auto& e : j.at("events"))
+    events.push_back(
+        {e.at(0).get<int>() == 1, e.at(1).get<uint64_t>(), e.at(2).get<std::size_t>(), e.at(3).get<std::string>()});
+  return events;
 }
 
 }  // namespace zt::zero

@@ -8,7 +8,9 @@
 #include <vector>
 
 #include "collective/stats.h"
+#include "memory/arena.h"
 #include "train/run_result.h"
+#include "train/train_config.h"
 #include "zero/train_zero.h"
 
 namespace zt::zero {
@@ -31,5 +33,20 @@ std::string comm_json(const CommStats& measured, const CommStats& predicted);
 /// @param dp the data-parallel group's counters. @param mp the model-parallel group's (zero
 /// without model parallelism). @return JSON text.
 std::string comm_json(const GroupComm& dp, const GroupComm& mp);
+
+/// The `host_transfers` object (P_a+cpu): bytes and calls each way in the last step, measured and
+/// predicted, and the copy thread's and the compute thread's seconds over all training steps.
+/// @param per_step the last step's. @param predicted the closed form. @param total all steps.
+/// @return JSON text.
+std::string transfers_json(const zero_r::TransferStats& per_step, const zero_r::TransferStats& predicted,
+                           const zero_r::TransferStats& total);
+
+/// An arena trace as JSON: {"capacity", "allocator", "events": [[allocate 1|0, id, bytes,
+/// category], ...]} (zero_r/allocation_replay.h replays it; zero-memreplay reads it).
+/// @param events the trace. @param c the run's settings (capacity, allocator). @return JSON text.
+std::string arena_trace_json(const std::vector<ArenaEvent>& events, const train::TrainConfig& c);
+
+/// Parse arena_trace_json's text. @param text the JSON. @return the events.
+std::vector<ArenaEvent> arena_trace_from_json(const std::string& text);
 
 }  // namespace zt::zero

@@ -55,6 +55,9 @@
 #include "zero/zero_comm.h"
 #include "zero/zero_memory.h"
 #include "zero/zero_plan.h"
+#include "zero_r/allocation_replay.h"
+#include "zero_r/copy_engine.h"
+#include "zero_r/partitioned_checkpoints.h"
 
 namespace zt::zero {
 namespace {
@@ -75,6 +78,7 @@ class ZeroLoop final : public model::ParamProvider<T> {
         data_(data),
         coll_(groups.dp),
         mp_(groups.mp),
+        world_rank_(world_rank(groups)),
         artifacts_(artifacts),
         plan_(make_zero_plan(c, data.vocab_size(), groups.dp.rank(), groups.mp ? groups.mp->rank() : 0)),
         lay_(plan_.layout),
@@ -88,6 +92,8 @@ class ZeroLoop final : public model::ParamProvider<T> {
     ZT_CHECK(data.context() == shape_.context, "dataset context ", data.context(), " differs from --context ",
              c.context);
     kernels::set_blas_threads(static_cast<int>(c.blas_threads));
+    if (!c.memory_trace.empty()) arena_.enable_trace();
+    if (c.allocator == "zero") set_aside_md_regions();
     allocate();
     initialise();
   }
@@ -99,11 +105,15 @@ class ZeroLoop final : public model::ParamProvider<T> {
     result.dataset = data_.describe();
     scaler_ = loss_scaler_for(c_);
     const CommStats dp_start = coll_.stats(), mp_start = mp_stats();
+    zero_r::TransferStats transfers;  // training steps only, as the communication counters
     auto step = [&](int64_t s) {
       const CommStats dp_before = coll_.stats(), mp_before = mp_stats();
+      const zero_r::TransferStats copies_before = copy_stats();
       StepRecord rec = train_step(s);
       out.dp.per_step = coll_.stats() - dp_before;
       out.mp.per_step = mp_stats() - mp_before;
+      out.transfers_per_step = copy_stats() - copies_before;
+      transfers = transfers + out.transfers_per_step;
       return rec;
     };
     run_steps(c_, {step, [&](int64_t s) { return evaluate(s); }}, on_step, result);
@@ -112,11 +122,14 @@ class ZeroLoop final : public model::ParamProvider<T> {
     out.dp.predicted_per_step = predict_comm_per_step(plan_);
     out.mp.predicted_per_step = predict_mp_comm_per_step(plan_);
     out.comm_total = out.dp.total + out.mp.total;
+    out.transfers_total = transfers;
+    out.transfers_predicted_per_step = predict_transfers_per_step(plan_);
     out.comm_per_step = out.dp.per_step + out.mp.per_step;
     out.comm_predicted_per_step = out.dp.predicted_per_step + out.mp.predicted_per_step;
     out.dp_rank = coll_.rank();
     out.mp_rank = mp_ ? mp_->rank() : 0;
     out.timeline = timeline_.events();
+    out.arena_trace = arena_.trace();
     if (artifacts_ && (!c_.dump_params.empty() || c_.verify)) artifacts_->final_params = master_values();
     result.memory.push_back(memory_report());
     return out;
@@ -148,7 +161,7 @@ class ZeroLoop final : public model::ParamProvider<T> {
     if (plan_.reduce_each_micro_batch && N() > 1)
       reducer_->close(u, staging_[u].data());  // whatever buckets are left (all, without buckets)
     else
-      keep_grad(u, staging_[u].data(), nullptr);
+      keep_grad(u, staging_[u].data(), nullptr, nullptr);
     staging_[u].reset();
   }
   /// Stage 2 buckets start as soon as backward has finished every parameter they cover
@@ -165,6 +178,7 @@ class ZeroLoop final : public model::ParamProvider<T> {
   std::size_t N() const { return lay_.world_size; }  // the data-parallel ranks ZeRO shards over
   std::size_t N_m() const { return mp_ ? static_cast<std::size_t>(mp_->size()) : 1; }
   CommStats mp_stats() const { return mp_ ? mp_->stats() : CommStats{}; }
+  zero_r::TransferStats copy_stats() const { return copies_ ? copies_->stats() : zero_r::TransferStats{}; }
   std::size_t rank() const { return lay_.rank; }
   std::size_t units() const { return lay_.units.size(); }
   std::size_t numel(std::size_t u) const { return lay_.units[u].numel; }
@@ -184,7 +198,7 @@ class ZeroLoop final : public model::ParamProvider<T> {
     const model::ModelOptions o = plan_.model_options();
     activations_ =
         arena_.allocate(model::activation_bytes(shape_.model, B, shape_.precision, o), category::activations);
-    if (o.checkpoint_activations)
+    if (o.checkpoint_activations && !plan_.partition_activations)
       checkpoints_ = arena_.allocate(model::checkpoint_bytes(shape_.model, B, shape_.precision, o),
                                      category::activation_checkpoints);
     scratch_ = arena_.allocate(model::scratch_bytes(shape_.model, B, shape_.precision, o), category::scratch);
@@ -204,10 +218,37 @@ class ZeroLoop final : public model::ParamProvider<T> {
       }));
     reducer_ = std::make_unique<GradReducer<T>>(
         plan_, coll_, arena_, c_.overlap,
-        [this](std::size_t u, const T* r16, const float* r32) { keep_grad(u, r16, r32); }, tl());
+        [this](std::size_t u, const T* r16, const float* r32, TypedBuffer<float>* leaf) {
+          keep_grad(u, r16, r32, leaf);
+        },
+        [this](std::size_t u) { return accumulators_[u]->allocate_leaf(); }, tl());
     if (plan_.spec.params) gatherer_ = std::make_unique<UnitGatherer<T>>(plan_, coll_, arena_, params_.data(), tl());
     evaluator_ = std::make_unique<HeldoutEvaluator<T>>(c_, data_, plan_, coll_, arena_, params_.data());
     compute_start_.resize(units());
+    if (plan_.partition_activations) {  // ZeRO-R P_a (and P_a+cpu): zero_r/partitioned_checkpoints.h
+      if (plan_.offload_activations) {
+        copies_ = std::make_unique<zero_r::CopyEngine>();
+        host_arena_ = std::make_unique<Arena>(static_cast<std::size_t>(c_.host_memory_budget_mb * 1048576.0),
+                                              "host tier of rank " + std::to_string(world_rank_));
+      }
+      keeper_ = std::make_unique<zero_r::PartitionedCheckpoints<T>>(
+          mp_, shape_.micro_batch * shape_.context * static_cast<std::size_t>(shape_.model.width),
+          static_cast<int>(shape_.model.layers), arena_, host_arena_.get(), copies_.get(), c_.overlap);
+      gpt_.set_checkpoint_keeper(keeper_.get());
+    }
+  }
+
+  /// M_D (ZeRO paper, Sec. 6.3): the long-lived tensors get contiguous regions of their own, so
+  /// they never sit between short-lived ones: the gradients (the step's storage and the canonical
+  /// tree's partial sums, allocated during backward), sized by replaying this plan's gradient
+  /// allocations (gradient_events), and the activation checkpoints.
+  void set_aside_md_regions() {
+    // the gradient region: exactly what first-fit needs for this plan's gradient allocations
+    const std::size_t grads = zero_r::min_capacity(gradient_events(plan_));
+    arena_.add_region("gradients", grads, {category::grads, category::accum_partials});
+    const auto predicted = predict_zero_memory(plan_);
+    if (auto it = predicted.find(category::activation_checkpoints); it != predicted.end())
+      arena_.add_region("checkpoints", Arena::aligned_size(it->second), {category::activation_checkpoints});
   }
 
   /// What this rank keeps of each unit from the counter-based initialiser (train/init_units.h):
@@ -284,7 +325,8 @@ class ZeroLoop final : public model::ParamProvider<T> {
   /// compute type), or a reduction's result for this rank (g16 or g32, reduced extent). The sum
   /// is 16-bit storage when s_g = 2 (one micro-batch: nothing to add), else the FP32 canonical
   /// accumulator over micro-batches.
-  void keep_grad(std::size_t u, const T* g16, const float* g32) {
+  void keep_grad(std::size_t u, const T* g16, const float* g32, TypedBuffer<float>* leaf = nullptr) {
+    if (leaf) return accumulators_[u]->push_leaf(std::move(*leaf));  // the reduce-scatter's own buffer
     if (g32) return accumulators_[u]->push(g32);
     const std::size_t n = plan_.reduce_each_micro_batch && N() > 1 ? plan_.reduced_extent(u) : lay_.units[u].full;
     if (plan_.grad_storage_16bit) {
@@ -523,6 +565,11 @@ class ZeroLoop final : public model::ParamProvider<T> {
                                predicted_model_states(plan_));
     m.dp_rank = dp_rank;
     m.mp_rank = mp_rank;
+    if (host_arena_) {
+      for (const auto& [name, usage] : host_arena_->ledger().categories()) m.host_by_category[name] = usage.peak_bytes;
+      m.host_by_category_predicted = predict_host_memory(plan_);
+      m.host_capacity = host_arena_->capacity();
+    }
     return m;
   }
 
@@ -530,6 +577,7 @@ class ZeroLoop final : public model::ParamProvider<T> {
   const Dataset& data_;
   Collective& coll_;  // the data-parallel group
   Collective* mp_;    // the model-parallel group (null: N_m = 1)
+  int world_rank_;    // dp_rank · N_m + mp_rank
   RunArtifacts* artifacts_;
   ZeroPlan plan_;
   const Layout& lay_;
@@ -550,10 +598,14 @@ class ZeroLoop final : public model::ParamProvider<T> {
   std::unique_ptr<GradReducer<T>> reducer_;         // gradient reduce-scatters / all-reduces
   std::unique_ptr<UnitGatherer<T>> gatherer_;       // stage 3: parameter all-gathers
   std::unique_ptr<HeldoutEvaluator<T>> evaluator_;  // held-out rounds split over ranks
-  CommStats eval_dp_comm_, eval_mp_comm_;           // collectives of the evaluations
-  Timeline timeline_{!c_.trace.empty()};            // --trace: compute and blocked spans
-  std::vector<double> compute_start_;               // per unit: when its compute began
-  std::string phase_;                               // "forward " or "backward "
+  // ZeRO-R P_a / P_a+cpu (declared last: the keeper goes first, while its arenas and copies exist)
+  std::unique_ptr<zero_r::CopyEngine> copies_;  // P_a+cpu: transfers between the tiers
+  std::unique_ptr<Arena> host_arena_;           // P_a+cpu: the host tier
+  std::unique_ptr<zero_r::PartitionedCheckpoints<T>> keeper_;
+  CommStats eval_dp_comm_, eval_mp_comm_;  // collectives of the evaluations
+  Timeline timeline_{!c_.trace.empty()};   // --trace: compute and blocked spans
+  std::vector<double> compute_start_;      // per unit: when its compute began
+  std::string phase_;                      // "forward " or "backward "
   Timeline* tl() { return timeline_.enabled() ? &timeline_ : nullptr; }
   LossScaler scaler_ = LossScaler::none();
   int64_t optimizer_step_ = 0;

@@ -14,11 +14,13 @@
 #include "collective/collective.h"
 #include "collective/stats.h"
 #include "data/dataset.h"
+#include "memory/arena.h"
 #include "train/run_result.h"
 #include "train/single_rank.h"
 #include "train/train_config.h"
 #include "zero/config_check.h"
 #include "zero/timeline.h"
+#include "zero_r/copy_engine.h"
 
 namespace zt::zero {
 
@@ -31,15 +33,19 @@ struct GroupComm {
 
 /// What one rank reports besides the usual run records.
 struct ZeroRunResult {
-  train::RunResult run;                 ///< steps and evals (identical on every rank), this rank's memory, speed
-  CommStats comm_total;                 ///< this rank's collective counters over all training steps, both groups
-  CommStats comm_per_step;              ///< the counters of the last step alone, both groups
-  CommStats comm_predicted_per_step;    ///< closed form of one applied step, both groups
-  GroupComm dp;                         ///< the data-parallel group's share
-  GroupComm mp;                         ///< the model-parallel group's share (zero without model parallelism)
-  int dp_rank = 0;                      ///< this rank in its data-parallel group
-  int mp_rank = 0;                      ///< this rank in its model-parallel group
-  std::vector<TimelineEvent> timeline;  ///< compute and blocked spans (with config.trace set)
+  train::RunResult run;                      ///< steps and evals (identical on every rank), this rank's memory, speed
+  CommStats comm_total;                      ///< this rank's collective counters over all training steps, both groups
+  CommStats comm_per_step;                   ///< the counters of the last step alone, both groups
+  CommStats comm_predicted_per_step;         ///< closed form of one applied step, both groups
+  GroupComm dp;                              ///< the data-parallel group's share
+  GroupComm mp;                              ///< the model-parallel group's share (zero without model parallelism)
+  zero_r::TransferStats transfers_total;     ///< P_a+cpu: host-tier transfers over all training steps
+  zero_r::TransferStats transfers_per_step;  ///< the last step's
+  zero_r::TransferStats transfers_predicted_per_step;  ///< closed form of one step (bytes and calls)
+  int dp_rank = 0;                                     ///< this rank in its data-parallel group
+  int mp_rank = 0;                                     ///< this rank in its model-parallel group
+  std::vector<TimelineEvent> timeline;                 ///< compute and blocked spans (with config.trace set)
+  std::vector<ArenaEvent> arena_trace;                 ///< every allocation and release (with config.memory_trace set)
 };
 
 /// The groups one rank trains in (collective/grid.h builds them from the world).

@@ -99,6 +99,11 @@ CommStats predict_mp_comm_per_step(const ZeroPlan& p) {
   for (std::size_t j = 0; j < p.micro_batches_per_rank; ++j)
     for (int64_t l = 0; l < p.shape.model.layers; ++l)
       for (std::size_t k = 0; k < per_block; ++k) m.ar_call(tokens * static_cast<std::size_t>(p.shape.model.width), 4);
+  // P_a: before block l is recomputed, one all-gather of the L checkpoint slices' S values each
+  if (p.partition_activations)
+    for (std::size_t j = 0; j < p.micro_batches_per_rank; ++j)
+      for (int64_t l = 0; l < p.shape.model.layers; ++l)
+        m.ag_call(std::vector<std::size_t>(n, checkpoint_slice_of(p)), model::bytes_of(p.shape.precision));
   m.ar_call(1, 4);  // the overflow flag (max), agreed over the model-parallel group too
   std::vector<std::size_t> counts;
   for (const auto& contributions : mp_norm_contributions(p)) {
@@ -107,6 +112,16 @@ CommStats predict_mp_comm_per_step(const ZeroPlan& p) {
   }
   m.ag_call(counts, 4);  // norm block sums of the whole model
   return m.s;
+}
+
+zero_r::TransferStats predict_transfers_per_step(const ZeroPlan& p) {
+  zero_r::TransferStats t;
+  if (!p.offload_activations) return t;
+  const auto copies = p.micro_batches_per_rank * static_cast<std::size_t>(p.shape.model.layers);
+  const auto bytes = copies * checkpoint_slice_of(p) * model::bytes_of(p.shape.precision);
+  t.to_host_calls = t.to_device_calls = copies;
+  t.to_host_bytes = t.to_device_bytes = bytes;
+  return t;
 }
 
 }  // namespace zt::zero

@@ -14,6 +14,7 @@
 
 #include "collective/stats.h"
 #include "zero/zero_plan.h"
+#include "zero_r/copy_engine.h"
 
 namespace zt::zero {
 
@@ -29,5 +30,11 @@ CommStats predict_comm_per_step(const ZeroPlan& plan);
 /// with its factor kept; then the overflow flag and the whole model's norm block sums per step.
 /// @param plan the rank's plan. @return the counters.
 CommStats predict_mp_comm_per_step(const ZeroPlan& plan);
+
+/// P_a+cpu's transfers per step (zero without it): per micro-batch every block's checkpoint slice
+/// goes to the host tier in forward and comes back in backward, L copies of S values each way —
+/// twice the host tier's checkpoint bytes per micro-batch.
+/// @param plan the rank's plan. @return bytes and calls (times are measurements only).
+zero_r::TransferStats predict_transfers_per_step(const ZeroPlan& plan);
 
 }  // namespace zt::zero

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "model/workspace.h"
+#include "reduce/canonical_tree.h"
 
 namespace zt::zero {
 
@@ -107,19 +108,21 @@ std::map<std::string, std::size_t> predict_zero_memory(const ZeroPlan& p) {
   const auto B = static_cast<int64_t>(p.shape.micro_batch);
   const model::ModelOptions o = p.model_options();
   m[train::category::activations] = model::activation_bytes(p.shape.model, B, p.shape.precision, o);
-  if (o.checkpoint_activations)
+  const std::size_t slices = checkpoint_slice_of(p) * model::bytes_of(p.shape.precision);
+  if (o.checkpoint_activations && !p.partition_activations)
     m[train::category::activation_checkpoints] = model::checkpoint_bytes(p.shape.model, B, p.shape.precision, o);
+  else if (p.partition_activations && !p.offload_activations)  // P_a: L slices of S values
+    m[train::category::activation_checkpoints] = static_cast<std::size_t>(p.shape.model.layers) * slices;
+  else if (p.offload_activations)  // P_a+cpu: two staging slices here, the L slices on the host
+    m["checkpoint_staging"] = 2 * slices;
   m[train::category::scratch] = model::scratch_bytes(p.shape.model, B, p.shape.precision, o);
   const auto tokens = p.shape.micro_batch * static_cast<std::size_t>(p.shape.model.context);
   m[train::category::batch] = (tokens + p.shape.micro_batch) * sizeof(int32_t);
   m[train::category::norm_blocks] = p.norm_floats * sizeof(float);
   m[train::category::eval] = tokens * sizeof(int32_t);  // held-out argmax ids (zero/heldout_eval.h), as the reference
   // gradient storage: one FP32 accumulator buffer per unit; the canonical tree's extra partials
-  std::size_t grads = 0, largest_leaf = 0;
-  for (std::size_t u = 0; u < l.units.size(); ++u) {
-    grads += p.grad_extent(u) * (p.grad_storage_16bit ? 2 : 4);
-    largest_leaf = std::max(largest_leaf, l.units[u].full + (p.reduce_scatters_grad ? l.units[u].shard : 0));
-  }
+  std::size_t grads = 0;
+  for (std::size_t u = 0; u < l.units.size(); ++u) grads += p.grad_extent(u) * (p.grad_storage_16bit ? 2 : 4);
   m[train::category::grads] = grads;
   if (p.micro_batches_per_rank > 1) m[train::category::accum_partials] = partials_peak(p);
   // the model's 16-bit (or FP32) output: unit 0's slot spans the backward, one block's units at a time
@@ -127,14 +130,68 @@ std::map<std::string, std::size_t> predict_zero_memory(const ZeroPlan& p) {
   std::size_t largest_unit = 0;
   for (const auto& u : l.units) largest_unit = std::max(largest_unit, u.full);
   const bool reduces = l.world_size > 1;
-  // one reduction in flight at a time: the next grad_done completes it before starting its own
-  if (reduces && p.reduce_each_micro_batch && !p.reduce_in_compute_type) m[zero_category::grad_leaf] = largest_leaf * 4;
-  // the 16-bit wire: a copy of each unit, except when the 16-bit gradient storage is reduced in place
-  if (reduces && p.reduce_in_compute_type && (p.reduce_each_micro_batch || !p.grad_storage_16bit))
+  // reduced after every micro-batch (grad_reducer.h): one unit at a time (the next grad_done
+  // completes the previous one); an all-reduce holds the whole unit, a reduce-scatter the shard it
+  // lands in plus at most two bucket buffers (C_B), issued from the unit's last bucket
+  if (reduces && p.reduce_each_micro_batch) {
+    std::size_t peak = 0;
+    for (const auto& u : l.units) {
+      const std::size_t b = p.bucket_elements ? std::min(p.bucket_elements, u.full) : u.full;
+      const std::size_t buckets = (u.full + b - 1) / b, last = u.full - (buckets - 1) * b;
+      const std::size_t in_flight = buckets == 1 ? u.full : buckets == 2 ? last + b : 2 * b;
+      // FP32: the reduce-scatters land in the unit's next accumulator leaf (grads or
+      // accum_partials), only the buckets are temporary; 16 bits: the shard is a wire buffer too
+      const std::size_t landing = p.reduce_in_compute_type ? u.shard : 0;
+      peak = std::max(peak, p.reduce_scatters_grad ? landing + in_flight : u.full);
+    }
+    m[p.reduce_in_compute_type ? zero_category::reduce_wire : zero_category::grad_leaf] =
+        peak * (p.reduce_in_compute_type ? 2 : 4);
+  }
+  // the step's sum reduced once on a 16-bit wire: a copy of each unit (unless the 16-bit gradient
+  // storage is itself the wire)
+  if (reduces && !p.reduce_each_micro_batch && p.reduce_in_compute_type && !p.grad_storage_16bit)
     m[zero_category::reduce_wire] = largest_unit * 2;
   // stage 3: the units in use and up to --prefetch gathered ahead, along the acquire order
   if (const std::size_t peak = gathered_peak(p, t)) m[zero_category::gathered_params] = peak;
   return m;
+}
+
+std::map<std::string, std::size_t> predict_host_memory(const ZeroPlan& p) {
+  std::map<std::string, std::size_t> m;
+  if (p.offload_activations)
+    m[train::category::activation_checkpoints] =
+        static_cast<std::size_t>(p.shape.model.layers) * checkpoint_slice_of(p) * model::bytes_of(p.shape.precision);
+  return m;
+}
+
+std::vector<ArenaEvent> gradient_events(const ZeroPlan& p) {
+  struct Token {
+    uint64_t id = 0;
+    std::size_t bytes = 0;
+    std::string category;
+  };
+  std::vector<ArenaEvent> events;
+  uint64_t next = 0;
+  const auto merge = [&](Token& left, Token&& right) {
+    (void)left;
+    events.push_back({false, right.id, right.bytes, right.category});
+  };
+  std::vector<CanonicalAccumulator<Token, decltype(merge)>> acc(p.layout.units.size(),
+                                                                CanonicalAccumulator<Token, decltype(merge)>(merge));
+  const std::size_t width = p.grad_storage_16bit ? 2 : 4;
+  for (std::size_t j = 0; j < p.micro_batches_per_rank; ++j)
+    for (std::size_t u : push_order(p)) {
+      // the first live buffer of a step is the unit's gradient storage, the others partial sums
+      Token leaf{next++, p.grad_extent(u) * width,
+                 acc[u].live_partials() == 0 ? train::category::grads : train::category::accum_partials};
+      events.push_back({true, leaf.id, leaf.bytes, leaf.category});
+      acc[u].push(std::move(leaf));
+    }
+  for (auto& a : acc) {  // finish() merges what is left; the sums live until the step's end
+    Token sum = a.finish();
+    events.push_back({false, sum.id, sum.bytes, sum.category});
+  }
+  return events;
 }
 
 }  // namespace zt::zero

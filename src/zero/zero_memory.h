@@ -27,4 +27,15 @@ std::map<std::string, std::size_t> predict_zero_memory(const ZeroPlan& plan);
 /// @param plan the rank's plan. @return the breakdown and its padding.
 ModelStateBytes predicted_model_states(const ZeroPlan& plan);
 
+/// The allocations and releases of one step's gradient storage and partial sums, in order: each
+/// unit's leaf per micro-batch in grad_done order, the canonical tree's merges releasing the right
+/// partial (reduce/canonical_tree.h, run here on tokens), the step's sums released at its end. M_D
+/// sizes its gradient region by replaying them (zero_r/allocation_replay.h).
+/// @param p the rank's plan. @return the events (ids local to them).
+std::vector<ArenaEvent> gradient_events(const ZeroPlan& p);
+
+/// Predicted peaks of the host tier's ledger (P_a+cpu's checkpoint slices; empty otherwise).
+/// @param p the rank's plan. @return category -> bytes.
+std::map<std::string, std::size_t> predict_host_memory(const ZeroPlan& p);
+
 }  // namespace zt::zero

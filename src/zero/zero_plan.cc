@@ -59,6 +59,8 @@ ZeroPlan make_zero_plan(const train::TrainConfig& c, int64_t dataset_vocab, int 
   }
   p.norm_floats = static_cast<std::size_t>(c.norm_block);
   p.prefetch = static_cast<std::size_t>(c.prefetch);
+  p.partition_activations = c.partition_activations != "off";
+  p.offload_activations = c.partition_activations == "cpu";
   p.calls = model::provider_calls(p.manifest);
   for (const auto& call : p.calls)
     if (call.kind == model::ProviderCall::Kind::acquire) p.acquire_order.push_back(static_cast<std::size_t>(call.unit));
@@ -73,6 +75,12 @@ std::vector<std::vector<NormContribution>> mp_norm_contributions(const ZeroPlan&
         out[static_cast<std::size_t>(q)].push_back(
             {u.global_index, norm_block_count(static_cast<std::size_t>(u.numel), p.layout.block)});
   return out;
+}
+
+std::size_t checkpoint_slice_of(const ZeroPlan& p) {
+  const std::size_t count = p.shape.micro_batch * p.shape.context * static_cast<std::size_t>(p.shape.model.width);
+  const auto n = static_cast<std::size_t>(p.mp.size);
+  return (count + n - 1) / n;
 }
 
 }  // namespace zt::zero

@@ -69,9 +69,12 @@ struct ZeroPlan {
   /// in this order.
   std::vector<std::size_t> acquire_order;
   std::size_t prefetch = 0;  ///< stage 3: gathers issued ahead of the unit in use
+  /// ZeRO-R: activation checkpoints as 1/N_m slices (P_a, zero_r/partitioned_checkpoints.h)
+  bool partition_activations = false;
+  bool offload_activations = false;  ///< P_a+cpu: the slices in the host tier
 
   /// The model options of this rank: its placement and the run's checkpointing. @return them.
-  model::ModelOptions model_options() const { return {mp, shape.checkpoint_activations}; }
+  model::ModelOptions model_options() const { return {mp, shape.checkpoint_activations, partition_activations}; }
   /// Whether unit u's parameters are sharded (gathered before each use). @param u unit.
   /// @return S_p of the unit.
   bool params_sharded(std::size_t u) const { return unit_specs[u].params; }
@@ -106,6 +109,10 @@ struct NormContribution {
 /// rank) — in the one-device unit order. One rank, q = 0, without model parallelism.
 /// @param p a rank's plan. @return one list per model-parallel rank.
 std::vector<std::vector<NormContribution>> mp_norm_contributions(const ZeroPlan& p);
+
+/// Values of one P_a checkpoint slice: ceil(B T C / N_m) (zero_r/partitioned_checkpoints.h).
+/// @param p a plan. @return S.
+std::size_t checkpoint_slice_of(const ZeroPlan& p);
 
 /// Build the plan. @param c validated settings. @param dataset_vocab the dataset's alphabet
 /// (used when --vocab is 0). @param dp_rank this rank in its data-parallel group.

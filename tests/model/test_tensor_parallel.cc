@@ -140,21 +140,18 @@ TEMPLATE_TEST_CASE("activation checkpointing changes no bit, and keeps only the 
   CHECK(same_or_absent(ckpt[0].grads, plain[0].grads, &where));
   INFO(where);
   CHECK(ckpt[0].guards);
-  // the checkpoints are the L + 1 residual-stream tensors [N, C], 64-byte aligned; the activation
-  // buffer loses L - 1 blocks' worth of tensors (it keeps one block's, for the recomputation)
+  // the checkpoints are the L block inputs [N, C], 64-byte aligned; the activation buffer keeps one
+  // block's tensors (for the recomputation) and one stream buffer instead of x0 and L blocks
   const auto p = precision_of<T>();
   const int64_t N = 2 * cfg.context, C = cfg.width;
   const auto aligned = [](int64_t bytes) { return (bytes + 63) / 64 * 64; };
-  CHECK(static_cast<int64_t>(checkpoint_bytes(cfg, 2, p, {{}, true})) ==
-        (cfg.layers + 1) * aligned(N * C * static_cast<int64_t>(bytes_of(p))));
+  const int64_t x = aligned(N * C * static_cast<int64_t>(bytes_of(p)));
+  CHECK(static_cast<int64_t>(checkpoint_bytes(cfg, 2, p, {{}, true})) == cfg.layers * x);
   CHECK(checkpoint_bytes(cfg, 2, p, {}) == 0);
   const auto without = activation_layout(cfg, 2, p, {});
   const auto with = activation_layout(cfg, 2, p, {{}, true});
-  const std::size_t one_block =
-      without.layers[1].res2 + aligned(N * C * static_cast<int64_t>(bytes_of(p))) - without.layers[1].ln1;
-  // without: x0 + L blocks + head; with: one block + head (x0 moved to the checkpoints)
-  CHECK(without.total - with.total ==
-        (cfg.layers - 1) * one_block + static_cast<std::size_t>(aligned(N * C * static_cast<int64_t>(bytes_of(p)))));
+  const std::size_t one_block = without.layers[1].res2 + static_cast<std::size_t>(x) - without.layers[1].ln1;
+  CHECK(without.total - with.total == static_cast<std::size_t>(cfg.layers - 1) * one_block);
 }
 
 TEST_CASE("tensor-parallel placement: bad block counts and placements are one-line errors", "[ch8]") {

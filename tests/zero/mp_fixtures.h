@@ -44,11 +44,14 @@ struct MpCase {
 
 /// Run a row and its reference (one device, all B blocks, no checkpointing); Catch2 checks that
 /// every rank's step records and the final master weights and step-1 gradient are bitwise equal.
-/// @param cs the row. @return the run (for further checks).
-inline ZeroRun check_mp_equal(const MpCase& cs) {
-  const train::TrainConfig c = cs.config();
+/// @param cs the row. @param partition --partition-activations of the row (off, on, cpu; the
+/// reference never partitions). @return the run (for further checks).
+inline ZeroRun check_mp_equal(const MpCase& cs, const char* partition = "off") {
+  train::TrainConfig c = cs.config();
+  c.partition_activations = partition;
   train::TrainConfig ref_config = reference_of(c);
   ref_config.checkpoint_activations = false;
+  ref_config.partition_activations = "off";
   train::RunArtifacts ref_art;
   const train::RunResult ref = run(ref_config, &ref_art);
   ZeroRun z = run_zero(c);

@@ -5,9 +5,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "core/atomic_file.h"
 #include "support/run_program.h"
 #include "zero/config_check.h"
 #include "zero/zero_fixtures.h"
@@ -228,4 +230,28 @@ TEST_CASE("zero-train: bad model-parallel input is one line and a non-zero exit 
     const auto bad_world = run_program("zero-train", kTiny + "--mp-size 4", o);
     CHECK(bad_world.err.find("--world-size 2 is not a multiple of --mp-size 4") != std::string::npos);
   }
+}
+
+TEST_CASE("default --micro-batch: one per data-parallel rank, also when a launcher sets the world", "[ch5]") {
+  // no --micro-batch: global batch / N_d, so `--world-size N` alone is a valid run (a default of the
+  // whole global batch made every N > 1 fail)
+  const std::string args = "--layers 1 --heads 2 --width 16 --context 16 --steps 1 --global-batch 8 --eval-every 0 ";
+  const std::string json = "/tmp/zt_microbatch_" + std::to_string(::getpid()) + ".json";
+  for (const auto& [world, mp] : {std::pair{2, 1}, std::pair{4, 2}, std::pair{4, 1}}) {
+    const auto out = zero_train(args + "--ranks-as threads --world-size " + std::to_string(world) + " --mp-size " +
+                                std::to_string(mp) + " --summary-json " + json);
+    INFO(out.err);
+    REQUIRE(out.status == 0);
+    const auto j = nlohmann::json::parse(zt::read_file(json));
+    CHECK(j["config"]["micro_batch"] == 8 / (world / mp));
+  }
+  std::remove(json.c_str());
+  const auto launched_run = launched(2, args + "--stage 1");
+  INFO(launched_run.err);
+  CHECK(launched_run.status == 0);
+  // a global batch that does not split over the ranks: one line naming the fix
+  const auto bad = zero_train(args + "--world-size 3");
+  CHECK(bad.status == 2);
+  CHECK(bad.err.find("--global-batch 8 does not split over 3 data-parallel ranks: make it a multiple of 3") !=
+        std::string::npos);
 }

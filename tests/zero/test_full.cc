@@ -79,3 +79,15 @@ TEST_CASE("full product, model parallel: (N_d, N_m) x stage x precision x checkp
       check_mp_equal(cs);
     }
 }
+
+TEST_CASE("full product, ZeRO-R: P_a and P_a+cpu x (N_d, N_m) x stage x precision", "[ch8]") {
+  std::vector<std::pair<MpCase, const char*>> cases;
+  for (auto [dp, mp] : {std::pair{1, 2}, {2, 2}, {1, 4}})
+    for (int stage : {0, 1, 2, 3})
+      for (const char* precision : {"fp32", "fp16", "bf16"})
+        for (const char* partition : {"on", "cpu"}) cases.push_back({{dp, mp, stage, precision, true}, partition});
+  REQUIRE(cases.size() == 3 * 4 * 3 * 2);
+  for (const auto& [cs, partition] : cases) DYNAMIC_SECTION(cs.name() << ", P_a " << partition) {
+      check_mp_equal(cs, partition);
+    }
+}

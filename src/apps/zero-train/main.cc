@@ -54,7 +54,10 @@ RunMode run_mode(const TrainConfig& c, const zt::launch::LaunchDecision& d) {
   // a launcher's world of one needs no rendezvous: it runs like a plain single process
   if (d.mode == Mode::kLaunched && c.world_size > 1) return RunMode::launched_rank;
   if (d.mode == Mode::kSpawn && c.ranks_as == "processes") return RunMode::spawned_processes;
-  if (c.world_size > 1 || c.stage > 0) return RunMode::thread_ranks;
+  // ZeRO-R's partitioned checkpoints live in the ZeRO engine (even on one rank)
+  if (c.world_size > 1 || c.stage > 0 || c.partition_activations != "off" || c.allocator != "general" ||
+      !c.memory_trace.empty())
+    return RunMode::thread_ranks;
   return RunMode::reference;
 }
 
@@ -135,6 +138,7 @@ zt::train::RunComparison verify(const TrainConfig& c, const zt::Dataset& data, c
   ref.world_size = 1;
   ref.mp_size = 1;
   ref.mp_blocks = c.resolved_mp_blocks();  // the same numerics: B blocks, all on one device
+  ref.partition_activations = "off";       // where checkpoints are kept changes no bit
   ref.dump_params = "verify";              // asks the reference for its final master weights
   RunArtifacts ref_artifacts;
   const RunResult ref_result = zt::train::train_single_rank(ref, data, {}, &ref_artifacts);
@@ -163,6 +167,10 @@ int write_outputs(const TrainConfig& c, const zt::Dataset& data, const RunResult
   sections.emplace_back("mp_size", std::to_string(c.mp_size));
   sections.emplace_back("dp_size", std::to_string(c.dp_size()));
   if (comm) sections.emplace_back("comm", zt::zero::comm_json(comm->dp, comm->mp));
+  if (comm && c.partition_activations == "cpu")
+    sections.emplace_back(
+        "host_transfers",
+        zt::zero::transfers_json(comm->transfers_per_step, comm->transfers_predicted_per_step, comm->transfers_total));
   if (c.verify) {
     const zt::train::RunComparison v = verify(c, data, r, artifacts);
     if (v.equal())
@@ -237,6 +245,8 @@ int run_thread_ranks(const TrainConfig& c, const zt::Dataset& data) {
     timelines.push_back(o.value->timeline);
   }
   if (!c.trace.empty()) zt::write_file_atomic(c.trace, zt::zero::chrome_trace_json(timelines));
+  if (!c.memory_trace.empty())
+    zt::write_file_atomic(c.memory_trace, zt::zero::arena_trace_json(outcomes[0].value->arena_trace, c));
   return write_outputs(c, data, r, arts[0], &*outcomes[0].value);
 }
 
@@ -297,6 +307,7 @@ int run_launched_rank(const TrainConfig& c, const zt::Dataset& data, const zt::l
       if (!c.trace.empty()) timelines.push_back(zt::zero::timeline_from_json(get("timeline", q)));
     }
     if (!c.trace.empty()) zt::write_file_atomic(c.trace, zt::zero::chrome_trace_json(timelines));
+    if (!c.memory_trace.empty()) zt::write_file_atomic(c.memory_trace, zt::zero::arena_trace_json(res.arena_trace, c));
     status = write_outputs(c, data, r, artifacts, &res);
   }
   coll.barrier();  // rank 0 has read every report before the store (served by rank 0 or the launcher) goes away
@@ -316,6 +327,7 @@ int main(int argc, char** argv) {
     const auto decision =
         zt::launch::decide_launch(flag_given ? std::optional<int64_t>(c.world_size) : std::nullopt, env);
     c.world_size = decision.world_size;
+    zt::train::resolve_micro_batch(c);
     zt::train::validate(c);
     const RunMode mode = run_mode(c, decision);
     if (mode == RunMode::spawned_processes) return run_spawned_processes(c, argc, argv);

@@ -5,7 +5,7 @@ JOBS    ?= $(shell nproc)
 CMAKE_FLAGS ?=
 CTEST   := ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
-.PHONY: help deps configure build test test-full docs notebooks run clean format
+.PHONY: help deps configure build test test-full test-gpu docs notebooks run clean format
 .DEFAULT_GOAL := help
 
 help:
@@ -13,6 +13,7 @@ help:
 	@echo "make test         build, run every test, build the docs, execute the notebooks"
 	@echo "make test-chN     run only chapter N's tests (e.g. make test-ch1)"
 	@echo "make test-full    the larger test matrix"
+	@echo "make test-gpu     the GPU tests on a machine with a CUDA device (a skip is a failure)"
 	@echo "make chapter-N    build and run chapter N's program (e.g. make chapter-1)"
 	@echo "make deps         install missing Debian packages (apt-get as root)"
 	@echo "make build        configure and build into $(BUILD)/ (Release)"
@@ -39,6 +40,9 @@ test: build
 
 test-full: build
 	$(CTEST)
+
+test-gpu: build
+	scripts/test_gpu.sh $(BUILD)
 
 test-ch%: build
 	$(CTEST) -L 'ch$*$$'

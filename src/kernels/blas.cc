@@ -6,15 +6,21 @@
 #include <atomic>
 
 #include "core/check.h"
+#include "gemm/canonical_gemm.h"
 
 namespace zt::kernels {
 namespace {
 std::atomic<int> g_threads{0};  // 0: not pinned yet
+std::atomic<GemmBackend> g_backend{GemmBackend::blas};
 
 void ensure_pinned() {
   if (g_threads.load(std::memory_order_acquire) == 0) set_blas_threads(1);
 }
 }  // namespace
+
+void set_gemm_backend(GemmBackend backend) { g_backend.store(backend, std::memory_order_release); }
+
+GemmBackend gemm_backend() { return g_backend.load(std::memory_order_acquire); }
 
 void set_blas_threads(int n) {
   ZT_CHECK(n >= 1, "set_blas_threads: need at least one thread, got ", n);
@@ -29,6 +35,8 @@ int blas_threads() {
 
 void gemm_f32(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
               int64_t ldb, float* c, int64_t ldc) {
+  if (gemm_backend() == GemmBackend::canonical)
+    return gemm::gemm_canonical_f32(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc);
   ensure_pinned();
   cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
               static_cast<blasint>(m), static_cast<blasint>(n), static_cast<blasint>(k), 1.0f, a,
@@ -36,6 +44,7 @@ void gemm_f32(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const
 }
 
 void trmm_lower_left_f32(bool trans, int64_t m, int64_t n, const float* a, int64_t lda, float* b, int64_t ldb) {
+  if (gemm_backend() == GemmBackend::canonical) return gemm::trmm_canonical_f32(trans, m, n, a, lda, b, ldb);
   ensure_pinned();
   cblas_strmm(CblasRowMajor, CblasLeft, CblasLower, trans ? CblasTrans : CblasNoTrans, CblasNonUnit,
               static_cast<blasint>(m), static_cast<blasint>(n), 1.0f, a, static_cast<blasint>(lda), b,

@@ -9,12 +9,28 @@
 //
 // Threads are pinned explicitly: one per rank unless set_blas_threads() says otherwise, applied
 // before the first call whatever OPENBLAS_NUM_THREADS says. Row-major everywhere; beta is 0.
+// `--gemm canonical` sends both calls to the project's own canonical GEMM instead (gemm/), whose
+// bits do not depend on the CPU at all; set_gemm_backend() is the switch, process-wide.
 // Not here: 16-bit GEMMs (callers widen 16-bit inputs to float, exact, then round the output).
 #pragma once
 
 #include <cstdint>
 
 namespace zt::kernels {
+
+/// Which GEMM the model's calls go to (`--gemm`).
+enum class GemmBackend {
+  blas,      ///< OpenBLAS: fast; bits depend on the CPU model's kernel (OPENBLAS_CORETYPE)
+  canonical  ///< gemm/canonical_gemm.h: one fma chain per element, the same bits on every CPU and the GPU
+};
+
+/// Route this process's gemm_f32 / trmm_lower_left_f32 calls to a backend (default: blas).
+/// @param backend the backend.
+void set_gemm_backend(GemmBackend backend);
+
+/// The backend in use.
+/// @return it.
+GemmBackend gemm_backend();
 
 /// Pin OpenBLAS to n threads (n >= 1) for this process.
 /// @param n the number of threads.

@@ -51,6 +51,7 @@ class SingleRankLoop {
     ZT_CHECK(data.context() == shape_.context, "dataset context ", data.context(), " differs from --context ",
              c.context);
     kernels::set_blas_threads(static_cast<int>(c.blas_threads));
+    kernels::set_gemm_backend(c.gemm == "canonical" ? kernels::GemmBackend::canonical : kernels::GemmBackend::blas);
     allocate();
     initialise();
   }

@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gemm/canonical_gemm.h"
 #include "model/manifest.h"
 #include "train/step_start.h"
 
@@ -49,6 +50,8 @@ ordered_json config_object(const TrainConfig& c) {
   j["seed"] = c.seed;
   j["memory_budget_mb"] = c.memory_budget_mb;
   j["blas_threads"] = c.blas_threads;
+  j["gemm"] = c.gemm;
+  if (c.gemm == "canonical") j["gemm_isa"] = gemm::isa_name(gemm::canonical_isa());
   j["data"] = c.data;
   j["digits"] = c.digits;
   j["eval_every"] = c.eval_every;

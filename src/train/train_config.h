@@ -52,6 +52,7 @@ struct TrainConfig {
   // resources
   double memory_budget_mb = 1024.0;  ///< per-rank arena capacity, MiB
   int64_t blas_threads = 1;          ///< BLAS threads per rank
+  std::string gemm = "blas";         ///< blas | canonical (kernels/blas.h GemmBackend)
   // data and outputs
   std::string data;           ///< byte-level text file; empty means the embedded dataset
   int64_t digits = 2;         ///< operand digits of the embedded addition task

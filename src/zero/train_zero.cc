@@ -92,6 +92,7 @@ class ZeroLoop final : public model::ParamProvider<T> {
     ZT_CHECK(data.context() == shape_.context, "dataset context ", data.context(), " differs from --context ",
              c.context);
     kernels::set_blas_threads(static_cast<int>(c.blas_threads));
+    kernels::set_gemm_backend(c.gemm == "canonical" ? kernels::GemmBackend::canonical : kernels::GemmBackend::blas);
     if (!c.memory_trace.empty()) arena_.enable_trace();
     if (c.allocator == "zero") set_aside_md_regions();
     allocate();

@@ -1,0 +1,321 @@
+// gemm/canonical_gemm.cc — the canonical GEMM's CPU paths: packing, K-blocking, and one
+// register-blocked microkernel per instruction set, each lane one output element's fma chain.
+//
+// Blocking (BLIS-style, Goto & van de Geijn 2008): op(B) is packed KC x NR panel by panel and op(A)
+// MR x KC tile by tile, zero-padded at the edges (padding produces outputs that are thrown away,
+// never terms of a kept one); the microkernel keeps an MR x NR tile of C in registers and runs k in
+// increasing order. For the second and later KC blocks the tile is loaded from C, where the first
+// block left the FP32 partial: the chain continues exactly (no extra rounding), so K-blocking is
+// invisible in the bits. Every path computes c = fma(a, b, c) per lane and k: the bits are the
+// definition's (gemm/canonical_dot.h) whatever the path, the blocking or the alignment.
+#include "gemm/canonical_gemm.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "core/check.h"
+#include "gemm/canonical_dot.h"
+
+namespace zt::gemm {
+namespace {
+
+constexpr int64_t kKc = 256;  // k per packed block: an A tile and a B panel stay in L1/L2
+constexpr int64_t kMc = 96;   // rows of A packed at once (a multiple of both MRs below)
+
+std::atomic<int> g_forced{-1};  // -1: not forced by set_canonical_isa()
+
+Isa isa_from_env_or_cpu() {
+  if (const char* e = std::getenv("ZT_GEMM_ISA"); e && *e) {
+    const std::string s(e);
+    Isa isa = Isa::scalar;
+    if (s == "scalar")
+      isa = Isa::scalar;
+    else if (s == "avx2")
+      isa = Isa::avx2;
+    else if (s == "avx512")
+      isa = Isa::avx512;
+    else
+      ZT_CHECK(false, "ZT_GEMM_ISA=", s, " is not one of scalar, avx2, avx512");
+    ZT_CHECK(isa_supported(isa), "ZT_GEMM_ISA=", s, ": this CPU does not support it");
+    return isa;
+  }
+  if (isa_supported(Isa::avx512)) return Isa::avx512;
+  if (isa_supported(Isa::avx2)) return Isa::avx2;
+  return Isa::scalar;
+}
+
+// ---- the scalar path: the definition, row by row (k outer, j inner: the same chain per element)
+void gemm_scalar(const Operand& A, const Operand& B, int64_t m, int64_t n, int64_t k, float* c, int64_t ldc) {
+  for (int64_t i = 0; i < m; ++i) {
+    float* row = c + i * ldc;
+    for (int64_t j = 0; j < n; ++j) row[j] = 0.0f;
+    for (int64_t p = 0; p < k; ++p) {
+      const float a = A.at(i, p);
+      for (int64_t j = 0; j < n; ++j) row[j] = fmaf(a, B.at(p, j), row[j]);
+    }
+  }
+}
+
+// ---- packing (shared by the vector paths)
+// op(B)[p0 + q, j0 + jr .. j0 + jr + NR) for q < kc, as kc rows of NR floats; columns past n are 0
+void pack_b(const Operand& B, int64_t p0, int64_t kc, int64_t j0, int64_t nc, int64_t NR, float* out) {
+  for (int64_t jr = 0; jr < nc; jr += NR) {
+    const int64_t cols = std::min(NR, nc - jr);
+    for (int64_t q = 0; q < kc; ++q) {
+      float* dst = out + (jr / NR) * kc * NR + q * NR;
+      if (!B.trans) {
+        std::memcpy(dst, B.data + (p0 + q) * B.ld + j0 + jr, static_cast<std::size_t>(cols) * sizeof(float));
+      } else {
+        for (int64_t x = 0; x < cols; ++x) dst[x] = B.data[(j0 + jr + x) * B.ld + p0 + q];
+      }
+      for (int64_t x = cols; x < NR; ++x) dst[x] = 0.0f;
+    }
+  }
+}
+
+// op(A)[i0 + ir .. + MR, p0 .. p0 + kc) as kc columns of MR floats; rows past mc are 0
+void pack_a(const Operand& A, int64_t i0, int64_t mc, int64_t p0, int64_t kc, int64_t MR, float* out) {
+  for (int64_t ir = 0; ir < mc; ir += MR) {
+    const int64_t rows = std::min(MR, mc - ir);
+    float* tile = out + (ir / MR) * kc * MR;
+    for (int64_t q = 0; q < kc; ++q) {
+      for (int64_t r = 0; r < rows; ++r) tile[q * MR + r] = A.at(i0 + ir + r, p0 + q);
+      for (int64_t r = rows; r < MR; ++r) tile[q * MR + r] = 0.0f;
+    }
+  }
+}
+
+// ---- microkernels: an MR x NR tile of C, k in increasing order; `first` starts the chain at +0,
+// otherwise it continues from the partial in C
+__attribute__((target("avx2,fma"))) void micro_avx2(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
+                                                    bool first) {
+  constexpr int MR = 6;
+  __m256 acc[MR][2];
+#pragma GCC unroll 6
+  for (int r = 0; r < MR; ++r) {
+    acc[r][0] = first ? _mm256_setzero_ps() : _mm256_loadu_ps(c + r * ldc);
+    acc[r][1] = first ? _mm256_setzero_ps() : _mm256_loadu_ps(c + r * ldc + 8);
+  }
+  for (int64_t q = 0; q < kc; ++q) {
+    const __m256 b0 = _mm256_loadu_ps(b + q * 16), b1 = _mm256_loadu_ps(b + q * 16 + 8);
+#pragma GCC unroll 6
+    for (int r = 0; r < MR; ++r) {
+      const __m256 av = _mm256_broadcast_ss(a + q * MR + r);
+      acc[r][0] = _mm256_fmadd_ps(av, b0, acc[r][0]);
+      acc[r][1] = _mm256_fmadd_ps(av, b1, acc[r][1]);
+    }
+  }
+#pragma GCC unroll 6
+  for (int r = 0; r < MR; ++r) {
+    _mm256_storeu_ps(c + r * ldc, acc[r][0]);
+    _mm256_storeu_ps(c + r * ldc + 8, acc[r][1]);
+  }
+}
+
+__attribute__((target("avx512f"))) void micro_avx512(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
+                                                     bool first) {
+  constexpr int MR = 8;
+  __m512 acc[MR][2];
+#pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r) {
+    acc[r][0] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(c + r * ldc);
+    acc[r][1] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(c + r * ldc + 16);
+  }
+  for (int64_t q = 0; q < kc; ++q) {
+    const __m512 b0 = _mm512_loadu_ps(b + q * 32), b1 = _mm512_loadu_ps(b + q * 32 + 16);
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) {
+      const __m512 av = _mm512_set1_ps(a[q * MR + r]);
+      acc[r][0] = _mm512_fmadd_ps(av, b0, acc[r][0]);
+      acc[r][1] = _mm512_fmadd_ps(av, b1, acc[r][1]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r) {
+    _mm512_storeu_ps(c + r * ldc, acc[r][0]);
+    _mm512_storeu_ps(c + r * ldc + 16, acc[r][1]);
+  }
+}
+
+using Micro = void (*)(int64_t, const float*, const float*, float*, int64_t, bool);
+
+// The blocked driver around one microkernel. Edge tiles run on a full-size scratch tile (its
+// padding rows/columns computed and discarded) and only the valid part is copied in or out.
+void gemm_blocked(const Operand& A, const Operand& B, int64_t m, int64_t n, int64_t k, float* c, int64_t ldc,
+                  int64_t MR, int64_t NR, Micro micro) {
+  const int64_t nc = n;  // the model's N fit one packed B (at most a few MB)
+  thread_local std::vector<float> bpack, apack;
+  const int64_t n_panels = (nc + NR - 1) / NR;
+  bpack.resize(static_cast<std::size_t>(n_panels * NR * std::min(k, kKc)));
+  apack.resize(static_cast<std::size_t>(kMc * std::min(k, kKc)));
+  float edge[8 * 32];
+  for (int64_t p0 = 0; p0 < k; p0 += kKc) {
+    const int64_t kc = std::min(kKc, k - p0);
+    const bool first = p0 == 0;
+    pack_b(B, p0, kc, 0, nc, NR, bpack.data());
+    for (int64_t i0 = 0; i0 < m; i0 += kMc) {
+      const int64_t mc = std::min(kMc, m - i0);
+      pack_a(A, i0, mc, p0, kc, MR, apack.data());
+      for (int64_t jr = 0; jr < nc; jr += NR) {
+        const int64_t cols = std::min(NR, nc - jr);
+        const float* bp = bpack.data() + (jr / NR) * kc * NR;
+        for (int64_t ir = 0; ir < mc; ir += MR) {
+          const int64_t rows = std::min(MR, mc - ir);
+          const float* ap = apack.data() + (ir / MR) * kc * MR;
+          float* ct = c + (i0 + ir) * ldc + jr;
+          if (rows == MR && cols == NR) {
+            micro(kc, ap, bp, ct, ldc, first);
+            continue;
+          }
+          if (!first)
+            for (int64_t r = 0; r < rows; ++r)
+              std::memcpy(edge + r * NR, ct + r * ldc, static_cast<std::size_t>(cols) * sizeof(float));
+          micro(kc, ap, bp, edge, NR, first);
+          for (int64_t r = 0; r < rows; ++r)
+            std::memcpy(ct + r * ldc, edge + r * NR, static_cast<std::size_t>(cols) * sizeof(float));
+        }
+      }
+    }
+  }
+}
+
+// ---- the triangular product: element (i, j) chains over k in [lo(i), hi(i)), lanes along j
+template <typename Lane>
+void trmm_rows(const Operand& A, bool trans, int64_t m, int64_t n, const float* src, int64_t lds, float* dst,
+               int64_t ldd, Lane lane) {
+  for (int64_t i = 0; i < m; ++i) {
+    const int64_t lo = trans ? i : 0, hi = trans ? m : i + 1;
+    lane(A, i, lo, hi, n, src, lds, dst + i * ldd);
+  }
+}
+
+void lane_scalar(const Operand& A, int64_t i, int64_t lo, int64_t hi, int64_t n, const float* src, int64_t lds,
+                 float* out) {
+  for (int64_t j = 0; j < n; ++j) out[j] = 0.0f;
+  for (int64_t p = lo; p < hi; ++p) {
+    const float a = A.at(i, p);
+    for (int64_t j = 0; j < n; ++j) out[j] = fmaf(a, src[p * lds + j], out[j]);
+  }
+}
+
+__attribute__((target("avx2,fma"))) void lane_avx2(const Operand& A, int64_t i, int64_t lo, int64_t hi, int64_t n,
+                                                   const float* src, int64_t lds, float* out) {
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8) {
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t p = lo; p < hi; ++p)
+      acc = _mm256_fmadd_ps(_mm256_set1_ps(A.at(i, p)), _mm256_loadu_ps(src + p * lds + j), acc);
+    _mm256_storeu_ps(out + j, acc);
+  }
+  for (; j < n; ++j) {
+    float acc = 0.0f;
+    for (int64_t p = lo; p < hi; ++p) acc = fmaf(A.at(i, p), src[p * lds + j], acc);
+    out[j] = acc;
+  }
+}
+
+__attribute__((target("avx512f"))) void lane_avx512(const Operand& A, int64_t i, int64_t lo, int64_t hi, int64_t n,
+                                                    const float* src, int64_t lds, float* out) {
+  int64_t j = 0;
+  for (; j + 16 <= n; j += 16) {
+    __m512 acc = _mm512_setzero_ps();
+    for (int64_t p = lo; p < hi; ++p)
+      acc = _mm512_fmadd_ps(_mm512_set1_ps(A.at(i, p)), _mm512_loadu_ps(src + p * lds + j), acc);
+    _mm512_storeu_ps(out + j, acc);
+  }
+  for (; j < n; ++j) {
+    float acc = 0.0f;
+    for (int64_t p = lo; p < hi; ++p) acc = fmaf(A.at(i, p), src[p * lds + j], acc);
+    out[j] = acc;
+  }
+}
+
+}  // namespace
+
+const char* isa_name(Isa isa) {
+  switch (isa) {
+    case Isa::scalar:
+      return "scalar";
+    case Isa::avx2:
+      return "avx2";
+    case Isa::avx512:
+      return "avx512";
+  }
+  return "?";
+}
+
+bool isa_supported(Isa isa) {
+  switch (isa) {
+    case Isa::scalar:
+      return true;
+    case Isa::avx2:
+      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    case Isa::avx512:
+      return __builtin_cpu_supports("avx512f");
+  }
+  return false;
+}
+
+Isa canonical_isa() {
+  const int forced = g_forced.load(std::memory_order_acquire);
+  if (forced >= 0) return static_cast<Isa>(forced);
+  static const Isa chosen = isa_from_env_or_cpu();
+  return chosen;
+}
+
+void set_canonical_isa(Isa isa) {
+  ZT_CHECK(isa_supported(isa), "canonical GEMM path ", isa_name(isa), " is not supported by this CPU");
+  g_forced.store(static_cast<int>(isa), std::memory_order_release);
+}
+
+void gemm_canonical_f32(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+                        const float* b, int64_t ldb, float* c, int64_t ldc) {
+  ZT_CHECK(m >= 0 && n >= 0 && k >= 0, "gemm_canonical_f32: negative size");
+  if (m == 0 || n == 0) return;
+  const Operand A{a, lda, trans_a}, B{b, ldb, trans_b};
+  if (k == 0) {  // the empty chain: +0
+    for (int64_t i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + n, 0.0f);
+    return;
+  }
+  switch (canonical_isa()) {
+    case Isa::scalar:
+      gemm_scalar(A, B, m, n, k, c, ldc);
+      return;
+    case Isa::avx2:
+      gemm_blocked(A, B, m, n, k, c, ldc, 6, 16, micro_avx2);
+      return;
+    case Isa::avx512:
+      gemm_blocked(A, B, m, n, k, c, ldc, 8, 32, micro_avx512);
+      return;
+  }
+}
+
+void trmm_canonical_f32(bool trans, int64_t m, int64_t n, const float* a, int64_t lda, float* b, int64_t ldb) {
+  ZT_CHECK(m >= 0 && n >= 0, "trmm_canonical_f32: negative size");
+  if (m == 0 || n == 0) return;
+  // B is both input and output: compute from a copy of it
+  thread_local std::vector<float> src;
+  src.resize(static_cast<std::size_t>(m * n));
+  for (int64_t i = 0; i < m; ++i)
+    std::memcpy(src.data() + i * n, b + i * ldb, static_cast<std::size_t>(n) * sizeof(float));
+  const Operand A{a, lda, trans};
+  switch (canonical_isa()) {
+    case Isa::scalar:
+      trmm_rows(A, trans, m, n, src.data(), n, b, ldb, lane_scalar);
+      return;
+    case Isa::avx2:
+      trmm_rows(A, trans, m, n, src.data(), n, b, ldb, lane_avx2);
+      return;
+    case Isa::avx512:
+      trmm_rows(A, trans, m, n, src.data(), n, b, ldb, lane_avx512);
+      return;
+  }
+}
+
+}  // namespace zt::gemm

@@ -94,6 +94,10 @@ int main(int argc, char** argv) {
   const int steps = argc > 2 ? std::atoi(argv[2]) : 5;
   const int threads = argc > 3 ? std::atoi(argv[3]) : 1;
   zt::kernels::set_blas_threads(threads);
+  // OpenBLAS unless ZT_BENCH_GEMM=canonical: PyTorch, the peer, uses a vendor BLAS too
+  const char* which = std::getenv("ZT_BENCH_GEMM");
+  zt::kernels::set_gemm_backend(which && std::string(which) == "canonical" ? zt::kernels::GemmBackend::canonical
+                                                                           : zt::kernels::GemmBackend::blas);
   const zt::model::GptConfig cfg{.vocab = 256, .context = 256, .layers = 6, .heads = 6, .width = 384};
   // The rate this model's largest GEMM shape gets (N = B T rows, C -> 4C), best of 20: a fair
   // MFU denominator (the step timings are means, so MFU on a busy machine is conservative).

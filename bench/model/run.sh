@@ -2,14 +2,15 @@
 # bench/model/run.sh — build the model benchmarks against an existing build tree and run them:
 # sgemm rate, our GPT (fp32, and optionally fp16/bf16), and PyTorch eager on the same model if
 # python3-torch is installed (a benchmark peer only, never a project dependency).
-# usage: bench/model/run.sh [BUILD_DIR=build] [B=4] [STEPS=5]
+# usage: bench/model/run.sh [BUILD_DIR=build] [B=4] [STEPS=5]   (ZT_BENCH_GEMM=canonical: our model
+# on the canonical GEMM; default OpenBLAS, like the peer)
 set -euo pipefail
 BUILD=${1:-build}; B=${2:-4}; STEPS=${3:-5}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 OUT="$ROOT/$BUILD/bench"; mkdir -p "$OUT"
-cmake --build "$ROOT/$BUILD" --target zt_model zt_kernels zt_fp -j2 >/dev/null
+cmake --build "$ROOT/$BUILD" --target zt_model zt_kernels zt_gemm zt_fp -j2 >/dev/null
 FLAGS="-O2 -std=c++20 -Wall -Wextra -ffp-contract=off -fno-fast-math -I$ROOT/src"
-LIBS="$ROOT/$BUILD/lib/libzt_model.a $ROOT/$BUILD/lib/libzt_kernels.a $ROOT/$BUILD/lib/libzt_fp.a $ROOT/$BUILD/lib/libzt_core.a -lopenblas"
+LIBS="$ROOT/$BUILD/lib/libzt_model.a $ROOT/$BUILD/lib/libzt_kernels.a $ROOT/$BUILD/lib/libzt_gemm.a $ROOT/$BUILD/lib/libzt_fp.a $ROOT/$BUILD/lib/libzt_core.a -lopenblas"
 g++ $FLAGS "$ROOT/bench/model/sgemm_rate.cc" $LIBS -o "$OUT/bench-sgemm"
 g++ $FLAGS "$ROOT/bench/model/bench_model.cc" $LIBS -o "$OUT/bench-model"
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1

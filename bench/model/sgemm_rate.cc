@@ -1,15 +1,20 @@
 // bench/model/sgemm_rate.cc — the machine's sgemm rate through the project's GEMM wrapper
-// (OpenBLAS, pinned threads): the denominator of model FLOP utilisation.
+// (OpenBLAS, pinned threads; ZT_BENCH_GEMM=canonical for the canonical GEMM): the denominator of
+// model FLOP utilisation.
 // usage: bench-sgemm [threads]  — prints GFLOP/s for a few square and model-shaped products.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "kernels/blas.h"
 
 int main(int argc, char** argv) {
   zt::kernels::set_blas_threads(argc > 1 ? std::atoi(argv[1]) : 1);
+  const char* which = std::getenv("ZT_BENCH_GEMM");  // the peer PyTorch is compared with uses a BLAS
+  zt::kernels::set_gemm_backend(which && std::string(which) == "canonical" ? zt::kernels::GemmBackend::canonical
+                                                                           : zt::kernels::GemmBackend::blas);
   const long long shapes[][3] = {{512, 512, 512},   {1024, 1024, 1024}, {1024, 1152, 384},
                                  {1024, 1536, 384}, {1024, 384, 1536},  {1024, 256, 384}};
   for (const auto& s : shapes) {

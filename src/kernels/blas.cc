@@ -11,7 +11,7 @@
 namespace zt::kernels {
 namespace {
 std::atomic<int> g_threads{0};  // 0: not pinned yet
-std::atomic<GemmBackend> g_backend{GemmBackend::blas};
+std::atomic<GemmBackend> g_backend{GemmBackend::canonical};
 
 void ensure_pinned() {
   if (g_threads.load(std::memory_order_acquire) == 0) set_blas_threads(1);

@@ -9,8 +9,11 @@
 //
 // Threads are pinned explicitly: one per rank unless set_blas_threads() says otherwise, applied
 // before the first call whatever OPENBLAS_NUM_THREADS says. Row-major everywhere; beta is 0.
-// `--gemm canonical` sends both calls to the project's own canonical GEMM instead (gemm/), whose
-// bits do not depend on the CPU at all; set_gemm_backend() is the switch, process-wide.
+// By default both calls go to the project's own canonical GEMM instead (gemm/, `--gemm
+// canonical`), whose bits do not depend on the CPU at all, so every number the chapters quote is
+// reproducible on any x86-64 machine; `--gemm blas` asks for OpenBLAS. set_gemm_backend() is the
+// switch, process-wide. The canonical GEMM runs one thread per call; the thread pinning below
+// applies to OpenBLAS.
 // Not here: 16-bit GEMMs (callers widen 16-bit inputs to float, exact, then round the output).
 #pragma once
 
@@ -24,7 +27,7 @@ enum class GemmBackend {
   canonical  ///< gemm/canonical_gemm.h: one fma chain per element, the same bits on every CPU and the GPU
 };
 
-/// Route this process's gemm_f32 / trmm_lower_left_f32 calls to a backend (default: blas).
+/// Route this process's gemm_f32 / trmm_lower_left_f32 calls to a backend (default: canonical).
 /// @param backend the backend.
 void set_gemm_backend(GemmBackend backend);
 

@@ -51,6 +51,7 @@ ordered_json config_object(const TrainConfig& c) {
   j["memory_budget_mb"] = c.memory_budget_mb;
   j["blas_threads"] = c.blas_threads;
   j["gemm"] = c.gemm;
+  j["device"] = c.device;
   if (c.gemm == "canonical") j["gemm_isa"] = gemm::isa_name(gemm::canonical_isa());
   j["data"] = c.data;
   j["digits"] = c.digits;

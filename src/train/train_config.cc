@@ -66,9 +66,11 @@ bool parse_train_config(int argc, char** argv, TrainConfig& c, std::vector<std::
   p.set_default_text("micro-batch", "--global-batch / data-parallel ranks");
   p.add_int("seed", &c.seed, "seed of init and data", 0, INT64_MAX);
   p.add_double("memory-budget-mb", &c.memory_budget_mb, "per-rank arena capacity in MiB", 1e-6, 1e9);
-  p.add_int("blas-threads", &c.blas_threads, "BLAS threads per rank", 1, 256);
-  p.add_choice("gemm", &c.gemm, {"blas", "canonical"},
-               "GEMM: OpenBLAS (bits depend on the CPU model) or the canonical GEMM (the same bits on every CPU)");
+  p.add_int("blas-threads", &c.blas_threads, "OpenBLAS threads per rank (--gemm blas)", 1, 256);
+  p.add_choice("gemm", &c.gemm, {"canonical", "blas"},
+               "GEMM: the canonical GEMM (the same bits on every CPU and GPU) or OpenBLAS (a little faster; bits "
+               "depend on the CPU model's kernel)");
+  p.add_choice("device", &c.device, {"cpu", "cuda"}, "where the engine runs");
   p.add_string("data", &c.data, "train byte-level on this text file instead of the embedded set");
   p.add_int("digits", &c.digits, "operand digits of the embedded addition task", 1, 9);
   p.add_int("eval-every", &c.eval_every, "held-out evaluation period (0: end only)", 0, big);

@@ -52,7 +52,8 @@ struct TrainConfig {
   // resources
   double memory_budget_mb = 1024.0;  ///< per-rank arena capacity, MiB
   int64_t blas_threads = 1;          ///< BLAS threads per rank
-  std::string gemm = "blas";         ///< blas | canonical (kernels/blas.h GemmBackend)
+  std::string gemm = "canonical";    ///< canonical | blas (kernels/blas.h GemmBackend)
+  std::string device = "cpu";        ///< cpu | cuda (device/cuda_probe.h decides whether cuda can run)
   // data and outputs
   std::string data;           ///< byte-level text file; empty means the embedded dataset
   int64_t digits = 2;         ///< operand digits of the embedded addition task

@@ -64,6 +64,7 @@ uint64_t config_hash(const TrainConfig& c) {
   add(c.stage1_reduce);
   add(c.collective_mode);
   add(c.gemm);
+  add(c.device);
   add(c.persist_below_mb);
   add(c.eval_every);  // evaluations issue collectives (zero/heldout_eval.h): all ranks at the same steps
   add(c.mp_size);

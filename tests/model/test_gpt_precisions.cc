@@ -18,6 +18,7 @@
 
 #include "kernels/blas.h"
 #include "model/gpt_harness.h"
+#include "support/gemm_backend.h"
 
 using zt::bf16;
 using zt::fp16;
@@ -79,7 +80,9 @@ void check_deterministic() {
 
 template <typename T>
 void check_thread_invariant() {
-  // Big enough that OpenBLAS really splits its GEMMs over 2 threads.
+  // Big enough that OpenBLAS really splits its GEMMs over 2 threads. The canonical GEMM (the
+  // default) runs one thread per call, so this is a property of the OpenBLAS backend alone.
+  const zt_test::ScopedGemmBackend blas(zt::kernels::GemmBackend::blas);
   const GptConfig cfg{.vocab = 64, .context = 64, .layers = 2, .heads = 4, .width = 64};
   const int64_t B = 4;
   const auto master = zt_test::gpt_init(cfg, 10);
@@ -119,8 +122,11 @@ TEST_CASE("blas thread count is pinned and validated", "[ch2][model][determinism
 }
 
 TEST_CASE("two model instances in concurrent threads give the sequential bits", "[ch2][model][determinism]") {
-  // Ranks run as threads in the ZeRO tests: each has its own model and workspace, and OpenBLAS
-  // (pinned to one thread) is called from both at once. Nothing may leak between them.
+  // Ranks run as threads in the ZeRO tests: each has its own model and workspace, and the GEMM
+  // (OpenBLAS pinned to one thread, or the canonical GEMM with its thread_local packing buffers)
+  // is called from both at once. Nothing may leak between them.
+  const auto backend = GENERATE(zt::kernels::GemmBackend::canonical, zt::kernels::GemmBackend::blas);
+  const zt_test::ScopedGemmBackend use(backend);
   const auto master = zt_test::gpt_init(kCfg, 12);
   const auto batch_a = zt_test::random_batch(kB, kCfg.context, kCfg.vocab, 13);
   const auto batch_b = zt_test::random_batch(kB, kCfg.context, kCfg.vocab, 14);

@@ -24,6 +24,7 @@
 #include "core/cli.h"
 #include "data/addition.h"
 #include "data/dataset.h"
+#include "device/cuda_probe.h"
 #include "launch/rank_env.h"
 #include "launch/spawn.h"
 #include "launch/store_spec.h"
@@ -329,6 +330,7 @@ int main(int argc, char** argv) {
     c.world_size = decision.world_size;
     zt::train::resolve_micro_batch(c);
     zt::train::validate(c);
+    zt::device::require_device(c.device);  // one line on every rank, before any rank waits on another
     const RunMode mode = run_mode(c, decision);
     if (mode == RunMode::spawned_processes) return run_spawned_processes(c, argc, argv);
     const auto data = open_dataset(c);

@@ -1,0 +1,31 @@
+// device/cuda_probe.h — what the `--device` choice can use on this machine: whether this build
+// has the CUDA runtime compiled in, and how many devices it sees.
+//
+// Why a probe of its own: `--device cuda` must fail with one clear line, on every rank, when the
+// build has no CUDA (configured on a machine without nvcc) or the machine has no device — before
+// any memory is planned or any rank waits on another. This file only asks; it allocates nothing
+// and selects no device. Not here: device memory (memory/), kernels (kernels/cuda/), NCCL
+// (collective/nccl/).
+#pragma once
+
+#include <string>
+
+namespace zt::device {
+
+/// The answer of probe_cuda().
+struct CudaProbe {
+  bool compiled = false;  ///< this build links the CUDA runtime (nvcc was found at configure time)
+  int devices = 0;        ///< devices visible to this process (CUDA_VISIBLE_DEVICES applies)
+  std::string error;      ///< why none is visible, in the runtime's words (empty when devices > 0)
+};
+
+/// Ask the CUDA runtime (if compiled in) how many devices this process can use.
+/// @return the probe's answer; never throws.
+CudaProbe probe_cuda();
+
+/// Fail with one line (zt::Error) unless `device` can run here: "cpu" always can; "cuda" needs a
+/// build with CUDA and at least one visible device, and the engine on the device.
+/// @param device the value of --device ("cpu" or "cuda").
+void require_device(const std::string& device);
+
+}  // namespace zt::device

@@ -84,6 +84,11 @@ std::string list_text(const std::vector<int>& v) {
   return s;
 }
 
+// What a timeout means, for the messages: NCCL itself would wait for the peer forever.
+constexpr const char* kPeerMissing =
+    ": a peer stalled, skipped this call, or died, and NCCL waits for it without limit; the NCCL communicator "
+    "was aborted";
+
 ncclConfig_t nonblocking_config() {
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.blocking = 0;  // creation returns at once: we poll, so a missing peer becomes a timeout
@@ -325,8 +330,8 @@ void NcclCollective::settle(ncclResult_t result, const char* nccl_call) {
   if (result == ncclInProgress) result = nccl::wait_while_in_progress(comm_, deadline_);
   if (result == ncclSuccess) return;
   if (result == ncclInProgress)
-    abort_and_fail(concat(nccl_call, " still in progress after ", options_.timeout.count(),
-                          " ms (timeout); the NCCL communicator was aborted"));
+    abort_and_fail(
+        concat(nccl_call, " still in progress after ", options_.timeout.count(), " ms (timeout)", kPeerMissing));
   abort_and_fail(concat(nccl_call, ": ", nccl_text(result, comm_), "; the NCCL communicator was aborted"));
 }
 
@@ -345,9 +350,7 @@ void NcclCollective::wait_stream() {
     if (async != ncclSuccess && async != ncclInProgress)
       abort_and_fail(concat("NCCL reported ", nccl_text(async, comm_), "; the NCCL communicator was aborted"));
     if (Clock::now() >= deadline_)
-      abort_and_fail(concat("not complete after ", options_.timeout.count(),
-                            " ms (timeout): a peer stalled, skipped this call, or died, and NCCL waits for it "
-                            "without limit; the NCCL communicator was aborted"));
+      abort_and_fail(concat("not complete after ", options_.timeout.count(), " ms (timeout)", kPeerMissing));
     std::this_thread::sleep_for(std::chrono::microseconds(20));
   }
 }

@@ -136,6 +136,7 @@ class NcclCollective : public Collective {
   void check_device_pointer(const void* p, std::size_t bytes, const char* what) const;
   void add_bytes(CollKind kind, uint64_t sent, uint64_t received);
   void* scratch(std::size_t bytes);
+  void copy_on_stream(void* dst, const void* src, std::size_t bytes);  // device to device, skips no-ops
   std::string where(const Call& call) const;
   void close_communicator(bool abort);
 

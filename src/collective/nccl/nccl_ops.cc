@@ -34,6 +34,11 @@ unsigned char* at_byte(const void* p, std::size_t offset) {
 
 }  // namespace
 
+void NcclCollective::copy_on_stream(void* dst, const void* src, std::size_t bytes) {
+  if (bytes == 0 || dst == src) return;
+  check_cuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream_), current_at_ + ": cudaMemcpyAsync");
+}
+
 // Deterministic reduce-scatter-v: NCCL only moves bytes (grouped send/recv, an all-to-all), and
 // our kernel reduces the N received rows along the canonical tree over rank index. Rank q's
 // copy of our range lands in row q, our own copy is a device memcpy.
@@ -45,10 +50,7 @@ void NcclCollective::det_reduce_scatter_v(const void* input, void* output, const
   const std::size_t mine = counts[r] * es;
   const auto offsets = offsets_of(counts);
   unsigned char* rows = static_cast<unsigned char*>(scratch(mine * n));
-  if (mine)
-    check_cuda(
-        cudaMemcpyAsync(rows + r * mine, at_byte(input, offsets[r] * es), mine, cudaMemcpyDeviceToDevice, stream_),
-        current_at_ + ": cudaMemcpyAsync");
+  copy_on_stream(rows + r * mine, at_byte(input, offsets[r] * es), mine);
   settle(ncclGroupStart(), "ncclGroupStart");
   for (int q = 0; q < n; ++q) {
     if (q == r) continue;
@@ -86,13 +88,9 @@ void NcclCollective::fast_reduce_scatter_v(const void* input, void* output, cons
     return;
   }
   void* buf = scratch(total * es);
-  check_cuda(cudaMemcpyAsync(buf, input, total * es, cudaMemcpyDeviceToDevice, stream_),
-             current_at_ + ": cudaMemcpyAsync");
+  copy_on_stream(buf, input, total * es);
   fast_all_reduce(buf, total, dtype, CollKind::reduce_scatter);
-  if (counts[r])
-    check_cuda(cudaMemcpyAsync(output, at_byte(buf, offsets_of(counts)[r] * es), counts[r] * es,
-                               cudaMemcpyDeviceToDevice, stream_),
-               current_at_ + ": cudaMemcpyAsync");
+  copy_on_stream(output, at_byte(buf, offsets_of(counts)[r] * es), counts[r] * es);
 }
 
 // All-gather-v (both modes: no arithmetic). Equal counts: ncclAllGather, ring model S - S/N each
@@ -110,9 +108,7 @@ void NcclCollective::all_gather_v(const void* input, void* output, const std::ve
   }
   const auto offsets = offsets_of(counts);
   unsigned char* mine = at_byte(output, offsets[r] * es);
-  if (counts[r] && input != mine)
-    check_cuda(cudaMemcpyAsync(mine, input, counts[r] * es, cudaMemcpyDeviceToDevice, stream_),
-               current_at_ + ": cudaMemcpyAsync");
+  copy_on_stream(mine, input, counts[r] * es);
   settle(ncclGroupStart(), "ncclGroupStart");
   for (int q = 0; q < n; ++q) {
     if (q == r) continue;
@@ -163,12 +159,7 @@ Work NcclCollective::start_reduce_scatter_v(const void* input, void* output, con
   check_device_pointer(output, counts[rank()] * es, "reduce_scatter output");
   return submit(Call{CollKind::reduce_scatter, "reduce_scatter", 0}, [=, this] {
     if (total == 0) return;
-    if (size() == 1) {
-      if (output != input)
-        check_cuda(cudaMemcpyAsync(output, input, total * es, cudaMemcpyDeviceToDevice, stream_),
-                   current_at_ + ": cudaMemcpyAsync");
-      return;
-    }
+    if (size() == 1) return copy_on_stream(output, input, total * es);
     if (options_.mode == ReduceMode::fast && op == ReduceOp::sum)
       return fast_reduce_scatter_v(input, output, counts, dtype);
     det_reduce_scatter_v(input, output, counts, dtype, op, CollKind::reduce_scatter);
@@ -183,12 +174,7 @@ Work NcclCollective::start_all_gather_v(const void* input, void* output, const s
   check_device_pointer(input, counts[rank()] * es, "all_gather input");
   return submit(Call{CollKind::all_gather, "all_gather", 0}, [=, this] {
     if (total == 0) return;
-    if (size() == 1) {
-      if (output != input)
-        check_cuda(cudaMemcpyAsync(output, input, total * es, cudaMemcpyDeviceToDevice, stream_),
-                   current_at_ + ": cudaMemcpyAsync");
-      return;
-    }
+    if (size() == 1) return copy_on_stream(output, input, total * es);
     all_gather_v(input, output, counts, dtype, CollKind::all_gather);
   });
 }

@@ -8,10 +8,10 @@ if command -v nvcc >/dev/null 2>&1 || [[ -x /usr/local/cuda/bin/nvcc ]]; then
     echo "check_gpu_build: nvcc is present but the GPU targets were not configured" >&2; exit 1
   fi
   # every GPU library and program the tree defines, by name: one that stops building is a failure
-  for f in lib/libzt_fp_cuda.a lib/libzt_gemm_cuda.a bin/test_gpu_fp bin/test_gpu_gemm bin/bench-gpu-gemm; do
+  for f in lib/libzt_fp_cuda.a lib/libzt_gemm_cuda.a lib/libzt_collective_nccl.a bin/test_gpu_fp bin/test_gpu_gemm bin/test_gpu_nccl bin/bench-gpu-gemm; do
     [[ -e "$build/$f" ]] || { echo "check_gpu_build: nvcc is present but $f was not built" >&2; exit 1; }
   done
-  libs=$(find "$build/lib" -name 'libzt_*_cuda.a' | wc -l)
+  libs=$(find "$build/lib" \( -name 'libzt_*_cuda.a' -o -name 'libzt_*_nccl.a' \) | wc -l)
   echo "check_gpu_build: GPU targets built ($libs CUDA libraries, the GPU tests and benchmark)"
 else
   echo "check_gpu_build: no nvcc on this machine; GPU targets skipped"

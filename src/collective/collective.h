@@ -17,7 +17,7 @@
 // Sub-groups: subgroup(members, name) makes a new, independent Collective over some of the ranks
 // (torch.distributed.new_group, ncclCommSplit); grid.h builds the data-parallel x model-parallel
 // groups from it.
-// This header is backend-free: Gloo (CPU) implements it here, NCCL (GPU) later.
+// This header is backend-free: Gloo (CPU, gloo_collective.h) and NCCL (GPU, nccl/) implement it.
 #pragma once
 
 #include <cstddef>

@@ -15,27 +15,14 @@ namespace {
 // so the N blocks (N x 4 KiB for fp32) stay in L1/L2 while the tree combines them.
 constexpr std::size_t kBlock = 1024;
 
-template <typename T>
-float widen(T x) {
-  return static_cast<float>(x);
-}
-template <>
-float widen<float>(float x) {
-  return x;
-}
-
-template <typename T>
-float round_to(float x) {
-  return static_cast<float>(T(x));
-}
-
 // The tree over rows for one element type T and one add on floats. Leaves are row indices; an
 // internal node adds its right subtree's row into its left subtree's row (left operand first, as
 // canonical_tree.h specifies), so the tree's value ends in row 0 without any copy of a partial sum.
 // fp32 rows are combined in place (they are the caller's scratch); 16-bit rows are widened per
-// block into a float workspace first.
-template <typename T, typename Add>
-void reduce_rows_typed(void* const* rows, std::size_t nrows, void* out_v, std::size_t n, const Add& add) {
+// block into a float workspace first. Every add is `combine` and every widening and rounding is
+// local_reduce_body.h's: per element, the operations of the CUDA kernel's body, in its order.
+template <typename T, typename Combine>
+void reduce_rows_typed(void* const* rows, std::size_t nrows, void* out_v, std::size_t n, const Combine& combine) {
   T* out = static_cast<T*>(out_v);
   std::vector<float> work(std::is_same_v<T, float> ? 0 : kBlock * nrows);
   std::vector<float*> row(nrows);
@@ -47,7 +34,7 @@ void reduce_rows_typed(void* const* rows, std::size_t nrows, void* out_v, std::s
       } else {
         row[q] = work.data() + q * kBlock;
         const T* src = static_cast<const T*>(rows[q]) + start;
-        for (std::size_t i = 0; i < len; ++i) row[q][i] = widen(src[i]);
+        for (std::size_t i = 0; i < len; ++i) row[q][i] = widen_hd(src[i]);
       }
     }
     const std::size_t root = canonical_reduce(
@@ -55,23 +42,10 @@ void reduce_rows_typed(void* const* rows, std::size_t nrows, void* out_v, std::s
         [&](std::size_t left, std::size_t right) {
           float* a = row[left];
           const float* b = row[right];
-          for (std::size_t i = 0; i < len; ++i) a[i] = add(a[i], b[i]);
+          for (std::size_t i = 0; i < len; ++i) a[i] = combine(a[i], b[i]);
           return left;
         });
-    for (std::size_t i = 0; i < len; ++i) out[start + i] = T(row[root][i]);
-  }
-}
-
-template <typename T>
-void reduce_rows_dispatch(void* const* rows, std::size_t nrows, void* out, std::size_t n, ReduceOp op,
-                          Accumulation acc) {
-  if (op == ReduceOp::max) {
-    // The max of representable values is representable: no rounding question here.
-    reduce_rows_typed<T>(rows, nrows, out, n, [](float a, float b) { return max_nan(a, b); });
-  } else if (acc == Accumulation::storage) {
-    reduce_rows_typed<T>(rows, nrows, out, n, [](float a, float b) { return round_to<T>(a + b); });
-  } else {
-    reduce_rows_typed<T>(rows, nrows, out, n, [](float a, float b) { return a + b; });
+    for (std::size_t i = 0; i < len; ++i) out[start + i] = narrow_hd<T>(row[root][i]);
   }
 }
 
@@ -80,14 +54,14 @@ void sum_fn(void* out, const void* a, const void* b, std::size_t n) {
   const T* x = static_cast<const T*>(a);
   const T* y = static_cast<const T*>(b);
   T* z = static_cast<T*>(out);
-  for (std::size_t i = 0; i < n; ++i) z[i] = T(widen(x[i]) + widen(y[i]));
+  for (std::size_t i = 0; i < n; ++i) z[i] = T(widen_hd(x[i]) + widen_hd(y[i]));
 }
 template <typename T>
 void max_fn(void* out, const void* a, const void* b, std::size_t n) {
   const T* x = static_cast<const T*>(a);
   const T* y = static_cast<const T*>(b);
   T* z = static_cast<T*>(out);
-  for (std::size_t i = 0; i < n; ++i) z[i] = T(max_nan(widen(x[i]), widen(y[i])));
+  for (std::size_t i = 0; i < n; ++i) z[i] = T(max_nan(widen_hd(x[i]), widen_hd(y[i])));
 }
 
 }  // namespace
@@ -95,14 +69,9 @@ void max_fn(void* out, const void* a, const void* b, std::size_t n) {
 void reduce_rows_canonical(void* const* rows, std::size_t nrows, void* out, std::size_t n, DType dtype, ReduceOp op,
                            Accumulation acc) {
   ZT_CHECK(nrows >= 1, "reduce_rows_canonical: no rows");
-  switch (dtype) {
-    case DType::fp32:
-      return reduce_rows_dispatch<float>(rows, nrows, out, n, op, Accumulation::fp32);
-    case DType::fp16:
-      return reduce_rows_dispatch<fp16>(rows, nrows, out, n, op, acc);
-    case DType::bf16:
-      return reduce_rows_dispatch<bf16>(rows, nrows, out, n, op, acc);
-  }
+  dispatch_row_reduce(dtype, op, acc, [&](auto tag, auto combine) {
+    reduce_rows_typed<typename decltype(tag)::type>(rows, nrows, out, n, combine);
+  });
 }
 
 ElementwiseFn elementwise_fn(DType dtype, ReduceOp op) {

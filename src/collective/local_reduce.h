@@ -7,12 +7,15 @@
 // Fast mode: elementwise functions with Gloo's reduction signature (out = a op b), for 16-bit
 // types widening to float and rounding back after every operation (gloo::float16 is a different
 // type from zt::fp16, and Gloo has no bf16).
+// The arithmetic of every add (the combines, widening and rounding, max_nan) is
+// local_reduce_body.h's, shared with the CUDA kernel of the NCCL backend.
 // This file decides no order of summation itself: the tree is canonical_tree.h's.
 #pragma once
 
 #include <cstddef>
 
 #include "collective/collective.h"
+#include "collective/local_reduce_body.h"
 
 namespace zt {
 
@@ -31,13 +34,5 @@ using ElementwiseFn = void (*)(void* out, const void* a, const void* b, std::siz
 /// The fast-mode elementwise function for a dtype and op (16-bit: widen, op, round).
 /// @param dtype element type. @param op reduction. @return the function.
 ElementwiseFn elementwise_fn(DType dtype, ReduceOp op);
-
-/// max that propagates NaN from either side (std::max does not), so overflow flags survive.
-/// @param a left operand. @param b right operand. @return NaN if either is NaN, else the max.
-inline float max_nan(float a, float b) {
-  if (a != a) return a;
-  if (b != b) return b;
-  return a < b ? b : a;
-}
 
 }  // namespace zt

@@ -13,6 +13,8 @@
 // multiply, so masked entries never enter a sum (an inf in a future v cannot leak into the past).
 // Softmax sums are canonical trees in FP32; exp is kernels/math.h's, a row at a time through
 // kernels/math_array.h (the same bits).
+// The softmax rows (forward and backward) are ZT_HD functions, run by the CUDA kernels
+// (kernels/cuda) one thread per (batch, head, query) row; the GEMMs around them are not here.
 #pragma once
 
 #include <cmath>
@@ -20,6 +22,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "fp/hd.h"
 #include "kernels/blas.h"
 #include "kernels/cast.h"
 #include "kernels/math.h"
@@ -27,6 +30,56 @@
 #include "kernels/row_sum.h"
 
 namespace zt::kernels {
+
+/// 1/sqrt(D), the scores' scale, rounded as every attention kernel uses it (float sqrt of float D,
+/// then a float division). @param D the head width. @return the scale.
+inline float attention_scale(int64_t D) { return 1.0f / std::sqrt(static_cast<float>(D)); }
+
+/// Softmax step 1 of query row i: s_j = s_j * scale, then s_j - max, for the causal j <= i.
+/// @param s [>= i+1] the row's raw scores (updated in place). @param i the query position.
+/// @param scale 1/sqrt(D).
+ZT_HD void attention_shift_scores(float* s, int64_t i, float scale) {
+  float m = -INFINITY;
+  for (int64_t j = 0; j <= i; ++j) {
+    s[j] = s[j] * scale;
+    m = s[j] > m ? s[j] : m;
+  }
+  for (int64_t j = 0; j <= i; ++j) s[j] = s[j] - m;
+}
+
+/// Softmax step 3 of query row i, after s_j = exp(s_j): the canonical sum of the i+1 terms, the
+/// probabilities rounded to T, exact zeros above the diagonal.
+/// @param P [Tc] the row of probabilities (written). @param s [>= i+1] the exponentials.
+/// @param i the query position. @param Tc context.
+template <typename T>
+ZT_HD void attention_normalise_row(T* P, const float* s, int64_t i, int64_t Tc) {
+  const float sum = canonical_sum_f(static_cast<std::size_t>(i + 1), [&](std::size_t j) { return s[j]; });
+  for (int64_t j = 0; j <= i; ++j) P[j] = from_f<T>(s[j] / sum);
+  for (int64_t j = i + 1; j < Tc; ++j) P[j] = from_f<T>(0.0f);
+}
+
+/// The whole softmax of query row i with the scalar exp (the GPU thread's body; the CPU kernel
+/// runs the same three steps with the array exp between them, the same bits).
+/// @param P [Tc] the row of probabilities (written). @param s [>= i+1] raw scores q_i . k_j
+/// (overwritten with exponentials). @param i the query position. @param Tc context.
+/// @param scale 1/sqrt(D).
+template <typename T>
+ZT_HD void attention_softmax_row(T* P, float* s, int64_t i, int64_t Tc, float scale) {
+  attention_shift_scores(s, i, scale);
+  for (int64_t j = 0; j <= i; ++j) s[j] = exp_f(s[j]);
+  attention_normalise_row(P, s, i, Tc);
+}
+
+/// The softmax backward of query row i: ds_j = p_j (dp_j - sum_k p_k dp_k) scale for j <= i (the
+/// sum a canonical tree; entries above the diagonal are not written, never read). Shared by the
+/// CPU kernel and the GPU thread. @param ds [>= i+1] (written). @param p [>= i+1] the row's
+/// probabilities (float or T: widened exactly). @param dp [>= i+1] dO V^T's row.
+/// @param i the query position. @param scale 1/sqrt(D).
+template <typename PT>
+ZT_HD void attention_dscores_row(float* ds, const PT* p, const float* dp, int64_t i, float scale) {
+  const float r = canonical_sum_f(static_cast<std::size_t>(i + 1), [&](std::size_t j) { return to_f(p[j]) * dp[j]; });
+  for (int64_t j = 0; j <= i; ++j) ds[j] = to_f(p[j]) * (dp[j] - r) * scale;
+}
 
 /// Floats of scratch attention_forward needs.
 /// @param Tc context. @param C width. @param narrow_type true for a 16-bit compute type.
@@ -48,7 +101,7 @@ inline int64_t attention_backward_scratch_floats(int64_t Tc, int64_t C, bool nar
 template <typename T>
 void attention_forward(T* out, T* P, const T* qkv, int64_t B, int64_t Tc, int64_t C, int64_t H, float* scratch) {
   const int64_t D = C / H, C3 = 3 * C;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(D));
+  const float scale = attention_scale(D);
   float* out_f = scratch;                // [T,C]
   float* S = out_f + Tc * C;             // [T,T] raw scores
   float* qkv_stage = S + Tc * Tc;        // [T,3C] (16-bit only)
@@ -63,16 +116,9 @@ void attention_forward(T* out, T* P, const T* qkv, int64_t B, int64_t Tc, int64_
       T* Pbh = P + (b * H + h) * Tc * Tc;
       for (int64_t i = 0; i < Tc; ++i) {
         float* s = S + i * Tc;
-        float m = -INFINITY;
-        for (int64_t j = 0; j <= i; ++j) {
-          s[j] = s[j] * scale;
-          m = s[j] > m ? s[j] : m;
-        }
-        for (int64_t j = 0; j <= i; ++j) s[j] = s[j] - m;
+        attention_shift_scores(s, i, scale);
         exp_f_n(s, s, static_cast<std::size_t>(i + 1));  // exp_f's bits, vectorised
-        const float sum = canonical_sum_f(static_cast<std::size_t>(i + 1), [&](std::size_t j) { return s[j]; });
-        for (int64_t j = 0; j <= i; ++j) Pbh[i * Tc + j] = from_f<T>(s[j] / sum);
-        for (int64_t j = i + 1; j < Tc; ++j) Pbh[i * Tc + j] = from_f<T>(0.0f);
+        attention_normalise_row(Pbh + i * Tc, s, i, Tc);
       }
       const float* P_f = widen(static_cast<const T*>(Pbh), static_cast<std::size_t>(Tc * Tc), P_stage);
       for (int64_t i = 0; i < Tc; ++i) std::memcpy(out_f + i * C + h * D, v + i * C3, D * sizeof(float));
@@ -91,7 +137,7 @@ template <typename T>
 void attention_backward(T* dqkv, const T* dout, const T* qkv, const T* P, int64_t B, int64_t Tc, int64_t C, int64_t H,
                         float* scratch) {
   const int64_t D = C / H, C3 = 3 * C;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(D));
+  const float scale = attention_scale(D);
   float* dqkv_f = scratch;                  // [T,3C]
   float* dP = dqkv_f + Tc * C3;             // [T,T]
   float* dS = dP + Tc * Tc;                 // [T,T]
@@ -108,8 +154,7 @@ void attention_backward(T* dqkv, const T* dout, const T* qkv, const T* P, int64_
       for (int64_t i = 0; i < Tc; ++i) {
         const float* p = P_f + i * Tc;
         const float* dp = dP + i * Tc;
-        const float r = canonical_sum_f(static_cast<std::size_t>(i + 1), [&](std::size_t j) { return p[j] * dp[j]; });
-        for (int64_t j = 0; j <= i; ++j) dS[i * Tc + j] = p[j] * (dp[j] - r) * scale;
+        attention_dscores_row(dS + i * Tc, p, dp, i, scale);
       }
       for (int64_t i = 0; i < Tc; ++i) {
         std::memcpy(dqkv_f + i * C3 + v, dout_f + i * C + h * D, D * sizeof(float));

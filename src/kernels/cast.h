@@ -2,7 +2,8 @@
 //
 // Every kernel is written once, templated on the compute type T. It reads T values widened to
 // float (exact), computes in float, and writes T values rounded once (round to nearest even):
-// for T = float both steps are the identity. This file is those two steps and the bulk versions
+// for T = float both steps are the identity. This file is those two steps (ZT_HD: the GPU kernels
+// widen and round with the very same functions) and the bulk versions
 // that stage a whole array in float scratch for a GEMM. It is not a tensor or dtype library.
 #pragma once
 
@@ -13,6 +14,7 @@
 #include "fp/bf16.h"
 #include "fp/bulk_convert.h"
 #include "fp/fp16.h"
+#include "fp/hd.h"
 
 namespace zt::kernels {
 
@@ -24,7 +26,7 @@ inline constexpr bool is_compute_type_v =
 /// Widen a compute-type value to float (exact).
 /// @param v the value. @return v as float.
 template <typename T>
-inline float to_f(T v) {
+ZT_HD float to_f(T v) {
   if constexpr (std::is_same_v<T, float>) {
     return v;
   } else {
@@ -35,7 +37,7 @@ inline float to_f(T v) {
 /// Round a float to the compute type (nearest even; identity for float).
 /// @param f the value. @return f in T.
 template <typename T>
-inline T from_f(float f) {
+ZT_HD T from_f(float f) {
   if constexpr (std::is_same_v<T, float>) {
     return f;
   } else {

@@ -4,11 +4,14 @@
 //   gelu(x)  = x/2 (1 + tanh(u)),     u = sqrt(2/pi) (x + 0.044715 x^3)
 //   gelu'(x) = (1 + tanh u)/2 + x/2 (1 - tanh^2 u) sqrt(2/pi) (1 + 3 * 0.044715 x^2)
 // tanh is kernels/math.h's, evaluated a chunk at a time by kernels/math_array.h (same bits).
-// The backward recomputes tanh u from the cached input.
+// The backward recomputes tanh u from the cached input. The element functions are ZT_HD: a GPU
+// thread runs gelu_forward_element / gelu_backward_element with the scalar tanh_f, the same bits
+// as the CPU's array tanh.
 #pragma once
 
 #include <cstdint>
 
+#include "fp/hd.h"
 #include "kernels/cast.h"
 #include "kernels/math.h"
 #include "kernels/math_array.h"
@@ -22,24 +25,38 @@ inline constexpr float kGeluCubic = 0.044715f;
 
 /// The tanh argument u of GELU at one float. @param x the input.
 /// @return sqrt(2/pi) (x + 0.044715 x^3), in float.
-inline float gelu_arg_f(float x) { return kGeluScale * (x + kGeluCubic * x * x * x); }
+ZT_HD float gelu_arg_f(float x) { return kGeluScale * (x + kGeluCubic * x * x * x); }
 
 /// GELU from its input and t = tanh_f(gelu_arg_f(x)). @param x the input. @param t tanh u.
 /// @return gelu(x).
-inline float gelu_from_tanh_f(float x, float t) { return 0.5f * x * (1.0f + t); }
+ZT_HD float gelu_from_tanh_f(float x, float t) { return 0.5f * x * (1.0f + t); }
 
 /// GELU's derivative from its input and t = tanh_f(gelu_arg_f(x)). @param x the input.
 /// @param t tanh u. @return gelu'(x).
-inline float gelu_grad_from_tanh_f(float x, float t) {
+ZT_HD float gelu_grad_from_tanh_f(float x, float t) {
   const float du = kGeluScale * (1.0f + 3.0f * kGeluCubic * x * x);
   return 0.5f * (1.0f + t) + 0.5f * x * ((1.0f - t * t) * du);
 }
 
 /// GELU of one float. @param x the input. @return gelu(x).
-inline float gelu_f(float x) { return gelu_from_tanh_f(x, tanh_f(gelu_arg_f(x))); }
+ZT_HD float gelu_f(float x) { return gelu_from_tanh_f(x, tanh_f(gelu_arg_f(x))); }
 
 /// Derivative of GELU at one float. @param x the input. @return gelu'(x).
-inline float gelu_grad_f(float x) { return gelu_grad_from_tanh_f(x, tanh_f(gelu_arg_f(x))); }
+ZT_HD float gelu_grad_f(float x) { return gelu_grad_from_tanh_f(x, tanh_f(gelu_arg_f(x))); }
+
+/// One element of the forward with the scalar tanh (the GPU's body; the CPU loop below computes
+/// the same tanh a chunk at a time). @param y the output (written). @param x the input.
+template <typename T>
+ZT_HD void gelu_forward_element(T& y, T x) {
+  y = from_f<T>(gelu_f(to_f(x)));
+}
+
+/// One element of the backward with the scalar tanh (the GPU's body).
+/// @param dx the input gradient (written). @param dy the output gradient. @param x the forward input.
+template <typename T>
+ZT_HD void gelu_backward_element(T& dx, T dy, T x) {
+  dx = from_f<T>(to_f(dy) * gelu_grad_f(to_f(x)));
+}
 
 /// Values per chunk of the array loops below: tanh u of a chunk goes through tanh_f_n (the same
 /// bits as tanh_f, vectorised) in a small stack buffer, so no workspace is needed.

@@ -7,11 +7,14 @@
 //   dx_c = r (g_c - mean(g) - xhat_c mean(g xhat))    dw = sum_rows dy xhat    db = sum_rows dy
 // Every sum (over C within a row, over rows for dw and db) is the canonical tree, in FP32.
 // mu and r are cached in FP32 for the backward; xhat is recomputed from them exactly as forward.
+// The per-row and per-column work is ZT_HD: the CUDA kernels (kernels/cuda) run the same functions.
 #pragma once
 
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 
+#include "fp/hd.h"
 #include "kernels/cast.h"
 #include "kernels/row_sum.h"
 
@@ -20,31 +23,76 @@ namespace zt::kernels {
 /// LayerNorm's epsilon (PyTorch's default, the GPT-2 value).
 inline constexpr float kLayerNormEps = 1e-5f;
 
+/// One row of the forward: the canonical mean and variance, the FP32 caches, the normalised row.
+/// The CPU kernel loops over it; a GPU thread runs it for its row (kernels/threads/).
+/// @param y [C] output row (written). @param mean the row's mean (written). @param rstd the row's
+/// 1/sqrt(var + eps) (written). @param x [C] input row. @param w [C] gain. @param b [C] bias.
+/// @param C width.
+template <typename T>
+ZT_HD void layernorm_forward_row(T* y, float& mean, float& rstd, const T* x, const T* w, const T* b, int64_t C) {
+  const auto n = static_cast<std::size_t>(C);
+  const float mu = canonical_sum_f(n, [&](std::size_t c) { return to_f(x[c]); }) / C;
+  const float var = canonical_sum_f(n,
+                                    [&](std::size_t c) {
+                                      const float d = to_f(x[c]) - mu;
+                                      return d * d;
+                                    }) /
+                    C;
+  const float r = 1.0f / sqrtf(var + kLayerNormEps);  // IEEE sqrt: correctly rounded, host and device
+  mean = mu;
+  rstd = r;
+  for (int64_t c = 0; c < C; ++c) y[c] = from_f<T>((to_f(x[c]) - mu) * r * to_f(w[c]) + to_f(b[c]));
+}
+
 /// Normalise N rows of C values.
 /// @param out [N,C] (written). @param mean [N] FP32 cache (written). @param rstd [N] FP32 cache
 /// (written). @param in [N,C]. @param w [C] gain. @param b [C] bias. @param N rows. @param C width.
 template <typename T>
 void layernorm_forward(T* out, float* mean, float* rstd, const T* in, const T* w, const T* b, int64_t N, int64_t C) {
-  const auto n = static_cast<std::size_t>(C);
-  for (int64_t i = 0; i < N; ++i) {
-    const T* x = in + i * C;
-    const float mu = canonical_sum_f(n, [&](std::size_t c) { return to_f(x[c]); }) / C;
-    const float var = canonical_sum_f(n,
-                                      [&](std::size_t c) {
-                                        const float d = to_f(x[c]) - mu;
-                                        return d * d;
-                                      }) /
-                      C;
-    const float r = 1.0f / std::sqrt(var + kLayerNormEps);  // IEEE sqrt: correctly rounded
-    mean[i] = mu;
-    rstd[i] = r;
-    T* y = out + i * C;
-    for (int64_t c = 0; c < C; ++c) y[c] = from_f<T>((to_f(x[c]) - mu) * r * to_f(w[c]) + to_f(b[c]));
-  }
+  for (int64_t i = 0; i < N; ++i) layernorm_forward_row(out + i * C, mean[i], rstd[i], in + i * C, w, b, C);
 }
 
 /// Floats of scratch layernorm_backward needs. @param N rows. @param C width. @return the count.
 inline int64_t layernorm_backward_scratch_floats(int64_t N, int64_t C) { return 2 * N * C; }
+
+/// One row of the backward's input gradient, from the row's cached mean and rstd. The CPU kernel
+/// also collects the row's dw and db leaves (dy xhat and dy) in the same pass; a GPU thread passes
+/// null for them and the column pass (layernorm_param_grad_column) recomputes the same leaves.
+/// @param dx [C] input gradient row (written). @param dy [C] output gradient row. @param x [C] the
+/// forward input row. @param mu and @param r the row's forward caches. @param w [C] the gain.
+/// @param C width. @param dy_xhat [C] dy xhat leaves (written) or null. @param dy_f [C] dy
+/// widened (written) or null.
+template <typename T>
+ZT_HD void layernorm_backward_row(T* dx, const T* dy, const T* x, float mu, float r, const T* w, int64_t C,
+                                  float* dy_xhat, float* dy_f) {
+  const auto n = static_cast<std::size_t>(C);
+  const auto xhat = [&](std::size_t c) { return (to_f(x[c]) - mu) * r; };
+  const auto g = [&](std::size_t c) { return to_f(dy[c]) * to_f(w[c]); };
+  const float mean_g = canonical_sum_f(n, g) / C;
+  const float mean_gx = canonical_sum_f(n, [&](std::size_t c) { return g(c) * xhat(c); }) / C;
+  for (std::size_t c = 0; c < n; ++c) {
+    dx[c] = from_f<T>(r * (g(c) - mean_g - xhat(c) * mean_gx));
+    if (dy_xhat) dy_xhat[c] = to_f(dy[c]) * xhat(c);
+    if (dy_f) dy_f[c] = to_f(dy[c]);
+  }
+}
+
+/// One column of the parameter gradients: dw[c] = sum_rows dy xhat, db[c] = sum_rows dy, each the
+/// canonical tree over the rows in order, xhat recomputed as the forward did. Element-wise these
+/// are the sums layernorm_backward forms a whole row at a time, so the bits are the same.
+/// @param dw [C] (element c written). @param db [C] (element c written). @param dout [N,C].
+/// @param in [N,C]. @param mean [N] and @param rstd [N] the forward caches. @param N rows.
+/// @param C width. @param c the column.
+template <typename T>
+ZT_HD void layernorm_param_grad_column(T* dw, T* db, const T* dout, const T* in, const float* mean, const float* rstd,
+                                       int64_t N, int64_t C, int64_t c) {
+  const auto rows = static_cast<std::size_t>(N);
+  dw[c] = from_f<T>(canonical_sum_f(rows, [&](std::size_t i) {
+    const int64_t k = static_cast<int64_t>(i) * C + c;
+    return to_f(dout[k]) * ((to_f(in[k]) - mean[i]) * rstd[i]);
+  }));
+  db[c] = from_f<T>(canonical_sum_f(rows, [&](std::size_t i) { return to_f(dout[static_cast<int64_t>(i) * C + c]); }));
+}
 
 /// Gradients of LayerNorm.
 /// @param din [N,C] gradient of the input (written). @param dw [C] (written). @param db [C]
@@ -56,22 +104,11 @@ void layernorm_backward(T* din, T* dw, T* db, const T* dout, const T* in, const 
                         const T* w, int64_t N, int64_t C, float* scratch) {
   float* dy_xhat = scratch;          // [N,C] rows for dw
   float* dy_rows = scratch + N * C;  // [N,C] rows for db
+  for (int64_t i = 0; i < N; ++i)
+    layernorm_backward_row(din + i * C, dout + i * C, in + i * C, mean[i], rstd[i], w, C, dy_xhat + i * C,
+                           dy_rows + i * C);
+  // The column sums a whole row at a time (vectorisable), same tree as layernorm_param_grad_column.
   const auto n = static_cast<std::size_t>(C);
-  for (int64_t i = 0; i < N; ++i) {
-    const T* x = in + i * C;
-    const T* dy = dout + i * C;
-    const float mu = mean[i], r = rstd[i];
-    const auto xhat = [&](std::size_t c) { return (to_f(x[c]) - mu) * r; };
-    const auto g = [&](std::size_t c) { return to_f(dy[c]) * to_f(w[c]); };
-    const float mean_g = canonical_sum_f(n, g) / C;
-    const float mean_gx = canonical_sum_f(n, [&](std::size_t c) { return g(c) * xhat(c); }) / C;
-    T* dx = din + i * C;
-    for (std::size_t c = 0; c < n; ++c) {
-      dx[c] = from_f<T>(r * (g(c) - mean_g - xhat(c) * mean_gx));
-      dy_xhat[i * C + c] = to_f(dy[c]) * xhat(c);
-      dy_rows[i * C + c] = to_f(dy[c]);
-    }
-  }
   const auto row = [](std::size_t i) { return i; };
   narrow(dw, canonical_rows_sum_inplace(dy_xhat, C, C, static_cast<std::size_t>(N), row), n);
   narrow(db, canonical_rows_sum_inplace(dy_rows, C, C, static_cast<std::size_t>(N), row), n);

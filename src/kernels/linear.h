@@ -6,12 +6,15 @@
 // the output rounded to 16 bits once. The backward does the same: dx = dy W and dW = dy^T x are
 // FP32 GEMMs over the 16-bit dy, W, x, each rounded once; db = sum over rows of dy (canonical
 // tree, FP32) rounded once. For T = float every "rounding" is the identity.
+// The bias epilogue and the bias gradient have ZT_HD element bodies, run by the CUDA kernels
+// (kernels/cuda): one GPU thread per output element, and one per column for db.
 #pragma once
 
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
 
+#include "fp/hd.h"
 #include "kernels/blas.h"
 #include "kernels/cast.h"
 #include "kernels/row_sum.h"
@@ -29,6 +32,26 @@ inline int64_t linear_forward_scratch_floats(int64_t N, int64_t in, int64_t out,
 /// @param narrow_type true for a 16-bit compute type. @return the count.
 inline int64_t linear_backward_scratch_floats(int64_t N, int64_t in, int64_t out, bool narrow_type) {
   return N * out + (narrow_type ? 2 * N * in + 2 * out * in : 0);
+}
+
+/// One output element of the bias epilogue (the GPU thread's body): the FP32 GEMM result plus the
+/// bias, rounded once to T; with no bias the result is rounded as it is (adding +0 would turn a -0
+/// into +0). The CPU kernel below does the same a row at a time.
+/// @param acc the FP32 GEMM result (x W^T)[i, j]. @param b [out] bias or null. @param j the column.
+/// @return y[i, j].
+template <typename T>
+ZT_HD T linear_bias_element(float acc, const T* b, int64_t j) {
+  return from_f<T>(b ? acc + to_f(b[j]) : acc);
+}
+
+/// One element of the bias gradient (the GPU thread's body): db[j] = the canonical sum over the N
+/// rows of dy[:, j], rounded once, the tree linear_backward forms a row at a time.
+/// @param db [out] (element j written). @param dy [N,out]. @param N rows. @param out width.
+/// @param j the column.
+template <typename T>
+ZT_HD void linear_bias_grad_column(T* db, const T* dy, int64_t N, int64_t out, int64_t j) {
+  db[j] = from_f<T>(canonical_sum_f(static_cast<std::size_t>(N),
+                                    [&](std::size_t i) { return to_f(dy[static_cast<int64_t>(i) * out + j]); }));
 }
 
 /// y = x W^T + b.

@@ -22,7 +22,6 @@
 #pragma once
 
 #include <cstdint>
-#include <limits>
 
 #include "fp/hd.h"
 
@@ -35,6 +34,13 @@ inline constexpr double kLn2Hi = 6.93147180369123816490e-01;
 inline constexpr double kLn2Lo = 1.90821492927058770002e-10;
 inline constexpr double kLog2e = 1.44269504088896338700e+00;
 inline constexpr double kTwoPi = 6.28318530717958623200e+00;
+
+// +inf and the default quiet NaN from their bit patterns: std::numeric_limits is host-only in CUDA
+// device code (without --expt-relaxed-constexpr); these are its values on x86-64 and CUDA alike.
+/// @return +inf as a double.
+ZT_HD double inf_d() { return bit_cast_hd<double>(0x7ff0000000000000ull); }
+/// @return the default quiet NaN as a double.
+ZT_HD double quiet_nan_d() { return bit_cast_hd<double>(0x7ff8000000000000ull); }
 
 /// 2^k as a double for -1074 <= k <= 1023, built from its bit pattern (two factors below 2^-1022).
 ZT_HD double pow2i(int k) {
@@ -52,7 +58,7 @@ ZT_HD double pow2i(int k) {
 /// @param x the argument. @return e^x, relative error below 2^-46.
 ZT_HD double exp_d(double x) {
   if (x != x) return x;
-  if (x > 709.78) return std::numeric_limits<double>::infinity();
+  if (x > 709.78) return detail::inf_d();
   if (x < -745.2) return 0.0;
   const double kd = x * detail::kLog2e;
   const int k = static_cast<int>(kd >= 0 ? kd + 0.5 : kd - 0.5);
@@ -75,9 +81,9 @@ ZT_HD double exp_d(double x) {
 /// log m = 2 atanh(s) with s = (m-1)/(m+1), |s| < 0.172, summed to s^25.
 /// @param x the argument. @return log x (-inf at 0, NaN below 0, +inf at +inf).
 ZT_HD double log_d(double x) {
-  if (x != x || x < 0) return std::numeric_limits<double>::quiet_NaN();
-  if (x == 0) return -std::numeric_limits<double>::infinity();
-  if (x == std::numeric_limits<double>::infinity()) return x;
+  if (x != x || x < 0) return detail::quiet_nan_d();
+  if (x == 0) return -detail::inf_d();
+  if (x == detail::inf_d()) return x;
   int e = 0;
   if (x < 0x1p-1022) {  // subnormal: scale into the normal range first
     x *= 0x1p64;

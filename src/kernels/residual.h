@@ -9,15 +9,23 @@
 
 #include <cstdint>
 
+#include "fp/hd.h"
 #include "kernels/cast.h"
 
 namespace zt::kernels {
+
+/// a + b in FP32, rounded once to T: the element body of both functions below, of the embedding's
+/// lookup and of their GPU kernels. @param a first value. @param b second value. @return the sum.
+template <typename T>
+ZT_HD T add_rounded(T a, T b) {
+  return from_f<T>(to_f(a) + to_f(b));
+}
 
 /// out = a + b, element-wise. @param out n values (written; may alias a or b).
 /// @param a n values. @param b n values. @param n count.
 template <typename T>
 void residual_forward(T* out, const T* a, const T* b, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) out[i] = from_f<T>(to_f(a[i]) + to_f(b[i]));
+  for (int64_t i = 0; i < n; ++i) out[i] = add_rounded(a[i], b[i]);
 }
 
 /// skip += branch: the gradient of a tensor used by both the skip path and a branch.
@@ -25,7 +33,7 @@ void residual_forward(T* out, const T* a, const T* b, int64_t n) {
 /// @param branch n values: the branch's gradient. @param n count.
 template <typename T>
 void residual_grad_join(T* skip, const T* branch, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) skip[i] = from_f<T>(to_f(skip[i]) + to_f(branch[i]));
+  for (int64_t i = 0; i < n; ++i) skip[i] = add_rounded(skip[i], branch[i]);
 }
 
 }  // namespace zt::kernels

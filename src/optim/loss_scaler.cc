@@ -47,7 +47,7 @@ bool LossScaler::update(bool found_nonfinite) {
 
 bool any_nonfinite(const float* x, std::size_t n) {
   bool bad = false;
-  for (std::size_t i = 0; i < n; ++i) bad |= !std::isfinite(x[i]);
+  for (std::size_t i = 0; i < n; ++i) bad |= nonfinite_bits(x[i]);
   return bad;
 }
 

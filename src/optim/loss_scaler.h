@@ -69,6 +69,21 @@ class LossScaler {
 /// @return g / S.
 ZT_HD float unscale_element(float g, float inverse_scale) { return g * inverse_scale; }
 
+/// Whether a float is inf or NaN, from its bits (exponent all ones): an integer test, the same on
+/// every host and device whatever the floating-point flags. @param x the value.
+/// @return true if x is not finite.
+ZT_HD bool nonfinite_bits(float x) { return (bit_cast_hd<uint32_t>(x) & 0x7f800000u) == 0x7f800000u; }
+
+/// One element of the unscale + overflow check (the GPU thread's body; the CPU runs any_nonfinite
+/// and unscale, which apply the same two functions): the flag is an integer set to 1 when the
+/// scaled value is not finite — never cleared, so every writer writes the same value and no
+/// float maximum or atomic is needed. @param g the scaled FP32 gradient (unscaled in place).
+/// @param inverse_scale 1/S. @param flag set to 1 on inf or NaN.
+ZT_HD void unscale_check_element(float& g, float inverse_scale, uint32_t& flag) {
+  if (nonfinite_bits(g)) flag = 1;
+  g = unscale_element(g, inverse_scale);
+}
+
 /// Whether any of n values is inf or NaN. @param x the values. @param n count.
 /// @return true if one is not finite.
 bool any_nonfinite(const float* x, std::size_t n);

@@ -1,0 +1,7 @@
+// kernels/cuda/cross_entropy_cuda.cu — cross-entropy's item ops (kernels/threads/cross_entropy.h)
+// on the device.
+#include "kernels/cuda/launch_impl.cuh"
+#include "kernels/threads/cross_entropy.h"
+
+ZT_LAUNCH_FOR_COMPUTE_TYPES(zt::kernels::CrossEntropyForwardRows)
+ZT_LAUNCH_FOR_COMPUTE_TYPES(zt::kernels::CrossEntropyBackwardElements)

@@ -1,0 +1,120 @@
+// Every CUDA kernel of the model's non-GEMM ops and of the optimizer, run on the host: each op's
+// threads (kernels/threads/, optim/optim_threads.h) over the grid the device would use
+// (device/item_grid.h), compared bit for bit with the CPU kernel on order-sensitive inputs. The
+// cases are shared with the GPU test (tests/support/kernel_cases/); here they run without a GPU.
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "device/item_grid.h"
+#include "fp/bf16.h"
+#include "fp/fp16.h"
+#include "kernels/row_sum.h"
+#include "support/kernel_cases/attention.h"
+#include "support/kernel_cases/cross_entropy.h"
+#include "support/kernel_cases/elementwise.h"
+#include "support/kernel_cases/embedding.h"
+#include "support/kernel_cases/layernorm.h"
+#include "support/kernel_cases/linear.h"
+#include "support/kernel_cases/optim.h"
+
+namespace {
+
+// The host environment of the shared cases: plain vectors, the host launch layer, Catch2 checks.
+struct HostEnv {
+  template <typename T>
+  using vec = std::vector<T>;
+  template <typename Op>
+  void run(const Op& op) const {
+    zt::device::run_items_on_host(op);
+  }
+  void check(bool same, const std::string& what) const {
+    INFO(what);
+    CHECK(same);
+  }
+};
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("host launch: LayerNorm rows and columns give the CPU kernel's bits", "[ch9]", float, zt::fp16,
+                   zt::bf16) {
+  zt::test::case_layernorm<TestType>(HostEnv{});
+}
+
+TEMPLATE_TEST_CASE("host launch: GELU elements give the CPU kernel's bits", "[ch9]", float, zt::fp16, zt::bf16) {
+  zt::test::case_gelu<TestType>(HostEnv{});
+}
+
+TEMPLATE_TEST_CASE("host launch: residual add and join give the CPU kernel's bits", "[ch9]", float, zt::fp16,
+                   zt::bf16) {
+  zt::test::case_residual<TestType>(HostEnv{});
+}
+
+TEMPLATE_TEST_CASE("host launch: casts to and from 16 bits give the CPU's bits", "[ch9]", zt::fp16, zt::bf16) {
+  zt::test::case_cast<TestType>(HostEnv{});
+}
+
+TEMPLATE_TEST_CASE("host launch: cross-entropy rows and logits give the CPU kernel's bits", "[ch9]", float, zt::fp16,
+                   zt::bf16) {
+  zt::test::case_cross_entropy<TestType>(HostEnv{});
+}
+
+TEMPLATE_TEST_CASE("host launch: attention softmax rows give the CPU kernel's bits", "[ch9]", float, zt::fp16,
+                   zt::bf16) {
+  zt::test::case_attention<TestType>(HostEnv{});
+}
+
+TEMPLATE_TEST_CASE("host launch: embedding elements give the CPU kernel's bits", "[ch9]", float, zt::fp16, zt::bf16) {
+  zt::test::case_embedding<TestType>(HostEnv{});
+}
+
+TEMPLATE_TEST_CASE("host launch: linear bias epilogue and gradient give the CPU kernel's bits", "[ch9]", float,
+                   zt::fp16, zt::bf16) {
+  zt::test::case_linear<TestType>(HostEnv{});
+}
+
+TEST_CASE("host launch: Adam, SGD and the unscale check give the CPU loops' bits", "[ch9]") {
+  zt::test::case_optim(HostEnv{});
+}
+
+TEST_CASE("host launch: the inputs are order-sensitive (the tests can fail)", "[ch9]") {
+  // a left-to-right sum of a LayerNorm row, or of a cross-entropy row's exponentials, differs from
+  // the canonical tree in most rows: a kernel that summed in another order would be caught
+  int differ_ln = 0, differ_ce = 0;
+  for (uint32_t row = 0; row < 50; ++row) {
+    const auto x = zt::test::order_sensitive(77, 100 + row);
+    float seq = 0.0f;
+    for (float v : x) seq += v;
+    differ_ln += seq != zt::kernels::canonical_sum_f(x.size(), [&](std::size_t i) { return x[i]; });
+    std::vector<float> e(300);
+    const auto l = zt::test::order_sensitive(e.size(), 200 + row);
+    for (std::size_t i = 0; i < e.size(); ++i) e[i] = zt::kernels::exp_f(std::ldexp(l[i], -18));
+    float seq_e = 0.0f;
+    for (float v : e) seq_e += v;
+    differ_ce += seq_e != zt::kernels::canonical_sum_f(e.size(), [&](std::size_t i) { return e[i]; });
+  }
+  CHECK(differ_ln > 25);
+  CHECK(differ_ce > 25);
+}
+
+TEST_CASE("host launch: the item grid covers every item once, idle threads at the edge", "[ch9]") {
+  for (const int64_t items : {int64_t{1}, int64_t{127}, int64_t{128}, int64_t{129}, int64_t{1000}}) {
+    const zt::device::Launch l = zt::device::item_grid(items);
+    CHECK(l.block.x == zt::device::kItemBlock);
+    CHECK(int64_t{l.grid.x} * l.block.x >= items);
+    CHECK(int64_t{l.grid.x - 1} * l.block.x < items);
+    struct Count {
+      std::vector<int>* seen;
+      int64_t n;
+      int64_t items() const { return n; }
+      void operator()(int64_t i) const { ++(*seen)[static_cast<std::size_t>(i)]; }
+    };
+    std::vector<int> seen(static_cast<std::size_t>(items), 0);
+    zt::device::run_items_on_host(Count{&seen, items});
+    CHECK(std::count(seen.begin(), seen.end(), 1) == items);
+  }
+  CHECK_THROWS(zt::device::item_grid(0));
+  CHECK_THROWS(zt::device::item_grid(zt::device::kMaxItems));
+}

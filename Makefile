@@ -62,7 +62,7 @@ run: build
 	scripts/run_main.sh $(BUILD)
 
 format: deps
-	find src tests chapters bench -type f \( -name '*.cc' -o -name '*.h' -o -name '*.cu' \) -print0 | xargs -0 clang-format -i
+	find src tests chapters bench -type f \( -name '*.cc' -o -name '*.h' -o -name '*.cu' -o -name '*.cuh' \) -print0 | xargs -0 clang-format -i
 
 clean:
 	rm -rf $(BUILD)

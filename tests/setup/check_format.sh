@@ -8,7 +8,7 @@ command -v clang-format >/dev/null || { echo "no clang-format: skipped"; exit 77
 version=$(clang-format --version | sed -n 's/.*version \([0-9]*\)\..*/\1/p')
 [[ "$version" == 14 ]] || { echo "clang-format $version, the layout is defined by 14: skipped"; exit 77; }
 cd "$root"
-mapfile -t files < <(find src tests chapters bench -type f \( -name '*.cc' -o -name '*.h' -o -name '*.cu' \) | sort)
+mapfile -t files < <(find src tests chapters bench -type f \( -name '*.cc' -o -name '*.h' -o -name '*.cu' -o -name '*.cuh' \) | sort)
 bad=()
 for f in "${files[@]}"; do
   clang-format --dry-run -Werror "$f" >/dev/null 2>&1 || bad+=("$f")

@@ -17,7 +17,7 @@ void launch(const Op& op, cudaStream_t stream) {
 }  // namespace zt::kernels::cuda
 
 /// Instantiate kernels::cuda::launch for a templated op with every compute type.
-#define ZT_LAUNCH_FOR_COMPUTE_TYPES(Op)                                                  \
-  template void zt::kernels::cuda::launch(const Op<float>&, cudaStream_t);             \
-  template void zt::kernels::cuda::launch(const Op<zt::fp16>&, cudaStream_t);          \
+#define ZT_LAUNCH_FOR_COMPUTE_TYPES(Op)                                       \
+  template void zt::kernels::cuda::launch(const Op<float>&, cudaStream_t);    \
+  template void zt::kernels::cuda::launch(const Op<zt::fp16>&, cudaStream_t); \
   template void zt::kernels::cuda::launch(const Op<zt::bf16>&, cudaStream_t);

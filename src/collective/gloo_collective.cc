@@ -147,15 +147,10 @@ GlooCollective::~GlooCollective() {
   thread_.reset();  // run what is queued, then stop, before the context goes away
 }
 
-CommStats GlooCollective::stats() const {
-  std::lock_guard<std::mutex> lock(stats_mutex_);
-  return stats_;
-}
+CommStats GlooCollective::stats() const { return stats_.snapshot(); }
 
 void GlooCollective::add_bytes(CollKind kind, uint64_t sent, uint64_t received) {
-  std::lock_guard<std::mutex> lock(stats_mutex_);
-  stats_[kind].bytes_sent += sent;
-  stats_[kind].bytes_received += received;
+  stats_.add_bytes(kind, sent, received);
 }
 
 // Every member must arrive at the same key prefix without talking to the others. The parent's
@@ -213,8 +208,7 @@ void GlooCollective::run_checked(const Call& call, const std::function<void()>& 
     broken_reason_ = concat(at, ": ", msg);
     ZT_FAIL(at, ": ", msg, hint);
   }
-  std::lock_guard<std::mutex> lock(stats_mutex_);
-  ++stats_[call.kind].calls;
+  stats_.add_call(call.kind);
 }
 
 void GlooCollective::exchange_headers(const Call& call) {

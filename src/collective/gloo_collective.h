@@ -136,8 +136,7 @@ class GlooCollective : public Collective {
   bool broken_ = false;                     // communication thread only
   std::string broken_reason_;               // communication thread only
   std::map<std::string, int> groups_made_;  // sub-groups created per label (caller's thread)
-  mutable std::mutex stats_mutex_;
-  CommStats stats_;
+  CommStatsCounter stats_;
   std::unique_ptr<CommThread> thread_;  // last member: joined first on destruction
 };
 

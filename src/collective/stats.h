@@ -17,6 +17,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 
 namespace zt {
 
@@ -80,5 +81,32 @@ inline CommStats operator+(const CommStats& a, const CommStats& b) {
   }
   return s;
 }
+
+/// A backend's running counters: written by its communication thread, read by any thread
+/// (Collective::stats() returns a consistent copy). One per Collective instance.
+class CommStatsCounter {
+ public:
+  /// A consistent copy of the counters. @return the copy.
+  CommStats snapshot() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return stats_;
+  }
+  /// Count the bytes of one message pattern. @param kind the call kind. @param sent bytes sent.
+  /// @param received bytes received.
+  void add_bytes(CollKind kind, uint64_t sent, uint64_t received) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stats_[kind].bytes_sent += sent;
+    stats_[kind].bytes_received += received;
+  }
+  /// Count one completed call. @param kind its kind.
+  void add_call(CollKind kind) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++stats_[kind].calls;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  CommStats stats_;
+};
 
 }  // namespace zt

@@ -51,6 +51,7 @@
 #include "zero/grad_reducer.h"
 #include "zero/heldout_eval.h"
 #include "zero/layout.h"
+#include "zero/mp_gather.h"
 #include "zero/unit_gatherer.h"
 #include "zero/zero_comm.h"
 #include "zero/zero_memory.h"
@@ -445,37 +446,9 @@ class ZeroLoop final : public model::ParamProvider<T> {
     return canonical_block_order(gathered, blocks);
   }
 
-  /// With model parallelism the norm is over the whole model: every model-parallel rank
-  /// contributes the block sums of its tensor-parallel units, and rank 0 those of the replicated
-  /// units (the same bits on every rank), all-gathered and put in the one-device unit order
-  /// (UnitInfo::global_index), so the tree over them is the one-device tree with the same B.
+  /// With model parallelism the norm is over the whole model (zero/mp_gather.h).
   std::vector<float> gather_mp_norm_block_sums(const std::vector<float>& ours) {
-    if (N_m() == 1) return ours;
-    const auto contributed = mp_norm_contributions(plan_);  // per model-parallel rank, in global order
-    std::vector<std::size_t> counts(N_m(), 0);
-    for (std::size_t q = 0; q < N_m(); ++q)
-      for (const auto& c : contributed[q]) counts[q] += c.blocks;
-    std::vector<float> mine;  // this rank's contribution, out of its units' sums in storage order
-    std::size_t at = 0;
-    for (const auto& u : plan_.manifest.units) {
-      const std::size_t n = norm_block_count(static_cast<std::size_t>(u.numel), lay_.block);
-      if (u.block >= 0 || plan_.mp.rank == 0) mine.insert(mine.end(), ours.begin() + at, ours.begin() + at + n);
-      at += n;
-    }
-    std::size_t total = 0;
-    for (std::size_t n : counts) total += n;
-    std::vector<float> gathered(total);
-    mp_->all_gather_v(std::span<const float>(mine), std::span<float>(gathered), counts);
-    // reorder by global unit index: each rank's contributions are already in that order
-    std::vector<std::pair<int, std::pair<std::size_t, std::size_t>>> pieces;  // global index -> (offset, count)
-    std::size_t offset = 0;
-    for (std::size_t q = 0; q < N_m(); ++q)
-      for (const auto& c : contributed[q]) pieces.push_back({c.global_unit, {offset, c.blocks}}), offset += c.blocks;
-    std::sort(pieces.begin(), pieces.end());
-    std::vector<float> ordered;
-    for (const auto& [g, piece] : pieces)
-      ordered.insert(ordered.end(), gathered.begin() + piece.first, gathered.begin() + piece.first + piece.second);
-    return ordered;
+    return N_m() == 1 ? ours : zero::gather_mp_norm_block_sums(*mp_, plan_, lay_.block, ours);
   }
 
   /// S_o without S_p (stages 1-2, stage-3 persistent units): every rank needs every updated
@@ -524,30 +497,9 @@ class ZeroLoop final : public model::ParamProvider<T> {
       }));
   }
   /// A state gathered over the data-parallel group (this model-parallel rank's units, dense) in
-  /// the model's canonical order: the model-parallel ranks' parts all-gathered, each mapped back
-  /// through its storage manifest (model/manifest.h).
+  /// the model's canonical order (zero/mp_gather.h).
   std::vector<float> canonical(const std::vector<float>& stored) {
-    std::vector<float> out(static_cast<std::size_t>(model::param_count(shape_.model)));
-    if (N_m() == 1) {
-      model::to_canonical(plan_.manifest, stored.data(), out.data());
-      return out;
-    }
-    std::vector<model::Manifest> manifests;
-    std::vector<std::size_t> counts;
-    for (std::size_t q = 0; q < N_m(); ++q) {
-      manifests.push_back(model::make_storage_manifest(shape_.model, {plan_.mp.size, static_cast<int64_t>(q)}));
-      counts.push_back(static_cast<std::size_t>(manifests.back().param_count));
-    }
-    std::size_t total = 0;
-    for (std::size_t n : counts) total += n;
-    std::vector<float> all(total);
-    mp_->all_gather_v(std::span<const float>(stored), std::span<float>(all), counts);
-    std::size_t at = 0;
-    for (std::size_t q = 0; q < N_m(); ++q) {
-      model::to_canonical(manifests[q], all.data() + at, out.data());
-      at += counts[q];
-    }
-    return out;
+    return gather_mp_canonical(N_m() > 1 ? mp_ : nullptr, plan_, shape_.model, stored);
   }
 
   // ---- held-out evaluation: the reference's rounds split over ranks (zero/heldout_eval.h) ---

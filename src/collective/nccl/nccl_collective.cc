@@ -235,15 +235,10 @@ void NcclCollective::close_communicator(bool abort) {
   comm_ = nullptr;
 }
 
-CommStats NcclCollective::stats() const {
-  std::lock_guard<std::mutex> lock(stats_mutex_);
-  return stats_;
-}
+CommStats NcclCollective::stats() const { return stats_.snapshot(); }
 
 void NcclCollective::add_bytes(CollKind kind, uint64_t sent, uint64_t received) {
-  std::lock_guard<std::mutex> lock(stats_mutex_);
-  stats_[kind].bytes_sent += sent;
-  stats_[kind].bytes_received += received;
+  stats_.add_bytes(kind, sent, received);
 }
 
 void* NcclCollective::scratch(std::size_t bytes) {
@@ -314,8 +309,7 @@ void NcclCollective::run_call(const Call& call, cudaEvent_t inputs_ready, const 
     }
     throw;
   }
-  std::lock_guard<std::mutex> lock(stats_mutex_);
-  ++stats_[call.kind].calls;
+  stats_.add_call(call.kind);
 }
 
 void NcclCollective::abort_and_fail(const std::string& why) {

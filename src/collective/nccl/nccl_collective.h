@@ -165,8 +165,7 @@ class NcclCollective : public Collective {
   std::map<std::string, int> groups_made_;          // sub-groups created per label (caller's thread)
   bool broken_ = false;                             // communication thread only
   std::string broken_reason_;                       // communication thread only
-  mutable std::mutex stats_mutex_;
-  CommStats stats_;
+  CommStatsCounter stats_;
   std::unique_ptr<CommThread> thread_;  // last member: joined first on destruction
 };
 

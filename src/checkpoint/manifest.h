@@ -1,0 +1,81 @@
+// checkpoint/manifest.h — what a checkpoint directory holds, as one JSON document (manifest.json).
+//
+// A checkpoint stores every per-element state of a run (the FP32 master weights, and the
+// optimizer's moments) in the model's canonical space: element k of canonical parameter p
+// (model/manifest.h, GPT-2 names and shapes), whatever rank, stage or model-parallel block held
+// it. Each rank writes the elements it owns as intervals — (state, parameter, element offset,
+// length) — into its own data file, and the manifest lists every interval with the file, the byte
+// offset and a CRC-32C of its bytes. Because the coordinates are canonical, a run with any other
+// (stage, N_d, N_m) reads what it needs by intersecting its own intervals with the saved ones
+// (checkpoint/reader.h): resharding is a lookup, not a conversion.
+// The scalars of the run (step, Adam's step count, the loss scaler, the data position, the seed)
+// sit in `run`; the model's shape in `model`; how the saving run was sharded in `sharding`
+// (information for people and tools; a reader never needs it).
+// Not the writer or the reader (writer.h, reader.h); no I/O here besides (de)serialising.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace zt::checkpoint {
+
+/// The version this code writes and the only one it reads.
+inline constexpr int kFormatVersion = 1;
+/// The manifest's file name inside a checkpoint directory.
+inline constexpr const char* kManifestName = "manifest.json";
+
+/// One data file of the checkpoint.
+struct FileEntry {
+  std::string name;     ///< relative to the checkpoint directory, e.g. "rank-00003.bin"
+  uint64_t bytes = 0;   ///< exact size
+  uint32_t crc32c = 0;  ///< CRC-32C (Castagnoli) of the whole file
+};
+
+/// A run of consecutive canonical elements of one parameter of one state, stored as
+/// little-endian FP32 at `byte_offset` of file `file`.
+struct Interval {
+  std::string state;         ///< "master", "adam.m", "adam.v" or "sgd.momentum"
+  int param = 0;             ///< canonical parameter index (Manifest::params)
+  int64_t offset = 0;        ///< first element, relative to the parameter
+  int64_t length = 0;        ///< elements (> 0)
+  int file = 0;              ///< index in Manifest::files
+  uint64_t byte_offset = 0;  ///< first byte in that file
+  uint32_t crc32c = 0;       ///< CRC-32C of its 4·length bytes
+};
+
+/// One canonical parameter.
+struct ParamEntry {
+  std::string name;            ///< e.g. "h.0.attn.c_attn.weight"
+  std::vector<int64_t> shape;  ///< row-major
+  int64_t numel = 0;           ///< product of shape
+};
+
+/// The whole manifest.
+struct Manifest {
+  int format_version = kFormatVersion;  ///< kFormatVersion
+  nlohmann::json model;                 ///< the model's shape: family, vocab, context, layers, heads, width, mp_blocks
+  nlohmann::json sharding;              ///< the saving run's layout: stage, dp_size, mp_size, norm_block, units
+  nlohmann::json run;                   ///< step, optimizer_step, loss scaler, data position, seed, precision, ...
+  std::vector<std::string> states;      ///< the states saved; each covers every element of every parameter once
+  std::vector<ParamEntry> params;       ///< canonical order
+  std::vector<FileEntry> files;         ///< data files
+  std::vector<Interval> intervals;      ///< every saved run of elements
+};
+
+/// Serialise. @param m the manifest. @return its JSON.
+nlohmann::json to_json(const Manifest& m);
+
+/// Parse and check the structure (types, indices in range, lengths positive); a problem is a
+/// zt::Error that names `where` (the manifest's path) and the field. The format version is
+/// checked first: another version is an error saying which one was found.
+/// @param j the parsed document. @param where the manifest's path, for messages. @return it.
+Manifest manifest_from_json(const nlohmann::json& j, const std::string& where);
+
+/// CRC-32C (Castagnoli polynomial, as iSCSI and ext4 use) of bytes, continuing from `crc`
+/// (0 to start). @param data bytes. @param size count. @param crc the running value.
+/// @return the updated value.
+uint32_t crc32c(const void* data, std::size_t size, uint32_t crc = 0);
+
+}  // namespace zt::checkpoint

@@ -26,11 +26,17 @@ struct LoopBody {
   std::function<StepRecord(int64_t step)> step;
   /// One held-out evaluation after `step` steps. @return it, or nothing (no held-out split).
   std::function<std::optional<EvalRecord>(int64_t step)> evaluate;
+  /// After a step and its evaluation: write a checkpoint if one is due (may be empty).
+  std::function<void(int64_t step)> after_step;
 };
 
-/// Run config.steps steps of `body` into result.steps / evals / seconds / tokens_per_s.
-/// @param c the settings. @param body the loop's step and evaluation. @param on_step called
-/// after each step, after its evaluation (may be empty). @param result filled in.
-void run_steps(const TrainConfig& c, const LoopBody& body, const StepCallback& on_step, RunResult& result);
+/// Run steps first_step..config.steps of `body` into result.steps / evals / seconds /
+/// tokens_per_s (a resumed run starts after its checkpoint's step; speed counts this process's
+/// steps only).
+/// @param c the settings. @param body the loop's step, evaluation and after-step hook.
+/// @param on_step called after each step, after its evaluation and checkpoint (may be empty).
+/// @param result filled in. @param first_step the first step to run (1 unless resumed).
+void run_steps(const TrainConfig& c, const LoopBody& body, const StepCallback& on_step, RunResult& result,
+               int64_t first_step = 1);
 
 }  // namespace zt::train

@@ -120,6 +120,13 @@ bool parse_train_config(int argc, char** argv, TrainConfig& c, std::vector<std::
   p.add_choice("collective-mode", &c.collective_mode, {"deterministic", "fast"}, "reduction order");
   p.add_flag("verify", &c.verify, "also run the single-rank reference and compare master weights");
   p.add_string("trace", &c.trace, "write a Chrome-trace timeline (compute, blocked on collectives)");
+  p.add_string("save-dir", &c.save_dir,
+               "write sharded checkpoints into DIR/step-<N>/ (every rank its own shards, one manifest; atomic)");
+  p.add_int("save-every", &c.save_every, "with --save-dir: save every K steps and after the last (0: the last only)",
+            0, big);
+  p.add_string("resume", &c.resume,
+               "continue from this checkpoint (a step-<N> directory, or a --save-dir: its latest complete one) at "
+               "any stage, N_d and N_m; the other settings come from this command line");
   if (!p.parse(argc, argv)) return false;
   c.micro_batch_given = c.micro_batch != 0;
   if (given) *given = p.given_flags();
@@ -164,6 +171,11 @@ void validate(const TrainConfig& c) {
            " is negative (a size in MiB; 0 turns persistence off)");
   // only an explicit floor can exceed the peak (the derived one is lr / 10)
   ZT_CHECK(!c.min_lr || *c.min_lr <= c.lr, "--min-lr ", c.min_lr.value_or(0), " is above the peak --lr ", c.lr);
+  ZT_CHECK(c.save_every == 0 || !c.save_dir.empty(), "--save-every ", c.save_every, " needs --save-dir");
+  ZT_CHECK((c.save_dir.empty() && c.resume.empty()) || !c.no_master_weights,
+           "--save-dir and --resume checkpoint the ZeRO engine's FP32 master weights; --no-master-weights has none");
+  ZT_CHECK(c.resume.empty() || !c.verify,
+           "--verify compares a whole run with the reference from step 1; a --resume run starts later");
   ZT_CHECK(!c.no_master_weights || c.precision != "fp32",
            "--no-master-weights needs --precision fp16 or bf16 (fp32 has no separate master)");
 }

@@ -85,6 +85,10 @@ struct TrainConfig {
   std::string collective_mode = "deterministic";  ///< deterministic | fast
   bool verify = false;                            ///< also run the single-rank reference and compare masters
   std::string trace;                              ///< --trace FILE: Chrome-trace timeline of every rank (ZeRO path)
+  // checkpoints (chapter 10; src/checkpoint)
+  std::string save_dir;    ///< --save-dir DIR: write sharded checkpoints DIR/step-<N>/ ("" = none)
+  int64_t save_every = 0;  ///< save every K steps (and after the last); 0 = after the last step only
+  std::string resume;      ///< --resume PATH: continue from a checkpoint (or a save dir's latest)
 
   /// Warm-up steps without --warmup-steps: 20, or the whole run when it is shorter, so a short run
   /// still reaches --lr at its last step. A warm-up the user set is kept as given, even when it is

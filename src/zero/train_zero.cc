@@ -27,6 +27,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <exception>
 #include <memory>
 #include <span>
 #include <type_traits>
@@ -47,6 +48,9 @@
 #include "train/run_loop.h"
 #include "train/step_decision.h"
 #include "train/step_start.h"
+#include "checkpoint/reader.h"
+#include "checkpoint/writer.h"
+#include "zero/checkpoint_io.h"
 #include "zero/config_check.h"
 #include "zero/grad_reducer.h"
 #include "zero/heldout_eval.h"
@@ -106,6 +110,7 @@ class ZeroLoop final : public model::ParamProvider<T> {
     result.param_count = model::param_count(shape_.model);  // the whole model (a model-parallel rank holds part)
     result.dataset = data_.describe();
     scaler_ = loss_scaler_for(c_);
+    if (!c_.resume.empty()) load_checkpoint();
     const CommStats dp_start = coll_.stats(), mp_start = mp_stats();
     zero_r::TransferStats transfers;  // training steps only, as the communication counters
     auto step = [&](int64_t s) {
@@ -118,9 +123,10 @@ class ZeroLoop final : public model::ParamProvider<T> {
       transfers = transfers + out.transfers_per_step;
       return rec;
     };
-    run_steps(c_, {step, [&](int64_t s) { return evaluate(s); }}, on_step, result);
-    out.dp.total = coll_.stats() - dp_start - eval_dp_comm_;  // training steps only
-    out.mp.total = mp_stats() - mp_start - eval_mp_comm_;
+    run_steps(c_, {step, [&](int64_t s) { return evaluate(s); }, [&](int64_t s) { save_if_due(s); }}, on_step,
+              result, first_step_);
+    out.dp.total = coll_.stats() - dp_start - eval_dp_comm_ - save_dp_comm_;  // training steps only
+    out.mp.total = mp_stats() - mp_start - eval_mp_comm_ - save_mp_comm_;
     out.dp.predicted_per_step = predict_comm_per_step(plan_);
     out.mp.predicted_per_step = predict_mp_comm_per_step(plan_);
     out.comm_total = out.dp.total + out.mp.total;
@@ -502,6 +508,118 @@ class ZeroLoop final : public model::ParamProvider<T> {
     return gather_mp_canonical(N_m() > 1 ? mp_ : nullptr, plan_, shape_.model, stored);
   }
 
+  // ---- checkpoints (P10): this rank's states in canonical pieces (zero/checkpoint_io.h) ------
+  /// Where element k (unit coordinates) of unit u sits in a state's storage: the S_o-extent
+  /// arrays (master_, optimizer_state_), or the S_p-extent parameters.
+  std::size_t state_index(std::size_t u, std::size_t k) const {
+    return plan_.spec.optimizer ? lay_.offset(u, true) + (k - shard_begin(u)) : lay_.offset(u, false) + k;
+  }
+  std::size_t param_index(std::size_t u, std::size_t k) const {
+    return plan_.params_layout.offsets[u] + (plan_.params_sharded(u) ? k - shard_begin(u) : k);
+  }
+  /// Element k of unit u of checkpoint state s (0: the FP32 master — for fp32 precision the
+  /// parameters themselves; j >= 1: the optimizer's j-th moment, m then v).
+  float& state_element(std::size_t s, std::size_t u, std::size_t k) {
+    if (s > 0) return optimizer_state_[(s - 1) * lay_.total(plan_.spec.optimizer) + state_index(u, k)];
+    if constexpr (kFp32)
+      return params_[param_index(u, k)];
+    else
+      return master_[state_index(u, k)];
+  }
+  /// This rank writes [shard_begin, + real) of every unit it stores (replicated units: model-
+  /// parallel rank 0 only), whether it keeps the state as a shard or whole.
+  bool writes_unit(std::size_t u) const { return plan_.manifest.units[u].block >= 0 || plan_.mp.rank == 0; }
+
+  void save_if_due(int64_t step) {
+    if (c_.save_dir.empty() || !((c_.save_every > 0 && step % c_.save_every == 0) || step == c_.steps)) return;
+    const CommStats dp_before = coll_.stats(), mp_before = mp_stats();
+    save_checkpoint(step);
+    save_dp_comm_ = save_dp_comm_ + (coll_.stats() - dp_before);  // kept out of the training's counters
+    save_mp_comm_ = save_mp_comm_ + (mp_stats() - mp_before);
+  }
+  /// The protocol of checkpoint/writer.h: rank 0 opens the temporary directory, every rank writes
+  /// its pieces, rank 0 publishes; barriers over the whole job between the phases.
+  void save_checkpoint(int64_t step) {
+    const std::string where = checkpoint::step_dir(c_.save_dir, step);
+    together(where, [&] {
+      if (world_rank_ == 0) checkpoint::begin_save(c_.save_dir, step);
+    });
+    together(where, [&] {
+      checkpoint::RankFileWriter writer(where + ".tmp", world_rank_);
+      const auto states = checkpoint_states(c_);
+      std::vector<float> values;
+      for (std::size_t s = 0; s < states.size(); ++s)
+        for (std::size_t u = 0; u < units(); ++u) {
+          if (!writes_unit(u)) continue;
+          const std::size_t begin = shard_begin(u), end = begin + lay_.shard_real(u, rank());
+          for (const auto& piece : canonical_pieces(plan_.manifest, u, begin, end)) {
+            values.resize(static_cast<std::size_t>(piece.length));
+            for (std::size_t k = 0; k < values.size(); ++k) values[k] = state_element(s, u, piece.unit_offset + k);
+            writer.add(states[s], piece.param, piece.offset, values.data(), piece.length);
+          }
+        }
+      writer.finish();
+    });
+    together(where, [&] {  // nobody goes on (or is killed) before the checkpoint is visible
+      if (world_rank_ == 0)
+        checkpoint::publish(c_.save_dir, step,
+                            checkpoint_header(c_, plan_, data_.describe(),
+                                              {step, optimizer_step_, scaler_.scale(), scaler_.good_steps()}),
+                            static_cast<int>(N() * N_m()));
+    });
+  }
+
+  /// Continue from --resume: every state this rank keeps, read by canonical pieces from whatever
+  /// ranks saved them (resharding is the reader's interval intersection), and the run's scalars.
+  void load_checkpoint() {
+    together(c_.resume, [&] { load_checkpoint_here(); });
+  }
+  void load_checkpoint_here() {
+    checkpoint::Reader reader(checkpoint::resolve_checkpoint(c_.resume));
+    const RunScalars s = check_resumable(reader.manifest(), reader.dir(), c_, plan_, data_.describe());
+    const auto states = checkpoint_states(c_);
+    std::vector<float> values;
+    const auto read = [&](std::size_t state, std::size_t u, std::size_t begin, std::size_t end, auto put) {
+      for (const auto& piece : canonical_pieces(plan_.manifest, u, begin, end)) {
+        values.resize(static_cast<std::size_t>(piece.length));
+        reader.read(states[state], piece.param, piece.offset, piece.length, values.data());
+        for (std::size_t k = 0; k < values.size(); ++k) put(piece.unit_offset + k, values[k]);
+      }
+    };
+    for (std::size_t u = 0; u < units(); ++u) {
+      const std::size_t shard_end = shard_begin(u) + lay_.shard_real(u, rank());
+      const std::size_t p_begin = plan_.params_sharded(u) ? shard_begin(u) : 0;
+      const std::size_t p_end = plan_.params_sharded(u) ? shard_end : numel(u);
+      const std::size_t o_begin = plan_.spec.optimizer ? shard_begin(u) : 0;
+      const std::size_t o_end = plan_.spec.optimizer ? shard_end : numel(u);
+      // the compute copy (S_p extent): θ16 = round(θ32), as after every update
+      read(0, u, p_begin, p_end, [&](std::size_t k, float v) { params_[param_index(u, k)] = T(v); });
+      for (std::size_t state = kFp32 ? 1 : 0; state < states.size(); ++state)  // S_o extent
+        read(state, u, o_begin, o_end, [&](std::size_t k, float v) { state_element(state, u, k) = v; });
+    }
+    scaler_.restore(s.loss_scale, s.good_steps);
+    optimizer_step_ = s.optimizer_step;
+    first_step_ = s.step + 1;
+  }
+  /// Run `phase` on every rank, then agree over the whole job whether it succeeded: a rank that
+  /// failed rethrows its own error, the others fail at once with one naming `what` (instead of
+  /// waiting at the next collective for the timeout). The agreement is a max over the
+  /// data-parallel group, then over the model-parallel one: the maximum of the whole job.
+  template <typename Phase>
+  void together(const std::string& what, Phase phase) {
+    std::exception_ptr error;
+    try {
+      phase();
+    } catch (...) {
+      error = std::current_exception();
+    }
+    float failed = error ? 1.0f : 0.0f;
+    coll_.all_reduce(std::span<float>(&failed, 1), ReduceOp::max);
+    if (mp_) mp_->all_reduce(std::span<float>(&failed, 1), ReduceOp::max);
+    if (error) std::rethrow_exception(error);
+    ZT_CHECK(failed == 0.0f, what, ": another rank failed (its message says why)");
+  }
+
   // ---- held-out evaluation: the reference's rounds split over ranks (zero/heldout_eval.h) ---
   std::optional<EvalRecord> evaluate(int64_t step) {
     const CommStats dp_before = coll_.stats(), mp_before = mp_stats();
@@ -556,12 +674,14 @@ class ZeroLoop final : public model::ParamProvider<T> {
   std::unique_ptr<Arena> host_arena_;           // P_a+cpu: the host tier
   std::unique_ptr<zero_r::PartitionedCheckpoints<T>> keeper_;
   CommStats eval_dp_comm_, eval_mp_comm_;  // collectives of the evaluations
+  CommStats save_dp_comm_, save_mp_comm_;  // barriers of the checkpoints
   Timeline timeline_{!c_.trace.empty()};   // --trace: compute and blocked spans
   std::vector<double> compute_start_;      // per unit: when its compute began
   std::string phase_;                      // "forward " or "backward "
   Timeline* tl() { return timeline_.enabled() ? &timeline_ : nullptr; }
   LossScaler scaler_ = LossScaler::none();
   int64_t optimizer_step_ = 0;
+  int64_t first_step_ = 1;  // after --resume: the checkpoint's step + 1
 };
 
 }  // namespace

@@ -8,6 +8,9 @@
 // launch/. Outputs are written atomically (core/atomic_file.h).
 #include <unistd.h>
 
+#include <csignal>
+#include <cstdlib>
+
 #include <algorithm>
 #include <bit>
 #include <cstdio>
@@ -57,7 +60,7 @@ RunMode run_mode(const TrainConfig& c, const zt::launch::LaunchDecision& d) {
   if (d.mode == Mode::kSpawn && c.ranks_as == "processes") return RunMode::spawned_processes;
   // ZeRO-R's partitioned checkpoints live in the ZeRO engine (even on one rank)
   if (c.world_size > 1 || c.stage > 0 || c.partition_activations != "off" || c.allocator != "general" ||
-      !c.memory_trace.empty())
+      !c.memory_trace.empty() || !c.save_dir.empty() || !c.resume.empty())  // checkpoints: the engine's
     return RunMode::thread_ranks;
   return RunMode::reference;
 }
@@ -74,9 +77,14 @@ std::unique_ptr<zt::Dataset> open_dataset(const TrainConfig& c) {
 
 /// The per-step callback of rank 0 (or the single rank): a line per held-out evaluation on
 /// stdout, terminal or not (make run logs them), and a progress line on a terminal's stderr.
+/// Fault injection for the resume tests: ZT_KILL_AFTER_STEP=K kills the process with SIGKILL
+/// (no clean-up, no outputs) right after step K, its evaluation and its checkpoint.
 zt::train::StepCallback progress_printer(const TrainConfig& c) {
   const bool tty = ::isatty(STDERR_FILENO);
-  return [&c, tty, evals_shown = std::size_t{0}](const zt::train::StepRecord& s, const RunResult& r) mutable {
+  const char* kill_env = std::getenv("ZT_KILL_AFTER_STEP");
+  const int64_t kill_after = kill_env ? std::atoll(kill_env) : -1;
+  return [&c, tty, kill_after, evals_shown = std::size_t{0}](const zt::train::StepRecord& s,
+                                                             const RunResult& r) mutable {
     for (; evals_shown < r.evals.size(); ++evals_shown) {
       const auto& e = r.evals[evals_shown];
       if (tty) std::fputc('\n', stderr);
@@ -84,6 +92,10 @@ zt::train::StepCallback progress_printer(const TrainConfig& c) {
                   static_cast<long long>(e.step), static_cast<double>(s.loss), static_cast<double>(e.loss),
                   100.0 * e.accuracy, e.problems);
       std::fflush(stdout);
+    }
+    if (s.step == kill_after) {
+      std::fflush(stdout);
+      std::raise(SIGKILL);
     }
     if (!tty) return;
     std::fprintf(stderr, "\rstep %lld/%lld  loss %.4f  scale %g%s  %.0f tok/s   ", static_cast<long long>(s.step),
@@ -97,7 +109,8 @@ void print_summary(const TrainConfig& c, const RunResult& r) {
   std::printf("zero-train: %s, %lld parameters, %s, %s\n", r.dataset.c_str(), static_cast<long long>(r.param_count),
               c.precision.c_str(), c.optimizer.c_str());
   if (!r.steps.empty()) {
-    std::printf("  loss  step 1: %.6f   step %lld: %.6f\n", static_cast<double>(r.steps.front().loss),
+    std::printf("  loss  step %lld: %.6f   step %lld: %.6f\n", static_cast<long long>(r.steps.front().step),
+                static_cast<double>(r.steps.front().loss),
                 static_cast<long long>(r.steps.back().step), static_cast<double>(r.steps.back().loss));
     const auto skipped = std::count_if(r.steps.begin(), r.steps.end(), [](const auto& s) { return s.skipped; });
     if (skipped) std::printf("  skipped steps (fp16 overflow): %lld\n", static_cast<long long>(skipped));
@@ -114,6 +127,16 @@ void print_summary(const TrainConfig& c, const RunResult& r) {
     std::printf("  16-bit parameters unchanged by the last step: %.2f%%, over the last %lld steps: %.2f%%\n",
                 100.0 * r.frozen_fraction, static_cast<long long>(r.frozen_window_steps),
                 100.0 * r.frozen_window_fraction);
+  if (!c.resume.empty() && !r.steps.empty())
+    std::printf("  resumed after step %lld from %s\n", static_cast<long long>(r.steps.front().step - 1),
+                c.resume.c_str());
+  if (!c.save_dir.empty()) {
+    if (c.save_every > 0)
+      std::printf("  checkpoints: %s/step-<N>/ every %lld steps and after the last\n", c.save_dir.c_str(),
+                  static_cast<long long>(c.save_every));
+    else
+      std::printf("  checkpoint: %s/step-<N>/ after the last step\n", c.save_dir.c_str());
+  }
   const auto& m = r.memory.front();
   std::printf("  memory: model states %zu B (predicted %zu), peak %zu B of %zu B budget\n", m.model_states_bytes,
               m.model_states_bytes_predicted, m.peak_bytes, m.arena_capacity);

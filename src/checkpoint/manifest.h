@@ -73,6 +73,35 @@ nlohmann::json to_json(const Manifest& m);
 /// @param j the parsed document. @param where the manifest's path, for messages. @return it.
 Manifest manifest_from_json(const nlohmann::json& j, const std::string& where);
 
+/// manifest.json's text: to_json laid out with one parameter, file or interval per line.
+/// @param m the manifest. @return the text, ending in a newline.
+std::string manifest_text(const Manifest& m);
+
+/// One file entry as JSON. @param f the entry. @return {"name", "bytes", "crc32c"}.
+nlohmann::json file_to_json(const FileEntry& f);
+/// Parse one file entry, checking every field's presence and type; the name must be a plain file
+/// name (no directory part). @param j the JSON. @param where the document's path, for messages.
+/// @param field the entry's place in it, e.g. "files[2]". @return the entry.
+FileEntry file_from_json(const nlohmann::json& j, const std::string& where, const std::string& field);
+
+/// One interval as JSON. @param iv the interval. @return its fields by their names.
+nlohmann::json interval_to_json(const Interval& iv);
+/// Parse one interval, checking every field's presence and type, and offset >= 0, length > 0
+/// (references to states, parameters and files are the manifest's to check).
+/// @param j the JSON. @param where the document's path, for messages.
+/// @param field the interval's place in it, e.g. "intervals[7]". @return the interval.
+Interval interval_from_json(const nlohmann::json& j, const std::string& where, const std::string& field);
+
+/// Check that the intervals of each state cover every element of every parameter exactly once:
+/// sorted by (state, parameter, offset), each starts where the previous one ended, the first at
+/// 0 and the last ends at numel. A gap or an overlap is a zt::Error naming `where`, the state,
+/// the parameter and the elements. @param m the manifest. @param where its path, for messages.
+void check_coverage(const Manifest& m, const std::string& where);
+
+/// An interval for people: "adam.m of h.0.attn.c_attn.weight [0, 1024)".
+/// @param m the manifest it belongs to. @param iv the interval. @return the text.
+std::string describe(const Manifest& m, const Interval& iv);
+
 /// CRC-32C (Castagnoli polynomial, as iSCSI and ext4 use) of bytes, continuing from `crc`
 /// (0 to start). @param data bytes. @param size count. @param crc the running value.
 /// @return the updated value.

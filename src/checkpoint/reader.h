@@ -7,7 +7,8 @@
 // intervals, reading each touched interval whole and checking its CRC-32C before a byte of it is
 // used, so a rank reads only what it needs and never trusts a byte it has not verified.
 // Every problem is one zt::Error naming the file and what is wrong.
-// Not a cache of the model: it holds the manifest and the intervals verified so far.
+// Not a cache of the model: it holds the manifest, the index and the open files; every read()
+// reads and verifies again what it needs.
 #pragma once
 
 #include <cstdint>
@@ -40,7 +41,7 @@ class Reader {
 
   /// Canonical elements [offset, offset + length) of `param` in `state`.
   /// @param state a saved state. @param param canonical index. @param offset first element.
-  /// @param length how many. @param out length floats (written).
+  /// @param length how many. @param out length floats (written; unspecified after an error).
   void read(const std::string& state, int param, int64_t offset, int64_t length, float* out);
 
   /// Every element of every parameter of `state` in canonical dense order (the parameters end

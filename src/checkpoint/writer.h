@@ -32,6 +32,12 @@ inline constexpr int64_t kMaxIntervalElements = int64_t{1} << 18;
 /// @param step the step. @return DIR/step-<8 digits>.
 std::string step_dir(const std::string& save_dir, int64_t step);
 
+/// A rank's data file name. @param world_rank the rank. @return "rank-<5 digits>.bin".
+std::string rank_data_name(int world_rank);
+
+/// A rank's fragment name. @param world_rank the rank. @return "rank-<5 digits>.json".
+std::string rank_fragment_name(int world_rank);
+
 /// Protocol step 1 (rank 0): create save_dir if needed and an empty temporary directory for
 /// `step`. @param save_dir DIR. @param step the step. @return the temporary directory's path.
 std::string begin_save(const std::string& save_dir, int64_t step);
@@ -39,7 +45,7 @@ std::string begin_save(const std::string& save_dir, int64_t step);
 /// Protocol step 2: one rank's data file and fragment.
 class RankFileWriter {
  public:
-  /// Open rank-<world_rank>.bin in the temporary directory. @param temp_dir from begin_save.
+  /// Open the rank's data file (rank_data_name) in the temporary directory. @param temp_dir from begin_save.
   /// @param world_rank this rank's index in the whole job.
   RankFileWriter(const std::string& temp_dir, int world_rank);
   ~RankFileWriter();

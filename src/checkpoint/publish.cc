@@ -92,12 +92,12 @@ void install(const std::string& temp, const std::string& final_dir, const std::s
   const bool replacing = fs::exists(fs::symlink_status(final_dir, ec));
   if (!replacing) {
     rename_or_fail(temp, final_dir);
-    crash_if_armed("renamed");
+    crash_if_armed("renamed", final_dir);
     fsync_dir(save_dir);
     return;
   }
   if (::renameat2(AT_FDCWD, temp.c_str(), AT_FDCWD, final_dir.c_str(), RENAME_EXCHANGE) == 0) {
-    crash_if_armed("renamed");
+    crash_if_armed("renamed", final_dir);
     fsync_dir(save_dir);
     remove_tree(temp);  // the old checkpoint, under the temporary name since the exchange
     return;
@@ -109,7 +109,7 @@ void install(const std::string& temp, const std::string& final_dir, const std::s
   rename_or_fail(final_dir, old);
   fsync_dir(save_dir);
   rename_or_fail(temp, final_dir);
-  crash_if_armed("renamed");
+  crash_if_armed("renamed", final_dir);
   fsync_dir(save_dir);
   remove_tree(old);
 }
@@ -131,7 +131,7 @@ std::string publish(const std::string& save_dir, int64_t step, Manifest header, 
   const Manifest m = manifest_from_json(to_json(header), manifest_path);  // a reader's checks
   check_coverage(m, manifest_path);
   write_file_atomic(manifest_path, manifest_text(m));
-  crash_if_armed("manifest-written");
+  crash_if_armed("manifest-written", temp);
   for (int r = 0; r < world_size; ++r) {
     const std::string fragment = join(temp, rank_fragment_name(r));
     ZT_CHECK(::unlink(fragment.c_str()) == 0, "cannot remove ", fragment, ": ", std::strerror(errno));

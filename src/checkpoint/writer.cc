@@ -106,7 +106,7 @@ RankFileWriter::RankFileWriter(const std::string& temp_dir, int world_rank) : im
   w.rank = world_rank;
   w.name = rank_data_name(world_rank);
   w.path = (std::filesystem::path(temp_dir) / w.name).string();
-  w.crash_half = armed_crash_point() == "data-half";
+  w.crash_half = crash_armed_for("data-half", temp_dir);
   w.fd = ::open(w.path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   ZT_CHECK(w.fd >= 0, "cannot create ", w.path, ": ", std::strerror(errno));
 }
@@ -149,19 +149,19 @@ void RankFileWriter::finish() {
   w.finished = true;
   if (w.crash_half) {  // the file cut in the middle, as a crash during the writes leaves it
     write_all(w.fd, w.held.data(), w.held.size() / 2, w.path);
-    crash_if_armed("data-half");
+    crash_if_armed("data-half", w.dir);
   }
   w.flush();
   fsync_file(w.fd, w.path);
   const int fd = w.fd;
   w.fd = -1;
   close_file(fd, w.path);
-  crash_if_armed("data-written");
+  crash_if_armed("data-written", w.dir);
   nlohmann::json fragment = {{"rank", w.rank}, {"file", file_to_json({w.name, w.total, w.file_crc})}};
   fragment["intervals"] = nlohmann::json::array();
   for (const auto& iv : w.intervals) fragment["intervals"].push_back(interval_to_json(iv));
   write_file_atomic((std::filesystem::path(w.dir) / rank_fragment_name(w.rank)).string(), fragment.dump() + "\n");
-  crash_if_armed("fragment-written");
+  crash_if_armed("fragment-written", w.dir);
 }
 
 uint64_t RankFileWriter::bytes() const { return impl_->total; }

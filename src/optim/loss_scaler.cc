@@ -56,14 +56,14 @@ void unscale(float* g, std::size_t n, float inverse_scale) {
 }
 
 void LossScaler::restore(float scale, int64_t good_steps) {
-  ZT_CHECK(std::isfinite(scale) && scale > 0 && good_steps >= 0, "loss scaler: cannot restore scale ", scale,
-           " after ", good_steps, " clean steps");
+  ZT_CHECK(std::isfinite(scale) && scale > 0 && good_steps >= 0, "loss scaler: cannot restore scale ", scale, " after ",
+           good_steps, " clean steps");
   if (!config_.dynamic)
     ZT_CHECK(scale == 1.0f && good_steps == 0, "loss scaler: a run without loss scaling cannot continue from scale ",
              scale);
   else
-    ZT_CHECK(scale >= config_.min_scale && scale <= config_.max_scale, "loss scaler: scale ", scale,
-             " lies outside [", config_.min_scale, ", ", config_.max_scale, "]");
+    ZT_CHECK(scale >= config_.min_scale && scale <= config_.max_scale, "loss scaler: scale ", scale, " lies outside [",
+             config_.min_scale, ", ", config_.max_scale, "]");
   scale_ = scale;
   good_steps_ = good_steps;
 }

@@ -13,7 +13,8 @@ void run_steps(const TrainConfig& c, const LoopBody& body, const StepCallback& o
     result.steps.push_back(body.step(step));
     seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     result.seconds = seconds;
-    result.tokens_per_s = seconds > 0 ? static_cast<double>((step - first_step + 1) * c.global_batch * c.context) / seconds : 0;
+    result.tokens_per_s =
+        seconds > 0 ? static_cast<double>((step - first_step + 1) * c.global_batch * c.context) / seconds : 0;
     // every --eval-every steps and after the last, before the callback (so it can print both)
     if ((c.eval_every > 0 && step % c.eval_every == 0) || step == c.steps)
       if (auto e = body.evaluate(step)) result.evals.push_back(*e);

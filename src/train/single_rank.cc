@@ -65,7 +65,7 @@ class SingleRankLoop {
       stall_->before_step(s, params_.data());
       return train_step(s);
     };
-    run_steps(c_, {step, [&](int64_t s) { return evaluate(s); }}, on_step, result);
+    run_steps(c_, {step, [&](int64_t s) { return evaluate(s); }, {}}, on_step, result);  // no checkpoints: the engine's
     stall_->report(params_.data(), result);
     if (artifacts_ && !c_.dump_params.empty()) artifacts_->final_params = master_values();
     result.memory.push_back(memory_report());

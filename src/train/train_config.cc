@@ -122,8 +122,8 @@ bool parse_train_config(int argc, char** argv, TrainConfig& c, std::vector<std::
   p.add_string("trace", &c.trace, "write a Chrome-trace timeline (compute, blocked on collectives)");
   p.add_string("save-dir", &c.save_dir,
                "write sharded checkpoints into DIR/step-<N>/ (every rank its own shards, one manifest; atomic)");
-  p.add_int("save-every", &c.save_every, "with --save-dir: save every K steps and after the last (0: the last only)",
-            0, big);
+  p.add_int("save-every", &c.save_every, "with --save-dir: save every K steps and after the last (0: the last only)", 0,
+            big);
   p.add_string("resume", &c.resume,
                "continue from this checkpoint (a step-<N> directory, or a --save-dir: its latest complete one) at "
                "any stage, N_d and N_m; the other settings come from this command line");

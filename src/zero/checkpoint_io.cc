@@ -20,7 +20,8 @@ std::vector<CanonicalPiece> canonical_pieces(const model::Manifest& storage, std
       const std::size_t lo = std::max(first, begin);
       const std::size_t hi = std::min(first + static_cast<std::size_t>(r.length), end);
       if (lo >= hi) continue;
-      out.push_back({lo, r.param, r.canonical_offset + static_cast<int64_t>(lo - first), static_cast<int64_t>(hi - lo)});
+      out.push_back(
+          {lo, r.param, r.canonical_offset + static_cast<int64_t>(lo - first), static_cast<int64_t>(hi - lo)});
     }
   }
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.unit_offset < b.unit_offset; });
@@ -35,8 +36,8 @@ std::vector<std::string> checkpoint_states(const train::TrainConfig& c) {
 namespace {
 
 nlohmann::json model_json(const model::GptConfig& m) {
-  return {{"family", "gpt"},     {"vocab", m.vocab}, {"context", m.context},     {"layers", m.layers},
-          {"heads", m.heads},    {"width", m.width}, {"mp_blocks", m.mp_blocks}};
+  return {{"family", "gpt"},  {"vocab", m.vocab}, {"context", m.context},    {"layers", m.layers},
+          {"heads", m.heads}, {"width", m.width}, {"mp_blocks", m.mp_blocks}};
 }
 
 }  // namespace
@@ -56,8 +57,9 @@ checkpoint::Manifest checkpoint_header(const train::TrainConfig& c, const ZeroPl
                 {"norm_block", plan.layout.block},
                 {"persist_below_mb", c.persist_below_mb},
                 {"units_of_mp_rank_0", plan.mp.rank == 0 ? units : nlohmann::json()},
-                {"written_by", "each data-parallel rank its shard range of every unit; replicated units by "
-                               "model-parallel rank 0"}};
+                {"written_by",
+                 "each data-parallel rank its shard range of every unit; replicated units by "
+                 "model-parallel rank 0"}};
   m.run = {{"step", s.step},
            {"optimizer_step", s.optimizer_step},
            {"loss_scale", s.loss_scale},
@@ -82,8 +84,8 @@ RunScalars check_resumable(const checkpoint::Manifest& m, const std::string& whe
                            const ZeroPlan& plan, const std::string& dataset) {
   const nlohmann::json ours = model_json(plan.shape.model);
   for (const auto& [key, value] : ours.items())
-    ZT_CHECK(m.model.contains(key) && m.model[key] == value, where, ": a checkpoint of another model (",
-             key, " ", m.model.value(key, nlohmann::json()).dump(), "; this run's is ", value.dump(), ")");
+    ZT_CHECK(m.model.contains(key) && m.model[key] == value, where, ": a checkpoint of another model (", key, " ",
+             m.model.value(key, nlohmann::json()).dump(), "; this run's is ", value.dump(), ")");
   const auto canonical = model::make_manifest(plan.shape.model);
   ZT_CHECK(m.params.size() == canonical.params.size(), where, ": ", m.params.size(), " parameters, this model has ",
            canonical.params.size());
@@ -99,18 +101,17 @@ RunScalars check_resumable(const checkpoint::Manifest& m, const std::string& whe
            " run; this run is --precision ", c.precision, " (its loss scaler and 16-bit copy would not continue)");
   ZT_CHECK(field("optimizer") == c.optimizer, where, ": saved with --optimizer ", field("optimizer").get<std::string>(),
            "; this run's is ", c.optimizer);
-  ZT_CHECK(field("data").value("dataset", "") == dataset, where, ": trained on ",
-           field("data").value("dataset", "?"), "; this run's data is ", dataset);
+  ZT_CHECK(field("data").value("dataset", "") == dataset, where, ": trained on ", field("data").value("dataset", "?"),
+           "; this run's data is ", dataset);
   for (const auto& state : checkpoint_states(c))
-    ZT_CHECK(std::find(m.states.begin(), m.states.end(), state) != m.states.end(), where, ": no state \"", state,
-             "\"");
+    ZT_CHECK(std::find(m.states.begin(), m.states.end(), state) != m.states.end(), where, ": no state \"", state, "\"");
   RunScalars s;
   s.step = field("step").get<int64_t>();
   s.optimizer_step = field("optimizer_step").get<int64_t>();
   s.loss_scale = field("loss_scale").get<float>();
   s.good_steps = field("loss_scale_good_steps").get<int64_t>();
-  ZT_CHECK(s.step >= 0 && s.optimizer_step >= 0 && s.optimizer_step <= s.step, where, ": step ", s.step,
-           " with ", s.optimizer_step, " applied updates is not a valid position");
+  ZT_CHECK(s.step >= 0 && s.optimizer_step >= 0 && s.optimizer_step <= s.step, where, ": step ", s.step, " with ",
+           s.optimizer_step, " applied updates is not a valid position");
   ZT_CHECK(s.step < c.steps, where, " is at step ", s.step, "; --steps ", c.steps,
            " leaves nothing to train (--steps counts from the start of the run)");
   return s;

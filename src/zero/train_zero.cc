@@ -32,6 +32,8 @@
 #include <span>
 #include <type_traits>
 
+#include "checkpoint/reader.h"
+#include "checkpoint/writer.h"
 #include "core/check.h"
 #include "kernels/blas.h"
 #include "memory/arena.h"
@@ -48,8 +50,6 @@
 #include "train/run_loop.h"
 #include "train/step_decision.h"
 #include "train/step_start.h"
-#include "checkpoint/reader.h"
-#include "checkpoint/writer.h"
 #include "zero/checkpoint_io.h"
 #include "zero/config_check.h"
 #include "zero/grad_reducer.h"
@@ -123,8 +123,8 @@ class ZeroLoop final : public model::ParamProvider<T> {
       transfers = transfers + out.transfers_per_step;
       return rec;
     };
-    run_steps(c_, {step, [&](int64_t s) { return evaluate(s); }, [&](int64_t s) { save_if_due(s); }}, on_step,
-              result, first_step_);
+    run_steps(c_, {step, [&](int64_t s) { return evaluate(s); }, [&](int64_t s) { save_if_due(s); }}, on_step, result,
+              first_step_);
     out.dp.total = coll_.stats() - dp_start - eval_dp_comm_ - save_dp_comm_;  // training steps only
     out.mp.total = mp_stats() - mp_start - eval_mp_comm_ - save_mp_comm_;
     out.dp.predicted_per_step = predict_comm_per_step(plan_);

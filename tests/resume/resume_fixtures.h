@@ -7,12 +7,12 @@
 
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <unistd.h>
 
 #include "core/atomic_file.h"
 #include "support/run_program.h"
@@ -43,9 +43,8 @@ struct Recorded {
 inline Recorded run_recorded(const ScratchDir& dir, const std::string& tag, const std::string& args,
                              const RunOptions& opt = {}) {
   const std::string params = dir / (tag + ".params"), summary = dir / (tag + ".json");
-  const auto out = run_program(argv_of({bin("zero-train")}, args + " --dump-params " + params + " --summary-json " +
-                                                                summary),
-                               opt);
+  const auto out =
+      run_program(argv_of({bin("zero-train")}, args + " --dump-params " + params + " --summary-json " + summary), opt);
   INFO("zero-train " << args << "\n" << out.out << out.err);
   REQUIRE(out.status == 0);
   Recorded r;

@@ -71,8 +71,8 @@ TEST_CASE("reshard: saved at stage 3 on 4 ranks, resumed at stage 1 on 2, stage 
   run_killed_after(saved + " --save-dir " + dir / "ckpt" + " --save-every 3", 3);
   // each layout meets chapter 5's schedule conditions for 12 micro-batches: micro-batch sync with
   // N a power of two, or step sync with A = 12 / N a power of two
-  for (const char* layout : {"--stage 1 --world-size 2 --grad-sync micro-batch", "--stage 2 --world-size 3 --grad-sync step",
-                             "--stage 0 --world-size 1"}) {
+  for (const char* layout : {"--stage 1 --world-size 2 --grad-sync micro-batch",
+                             "--stage 2 --world-size 3 --grad-sync step", "--stage 0 --world-size 1"}) {
     DYNAMIC_SECTION(layout) {
       const std::string args = kModel + layout + " --precision bf16 --resume " + dir / "ckpt/step-00000003";
       check_continues(whole, run_recorded(dir, "resumed", args), 3);
@@ -82,10 +82,12 @@ TEST_CASE("reshard: saved at stage 3 on 4 ranks, resumed at stage 1 on 2, stage 
 
 TEST_CASE("reshard with model parallelism: saved at N_d 2 x N_m 2, resumed at N_d 1 x N_m 4", "[ch10]") {
   ScratchDir dir("mp");
-  const std::string model = kModel + "--mp-blocks 4 --precision bf16 --stage 1 ";
-  const Recorded whole = run_recorded(dir, "whole", model + "--world-size 4 --mp-size 2");
-  run_killed_after(model + "--world-size 4 --mp-size 2 --save-dir " + dir / "ckpt" + " --save-every 3", 3);
-  for (const char* layout : {"--world-size 4 --mp-size 4", "--world-size 1 --mp-size 1 --stage 0"}) {
+  const std::string model = kModel + "--mp-blocks 4 --precision bf16 ";
+  const std::string saved = model + "--stage 1 --world-size 4 --mp-size 2";
+  const Recorded whole = run_recorded(dir, "whole", saved);
+  run_killed_after(saved + " --save-dir " + dir / "ckpt" + " --save-every 3", 3);
+  for (const char* layout :
+       {"--stage 1 --world-size 4 --mp-size 4", "--stage 3 --world-size 4 --mp-size 4", "--stage 0 --world-size 1"}) {
     DYNAMIC_SECTION(layout) {
       check_continues(whole, run_recorded(dir, "resumed", model + layout + " --resume " + dir / "ckpt"), 3);
     }

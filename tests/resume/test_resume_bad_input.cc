@@ -17,7 +17,7 @@ namespace fs = std::filesystem;
 
 namespace {
 const std::string kModel =
-    "--layers 1 --heads 2 --width 16 --context 16 --global-batch 4 --eval-every 0 --warmup-steps 0 "
+    "--layers 1 --heads 2 --context 16 --global-batch 4 --eval-every 0 --warmup-steps 0 "
     "--norm-block 32 --stage 1 --world-size 2 ";
 
 /// Every file of a directory tree with its bytes (to show nothing was overwritten).
@@ -31,7 +31,8 @@ std::map<std::string, std::string> snapshot(const std::string& dir) {
 
 /// A saved checkpoint at step 2 of kModel in dir/ckpt. @return its directory.
 std::string saved(const ScratchDir& dir) {
-  const auto out = run_program(argv_of({bin("zero-train")}, kModel + "--steps 2 --save-dir " + dir / "ckpt"));
+  const auto out =
+      run_program(argv_of({bin("zero-train")}, kModel + "--width 16 --steps 2 --save-dir " + dir / "ckpt"));
   INFO(out.out << out.err);
   REQUIRE(out.status == 0);
   return dir / "ckpt/step-00000002";
@@ -43,9 +44,11 @@ void expect_refused(const ScratchDir& dir, const std::string& ckpt, const std::s
                     const std::string& expected) {
   const auto before = snapshot(ckpt);
   const std::string params = dir / "out.params";
-  const std::string steps = extra.find("--steps") == std::string::npos ? "--steps 4 " : "";
-  const auto out = run_program(
-      argv_of({bin("zero-train")}, kModel + steps + extra + " --resume " + ckpt + " --dump-params " + params));
+  std::string args = kModel + extra;
+  for (const char* flag : {"--steps 4", "--width 16"})  // unless `extra` sets them otherwise
+    if (extra.find(std::string(flag).substr(0, std::string(flag).find(' '))) == std::string::npos)
+      args += std::string(" ") + flag;
+  const auto out = run_program(argv_of({bin("zero-train")}, args + " --resume " + ckpt + " --dump-params " + params));
   INFO(out.out << out.err);
   CHECK(out.status != 0);
   // ranks as processes: both ranks name the problem (rank 1 as its own error or as the agreement's)

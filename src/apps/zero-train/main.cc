@@ -83,26 +83,26 @@ zt::train::StepCallback progress_printer(const TrainConfig& c) {
   const bool tty = ::isatty(STDERR_FILENO);
   const char* kill_env = std::getenv("ZT_KILL_AFTER_STEP");
   const int64_t kill_after = kill_env ? std::atoll(kill_env) : -1;
-  return [&c, tty, kill_after, evals_shown = std::size_t{0}](const zt::train::StepRecord& s,
-                                                             const RunResult& r) mutable {
-    for (; evals_shown < r.evals.size(); ++evals_shown) {
-      const auto& e = r.evals[evals_shown];
-      if (tty) std::fputc('\n', stderr);
-      std::printf("step %lld: loss %.4f, held-out loss %.4f, exact match %.1f%% of %zu problems\n",
-                  static_cast<long long>(e.step), static_cast<double>(s.loss), static_cast<double>(e.loss),
-                  100.0 * e.accuracy, e.problems);
-      std::fflush(stdout);
-    }
-    if (s.step == kill_after) {
-      std::fflush(stdout);
-      std::raise(SIGKILL);
-    }
-    if (!tty) return;
-    std::fprintf(stderr, "\rstep %lld/%lld  loss %.4f  scale %g%s  %.0f tok/s   ", static_cast<long long>(s.step),
-                 static_cast<long long>(c.steps), static_cast<double>(s.loss), static_cast<double>(s.loss_scale),
-                 s.skipped ? " (skipped)" : "", r.tokens_per_s);
-    if (s.step == c.steps) std::fputc('\n', stderr);
-  };
+  return
+      [&c, tty, kill_after, evals_shown = std::size_t{0}](const zt::train::StepRecord& s, const RunResult& r) mutable {
+        for (; evals_shown < r.evals.size(); ++evals_shown) {
+          const auto& e = r.evals[evals_shown];
+          if (tty) std::fputc('\n', stderr);
+          std::printf("step %lld: loss %.4f, held-out loss %.4f, exact match %.1f%% of %zu problems\n",
+                      static_cast<long long>(e.step), static_cast<double>(s.loss), static_cast<double>(e.loss),
+                      100.0 * e.accuracy, e.problems);
+          std::fflush(stdout);
+        }
+        if (s.step == kill_after) {
+          std::fflush(stdout);
+          std::raise(SIGKILL);
+        }
+        if (!tty) return;
+        std::fprintf(stderr, "\rstep %lld/%lld  loss %.4f  scale %g%s  %.0f tok/s   ", static_cast<long long>(s.step),
+                     static_cast<long long>(c.steps), static_cast<double>(s.loss), static_cast<double>(s.loss_scale),
+                     s.skipped ? " (skipped)" : "", r.tokens_per_s);
+        if (s.step == c.steps) std::fputc('\n', stderr);
+      };
 }
 
 void print_summary(const TrainConfig& c, const RunResult& r) {
@@ -110,8 +110,8 @@ void print_summary(const TrainConfig& c, const RunResult& r) {
               c.precision.c_str(), c.optimizer.c_str());
   if (!r.steps.empty()) {
     std::printf("  loss  step %lld: %.6f   step %lld: %.6f\n", static_cast<long long>(r.steps.front().step),
-                static_cast<double>(r.steps.front().loss),
-                static_cast<long long>(r.steps.back().step), static_cast<double>(r.steps.back().loss));
+                static_cast<double>(r.steps.front().loss), static_cast<long long>(r.steps.back().step),
+                static_cast<double>(r.steps.back().loss));
     const auto skipped = std::count_if(r.steps.begin(), r.steps.end(), [](const auto& s) { return s.skipped; });
     if (skipped) std::printf("  skipped steps (fp16 overflow): %lld\n", static_cast<long long>(skipped));
     if (!zt::reaches_peak(zt::train::lr_schedule(c)))

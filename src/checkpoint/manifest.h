@@ -103,7 +103,8 @@ void check_coverage(const Manifest& m, const std::string& where);
 std::string describe(const Manifest& m, const Interval& iv);
 
 /// CRC-32C (Castagnoli polynomial, as iSCSI and ext4 use) of bytes, continuing from `crc`
-/// (0 to start). @param data bytes. @param size count. @param crc the running value.
+/// (0 to start); the crc32 instruction where the CPU has it, else tables, the same values
+/// (crc32c.h). @param data bytes. @param size count. @param crc the running value.
 /// @return the updated value.
 uint32_t crc32c(const void* data, std::size_t size, uint32_t crc = 0);
 

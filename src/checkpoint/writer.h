@@ -52,7 +52,9 @@ class RankFileWriter {
   RankFileWriter(const RankFileWriter&) = delete;
   RankFileWriter& operator=(const RankFileWriter&) = delete;
 
-  /// Append `length` canonical elements of `param` of `state` starting at element `offset`.
+  /// Append `length` canonical elements of `param` of `state` starting at element `offset`. A run
+  /// that continues the previous one (same state and parameter, the next element) extends its
+  /// interval; intervals are cut at kMaxIntervalElements; length 0 adds nothing.
   /// @param state the state's name. @param param canonical index. @param offset first element.
   /// @param values the values. @param length how many.
   void add(const std::string& state, int param, int64_t offset, const float* values, int64_t length);

@@ -225,3 +225,22 @@ TEST_CASE("checkpoint: a misspelt crash point is an error, not a silent no-op", 
   ::unsetenv("ZT_CHECKPOINT_CRASH_AT");
   CHECK_THAT(what, Catch::StartsWith("ZT_CHECKPOINT_CRASH_AT=data-halfway is not a crash point"));
 }
+
+TEST_CASE("checkpoint: a full disk is an error naming the file and the reason", "[ch10]") {
+  // rank 0's data file is made a link to /dev/full, where every write fails with ENOSPC
+  if (!fs::exists("/dev/full")) {
+    WARN("no /dev/full: skipped");
+    return;
+  }
+  TempDir dir("full");
+  const std::string temp = begin_save(dir.path(), 1);
+  fs::create_symlink("/dev/full", fs::path(temp) / "rank-00000.bin");
+  RankFileWriter w(temp, 0);
+  const std::vector<float> values(static_cast<std::size_t>(kMaxIntervalElements), 1.0f);
+  const std::string what = error_of([&] { w.add("master", 0, 0, values.data(), kMaxIntervalElements); });
+  CHECK(what == "cannot write " + temp + "/rank-00000.bin: No space left on device");
+  fs::create_symlink("/dev/full", fs::path(temp) / "rank-00001.bin");
+  RankFileWriter small(temp, 1);
+  small.add("master", 0, 0, values.data(), 10);  // buffered: the write, and its error, come at finish()
+  CHECK(error_of([&] { small.finish(); }) == "cannot write " + temp + "/rank-00001.bin: No space left on device");
+}

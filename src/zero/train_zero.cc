@@ -36,6 +36,7 @@
 #include "memory/arena.h"
 #include "memory/buffer.h"
 #include "model/gpt.h"
+#include "offload/optimizer_tier.h"
 #include "optim/grad_accumulator.h"
 #include "optim/loss_scaler.h"
 #include "reduce/canonical_tree.h"
@@ -108,14 +109,18 @@ class ZeroLoop final : public model::ParamProvider<T> {
     scaler_ = loss_scaler_for(c_);
     const CommStats dp_start = coll_.stats(), mp_start = mp_stats();
     zero_r::TransferStats transfers;  // training steps only, as the communication counters
+    offload::FileIoStats file_io;
     auto step = [&](int64_t s) {
       const CommStats dp_before = coll_.stats(), mp_before = mp_stats();
       const zero_r::TransferStats copies_before = copy_stats();
+      const offload::FileIoStats io_before = file_io_stats();
       StepRecord rec = train_step(s);
       out.dp.per_step = coll_.stats() - dp_before;
       out.mp.per_step = mp_stats() - mp_before;
       out.transfers_per_step = copy_stats() - copies_before;
       transfers = transfers + out.transfers_per_step;
+      out.file_io_per_step = file_io_stats() - io_before;
+      file_io = file_io + out.file_io_per_step;
       return rec;
     };
     run_steps(c_, {step, [&](int64_t s) { return evaluate(s); }}, on_step, result);
@@ -126,6 +131,8 @@ class ZeroLoop final : public model::ParamProvider<T> {
     out.comm_total = out.dp.total + out.mp.total;
     out.transfers_total = transfers;
     out.transfers_predicted_per_step = predict_transfers_per_step(plan_);
+    out.file_io_total = file_io;
+    out.file_io_predicted_per_step = predict_file_io_per_step(plan_);
     out.comm_per_step = out.dp.per_step + out.mp.per_step;
     out.comm_predicted_per_step = out.dp.predicted_per_step + out.mp.predicted_per_step;
     out.dp_rank = coll_.rank();
@@ -181,6 +188,7 @@ class ZeroLoop final : public model::ParamProvider<T> {
   std::size_t N_m() const { return mp_ ? static_cast<std::size_t>(mp_->size()) : 1; }
   CommStats mp_stats() const { return mp_ ? mp_->stats() : CommStats{}; }
   zero_r::TransferStats copy_stats() const { return copies_ ? copies_->stats() : zero_r::TransferStats{}; }
+  offload::FileIoStats file_io_stats() const { return tier_ ? tier_->file_stats() : offload::FileIoStats{}; }
   std::size_t rank() const { return lay_.rank; }
   std::size_t units() const { return lay_.units.size(); }
   std::size_t numel(std::size_t u) const { return lay_.units[u].numel; }
@@ -192,10 +200,22 @@ class ZeroLoop final : public model::ParamProvider<T> {
   void allocate() {
     const std::size_t state_elements = lay_.total(plan_.spec.optimizer);            // S_o: shards, or every unit
     params_ = make_buffer<T>(arena_, plan_.params_layout.total, category::params);  // per unit: S_p
-    if constexpr (!kFp32) master_ = make_buffer<float>(arena_, state_elements, category::master);
-    const std::size_t state_floats = state_elements * static_cast<std::size_t>(shape_.optimizer_k - 4) / 4;
-    optimizer_state_ = make_buffer<float>(arena_, state_floats, category::optimizer);  // S_o
-    std::memset(optimizer_state_.data(), 0, state_floats * sizeof(float));
+    if (plan_.offload_activations || plan_.offload_optimizer) {  // a host tier: P_a+cpu, ZeRO-Offload
+      copies_ = std::make_unique<zero_r::CopyEngine>();
+      host_arena_ = std::make_unique<Arena>(static_cast<std::size_t>(c_.host_memory_budget_mb * 1048576.0),
+                                            "host tier of rank " + std::to_string(world_rank_));
+    }
+    if (plan_.offload_optimizer) {  // ZeRO-Offload: master and optimizer state in the host tier (or a file)
+      const offload::TierSettings where{plan_.offload_to_file ? offload::TierKind::file : offload::TierKind::host,
+                                        c_.offload_optimizer_dir(), static_cast<std::size_t>(c_.offload_buffers),
+                                        c_.offload_read_ahead == "on", world_rank_};
+      tier_ = std::make_unique<offload::OptimizerTier<T>>(where, offload_tier_shape(plan_), *host_arena_, *copies_);
+    } else {
+      if constexpr (!kFp32) master_ = make_buffer<float>(arena_, state_elements, category::master);
+      const std::size_t state_floats = state_elements * static_cast<std::size_t>(shape_.optimizer_k - 4) / 4;
+      optimizer_state_ = make_buffer<float>(arena_, state_floats, category::optimizer);  // S_o
+      std::memset(optimizer_state_.data(), 0, state_floats * sizeof(float));
+    }
     const auto B = c_.micro_batch;
     const model::ModelOptions o = plan_.model_options();
     activations_ =
@@ -228,11 +248,6 @@ class ZeroLoop final : public model::ParamProvider<T> {
     evaluator_ = std::make_unique<HeldoutEvaluator<T>>(c_, data_, plan_, coll_, arena_, params_.data());
     compute_start_.resize(units());
     if (plan_.partition_activations) {  // ZeRO-R P_a (and P_a+cpu): zero_r/partitioned_checkpoints.h
-      if (plan_.offload_activations) {
-        copies_ = std::make_unique<zero_r::CopyEngine>();
-        host_arena_ = std::make_unique<Arena>(static_cast<std::size_t>(c_.host_memory_budget_mb * 1048576.0),
-                                              "host tier of rank " + std::to_string(world_rank_));
-      }
       keeper_ = std::make_unique<zero_r::PartitionedCheckpoints<T>>(
           mp_, shape_.micro_batch * shape_.context * static_cast<std::size_t>(shape_.model.width),
           static_cast<int>(shape_.model.layers), arena_, host_arena_.get(), copies_.get(), c_.overlap);
@@ -262,11 +277,14 @@ class ZeroLoop final : public model::ParamProvider<T> {
       init_unit_range(shape_.model, gpt_.manifest(), c_.seed, u, p_sharded ? shard_begin(u) : 0,
                       lay_.extent(u, p_sharded), norm_.data(), lay_.block,
                       [&](std::size_t k, float v) { p[k] = T(v); });
-      if constexpr (!kFp32) {
-        float* m = master_.data() + lay_.offset(u, o_sharded);
+      const auto init_master = [&](float* m) {
         init_unit_range(shape_.model, gpt_.manifest(), c_.seed, u, o_sharded ? shard_begin(u) : 0,
                         lay_.extent(u, o_sharded), norm_.data(), lay_.block, [&](std::size_t k, float v) { m[k] = v; });
-      }
+      };
+      if (tier_)  // ZeRO-Offload: the master in the host tier, in every precision (fp32: the host's copy)
+        tier_->initialise(u, init_master);
+      else if constexpr (!kFp32)
+        init_master(master_.data() + lay_.offset(u, o_sharded));
     }
   }
 
@@ -387,7 +405,10 @@ class ZeroLoop final : public model::ParamProvider<T> {
         element_optimizer(c_, lr, ++optimizer_step_, optimizer_state_.data(), lay_.total(plan_.spec.optimizer));
     std::vector<Work> gathers;
     for (std::size_t u = 0; u < units(); ++u) {
-      apply_update(owned(u), inv_scale, decision.clip, opt);
+      if (tier_)  // ZeRO-Offload: gradient down, the same update on the host tier, parameters up
+        tier_->update(u, owned(u), inv_scale, decision.clip, opt);
+      else
+        apply_update(owned(u), inv_scale, decision.clip, opt);
       share_updated(u, gathers);
     }
     for (auto& w : gathers) w.wait();
@@ -415,6 +436,22 @@ class ZeroLoop final : public model::ParamProvider<T> {
             o_sharded ? lay_.shard_real(u, rank()) : numel(u)};
   }
   float* norm_window() { return norm_.data(); }
+  /// Between steps: unit u's owned FP32 master and optimizer state, wherever they live — this
+  /// tier's arrays, the host tier's, or a file tier's record brought into a buffer (written back
+  /// when fn returns true, meaning it changed them). fn(const offload::StateView&) -> bool.
+  /// For readers and writers of the whole state (dumps, --verify, checkpoints).
+  template <typename Fn>
+  void with_owned_state(std::size_t u, Fn fn) {
+    if (tier_) return tier_->with_owned_state(u, fn);
+    const bool o_sharded = plan_.spec.optimizer;
+    const std::size_t at = lay_.offset(u, o_sharded), begin = o_sharded ? shard_begin(u) : 0;
+    float* master;  // fp32: the compute copy is the master (its owned part)
+    if constexpr (kFp32)
+      master = params_.data() + plan_.params_layout.offsets[u] + (plan_.params_sharded(u) ? 0 : begin);
+    else
+      master = master_.data() + at;
+    fn(offload::StateView{master, optimizer_state_.data(), at, lay_.total(o_sharded), lay_.extent(u, o_sharded)});
+  }
 
   // ---- what ranks exchange besides gradients and parameters ---------------------------------
   /// With S_o every rank holds another part of the gradient, and with model parallelism every
@@ -491,10 +528,17 @@ class ZeroLoop final : public model::ParamProvider<T> {
       return canonical(gather_dense(false, plan_.params_layout.sharded, [&](std::size_t u, std::size_t k) {
         return params_[plan_.params_layout.offsets[u] + k];
       }));
-    else
+    else {
+      std::vector<float> master(lay_.total(plan_.spec.optimizer));  // this rank's owned master, wherever it lives
+      for (std::size_t u = 0; u < units(); ++u)
+        with_owned_state(u, [&](const offload::StateView& s) {
+          std::copy_n(s.master, s.extent, master.data() + lay_.offset(u, plan_.spec.optimizer));
+          return false;
+        });
       return canonical(gather_dense(plan_.spec.optimizer, {}, [&](std::size_t u, std::size_t k) {
-        return master_[lay_.offset(u, plan_.spec.optimizer) + k];
+        return master[lay_.offset(u, plan_.spec.optimizer) + k];
       }));
+    }
   }
   /// A state gathered over the data-parallel group (this model-parallel rank's units, dense) in
   /// the model's canonical order (zero/mp_gather.h).
@@ -551,14 +595,16 @@ class ZeroLoop final : public model::ParamProvider<T> {
   std::unique_ptr<GradReducer<T>> reducer_;         // gradient reduce-scatters / all-reduces
   std::unique_ptr<UnitGatherer<T>> gatherer_;       // stage 3: parameter all-gathers
   std::unique_ptr<HeldoutEvaluator<T>> evaluator_;  // held-out rounds split over ranks
-  // ZeRO-R P_a / P_a+cpu (declared last: the keeper goes first, while its arenas and copies exist)
-  std::unique_ptr<zero_r::CopyEngine> copies_;  // P_a+cpu: transfers between the tiers
-  std::unique_ptr<Arena> host_arena_;           // P_a+cpu: the host tier
+  // ZeRO-R P_a / P_a+cpu, ZeRO-Offload (declared last: the keeper and the optimizer tier go first,
+  // while the arenas and the copy engine they use exist)
+  std::unique_ptr<zero_r::CopyEngine> copies_;  // transfers between the tiers
+  std::unique_ptr<Arena> host_arena_;           // the host tier
   std::unique_ptr<zero_r::PartitionedCheckpoints<T>> keeper_;
-  CommStats eval_dp_comm_, eval_mp_comm_;  // collectives of the evaluations
-  Timeline timeline_{!c_.trace.empty()};   // --trace: compute and blocked spans
-  std::vector<double> compute_start_;      // per unit: when its compute began
-  std::string phase_;                      // "forward " or "backward "
+  std::unique_ptr<offload::OptimizerTier<T>> tier_;  // ZeRO-Offload: master, optimizer state, update
+  CommStats eval_dp_comm_, eval_mp_comm_;            // collectives of the evaluations
+  Timeline timeline_{!c_.trace.empty()};             // --trace: compute and blocked spans
+  std::vector<double> compute_start_;                // per unit: when its compute began
+  std::string phase_;                                // "forward " or "backward "
   Timeline* tl() { return timeline_.enabled() ? &timeline_ : nullptr; }
   LossScaler scaler_ = LossScaler::none();
   int64_t optimizer_step_ = 0;

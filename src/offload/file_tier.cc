@@ -1,0 +1,121 @@
+// offload/file_tier.cc — the file and the ring of a file tier (see file_tier.h).
+#include "offload/file_tier.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "core/check.h"
+
+namespace zt::offload {
+
+void check_file_tier_dir(const std::string& flag, const std::string& dir) {
+  struct stat st {};
+  ZT_CHECK(::stat(dir.c_str(), &st) == 0, flag, " file:", dir, ": ", dir, " does not exist (", std::strerror(errno),
+           "); create the directory first");
+  ZT_CHECK(S_ISDIR(st.st_mode), flag, " file:", dir, ": ", dir, " is not a directory");
+  ZT_CHECK(::access(dir.c_str(), W_OK | X_OK) == 0, flag, " file:", dir, ": the directory is not writable (",
+           std::strerror(errno), ")");
+}
+
+std::string file_tier_path(const std::string& dir, int world_rank) {
+  char name[32];
+  std::snprintf(name, sizeof name, "rank-%05d.offload", world_rank);
+  return dir + "/" + name;
+}
+
+FileTier::File::File(std::string p, std::size_t bytes) : path(std::move(p)) {
+  fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  ZT_CHECK(fd >= 0, "offload file ", path, ": cannot create it: ", std::strerror(errno));
+  // a live run holds the lock; a killed one's lock died with it, and its file is taken over
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int e = errno;
+    ::close(fd);  // not ours to remove
+    ZT_FAIL("offload file ", path, ": ",
+            e == EWOULDBLOCK ? "in use by another running job (give each job its own DIR)" : std::strerror(e));
+  }
+  if (::ftruncate(fd, 0) != 0 || ::ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
+    const int e = errno;
+    ::unlink(path.c_str());
+    ::close(fd);
+    ZT_FAIL("offload file ", path, ": cannot size it to ", bytes, " bytes: ", std::strerror(e));
+  }
+}
+
+FileTier::File::~File() {
+  ::unlink(path.c_str());  // while still locked: no other job can have taken it over
+  ::close(fd);
+}
+
+namespace {
+std::vector<std::size_t> prefix_sums(const std::vector<std::size_t>& v) {
+  std::vector<std::size_t> out(v.size(), 0);
+  for (std::size_t u = 1; u < v.size(); ++u) out[u] = out[u - 1] + v[u - 1];
+  return out;
+}
+std::size_t total(const std::vector<std::size_t>& v) { return v.empty() ? 0 : prefix_sums(v).back() + v.back(); }
+}  // namespace
+
+FileTier::FileTier(const std::string& dir, int world_rank, std::vector<std::size_t> record_floats, std::size_t buffers,
+                   bool read_ahead, Arena& host)
+    : records_(std::move(record_floats)),
+      offsets_(prefix_sums(records_)),
+      slots_(std::max<std::size_t>(1, std::min(buffers, records_.size()))),
+      slot_floats_(records_.empty() ? 0 : *std::max_element(records_.begin(), records_.end())),
+      depth_(read_ahead ? slots_ - 1 : 0),
+      read_ahead_(read_ahead),
+      ring_(make_buffer<float>(host, slots_ * slot_floats_, category::buffers)),
+      file_(file_tier_path(dir, world_rank), total(records_) * sizeof(float)),
+      io_(std::make_unique<IoThread>(file_.fd, file_.path)),
+      last_(slots_) {
+  ZT_CHECK(buffers >= 1, "the file tier needs at least one buffer");
+}
+
+FileTier::~FileTier() {
+  for (auto& h : last_) {
+    try {
+      h.wait();
+    } catch (...) {  // the run is failing already (or its result is in); the file goes anyway
+    }
+  }
+}
+
+void FileTier::read_through(std::size_t last) {
+  for (; issued_ <= last && issued_ < units(); ++issued_)
+    last_[slot(issued_)] = io_->read(buffer(slot(issued_)), bytes(issued_), offset(issued_));
+}
+
+float* FileTier::begin(std::size_t u, bool fresh) {
+  ZT_CHECK(u == next_, "file tier: unit ", u, " begun out of order (expected unit ", next_, ")");
+  const std::size_t s = slot(u);
+  if (fresh) {
+    last_[s].wait();  // the buffer's previous write has taken its bytes
+    std::memset(buffer(s), 0, bytes(u));
+    return buffer(s);
+  }
+  read_through(u + depth_);  // unit u itself when it was not read ahead, and the next ones
+  last_[s].wait();
+  return buffer(s);
+}
+
+void FileTier::end(std::size_t u) {
+  ZT_CHECK(u == next_, "file tier: unit ", u, " ended out of order (expected unit ", next_, ")");
+  last_[slot(u)] = io_->write(buffer(slot(u)), bytes(u), offset(u));
+  if (++next_ < units()) return;
+  next_ = issued_ = 0;  // the pass is over; the next one's first B units come while the step computes
+  if (read_ahead_) read_through(depth_);
+}
+
+void FileTier::drain() {
+  ZT_CHECK(next_ == 0, "file tier: drained in the middle of a pass (at unit ", next_, ")");
+  for (auto& h : last_) h.wait();
+  issued_ = 0;  // what was read ahead is forgotten: the next pass reads again
+}
+
+}  // namespace zt::offload

@@ -16,7 +16,9 @@
 #include <stdexcept>
 
 #include "core/atomic_file.h"
+#include "fp/bf16.h"
 #include "offload/file_tier.h"
+#include "offload/optimizer_tier.h"
 #include "support/run_program.h"
 #include "zero/zero_comm.h"
 #include "zero/zero_fixtures.h"
@@ -319,6 +321,109 @@ TEST_CASE("FileTier: records stream through the ring in unit order, read ahead, 
       }
   CHECK(dir.entries() == 0);
   CHECK(host.ledger().usage("offload_buffers").current_bytes == 0);
+}
+
+TEST_CASE(
+    "OptimizerTier: host and file tiers update like the engine's own arrays; with_owned_state shows and "
+    "changes master and moments in the engine's layout",
+    "[ch10]") {
+  // two units with padding (extent > count), Adam (two moments), bf16 compute copy, FP32 gradients
+  const offload::TierShape shape{{64, 32}, {60, 32}, 2, false};
+  const std::size_t total = 96, offsets[] = {0, 64};
+  std::vector<float> grads(total);
+  for (std::size_t i = 0; i < total; ++i) grads[i] = 0.01f * static_cast<float>(i % 13) - 0.05f;
+  const auto init = [&](std::size_t u, float* m) {
+    for (std::size_t k = 0; k < shape.extents[u]; ++k) m[k] = 0.5f + 0.001f * static_cast<float>(offsets[u] + k);
+  };
+  // the engine's own layout: master[Σ e_u], moments m[Σ e_u] then v[Σ e_u]
+  std::vector<float> master(total), state(2 * total, 0.0f);
+  std::vector<bf16> params(total), params_ref(total);
+  for (std::size_t u = 0; u < 2; ++u) init(u, master.data() + offsets[u]);
+  const train::TrainConfig c;
+  const ClipDecision no_clip;
+  for (int64_t step = 1; step <= 3; ++step) {
+    const train::ElementOptimizer opt = train::element_optimizer(c, 1e-2, step, state.data(), total);
+    for (std::size_t u = 0; u < 2; ++u)
+      train::apply_update(train::OwnedSlice<bf16>{params_ref.data() + offsets[u],
+                                                  master.data() + offsets[u],
+                                                  offsets[u],
+                                                  {grads.data() + offsets[u], nullptr},
+                                                  shape.counts[u]},
+                          1.0f, no_clip, opt);
+  }
+  const ScratchDir dir;
+  for (const offload::TierKind kind : {offload::TierKind::host, offload::TierKind::file})
+    DYNAMIC_SECTION((kind == offload::TierKind::host ? "host" : "file")) {
+      Arena host(1 << 20, "test host tier");
+      zero_r::CopyEngine copies;
+      offload::OptimizerTier<bf16> tier({kind, dir.path.string(), 2, true, 0}, shape, host, copies);
+      for (std::size_t u = 0; u < 2; ++u) tier.initialise(u, [&](float* m) { init(u, m); });
+      for (int64_t step = 1; step <= 3; ++step) {
+        const train::ElementOptimizer opt = train::element_optimizer(c, 1e-2, step, nullptr, 0);
+        for (std::size_t u = 0; u < 2; ++u)
+          tier.update(u,
+                      train::OwnedSlice<bf16>{params.data() + offsets[u],
+                                              nullptr,
+                                              offsets[u],
+                                              {grads.data() + offsets[u], nullptr},
+                                              shape.counts[u]},
+                      1.0f, no_clip, opt);
+      }
+      for (std::size_t i = 0; i < total; ++i) REQUIRE(params[i].bits == params_ref[i].bits);  // copied up
+      const auto st = copies.stats();
+      CHECK(st.to_host_bytes == 3 * 92 * 4);    // every update: the owned gradient down, FP32
+      CHECK(st.to_device_bytes == 3 * 92 * 2);  // and the refreshed bf16 values up
+      for (std::size_t u = 0; u < 2; ++u)
+        tier.with_owned_state(u, [&](const offload::StateView& v) {
+          CHECK(v.extent == shape.extents[u]);
+          for (std::size_t k = 0; k < v.extent; ++k) {
+            CHECK(bits(v.master[k]) == bits(master[offsets[u] + k]));
+            CHECK(bits(v.moment(0)[k]) == bits(state[offsets[u] + k]));          // Adam's m
+            CHECK(bits(v.moment(1)[k]) == bits(state[total + offsets[u] + k]));  // Adam's v
+          }
+          v.master[3] = 42.0f;  // a resume writes the state back
+          v.moment(1)[3] = 7.0f;
+          return true;
+        });
+      tier.with_owned_state(1, [&](const offload::StateView& v) {
+        CHECK(v.master[3] == 42.0f);
+        CHECK(v.moment(1)[3] == 7.0f);
+        return false;
+      });
+      CHECK(host.ledger().usage("master").current_bytes == (kind == offload::TierKind::host ? total * 4 : 0));
+    }
+  CHECK(dir.entries() == 0);
+}
+
+TEST_CASE("ZeRO-Offload beside P_a+cpu: one host tier, one copy engine, both closed forms added", "[ch10]") {
+  train::TrainConfig c = zero_config(2, 2, 2, "bf16");
+  c.checkpoint_activations = true;
+  c.partition_activations = "cpu";
+  const ZeroRun base = run_zero(c);
+  REQUIRE(base.errors == "");
+  const ScratchDir dir;
+  const ZeroRun z = run_zero(offloaded(c, dir.file_target()));
+  check_bitwise(z, base);
+  for (std::size_t r = 0; r < 2; ++r) {
+    const auto& res = *z.ranks[r].value;
+    const auto& m = res.run.memory.front();
+    CHECK(m.by_category == m.by_category_predicted);
+    CHECK(m.host_by_category == m.host_by_category_predicted);
+    CHECK(m.host_by_category.contains("activation_checkpoints"));
+    CHECK(m.host_by_category.contains("offload_buffers"));
+    const auto& alone = base.ranks[r].value->transfers_per_step;  // P_a+cpu's copies without offload
+    CHECK(res.transfers_per_step.to_host_bytes == res.transfers_predicted_per_step.to_host_bytes);
+    CHECK(res.transfers_per_step.to_device_bytes == res.transfers_predicted_per_step.to_device_bytes);
+    const zero::ZeroPlan p = plan_of(c, static_cast<int>(r));
+    std::size_t owned = 0;
+    for (std::size_t u = 0; u < p.layout.units.size(); ++u) owned += p.owned_real(u);
+    const std::size_t units = p.layout.units.size();
+    CHECK(res.transfers_per_step.to_host_calls == alone.to_host_calls + units);  // + one per unit each way
+    CHECK(res.transfers_per_step.to_device_calls == alone.to_device_calls + units);
+    CHECK(res.transfers_per_step.to_host_bytes == alone.to_host_bytes + 4 * owned);      // FP32 gradients down
+    CHECK(res.transfers_per_step.to_device_bytes == alone.to_device_bytes + 2 * owned);  // bf16 parameters up
+  }
+  CHECK(dir.entries() == 0);
 }
 
 TEST_CASE(

@@ -600,11 +600,12 @@ class ZeroLoop final : public model::ParamProvider<T> {
   std::unique_ptr<zero_r::CopyEngine> copies_;  // transfers between the tiers
   std::unique_ptr<Arena> host_arena_;           // the host tier
   std::unique_ptr<zero_r::PartitionedCheckpoints<T>> keeper_;
-  std::unique_ptr<offload::OptimizerTier<T>> tier_;  // ZeRO-Offload: master, optimizer state, update
-  CommStats eval_dp_comm_, eval_mp_comm_;            // collectives of the evaluations
-  Timeline timeline_{!c_.trace.empty()};             // --trace: compute and blocked spans
-  std::vector<double> compute_start_;                // per unit: when its compute began
-  std::string phase_;                                // "forward " or "backward "
+  // ZeRO-Offload: the master, the optimizer state and the update (offload/optimizer_tier.h)
+  std::unique_ptr<offload::OptimizerTier<T>> tier_;
+  CommStats eval_dp_comm_, eval_mp_comm_;  // collectives of the evaluations
+  Timeline timeline_{!c_.trace.empty()};   // --trace: compute and blocked spans
+  std::vector<double> compute_start_;      // per unit: when its compute began
+  std::string phase_;                      // "forward " or "backward "
   Timeline* tl() { return timeline_.enabled() ? &timeline_ : nullptr; }
   LossScaler scaler_ = LossScaler::none();
   int64_t optimizer_step_ = 0;

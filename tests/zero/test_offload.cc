@@ -180,7 +180,7 @@ TEST_CASE("ZeRO-Offload with fp16 overflow: a skipped step moves nothing, the bi
 }
 
 TEST_CASE(
-    "file tier: RAM holds only its ring of B records, B = 1, 2, 3, 4 and more than the units; read-ahead "
+    "file tier: RAM holds only its ring of B records, B = 1, 2, 3, 4 and more than the units, read-ahead "
     "on and off give the same bits",
     "[ch10]") {
   train::TrainConfig c = zero_config(1, 2, 1, "bf16");
@@ -245,7 +245,7 @@ TEST_CASE("file tier: one file per rank while training, removed after the run an
   CHECK(dir.entries() == 0);
 }
 
-TEST_CASE("file tier: a stale file of a killed run is taken over; a live run's file is refused", "[ch10]") {
+TEST_CASE("file tier: a stale file of a killed run is taken over, a live run's file is refused", "[ch10]") {
   const train::TrainConfig c = zero_config(1, 1, 1, "bf16");
   const ZeroRun base = run_zero(c);
   REQUIRE(base.errors == "");
@@ -324,7 +324,7 @@ TEST_CASE("FileTier: records stream through the ring in unit order, read ahead, 
 }
 
 TEST_CASE(
-    "OptimizerTier: host and file tiers update like the engine's own arrays; with_owned_state shows and "
+    "OptimizerTier: host and file tiers update like the engine's own arrays, and with_owned_state shows and "
     "changes master and moments in the engine's layout",
     "[ch10]") {
   // two units with padding (extent > count), Adam (two moments), bf16 compute copy, FP32 gradients
@@ -427,7 +427,7 @@ TEST_CASE("ZeRO-Offload beside P_a+cpu: one host tier, one copy engine, both clo
 }
 
 TEST_CASE(
-    "zero-train --offload-optimizer: bad input is one line; the summary holds the transfers and the file I/O "
+    "zero-train --offload-optimizer: bad input is one line, and the summary holds the transfers and the file I/O "
     "beside their closed forms",
     "[ch10]") {
   const std::string tiny =

@@ -6,10 +6,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <climits>
+#include <csignal>
+
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
 
 #include "core/check.h"
 
@@ -30,6 +35,56 @@ std::string file_tier_path(const std::string& dir, int world_rank) {
   return dir + "/" + name;
 }
 
+namespace {
+
+// The live tier files of this process, for the signal handler: fixed slots of plain characters
+// (nothing a handler may not touch), each published by its flag. A process with more live tiers
+// than slots (thread ranks beyond 64) still removes every file on exit and on error; only the
+// ones without a slot survive a signal.
+constexpr std::size_t kSlots = 64;
+char g_paths[kSlots][PATH_MAX];
+std::atomic<bool> g_live[kSlots];
+
+void remove_files_and_die(int signo) {
+  for (std::size_t i = 0; i < kSlots; ++i)
+    if (g_live[i].load(std::memory_order_acquire)) ::unlink(g_paths[i]);
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  ::sigaction(signo, &dfl, nullptr);
+  ::raise(signo);  // ends the process as the signal would have
+}
+
+void install_signal_handlers() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    for (int signo : {SIGINT, SIGTERM, SIGHUP}) {
+      struct sigaction old {};
+      ::sigaction(signo, nullptr, &old);
+      if (old.sa_handler != SIG_DFL) continue;  // the program handles it: leave it alone
+      struct sigaction sa {};
+      sa.sa_handler = remove_files_and_die;
+      ::sigemptyset(&sa.sa_mask);
+      ::sigaction(signo, &sa, nullptr);
+    }
+  });
+}
+
+/// A slot for the signal handler, or kSlots when none is free (or the path does not fit).
+std::size_t publish(const std::string& path) {
+  static std::mutex mutex;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (path.size() >= PATH_MAX) return kSlots;
+  for (std::size_t i = 0; i < kSlots; ++i)
+    if (!g_live[i].load(std::memory_order_acquire)) {
+      std::memcpy(g_paths[i], path.c_str(), path.size() + 1);
+      g_live[i].store(true, std::memory_order_release);
+      return i;
+    }
+  return kSlots;
+}
+
+}  // namespace
+
 FileTier::File::File(std::string p, std::size_t bytes) : path(std::move(p)) {
   fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   ZT_CHECK(fd >= 0, "offload file ", path, ": cannot create it: ", std::strerror(errno));
@@ -46,9 +101,12 @@ FileTier::File::File(std::string p, std::size_t bytes) : path(std::move(p)) {
     ::close(fd);
     ZT_FAIL("offload file ", path, ": cannot size it to ", bytes, " bytes: ", std::strerror(e));
   }
+  install_signal_handlers();
+  slot = publish(path);
 }
 
 FileTier::File::~File() {
+  if (slot < kSlots) g_live[slot].store(false, std::memory_order_release);
   ::unlink(path.c_str());  // while still locked: no other job can have taken it over
   ::close(fd);
 }

@@ -14,7 +14,11 @@
 // The file is created at construction (a stale one left by a killed run is taken over: the lock
 // below is released when its process dies), locked (flock, so two live runs sharing DIR fail with
 // a clear error instead of corrupting each other), and removed by the destructor — on a normal
-// exit and when an exception unwinds the run. Only a SIGKILL (or a crash) leaves it behind.
+// exit and when an exception unwinds the run. SIGINT, SIGTERM and SIGHUP (Ctrl-C, or a launcher
+// stopping the other ranks after one failed) end a process without unwinding, so while a file
+// tier exists a handler for them — installed only where the signal's action is the default —
+// removes every live tier file of the process, then lets the signal end it as before. Only a
+// SIGKILL (or a crash) leaves a file behind.
 // Records are not fsynced: they are scratch state of one run, never a checkpoint (checkpoint/).
 // Not the optimizer (offload/optimizer_tier.h), not the page cache: the kernel may keep the
 // file's pages in memory; the bound here is on what this process holds.
@@ -87,6 +91,7 @@ class FileTier {
   struct File {
     std::string path;
     int fd = -1;
+    std::size_t slot = 0;  // where the signal handler finds the path (file_tier.cc)
     File(std::string p, std::size_t bytes);
     ~File();
     File(const File&) = delete;

@@ -8,6 +8,8 @@
 
 #include <unistd.h>
 
+#include <csignal>
+
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
@@ -243,6 +245,40 @@ TEST_CASE("file tier: one file per rank while training, removed after the run an
   CHECK(!failed.ranks[0].ok());
   CHECK(!failed.ranks[1].ok());
   CHECK(dir.entries() == 0);
+}
+
+TEST_CASE("file tier: Ctrl-C or a launcher's SIGTERM ends the ranks, and their files go with them", "[ch10]") {
+  const ScratchDir dir;
+  const std::string run =
+      "--layers 1 --heads 2 --width 16 --context 16 --global-batch 4 --warmup-steps 0 --steps 1000000 --eval-every 2 "
+      "--stage 1 --offload-optimizer " +
+      dir.file_target();
+  struct Case {
+    const char* name;
+    const char* ranks;
+    int signo;
+  };
+  // two ranks as processes: the launcher (zero-train itself) gets the signal and sends SIGTERM to
+  // both; one process of thread ranks: the signal reaches it directly
+  for (const Case& cs :
+       {Case{"processes, SIGTERM", "--world-size 2", SIGTERM}, Case{"processes, SIGINT", "--world-size 2", SIGINT},
+        Case{"threads, SIGINT", "--world-size 2 --ranks-as threads", SIGINT}})
+    DYNAMIC_SECTION(cs.name) {
+      RunOptions o;
+      o.signo = cs.signo;
+      bool both_files = false;  // seen when rank 0 printed its first held-out line: both tiers exist
+      o.signal_when = [&](const std::string& out) {
+        if (out.find("held-out loss") == std::string::npos) return false;
+        both_files = fs::exists(offload::file_tier_path(dir.path.string(), 0)) &&
+                     fs::exists(offload::file_tier_path(dir.path.string(), 1));
+        return true;
+      };
+      const auto out = run_program("zero-train", run + " " + cs.ranks, o);
+      INFO(out.out << out.err);
+      CHECK(out.status != 0);
+      CHECK(both_files);
+      CHECK(dir.entries() == 0);
+    }
 }
 
 TEST_CASE("file tier: a stale file of a killed run is taken over, a live run's file is refused", "[ch10]") {

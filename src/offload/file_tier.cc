@@ -86,7 +86,7 @@ std::size_t publish(const std::string& path) {
 }  // namespace
 
 FileTier::File::File(std::string p, std::size_t bytes) : path(std::move(p)) {
-  fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);  // never through a planted link
   ZT_CHECK(fd >= 0, "offload file ", path, ": cannot create it: ", std::strerror(errno));
   // a live run holds the lock; a killed one's lock died with it, and its file is taken over
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
@@ -170,10 +170,23 @@ void FileTier::end(std::size_t u) {
   if (read_ahead_) read_through(depth_);
 }
 
-void FileTier::drain() {
-  ZT_CHECK(next_ == 0, "file tier: drained in the middle of a pass (at unit ", next_, ")");
-  for (auto& h : last_) h.wait();
-  issued_ = 0;  // what was read ahead is forgotten: the next pass reads again
+// Between passes the units read ahead, [0, issued_), sit in buffers 0 .. issued_ − 1 (issued_ <= B).
+float* FileTier::load(std::size_t u) {
+  ZT_CHECK(next_ == 0, "file tier: unit ", u, "'s record visited in the middle of a pass (unit ", next_, " is next)");
+  const std::size_t s = slot(u);
+  last_[s].wait();
+  if (u >= issued_) {  // not read ahead: bring it into its buffer now
+    last_[s] = io_->read(buffer(s), bytes(u), offset(u));
+    last_[s].wait();
+  }
+  return buffer(s);
+}
+
+void FileTier::store(std::size_t u, bool modified) {
+  const std::size_t s = slot(u);
+  if (modified) last_[s] = io_->write(buffer(s), bytes(u), offset(u));
+  // the buffer held unit s, read ahead for the next pass: read it again (after the write: FIFO)
+  if (u >= issued_ && s < issued_) last_[s] = io_->read(buffer(s), bytes(s), offset(s));
 }
 
 }  // namespace zt::offload

@@ -65,18 +65,21 @@ class FileTier {
   /// Queue the write-back of unit u's record (begun last); after the last unit the pass ends and,
   /// with read-ahead, the next pass's first reads are queued. @param u the unit.
   void end(std::size_t u);
-  /// Between passes: wait for every queued job, and forget what was read ahead.
-  void drain();
-  /// Between passes: unit u's record in a buffer, synchronously; fn(float* record) returns
-  /// whether it changed the record, which is then written back before this returns.
-  /// @param u the unit. @param fn the visitor.
+  /// Between passes: unit u's record in its buffer; fn(float* record) returns whether it changed
+  /// the record, which is then written back. What was read ahead stays valid: a unit already
+  /// read ahead is visited in place, and a unit read ahead in the buffer u borrows is read again
+  /// (outside any step, so a step's I/O stays its closed form). @param u the unit. @param fn the visitor.
   template <typename Fn>
   void with_record(std::size_t u, Fn fn) {
-    drain();
-    float* r = buffer(0);
-    IoHandle h = io_->read(r, bytes(u), offset(u));
-    h.wait();
-    if (fn(r)) io_->write(r, bytes(u), offset(u)).wait();
+    float* r = load(u);
+    bool modified = false;
+    try {
+      modified = fn(r);
+    } catch (...) {
+      issued_ = 0;  // the buffer's contents are unknown now: the next pass reads every unit again
+      throw;
+    }
+    store(u, modified);
   }
 
   /// @return the I/O counters so far.
@@ -103,6 +106,8 @@ class FileTier {
   std::size_t bytes(std::size_t u) const { return records_[u] * sizeof(float); }
   off_t offset(std::size_t u) const { return static_cast<off_t>(offsets_[u] * sizeof(float)); }
   void read_through(std::size_t last);  // queue the reads of this pass's units up to `last`
+  float* load(std::size_t u);           // with_record: unit u in its buffer, between passes
+  void store(std::size_t u, bool modified);
 
   std::vector<std::size_t> records_, offsets_;  // per unit: floats, and where in the file (floats)
   std::size_t slots_ = 1, slot_floats_ = 0, depth_ = 0;

@@ -323,37 +323,54 @@ TEST_CASE("FileTier: records stream through the ring in unit order, read ahead, 
           for (std::size_t k = 0; k < records[u]; ++k) r[k] = static_cast<float>(100 * u + k);
           tier.end(u);
         }
-        for (int pass = 1; pass <= 3; ++pass)  // each pass adds the pass number to every value
+        // each pass adds the pass number to every value; between passes 3 and 4 unit 2's element 7
+        // is set to -1 through with_record (unit 2 is read ahead in its buffer when B >= 3, else
+        // it borrows the buffer of a unit read ahead, which is read again)
+        const auto expected = [](std::size_t u, std::size_t k, int pass) {
+          const float before = u == 2 && k == 7 && pass == 4 ? -1.0f : static_cast<float>(100 * u + k);
+          return before + static_cast<float>((pass - 1) * pass / 2 - (u == 2 && k == 7 && pass == 4 ? 6 : 0));
+        };
+        for (int pass = 1; pass <= 4; ++pass) {
+          if (pass == 4) {
+            CHECK_THROWS_WITH(tier.begin(2), Catch::Contains("out of order"));
+            tier.with_record(2, [&](float* r) {
+              CHECK(r[7] == 207 + 6);
+              r[7] = -1;
+              return true;
+            });
+            tier.with_record(2, [&](float* r) {
+              CHECK(r[7] == -1);
+              return false;
+            });
+          }
           for (std::size_t u = 0; u < records.size(); ++u) {
             float* r = tier.begin(u);
             for (std::size_t k = 0; k < records[u]; ++k) {
-              CHECK(r[k] == static_cast<float>(100 * u + k + (pass - 1) * pass / 2));
+              CHECK(r[k] == expected(u, k, pass));
               r[k] += static_cast<float>(pass);
             }
             tier.end(u);
+            if (u == 1) CHECK_THROWS_WITH(tier.with_record(3, [](float*) { return false; }), Catch::Contains("pass"));
           }
-        // out of order is an error; between passes a record can be read and changed
-        CHECK_THROWS_WITH(tier.begin(2), Catch::Contains("out of order"));
-        tier.with_record(2, [&](float* r) {
-          CHECK(r[7] == 207 + 6);
-          r[7] = -1;
-          return true;
-        });
-        tier.with_record(2, [&](float* r) {
-          CHECK(r[7] == -1);
-          return false;
-        });
+        }
         // counted at submission: each pass reads and writes every record once (with read-ahead the
-        // next pass's first B reads are queued as a pass ends, so the count per pass stays U)
+        // next pass's first B reads are queued as a pass ends, so the count per pass stays U);
+        // with_record reads unit 2 unless it was read ahead, and then reads again the unit it evicted
         const offload::FileIoStats s = tier.stats();
-        const uint64_t bytes = total * sizeof(float);
-        CHECK(s.write_bytes == 4 * bytes + records[2] * sizeof(float));  // initial + 3 passes + with_record
-        CHECK(s.write_calls == 4 * records.size() + 1);
-        const uint64_t primed = ahead ? tier.buffers() : 0;  // the 4th pass's reads, queued but never begun
+        const uint64_t bytes = total * sizeof(float), f = sizeof(float);
+        CHECK(s.write_bytes == 5 * bytes + records[2] * f);  // initial + 4 passes + with_record
+        CHECK(s.write_calls == 5 * records.size() + 1);
+        const std::size_t B = tier.buffers(), primed = ahead ? B : 0;  // the 5th pass's, queued at the end
         uint64_t primed_bytes = 0;
-        for (std::size_t u = 0; u < primed; ++u) primed_bytes += records[u] * sizeof(float);
-        CHECK(s.read_calls == 3 * records.size() + primed + 2);
-        CHECK(s.read_bytes == 3 * bytes + primed_bytes + 2 * records[2] * sizeof(float));
+        for (std::size_t u = 0; u < primed; ++u) primed_bytes += records[u] * f;
+        uint64_t visits = 2 * records[2] * f, visit_calls = 2;  // not read ahead: unit 2 read each time
+        if (ahead && 2 < B) visits = visit_calls = 0;           // read ahead: visited in place
+        if (ahead && 2 >= B) {                                  // and the evicted unit read again
+          visits += 2 * records[2 % B] * f;
+          visit_calls += 2;
+        }
+        CHECK(s.read_calls == 4 * records.size() + primed + visit_calls);
+        CHECK(s.read_bytes == 4 * bytes + primed_bytes + visits);
       }
   CHECK(dir.entries() == 0);
   CHECK(host.ledger().usage("offload_buffers").current_bytes == 0);

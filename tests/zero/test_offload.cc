@@ -22,6 +22,7 @@
 #include "offload/file_tier.h"
 #include "offload/optimizer_tier.h"
 #include "support/run_program.h"
+#include "zero/config_check.h"
 #include "zero/zero_comm.h"
 #include "zero/zero_fixtures.h"
 #include "zero/zero_memory.h"
@@ -539,4 +540,19 @@ TEST_CASE(
     CHECK(!m["by_category"].contains("optimizer"));
   }
   CHECK(dir.entries() == 0);
+}
+
+TEST_CASE("ZeRO-Offload settings are in the config hash: ranks that disagree fail at start-up", "[ch10]") {
+  const train::TrainConfig c0 = zero_config(1, 2, 1, "bf16");
+  for (const auto change : {+[](train::TrainConfig& c) { c.offload_optimizer = "host"; },
+                            +[](train::TrainConfig& c) { c.offload_buffers = 5; },
+                            +[](train::TrainConfig& c) { c.offload_read_ahead = "off"; }}) {
+    train::TrainConfig c1 = c0;
+    change(c1);
+    CHECK(zero::config_hash(c1) != zero::config_hash(c0));
+  }
+  train::TrainConfig c1 = c0;
+  c1.offload_optimizer = "host";  // rank 1 was started with the flag, rank 0 without
+  for (const std::string& error : run_two_configs(c0, c1))
+    CHECK(error.find("configuration mismatch") != std::string::npos);
 }

@@ -73,6 +73,10 @@ ordered_json config_object(const TrainConfig& c) {
   j["persist_below_mb"] = c.persist_below_mb;
   j["overlap"] = c.overlap;
   j["collective_mode"] = c.collective_mode;
+  j["offload_optimizer"] = c.offload_optimizer;
+  j["offload_params"] = c.offload_params;
+  j["offload_buffers"] = c.offload_buffers;
+  j["offload_read_ahead"] = c.offload_read_ahead;
   return j;
 }
 

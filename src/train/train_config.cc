@@ -26,6 +26,24 @@ void apply_zero_config(TrainConfig& c, const ArgParser& p) {
   c.checkpoint_activations = true;  // every preset checkpoints (a switch: nothing can contradict it)
 }
 
+/// --offload-optimizer none | host | file:DIR, --offload-params none | file:DIR (stage 3).
+void validate_offload(const TrainConfig& c) {
+  const bool file = c.offload_optimizer.rfind("file:", 0) == 0;
+  ZT_CHECK(c.offload_optimizer == "none" || c.offload_optimizer == "host" || file, "--offload-optimizer ",
+           c.offload_optimizer, " is not none, host or file:DIR");
+  ZT_CHECK(!file || !c.offload_optimizer_dir().empty(), "--offload-optimizer file: names no directory (file:DIR)");
+  ZT_CHECK(!c.offloads_optimizer() || !c.no_master_weights, "--offload-optimizer moves the FP32 master weights to ",
+           "the host tier: it cannot run with --no-master-weights");
+  const bool params_file = c.offload_params.rfind("file:", 0) == 0;
+  ZT_CHECK(c.offload_params == "none" || (params_file && c.offload_params.size() > 5), "--offload-params ",
+           c.offload_params, " is not none or file:DIR");
+  ZT_CHECK(c.offload_params == "none" || c.stage == 3,
+           "--offload-params keeps stage 3's parameter shards in files: ", "it needs --stage 3");
+  ZT_CHECK(c.offload_params == "none",
+           "--offload-params file:DIR is not implemented yet (stage 3's parameter shards stay in memory; "
+           "--offload-optimizer file:DIR is implemented)");
+}
+
 }  // namespace
 
 bool parse_train_config(int argc, char** argv, TrainConfig& c, std::vector<std::string>* given) {
@@ -127,12 +145,24 @@ bool parse_train_config(int argc, char** argv, TrainConfig& c, std::vector<std::
   p.add_string("resume", &c.resume,
                "continue from this checkpoint (a step-<N> directory, or a --save-dir: its latest complete one) at "
                "any stage, N_d and N_m; the other settings come from this command line");
+  p.add_string("offload-optimizer", &c.offload_optimizer,
+               "ZeRO-Offload: none | host (FP32 master, optimizer state and update in the host tier; gradients "
+               "copied down, parameters up) | file:DIR (ZeRO-Infinity style: in a file per rank under DIR, streamed "
+               "through --offload-buffers buffers)");
+  p.add_string("offload-params", &c.offload_params,
+               "none | file:DIR: stage 3's parameter shards in files (not implemented yet)");
+  p.add_int("offload-buffers", &c.offload_buffers, "file tier: unit records held in RAM at once", 1, 1024);
+  p.add_choice("offload-read-ahead", &c.offload_read_ahead, {"on", "off"},
+               "file tier: read the next units while one updates (off: each read when its unit starts)");
   if (!p.parse(argc, argv)) return false;
   c.micro_batch_given = c.micro_batch != 0;
   if (given) *given = p.given_flags();
   if (!c.zero_config.empty()) apply_zero_config(c, p);
   c.overlap = c.overlap_flag == "on";
   ZT_CHECK(p.rest().empty(), "unexpected arguments after --");
+  for (const char* knob : {"offload-buffers", "offload-read-ahead"})
+    ZT_CHECK(!p.given(knob) || !c.offload_optimizer_dir().empty(), "--", knob,
+             " sets the file tier's streaming: it needs --offload-optimizer file:DIR");
   resolve_micro_batch(c);
   return true;
 }
@@ -178,6 +208,7 @@ void validate(const TrainConfig& c) {
            "--verify compares a whole run with the reference from step 1; a --resume run starts later");
   ZT_CHECK(!c.no_master_weights || c.precision != "fp32",
            "--no-master-weights needs --precision fp16 or bf16 (fp32 has no separate master)");
+  validate_offload(c);
 }
 
 }  // namespace zt::train

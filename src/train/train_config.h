@@ -89,6 +89,12 @@ struct TrainConfig {
   std::string save_dir;    ///< --save-dir DIR: write sharded checkpoints DIR/step-<N>/ ("" = none)
   int64_t save_every = 0;  ///< save every K steps (and after the last); 0 = after the last step only
   std::string resume;      ///< --resume PATH: continue from a checkpoint (or a save dir's latest)
+  // ZeRO-Offload and the file tier (chapter 10; src/offload)
+  std::string offload_optimizer =
+      "none";                           ///< none | host | file:DIR: where FP32 master, optimizer state and update live
+  std::string offload_params = "none";  ///< none | file:DIR: stage 3's parameter shards in files (not implemented)
+  int64_t offload_buffers = 3;          ///< file tier: unit records in RAM at once (the ring's buffers)
+  std::string offload_read_ahead = "on";  ///< file tier: read the next units while one updates (on | off)
 
   /// Warm-up steps without --warmup-steps: 20, or the whole run when it is shorter, so a short run
   /// still reaches --lr at its last step. A warm-up the user set is kept as given, even when it is
@@ -116,6 +122,13 @@ struct TrainConfig {
   /// model-parallel ranks of one data-parallel rank share its micro-batches.
   /// @return the count (validated to divide exactly).
   int64_t micro_batches_per_rank() const { return global_batch / (dp_size() * micro_batch); }
+
+  /// Whether the optimizer is offloaded (--offload-optimizer host or file:DIR). @return true if so.
+  bool offloads_optimizer() const { return offload_optimizer != "none"; }
+  /// The directory of a file tier. @return DIR of --offload-optimizer file:DIR, else "".
+  std::string offload_optimizer_dir() const {
+    return offload_optimizer.rfind("file:", 0) == 0 ? offload_optimizer.substr(5) : std::string();
+  }
 
   /// Micro-batches per step on one rank: global_batch / micro_batch.
   /// @return the count (validated to divide exactly).

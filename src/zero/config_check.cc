@@ -69,6 +69,11 @@ uint64_t config_hash(const TrainConfig& c) {
   add(c.eval_every);  // evaluations issue collectives (zero/heldout_eval.h): all ranks at the same steps
   add(c.mp_size);
   add(c.resolved_mp_blocks());
+  // ZeRO-Offload: where every rank keeps its optimizer (the same DIR string on every rank)
+  add(c.offload_optimizer);
+  add(c.offload_params);
+  add(c.offload_buffers);
+  add(c.offload_read_ahead);
   add(c.checkpoint_activations);        // recomputation issues model-parallel all-reduces
   uint64_t h = 1469598103934665603ull;  // FNV-1a 64
   for (unsigned char ch : text) h = (h ^ ch) * 1099511628211ull;

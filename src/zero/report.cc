@@ -82,6 +82,22 @@ std::string transfers_json(const zero_r::TransferStats& per_step, const zero_r::
   return j.dump();
 }
 
+std::string file_io_json(const offload::FileIoStats& per_step, const offload::FileIoStats& predicted,
+                         const offload::FileIoStats& total) {
+  const auto side = [](const offload::FileIoStats& t) {
+    return ordered_json{{"read_bytes", t.read_bytes},
+                        {"read_calls", t.read_calls},
+                        {"write_bytes", t.write_bytes},
+                        {"write_calls", t.write_calls}};
+  };
+  ordered_json j;
+  j["per_step"] = side(per_step);
+  j["predicted_per_step"] = side(predicted);
+  j["io_seconds"] = total.io_seconds;
+  j["wait_seconds"] = total.wait_seconds;
+  return j.dump();
+}
+
 std::string arena_trace_json(const std::vector<ArenaEvent>& events, const train::TrainConfig& c) {
   ordered_json j;
   j["capacity"] = static_cast<std::size_t>(c.memory_budget_mb * 1048576.0);

@@ -34,12 +34,20 @@ std::string comm_json(const CommStats& measured, const CommStats& predicted);
 /// without model parallelism). @return JSON text.
 std::string comm_json(const GroupComm& dp, const GroupComm& mp);
 
-/// The `host_transfers` object (P_a+cpu): bytes and calls each way in the last step, measured and
+/// The `host_transfers` object (P_a+cpu, ZeRO-Offload): bytes and calls each way in the last step, measured and
 /// predicted, and the copy thread's and the compute thread's seconds over all training steps.
 /// @param per_step the last step's. @param predicted the closed form. @param total all steps.
 /// @return JSON text.
 std::string transfers_json(const zero_r::TransferStats& per_step, const zero_r::TransferStats& predicted,
                            const zero_r::TransferStats& total);
+
+/// The `offload_file_io` object (--offload-optimizer file:DIR): bytes and calls read and written
+/// in the last step, measured and predicted, and the I/O thread's and the compute thread's
+/// (blocked) seconds over all training steps.
+/// @param per_step the last step's. @param predicted the closed form. @param total all steps.
+/// @return JSON text.
+std::string file_io_json(const offload::FileIoStats& per_step, const offload::FileIoStats& predicted,
+                         const offload::FileIoStats& total);
 
 /// An arena trace as JSON: {"capacity", "allocator", "events": [[allocate 1|0, id, bytes,
 /// category], ...]} (zero_r/allocation_replay.h replays it; zero-memreplay reads it).

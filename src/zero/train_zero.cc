@@ -39,6 +39,7 @@
 #include "memory/arena.h"
 #include "memory/buffer.h"
 #include "model/gpt.h"
+#include "offload/optimizer_tier.h"
 #include "optim/grad_accumulator.h"
 #include "optim/loss_scaler.h"
 #include "reduce/canonical_tree.h"
@@ -113,14 +114,18 @@ class ZeroLoop final : public model::ParamProvider<T> {
     if (!c_.resume.empty()) load_checkpoint();
     const CommStats dp_start = coll_.stats(), mp_start = mp_stats();
     zero_r::TransferStats transfers;  // training steps only, as the communication counters
+    offload::FileIoStats file_io;
     auto step = [&](int64_t s) {
       const CommStats dp_before = coll_.stats(), mp_before = mp_stats();
       const zero_r::TransferStats copies_before = copy_stats();
+      const offload::FileIoStats io_before = file_io_stats();
       StepRecord rec = train_step(s);
       out.dp.per_step = coll_.stats() - dp_before;
       out.mp.per_step = mp_stats() - mp_before;
       out.transfers_per_step = copy_stats() - copies_before;
       transfers = transfers + out.transfers_per_step;
+      out.file_io_per_step = file_io_stats() - io_before;
+      file_io = file_io + out.file_io_per_step;
       return rec;
     };
     run_steps(c_, {step, [&](int64_t s) { return evaluate(s); }, [&](int64_t s) { save_if_due(s); }}, on_step, result,
@@ -132,6 +137,8 @@ class ZeroLoop final : public model::ParamProvider<T> {
     out.comm_total = out.dp.total + out.mp.total;
     out.transfers_total = transfers;
     out.transfers_predicted_per_step = predict_transfers_per_step(plan_);
+    out.file_io_total = file_io;
+    out.file_io_predicted_per_step = predict_file_io_per_step(plan_);
     out.comm_per_step = out.dp.per_step + out.mp.per_step;
     out.comm_predicted_per_step = out.dp.predicted_per_step + out.mp.predicted_per_step;
     out.dp_rank = coll_.rank();
@@ -187,6 +194,7 @@ class ZeroLoop final : public model::ParamProvider<T> {
   std::size_t N_m() const { return mp_ ? static_cast<std::size_t>(mp_->size()) : 1; }
   CommStats mp_stats() const { return mp_ ? mp_->stats() : CommStats{}; }
   zero_r::TransferStats copy_stats() const { return copies_ ? copies_->stats() : zero_r::TransferStats{}; }
+  offload::FileIoStats file_io_stats() const { return tier_ ? tier_->file_stats() : offload::FileIoStats{}; }
   std::size_t rank() const { return lay_.rank; }
   std::size_t units() const { return lay_.units.size(); }
   std::size_t numel(std::size_t u) const { return lay_.units[u].numel; }
@@ -198,10 +206,22 @@ class ZeroLoop final : public model::ParamProvider<T> {
   void allocate() {
     const std::size_t state_elements = lay_.total(plan_.spec.optimizer);            // S_o: shards, or every unit
     params_ = make_buffer<T>(arena_, plan_.params_layout.total, category::params);  // per unit: S_p
-    if constexpr (!kFp32) master_ = make_buffer<float>(arena_, state_elements, category::master);
-    const std::size_t state_floats = state_elements * static_cast<std::size_t>(shape_.optimizer_k - 4) / 4;
-    optimizer_state_ = make_buffer<float>(arena_, state_floats, category::optimizer);  // S_o
-    std::memset(optimizer_state_.data(), 0, state_floats * sizeof(float));
+    if (plan_.offload_activations || plan_.offload_optimizer) {  // a host tier: P_a+cpu, ZeRO-Offload
+      copies_ = std::make_unique<zero_r::CopyEngine>();
+      host_arena_ = std::make_unique<Arena>(static_cast<std::size_t>(c_.host_memory_budget_mb * 1048576.0),
+                                            "host tier of rank " + std::to_string(world_rank_));
+    }
+    if (plan_.offload_optimizer) {  // ZeRO-Offload: master and optimizer state in the host tier (or a file)
+      const offload::TierSettings where{plan_.offload_to_file ? offload::TierKind::file : offload::TierKind::host,
+                                        c_.offload_optimizer_dir(), static_cast<std::size_t>(c_.offload_buffers),
+                                        c_.offload_read_ahead == "on", world_rank_};
+      tier_ = std::make_unique<offload::OptimizerTier<T>>(where, offload_tier_shape(plan_), *host_arena_, *copies_);
+    } else {
+      if constexpr (!kFp32) master_ = make_buffer<float>(arena_, state_elements, category::master);
+      const std::size_t state_floats = state_elements * static_cast<std::size_t>(shape_.optimizer_k - 4) / 4;
+      optimizer_state_ = make_buffer<float>(arena_, state_floats, category::optimizer);  // S_o
+      std::memset(optimizer_state_.data(), 0, state_floats * sizeof(float));
+    }
     const auto B = c_.micro_batch;
     const model::ModelOptions o = plan_.model_options();
     activations_ =
@@ -234,11 +254,6 @@ class ZeroLoop final : public model::ParamProvider<T> {
     evaluator_ = std::make_unique<HeldoutEvaluator<T>>(c_, data_, plan_, coll_, arena_, params_.data());
     compute_start_.resize(units());
     if (plan_.partition_activations) {  // ZeRO-R P_a (and P_a+cpu): zero_r/partitioned_checkpoints.h
-      if (plan_.offload_activations) {
-        copies_ = std::make_unique<zero_r::CopyEngine>();
-        host_arena_ = std::make_unique<Arena>(static_cast<std::size_t>(c_.host_memory_budget_mb * 1048576.0),
-                                              "host tier of rank " + std::to_string(world_rank_));
-      }
       keeper_ = std::make_unique<zero_r::PartitionedCheckpoints<T>>(
           mp_, shape_.micro_batch * shape_.context * static_cast<std::size_t>(shape_.model.width),
           static_cast<int>(shape_.model.layers), arena_, host_arena_.get(), copies_.get(), c_.overlap);
@@ -268,11 +283,14 @@ class ZeroLoop final : public model::ParamProvider<T> {
       init_unit_range(shape_.model, gpt_.manifest(), c_.seed, u, p_sharded ? shard_begin(u) : 0,
                       lay_.extent(u, p_sharded), norm_.data(), lay_.block,
                       [&](std::size_t k, float v) { p[k] = T(v); });
-      if constexpr (!kFp32) {
-        float* m = master_.data() + lay_.offset(u, o_sharded);
+      const auto init_master = [&](float* m) {
         init_unit_range(shape_.model, gpt_.manifest(), c_.seed, u, o_sharded ? shard_begin(u) : 0,
                         lay_.extent(u, o_sharded), norm_.data(), lay_.block, [&](std::size_t k, float v) { m[k] = v; });
-      }
+      };
+      if (tier_)  // ZeRO-Offload: the master in the host tier, in every precision (fp32: the host's copy)
+        tier_->initialise(u, init_master);
+      else if constexpr (!kFp32)
+        init_master(master_.data() + lay_.offset(u, o_sharded));
     }
   }
 
@@ -393,7 +411,10 @@ class ZeroLoop final : public model::ParamProvider<T> {
         element_optimizer(c_, lr, ++optimizer_step_, optimizer_state_.data(), lay_.total(plan_.spec.optimizer));
     std::vector<Work> gathers;
     for (std::size_t u = 0; u < units(); ++u) {
-      apply_update(owned(u), inv_scale, decision.clip, opt);
+      if (tier_)  // ZeRO-Offload: gradient down, the same update on the host tier, parameters up
+        tier_->update(u, owned(u), inv_scale, decision.clip, opt);
+      else
+        apply_update(owned(u), inv_scale, decision.clip, opt);
       share_updated(u, gathers);
     }
     for (auto& w : gathers) w.wait();
@@ -421,6 +442,22 @@ class ZeroLoop final : public model::ParamProvider<T> {
             o_sharded ? lay_.shard_real(u, rank()) : numel(u)};
   }
   float* norm_window() { return norm_.data(); }
+  /// Between steps: unit u's owned FP32 master and optimizer state, wherever they live — this
+  /// tier's arrays, the host tier's, or a file tier's record brought into a buffer (written back
+  /// when fn returns true, meaning it changed them). fn(const offload::StateView&) -> bool.
+  /// For readers and writers of the whole state (dumps, --verify, checkpoints).
+  template <typename Fn>
+  void with_owned_state(std::size_t u, Fn fn) {
+    if (tier_) return tier_->with_owned_state(u, fn);
+    const bool o_sharded = plan_.spec.optimizer;
+    const std::size_t at = lay_.offset(u, o_sharded), begin = o_sharded ? shard_begin(u) : 0;
+    float* master;  // fp32: the compute copy is the master (its owned part)
+    if constexpr (kFp32)
+      master = params_.data() + plan_.params_layout.offsets[u] + (plan_.params_sharded(u) ? 0 : begin);
+    else
+      master = master_.data() + at;
+    fn(offload::StateView{master, optimizer_state_.data(), at, lay_.total(o_sharded), lay_.extent(u, o_sharded)});
+  }
 
   // ---- what ranks exchange besides gradients and parameters ---------------------------------
   /// With S_o every rank holds another part of the gradient, and with model parallelism every
@@ -497,10 +534,17 @@ class ZeroLoop final : public model::ParamProvider<T> {
       return canonical(gather_dense(false, plan_.params_layout.sharded, [&](std::size_t u, std::size_t k) {
         return params_[plan_.params_layout.offsets[u] + k];
       }));
-    else
+    else {
+      std::vector<float> master(lay_.total(plan_.spec.optimizer));  // this rank's owned master, wherever it lives
+      for (std::size_t u = 0; u < units(); ++u)
+        with_owned_state(u, [&](const offload::StateView& s) {
+          std::copy_n(s.master, s.extent, master.data() + lay_.offset(u, plan_.spec.optimizer));
+          return false;
+        });
       return canonical(gather_dense(plan_.spec.optimizer, {}, [&](std::size_t u, std::size_t k) {
-        return master_[lay_.offset(u, plan_.spec.optimizer) + k];
+        return master[lay_.offset(u, plan_.spec.optimizer) + k];
       }));
+    }
   }
   /// A state gathered over the data-parallel group (this model-parallel rank's units, dense) in
   /// the model's canonical order (zero/mp_gather.h).
@@ -509,23 +553,15 @@ class ZeroLoop final : public model::ParamProvider<T> {
   }
 
   // ---- checkpoints (P10): this rank's states in canonical pieces (zero/checkpoint_io.h) ------
-  /// Where element k (unit coordinates) of unit u sits in a state's storage: the S_o-extent
-  /// arrays (master_, optimizer_state_), or the S_p-extent parameters.
-  std::size_t state_index(std::size_t u, std::size_t k) const {
-    return plan_.spec.optimizer ? lay_.offset(u, true) + (k - shard_begin(u)) : lay_.offset(u, false) + k;
-  }
+  /// Where element k (unit coordinates) of unit u sits in the S_p-extent parameters.
   std::size_t param_index(std::size_t u, std::size_t k) const {
     return plan_.params_layout.offsets[u] + (plan_.params_sharded(u) ? k - shard_begin(u) : k);
   }
-  /// Element k of unit u of checkpoint state s (0: the FP32 master — for fp32 precision the
-  /// parameters themselves; j >= 1: the optimizer's j-th moment, m then v).
-  float& state_element(std::size_t s, std::size_t u, std::size_t k) {
-    if (s > 0) return optimizer_state_[(s - 1) * lay_.total(plan_.spec.optimizer) + state_index(u, k)];
-    if constexpr (kFp32)
-      return params_[param_index(u, k)];
-    else
-      return master_[state_index(u, k)];
-  }
+  /// Unit coordinates of element 0 of with_owned_state's view: the shard's start (S_o) or 0.
+  std::size_t owned_begin(std::size_t u) const { return plan_.spec.optimizer ? shard_begin(u) : 0; }
+  /// Checkpoint state s of a view (0: the FP32 master — for fp32 precision the parameters
+  /// themselves; j >= 1: the optimizer's j-th moment, m then v).
+  static float* state_values(const offload::StateView& v, std::size_t s) { return s == 0 ? v.master : v.moment(s - 1); }
   /// This rank writes [shard_begin, + real) of every unit it stores (replicated units: model-
   /// parallel rank 0 only), whether it keeps the state as a shard or whole.
   bool writes_unit(std::size_t u) const { return plan_.manifest.units[u].block >= 0 || plan_.mp.rank == 0; }
@@ -547,17 +583,17 @@ class ZeroLoop final : public model::ParamProvider<T> {
     together(where, [&] {
       checkpoint::RankFileWriter writer(where + ".tmp", world_rank_);
       const auto states = checkpoint_states(c_);
-      std::vector<float> values;
-      for (std::size_t s = 0; s < states.size(); ++s)
-        for (std::size_t u = 0; u < units(); ++u) {
-          if (!writes_unit(u)) continue;
-          const std::size_t begin = shard_begin(u), end = begin + lay_.shard_real(u, rank());
-          for (const auto& piece : canonical_pieces(plan_.manifest, u, begin, end)) {
-            values.resize(static_cast<std::size_t>(piece.length));
-            for (std::size_t k = 0; k < values.size(); ++k) values[k] = state_element(s, u, piece.unit_offset + k);
-            writer.add(states[s], piece.param, piece.offset, values.data(), piece.length);
-          }
-        }
+      for (std::size_t u = 0; u < units(); ++u) {
+        if (!writes_unit(u)) continue;
+        const std::size_t begin = shard_begin(u), end = begin + lay_.shard_real(u, rank());
+        with_owned_state(u, [&](const offload::StateView& view) {  // wherever the tier keeps it
+          for (std::size_t s = 0; s < states.size(); ++s)
+            for (const auto& piece : canonical_pieces(plan_.manifest, u, begin, end))
+              writer.add(states[s], piece.param, piece.offset,
+                         state_values(view, s) + (piece.unit_offset - owned_begin(u)), piece.length);
+          return false;  // nothing changed
+        });
+      }
       writer.finish();
     });
     together(where, [&] {  // nobody goes on (or is killed) before the checkpoint is visible
@@ -588,14 +624,17 @@ class ZeroLoop final : public model::ParamProvider<T> {
     };
     for (std::size_t u = 0; u < units(); ++u) {
       const std::size_t shard_end = shard_begin(u) + lay_.shard_real(u, rank());
-      const std::size_t p_begin = plan_.params_sharded(u) ? shard_begin(u) : 0;
-      const std::size_t p_end = plan_.params_sharded(u) ? shard_end : numel(u);
-      const std::size_t o_begin = plan_.spec.optimizer ? shard_begin(u) : 0;
-      const std::size_t o_end = plan_.spec.optimizer ? shard_end : numel(u);
       // the compute copy (S_p extent): θ16 = round(θ32), as after every update
-      read(0, u, p_begin, p_end, [&](std::size_t k, float v) { params_[param_index(u, k)] = T(v); });
-      for (std::size_t state = kFp32 ? 1 : 0; state < states.size(); ++state)  // S_o extent
-        read(state, u, o_begin, o_end, [&](std::size_t k, float v) { state_element(state, u, k) = v; });
+      const std::size_t p_begin = plan_.params_sharded(u) ? shard_begin(u) : 0;
+      read(0, u, p_begin, plan_.params_sharded(u) ? shard_end : numel(u),
+           [&](std::size_t k, float v) { params_[param_index(u, k)] = T(v); });
+      // the master and the moments (S_o extent), wherever the tier keeps them
+      const std::size_t o_begin = owned_begin(u), o_end = plan_.spec.optimizer ? shard_end : numel(u);
+      with_owned_state(u, [&](const offload::StateView& view) {
+        for (std::size_t state = 0; state < states.size(); ++state)
+          read(state, u, o_begin, o_end, [&](std::size_t k, float v) { state_values(view, state)[k - o_begin] = v; });
+        return true;  // written back
+      });
     }
     scaler_.restore(s.loss_scale, s.good_steps);
     optimizer_step_ = s.optimizer_step;
@@ -669,10 +708,13 @@ class ZeroLoop final : public model::ParamProvider<T> {
   std::unique_ptr<GradReducer<T>> reducer_;         // gradient reduce-scatters / all-reduces
   std::unique_ptr<UnitGatherer<T>> gatherer_;       // stage 3: parameter all-gathers
   std::unique_ptr<HeldoutEvaluator<T>> evaluator_;  // held-out rounds split over ranks
-  // ZeRO-R P_a / P_a+cpu (declared last: the keeper goes first, while its arenas and copies exist)
-  std::unique_ptr<zero_r::CopyEngine> copies_;  // P_a+cpu: transfers between the tiers
-  std::unique_ptr<Arena> host_arena_;           // P_a+cpu: the host tier
+  // ZeRO-R P_a / P_a+cpu, ZeRO-Offload (declared last: the keeper and the optimizer tier go first,
+  // while the arenas and the copy engine they use exist)
+  std::unique_ptr<zero_r::CopyEngine> copies_;  // transfers between the tiers
+  std::unique_ptr<Arena> host_arena_;           // the host tier
   std::unique_ptr<zero_r::PartitionedCheckpoints<T>> keeper_;
+  // ZeRO-Offload: the master, the optimizer state and the update (offload/optimizer_tier.h)
+  std::unique_ptr<offload::OptimizerTier<T>> tier_;
   CommStats eval_dp_comm_, eval_mp_comm_;  // collectives of the evaluations
   CommStats save_dp_comm_, save_mp_comm_;  // barriers of the checkpoints
   Timeline timeline_{!c_.trace.empty()};   // --trace: compute and blocked spans

@@ -15,6 +15,7 @@
 #include "collective/stats.h"
 #include "data/dataset.h"
 #include "memory/arena.h"
+#include "offload/io_thread.h"
 #include "train/run_result.h"
 #include "train/single_rank.h"
 #include "train/train_config.h"
@@ -39,9 +40,12 @@ struct ZeroRunResult {
   CommStats comm_predicted_per_step;         ///< closed form of one applied step, both groups
   GroupComm dp;                              ///< the data-parallel group's share
   GroupComm mp;                              ///< the model-parallel group's share (zero without model parallelism)
-  zero_r::TransferStats transfers_total;     ///< P_a+cpu: host-tier transfers over all training steps
+  zero_r::TransferStats transfers_total;     ///< P_a+cpu, ZeRO-Offload: host-tier transfers over all training steps
   zero_r::TransferStats transfers_per_step;  ///< the last step's
   zero_r::TransferStats transfers_predicted_per_step;  ///< closed form of one step (bytes and calls)
+  offload::FileIoStats file_io_total;                  ///< --offload-optimizer file:DIR: file I/O of all training steps
+  offload::FileIoStats file_io_per_step;               ///< the last step's
+  offload::FileIoStats file_io_predicted_per_step;     ///< closed form of one applied step (bytes and calls)
   int dp_rank = 0;                                     ///< this rank in its data-parallel group
   int mp_rank = 0;                                     ///< this rank in its model-parallel group
   std::vector<TimelineEvent> timeline;                 ///< compute and blocked spans (with config.trace set)

@@ -116,12 +116,32 @@ CommStats predict_mp_comm_per_step(const ZeroPlan& p) {
 
 zero_r::TransferStats predict_transfers_per_step(const ZeroPlan& p) {
   zero_r::TransferStats t;
-  if (!p.offload_activations) return t;
-  const auto copies = p.micro_batches_per_rank * static_cast<std::size_t>(p.shape.model.layers);
-  const auto bytes = copies * checkpoint_slice_of(p) * model::bytes_of(p.shape.precision);
-  t.to_host_calls = t.to_device_calls = copies;
-  t.to_host_bytes = t.to_device_bytes = bytes;
+  if (p.offload_activations) {
+    const auto copies = p.micro_batches_per_rank * static_cast<std::size_t>(p.shape.model.layers);
+    const auto bytes = copies * checkpoint_slice_of(p) * model::bytes_of(p.shape.precision);
+    t.to_host_calls = t.to_device_calls = copies;
+    t.to_host_bytes = t.to_device_bytes = bytes;
+  }
+  if (p.offload_optimizer)  // ZeRO-Offload: per unit, the owned gradient down and the owned parameters up
+    for (std::size_t u = 0; u < p.layout.units.size(); ++u) {
+      ++t.to_host_calls;
+      ++t.to_device_calls;
+      t.to_host_bytes += p.owned_real(u) * (p.grad_storage_16bit ? 2 : 4);  // s_g
+      t.to_device_bytes += p.owned_real(u) * model::bytes_of(p.shape.precision);
+    }
   return t;
+}
+
+offload::FileIoStats predict_file_io_per_step(const ZeroPlan& p) {
+  offload::FileIoStats io;
+  if (!p.offload_to_file) return io;
+  for (std::size_t u = 0; u < p.layout.units.size(); ++u) {  // every unit's record read once and written once
+    ++io.read_calls;
+    ++io.write_calls;
+    io.read_bytes += p.layout.extent(u, p.spec.optimizer) * static_cast<std::size_t>(p.shape.optimizer_k);
+  }
+  io.write_bytes = io.read_bytes;
+  return io;
 }
 
 }  // namespace zt::zero

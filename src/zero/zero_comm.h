@@ -13,6 +13,7 @@
 #pragma once
 
 #include "collective/stats.h"
+#include "offload/io_thread.h"
 #include "zero/zero_plan.h"
 #include "zero_r/copy_engine.h"
 
@@ -31,10 +32,18 @@ CommStats predict_comm_per_step(const ZeroPlan& plan);
 /// @param plan the rank's plan. @return the counters.
 CommStats predict_mp_comm_per_step(const ZeroPlan& plan);
 
-/// P_a+cpu's transfers per step (zero without it): per micro-batch every block's checkpoint slice
-/// goes to the host tier in forward and comes back in backward, L copies of S values each way —
-/// twice the host tier's checkpoint bytes per micro-batch.
+/// The host tier's transfers per applied step (zero without one). P_a+cpu: per micro-batch every
+/// block's checkpoint slice goes to the host tier in forward and comes back in backward, L copies
+/// of S values each way — twice the host tier's checkpoint bytes per micro-batch. ZeRO-Offload:
+/// per unit one copy down of the owned reduced gradient (s_g bytes per owned real element) and
+/// one copy up of the owned refreshed parameters (2 bytes, 4 in fp32): over all N ranks
+/// s_g·ψ down and 2ψ up per step, the paper's 2ψ + 2ψ when s_g = 2.
 /// @param plan the rank's plan. @return bytes and calls (times are measurements only).
 zero_r::TransferStats predict_transfers_per_step(const ZeroPlan& plan);
+
+/// The file tier's I/O per applied step (zero without one): every unit's record (e_u elements of
+/// K bytes: FP32 master and moments) read once and written once.
+/// @param plan the rank's plan. @return bytes and calls (times are measurements only).
+offload::FileIoStats predict_file_io_per_step(const ZeroPlan& plan);
 
 }  // namespace zt::zero

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "model/workspace.h"
+#include "offload/tier.h"
 #include "reduce/canonical_tree.h"
 
 namespace zt::zero {
@@ -92,7 +93,8 @@ std::size_t gathered_peak(const ZeroPlan& p, std::size_t width) {
 
 ModelStateBytes predicted_model_states(const ZeroPlan& p) {
   const bool fp32 = p.shape.precision == model::Precision::fp32;
-  const StateWidths widths = state_widths(fp32, p.grad_storage_16bit ? 2 : 4, p.shape.optimizer_k);
+  StateWidths widths = state_widths(fp32, p.grad_storage_16bit ? 2 : 4, p.shape.optimizer_k);
+  if (p.offload_optimizer) widths.master = widths.optimizer = 0;  // the accelerator tier holds neither
   // the run's (S_p, S_g, S_o), with stage 3's persistent units: exactly what the engine allocates
   return model_states_bytes(p.sharding(), widths, p.layout.rank);
 }
@@ -103,8 +105,10 @@ std::map<std::string, std::size_t> predict_zero_memory(const ZeroPlan& p) {
   const bool fp32 = p.shape.precision == model::Precision::fp32;
   const std::size_t t = model::bytes_of(p.shape.precision);
   m[train::category::params] = p.params_layout.total * t;  // Σ_u shard_u or full_u (per-unit S_p)
-  if (!fp32) m[train::category::master] = l.total(p.spec.optimizer) * 4;
-  m[train::category::optimizer] = l.total(p.spec.optimizer) * static_cast<std::size_t>(p.shape.optimizer_k - 4);
+  if (!p.offload_optimizer) {                              // ZeRO-Offload: both in the host tier (predict_host_memory)
+    if (!fp32) m[train::category::master] = l.total(p.spec.optimizer) * 4;
+    m[train::category::optimizer] = l.total(p.spec.optimizer) * static_cast<std::size_t>(p.shape.optimizer_k - 4);
+  }
   const auto B = static_cast<int64_t>(p.shape.micro_batch);
   const model::ModelOptions o = p.model_options();
   m[train::category::activations] = model::activation_bytes(p.shape.model, B, p.shape.precision, o);
@@ -161,6 +165,23 @@ std::map<std::string, std::size_t> predict_host_memory(const ZeroPlan& p) {
   if (p.offload_activations)
     m[train::category::activation_checkpoints] =
         static_cast<std::size_t>(p.shape.model.layers) * checkpoint_slice_of(p) * model::bytes_of(p.shape.precision);
+  if (p.offload_optimizer) {  // ZeRO-Offload (offload/optimizer_tier.h)
+    const Layout& l = p.layout;
+    const auto K = static_cast<std::size_t>(p.shape.optimizer_k);
+    std::size_t largest_record = 0, largest_owned = 0;  // e_u, and the real owned elements
+    for (std::size_t u = 0; u < l.units.size(); ++u) {
+      largest_record = std::max(largest_record, l.extent(u, p.spec.optimizer));
+      largest_owned = std::max(largest_owned, p.owned_real(u));
+    }
+    if (p.offload_to_file) {  // B records of the largest unit, K bytes per element: master and moments
+      m[offload::category::buffers] = p.offload_buffers * largest_record * K;
+    } else {  // master (FP32 in every precision: with fp32 it is the host's copy) and moments, S_o extent
+      m[train::category::master] = l.total(p.spec.optimizer) * 4;
+      m[train::category::optimizer] = l.total(p.spec.optimizer) * (K - 4);
+    }
+    m[offload::category::grads] = largest_owned * (p.grad_storage_16bit ? 2 : 4);
+    if (p.shape.precision != model::Precision::fp32) m[offload::category::params] = largest_owned * 2;
+  }
   return m;
 }
 

@@ -34,7 +34,9 @@ ModelStateBytes predicted_model_states(const ZeroPlan& plan);
 /// @param p the rank's plan. @return the events (ids local to them).
 std::vector<ArenaEvent> gradient_events(const ZeroPlan& p);
 
-/// Predicted peaks of the host tier's ledger (P_a+cpu's checkpoint slices; empty otherwise).
+/// Predicted peaks of the host tier's ledger: P_a+cpu's checkpoint slices; ZeRO-Offload's master
+/// and optimizer state (host) or the file tier's ring of B records (file), and its staging of one
+/// unit's gradient and 16-bit values; empty without either.
 /// @param p the rank's plan. @return category -> bytes.
 std::map<std::string, std::size_t> predict_host_memory(const ZeroPlan& p);
 

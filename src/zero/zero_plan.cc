@@ -61,6 +61,10 @@ ZeroPlan make_zero_plan(const train::TrainConfig& c, int64_t dataset_vocab, int 
   p.prefetch = static_cast<std::size_t>(c.prefetch);
   p.partition_activations = c.partition_activations != "off";
   p.offload_activations = c.partition_activations == "cpu";
+  p.offload_optimizer = c.offloads_optimizer();
+  p.offload_to_file = !c.offload_optimizer_dir().empty();
+  if (p.offload_to_file)
+    p.offload_buffers = std::min(static_cast<std::size_t>(c.offload_buffers), p.layout.units.size());
   p.calls = model::provider_calls(p.manifest);
   for (const auto& call : p.calls)
     if (call.kind == model::ProviderCall::Kind::acquire) p.acquire_order.push_back(static_cast<std::size_t>(call.unit));
@@ -75,6 +79,17 @@ std::vector<std::vector<NormContribution>> mp_norm_contributions(const ZeroPlan&
         out[static_cast<std::size_t>(q)].push_back(
             {u.global_index, norm_block_count(static_cast<std::size_t>(u.numel), p.layout.block)});
   return out;
+}
+
+offload::TierShape offload_tier_shape(const ZeroPlan& p) {
+  offload::TierShape s;
+  for (std::size_t u = 0; u < p.layout.units.size(); ++u) {
+    s.extents.push_back(p.layout.extent(u, p.spec.optimizer));
+    s.counts.push_back(p.owned_real(u));
+  }
+  s.moments = static_cast<std::size_t>(p.shape.optimizer_k - 4) / 4;
+  s.grad_16bit = p.grad_storage_16bit;
+  return s;
 }
 
 std::size_t checkpoint_slice_of(const ZeroPlan& p) {

@@ -13,6 +13,7 @@
 #include "model/param_provider.h"
 #include "model/tensor_parallel.h"
 #include "model/workspace.h"
+#include "offload/tier.h"
 #include "train/memory_plan.h"
 #include "train/train_config.h"
 #include "zero/layout.h"
@@ -72,6 +73,10 @@ struct ZeroPlan {
   /// ZeRO-R: activation checkpoints as 1/N_m slices (P_a, zero_r/partitioned_checkpoints.h)
   bool partition_activations = false;
   bool offload_activations = false;  ///< P_a+cpu: the slices in the host tier
+  // ZeRO-Offload (chapter 10, offload/optimizer_tier.h): --offload-optimizer host or file:DIR
+  bool offload_optimizer = false;   ///< FP32 master, optimizer state and the update in the host tier
+  bool offload_to_file = false;     ///< ... kept in a file per rank, streamed through the host tier
+  std::size_t offload_buffers = 0;  ///< the file tier's ring: min(--offload-buffers, units)
 
   /// The model options of this rank: its placement and the run's checkpointing. @return them.
   model::ModelOptions model_options() const { return {mp, shape.checkpoint_activations, partition_activations}; }
@@ -90,6 +95,11 @@ struct ZeroPlan {
   /// Elements of unit u's gradient storage (each buffer of its accumulator). @param u unit.
   /// @return shard_u with S_g, else full_u.
   std::size_t grad_extent(std::size_t u) const { return layout.extent(u, spec.grads); }
+  /// Real elements of unit u this rank's optimizer updates (its owned slice). @param u unit.
+  /// @return the shard's real elements with S_o, else numel_u.
+  std::size_t owned_real(std::size_t u) const {
+    return spec.optimizer ? layout.shard_real(u, layout.rank) : layout.units[u].numel;
+  }
 };
 
 /// Whether a unit keeps its parameters whole under --persist-below-mb (stage 3 only).
@@ -109,6 +119,10 @@ struct NormContribution {
 /// rank) — in the one-device unit order. One rank, q = 0, without model parallelism.
 /// @param p a rank's plan. @return one list per model-parallel rank.
 std::vector<std::vector<NormContribution>> mp_norm_contributions(const ZeroPlan& p);
+
+/// The owned elements an optimizer tier (ZeRO-Offload) keeps for this rank: e_u (S_o extent),
+/// the real count, (K − 4)/4 moments, the gradient width. @param p a plan. @return the shape.
+offload::TierShape offload_tier_shape(const ZeroPlan& p);
 
 /// Values of one P_a checkpoint slice: ceil(B T C / N_m) (zero_r/partitioned_checkpoints.h).
 /// @param p a plan. @return S.

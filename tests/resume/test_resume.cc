@@ -117,3 +117,20 @@ TEST_CASE("a writer killed inside the save protocol never leaves a checkpoint th
     }
   }
 }
+
+TEST_CASE("checkpoints with ZeRO-Offload: saved from the file tier, resumed into the host tier and into none",
+          "[ch10]") {
+  ScratchDir dir("offload");
+  std::filesystem::create_directories(dir / "tier");
+  const std::string args = kModel + "--stage 2 --world-size 2 --precision bf16";
+  const Recorded whole = run_recorded(dir, "whole", args);
+  run_killed_after(
+      args + " --offload-optimizer file:" + dir / "tier" + " --save-dir " + dir / "ckpt" + " --save-every 3", 3);
+  for (const std::string& offload : std::vector<std::string>{"host", "file:" + dir / "tier", "none"}) {
+    DYNAMIC_SECTION(offload) {
+      check_continues(
+          whole, run_recorded(dir, "resumed", args + " --offload-optimizer " + offload + " --resume " + dir / "ckpt"),
+          3);
+    }
+  }
+}

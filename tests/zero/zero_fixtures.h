@@ -26,8 +26,9 @@ struct ZeroRun {
 };
 
 /// Run config.world_size ranks as threads on the embedded dataset; with config.mp_size > 1 on the
-/// data-parallel x model-parallel grid of collective/grid.h.
-inline ZeroRun run_zero(const train::TrainConfig& c) {
+/// data-parallel x model-parallel grid of collective/grid.h. on_step runs on every rank's thread
+/// after each step (no Catch2 assertions there).
+inline ZeroRun run_zero(const train::TrainConfig& c, const train::StepCallback& on_step = {}) {
   auto data = addition_for(c);
   const int n = static_cast<int>(c.world_size);
   const bool compute = c.reduce_dtype == "compute";
@@ -37,9 +38,9 @@ inline ZeroRun run_zero(const train::TrainConfig& c) {
   ZeroRun out;
   out.ranks = run_thread_ranks(n, [&](int r) {
     GlooCollective coll(group.for_rank(r));
-    if (c.mp_size == 1) return zero::train_zero(c, *data, coll, {}, &arts[static_cast<std::size_t>(r)]);
+    if (c.mp_size == 1) return zero::train_zero(c, *data, coll, on_step, &arts[static_cast<std::size_t>(r)]);
     Grid grid = make_grid(coll, static_cast<int>(c.mp_size));
-    return zero::train_zero(c, *data, {*grid.dp, grid.mp.get()}, {}, &arts[static_cast<std::size_t>(r)]);
+    return zero::train_zero(c, *data, {*grid.dp, grid.mp.get()}, on_step, &arts[static_cast<std::size_t>(r)]);
   });
   for (int r = 0; r < n; ++r)
     if (!out.ranks[static_cast<std::size_t>(r)].ok())

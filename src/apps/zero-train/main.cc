@@ -32,6 +32,7 @@
 #include "launch/spawn.h"
 #include "launch/store_spec.h"
 #include "model/manifest.h"
+#include "offload/file_tier.h"
 #include "train/compare_runs.h"
 #include "train/single_rank.h"
 #include "train/step_start.h"
@@ -58,9 +59,9 @@ RunMode run_mode(const TrainConfig& c, const zt::launch::LaunchDecision& d) {
   // a launcher's world of one needs no rendezvous: it runs like a plain single process
   if (d.mode == Mode::kLaunched && c.world_size > 1) return RunMode::launched_rank;
   if (d.mode == Mode::kSpawn && c.ranks_as == "processes") return RunMode::spawned_processes;
-  // ZeRO-R's partitioned checkpoints live in the ZeRO engine (even on one rank)
+  // ZeRO-R's partitioned checkpoints and ZeRO-Offload live in the ZeRO engine (even on one rank)
   if (c.world_size > 1 || c.stage > 0 || c.partition_activations != "off" || c.allocator != "general" ||
-      !c.memory_trace.empty() || !c.save_dir.empty() || !c.resume.empty())  // checkpoints: the engine's
+      !c.memory_trace.empty() || c.offloads_optimizer() || !c.save_dir.empty() || !c.resume.empty())
     return RunMode::thread_ranks;
   return RunMode::reference;
 }
@@ -143,6 +144,27 @@ void print_summary(const TrainConfig& c, const RunResult& r) {
   std::printf("  speed: %.0f tokens/s over %.2f s\n", r.tokens_per_s, r.seconds);
 }
 
+/// ZeRO-Offload's traffic of rank 0's last step beside its closed form (zero/zero_comm.h).
+void print_offload(const TrainConfig& c, const zt::zero::ZeroRunResult& z) {
+  const auto& t = z.transfers_per_step;
+  const auto& p = z.transfers_predicted_per_step;
+  std::printf(
+      "  offload (%s), rank 0's last step: %llu B gradients down in %llu copies, %llu B parameters up in %llu "
+      "(predicted %llu B and %llu B)\n",
+      c.offload_optimizer.c_str(), static_cast<unsigned long long>(t.to_host_bytes),
+      static_cast<unsigned long long>(t.to_host_calls), static_cast<unsigned long long>(t.to_device_bytes),
+      static_cast<unsigned long long>(t.to_device_calls), static_cast<unsigned long long>(p.to_host_bytes),
+      static_cast<unsigned long long>(p.to_device_bytes));
+  if (c.offload_optimizer_dir().empty()) return;
+  const auto& io = z.file_io_per_step;
+  std::printf(
+      "  file tier: %llu B read and %llu B written per step (predicted %llu B each); blocked on I/O %.3f s of "
+      "%.3f s busy over the run\n",
+      static_cast<unsigned long long>(io.read_bytes), static_cast<unsigned long long>(io.write_bytes),
+      static_cast<unsigned long long>(z.file_io_predicted_per_step.read_bytes), z.file_io_total.wait_seconds,
+      z.file_io_total.io_seconds);
+}
+
 // ---- the one writer of a finished job's outputs (rank 0 / the main thread) ------------------
 
 template <typename V>
@@ -163,6 +185,7 @@ zt::train::RunComparison verify(const TrainConfig& c, const zt::Dataset& data, c
   ref.mp_size = 1;
   ref.mp_blocks = c.resolved_mp_blocks();  // the same numerics: B blocks, all on one device
   ref.partition_activations = "off";       // where checkpoints are kept changes no bit
+  ref.offload_optimizer = "none";          // nor where the optimizer runs
   ref.dump_params = "verify";              // asks the reference for its final master weights
   RunArtifacts ref_artifacts;
   const RunResult ref_result = zt::train::train_single_rank(ref, data, {}, &ref_artifacts);
@@ -191,10 +214,14 @@ int write_outputs(const TrainConfig& c, const zt::Dataset& data, const RunResult
   sections.emplace_back("mp_size", std::to_string(c.mp_size));
   sections.emplace_back("dp_size", std::to_string(c.dp_size()));
   if (comm) sections.emplace_back("comm", zt::zero::comm_json(comm->dp, comm->mp));
-  if (comm && c.partition_activations == "cpu")
+  if (comm && (c.partition_activations == "cpu" || c.offloads_optimizer()))
     sections.emplace_back(
         "host_transfers",
         zt::zero::transfers_json(comm->transfers_per_step, comm->transfers_predicted_per_step, comm->transfers_total));
+  if (comm && !c.offload_optimizer_dir().empty())
+    sections.emplace_back(
+        "offload_file_io",
+        zt::zero::file_io_json(comm->file_io_per_step, comm->file_io_predicted_per_step, comm->file_io_total));
   if (c.verify) {
     const zt::train::RunComparison v = verify(c, data, r, artifacts);
     if (v.equal())
@@ -212,6 +239,7 @@ int write_outputs(const TrainConfig& c, const zt::Dataset& data, const RunResult
   }
   if (!c.summary_json.empty()) zt::write_file_atomic(c.summary_json, zt::train::summary_json(c, r, sections));
   print_summary(c, r);
+  if (comm && c.offloads_optimizer()) print_offload(c, *comm);
   return status;
 }
 
@@ -354,6 +382,8 @@ int main(int argc, char** argv) {
     zt::train::resolve_micro_batch(c);
     zt::train::validate(c);
     zt::device::require_device(c.device);  // one line on every rank, before any rank waits on another
+    if (const std::string dir = c.offload_optimizer_dir(); !dir.empty())  // one line, before any rank starts
+      zt::offload::check_file_tier_dir("--offload-optimizer", dir);
     const RunMode mode = run_mode(c, decision);
     if (mode == RunMode::spawned_processes) return run_spawned_processes(c, argc, argv);
     const auto data = open_dataset(c);

@@ -1,0 +1,104 @@
+// offload/io_thread.h — the file tier's reader/writer: one thread that runs positioned reads and
+// writes of one file in the order they are submitted, each one counted.
+//
+// The compute thread submits a read of the unit it will need next and goes on updating the one it
+// has; the I/O thread fills the buffer meanwhile (read-ahead), and writes an updated unit back
+// while the next one is updated (write-behind). Because jobs run strictly in submission order
+// (FIFO, one thread), a read queued after a write of the same buffer never overtakes it: that is
+// what lets a bounded ring of buffers be reused without any other synchronisation. Bytes and calls
+// are counted when a job is submitted (so per-step counts are exact, whatever the thread's
+// timing); the thread's busy time and the compute thread's waits are measured. It moves bytes
+// between a file and memory; it knows nothing of optimizers, units or rings (offload/file_tier.h).
+// On Linux io_uring would do the same without a thread; a thread with pread/pwrite needs no
+// package and behaves the same everywhere.
+#pragma once
+
+#include <sys/types.h>
+
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace zt::offload {
+
+/// Counters of a file tier's I/O.
+struct FileIoStats {
+  uint64_t read_bytes = 0;   ///< bytes read from the file
+  uint64_t read_calls = 0;   ///< reads submitted
+  uint64_t write_bytes = 0;  ///< bytes written to the file
+  uint64_t write_calls = 0;  ///< writes submitted
+  double io_seconds = 0;     ///< time the I/O thread spent in reads and writes
+  double wait_seconds = 0;   ///< time the compute thread spent blocked waiting for them
+  /// @param b an earlier snapshot. @return the I/O between b and this.
+  FileIoStats operator-(const FileIoStats& b) const;
+  /// @param b more I/O. @return both together.
+  FileIoStats operator+(const FileIoStats& b) const;
+};
+
+class IoThread;
+
+/// A submitted read or write: wait() blocks until it has run, and throws zt::Error if it failed.
+class IoHandle {
+ public:
+  IoHandle() = default;
+  /// Block until the job has run (at once for an empty handle); the handle is empty afterwards.
+  /// Throws zt::Error naming the file, the job and the system's reason when it failed.
+  void wait();
+  /// @return whether this handle refers to a job not yet waited for.
+  bool valid() const { return static_cast<bool>(state_); }
+
+ private:
+  friend class IoThread;
+  struct State;
+  std::shared_ptr<State> state_;
+  IoThread* io_ = nullptr;
+};
+
+/// One reader/writer thread for one open file.
+class IoThread {
+ public:
+  /// @param fd an open file descriptor (not owned; it must outlive this object).
+  /// @param path the file's name (for error messages).
+  IoThread(int fd, std::string path);
+  /// Runs every queued job, then stops the thread.
+  ~IoThread();
+  IoThread(const IoThread&) = delete;
+  IoThread& operator=(const IoThread&) = delete;
+
+  /// Queue a read of `bytes` bytes at file offset `offset` into dst (valid until it has run).
+  /// @param dst destination. @param bytes how many. @param offset where in the file. @return its handle.
+  IoHandle read(void* dst, std::size_t bytes, off_t offset);
+  /// Queue a write of `bytes` bytes from src (valid and unchanged until it has run) at `offset`.
+  /// @param src source. @param bytes how many. @param offset where in the file. @return its handle.
+  IoHandle write(const void* src, std::size_t bytes, off_t offset);
+  /// Counters so far. @return a copy of them.
+  FileIoStats stats() const;
+
+ private:
+  friend class IoHandle;
+  IoHandle submit(bool is_read, void* buffer, std::size_t bytes, off_t offset);
+  void run();
+  void add_wait(double seconds);
+  struct Job {
+    bool is_read = true;
+    void* buffer = nullptr;
+    std::size_t bytes = 0;
+    off_t offset = 0;
+    std::shared_ptr<IoHandle::State> state;
+  };
+  int fd_;
+  std::string path_;
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<Job> queue_;
+  bool stop_ = false;
+  FileIoStats stats_;
+  std::thread thread_;
+};
+
+}  // namespace zt::offload

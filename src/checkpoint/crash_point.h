@@ -20,7 +20,7 @@ inline constexpr const char* kCrashEnv = "ZT_CHECKPOINT_CRASH_AT";
 /// or its :STEP is not a number. @return the point's name (without :STEP).
 std::string armed_crash_point();
 
-/// Whether `point` is armed for the checkpoint directory `dir` (its step-<N> or step-<N>.tmp
+/// Whether `point` is armed for the checkpoint directory `dir` (its step-N or step-N.tmp
 /// name gives the step, compared with an armed :STEP). @param point one of the five names.
 /// @param dir the checkpoint's final or temporary directory. @return true to crash there.
 bool crash_armed_for(const std::string& point, const std::string& dir);

@@ -21,7 +21,7 @@
 namespace zt::checkpoint {
 
 /// Resolve a --resume argument: a checkpoint directory (it holds manifest.json), or a save
-/// directory, in which case its highest complete step-<N> directory (.tmp ones are ignored).
+/// directory, in which case its highest complete step-N directory (.tmp ones are ignored).
 /// @param path the argument. @return the checkpoint directory; zt::Error if there is none.
 std::string resolve_checkpoint(const std::string& path);
 

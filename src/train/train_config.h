@@ -86,7 +86,7 @@ struct TrainConfig {
   bool verify = false;                            ///< also run the single-rank reference and compare masters
   std::string trace;                              ///< --trace FILE: Chrome-trace timeline of every rank (ZeRO path)
   // checkpoints (chapter 10; src/checkpoint)
-  std::string save_dir;    ///< --save-dir DIR: write sharded checkpoints DIR/step-<N>/ ("" = none)
+  std::string save_dir;    ///< --save-dir DIR: write sharded checkpoints DIR/step-N/ ("" = none)
   int64_t save_every = 0;  ///< save every K steps (and after the last); 0 = after the last step only
   std::string resume;      ///< --resume PATH: continue from a checkpoint (or a save dir's latest)
   // ZeRO-Offload and the file tier (chapter 10; src/offload)

@@ -29,10 +29,10 @@ void check_file_tier_dir(const std::string& flag, const std::string& dir) {
            std::strerror(errno), ")");
 }
 
-std::string file_tier_path(const std::string& dir, int world_rank) {
+std::string file_tier_path(const std::string& dir, int world_rank, const std::string& kind) {
   char name[32];
-  std::snprintf(name, sizeof name, "rank-%05d.offload", world_rank);
-  return dir + "/" + name;
+  std::snprintf(name, sizeof name, "rank-%05d.", world_rank);
+  return dir + "/" + name + kind;
 }
 
 namespace {
@@ -85,7 +85,7 @@ std::size_t publish(const std::string& path) {
 
 }  // namespace
 
-FileTier::File::File(std::string p, std::size_t bytes) : path(std::move(p)) {
+TierFile::TierFile(std::string p, std::size_t bytes) : path(std::move(p)) {
   fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);  // never through a planted link
   ZT_CHECK(fd >= 0, "offload file ", path, ": cannot create it: ", std::strerror(errno));
   // a live run holds the lock; a killed one's lock died with it, and its file is taken over
@@ -105,20 +105,19 @@ FileTier::File::File(std::string p, std::size_t bytes) : path(std::move(p)) {
   slot = publish(path);
 }
 
-FileTier::File::~File() {
+TierFile::~TierFile() {
   if (slot < kSlots) g_live[slot].store(false, std::memory_order_release);
   ::unlink(path.c_str());  // while still locked: no other job can have taken it over
   ::close(fd);
 }
 
-namespace {
 std::vector<std::size_t> prefix_sums(const std::vector<std::size_t>& v) {
   std::vector<std::size_t> out(v.size(), 0);
   for (std::size_t u = 1; u < v.size(); ++u) out[u] = out[u - 1] + v[u - 1];
   return out;
 }
+
 std::size_t total(const std::vector<std::size_t>& v) { return v.empty() ? 0 : prefix_sums(v).back() + v.back(); }
-}  // namespace
 
 FileTier::FileTier(const std::string& dir, int world_rank, std::vector<std::size_t> record_floats, std::size_t buffers,
                    bool read_ahead, Arena& host)

@@ -40,8 +40,27 @@ namespace zt::offload {
 /// Throws zt::Error with one line otherwise.
 void check_file_tier_dir(const std::string& flag, const std::string& dir);
 
-/// The file of one rank. @param dir DIR. @param world_rank the rank. @return DIR/rank-<5 digits>.offload.
-std::string file_tier_path(const std::string& dir, int world_rank);
+/// The file of one rank. @param dir DIR. @param world_rank the rank. @param kind the file's
+/// extension. @return DIR/rank-<5 digits>.<kind> (the optimizer's records: `.offload`).
+std::string file_tier_path(const std::string& dir, int world_rank, const std::string& kind = "offload");
+
+/// Where records laid end to end start. @param sizes per record. @return offsets (0 first).
+std::vector<std::size_t> prefix_sums(const std::vector<std::size_t>& sizes);
+/// @param sizes per record. @return their sum.
+std::size_t total(const std::vector<std::size_t>& sizes);
+
+/// A tier's open, locked file: created (or taken over from a killed run) and sized, flock'ed,
+/// registered for the signal handler; closed and removed when destroyed.
+struct TierFile {
+  std::string path;      ///< its name
+  int fd = -1;           ///< the open descriptor
+  std::size_t slot = 0;  ///< where the signal handler finds the path (file_tier.cc)
+  /// @param p the path. @param bytes its size.
+  TierFile(std::string p, std::size_t bytes);
+  ~TierFile();
+  TierFile(const TierFile&) = delete;
+  TierFile& operator=(const TierFile&) = delete;
+};
 
 /// One rank's records in a file, streamed through a ring of buffers.
 class FileTier {
@@ -90,16 +109,6 @@ class FileTier {
   std::size_t buffers() const { return slots_; }
 
  private:
-  /// The open, locked file; closes and removes it when destroyed.
-  struct File {
-    std::string path;
-    int fd = -1;
-    std::size_t slot = 0;  // where the signal handler finds the path (file_tier.cc)
-    File(std::string p, std::size_t bytes);
-    ~File();
-    File(const File&) = delete;
-    File& operator=(const File&) = delete;
-  };
   std::size_t units() const { return records_.size(); }
   std::size_t slot(std::size_t u) const { return u % slots_; }
   float* buffer(std::size_t s) { return ring_.data() + s * slot_floats_; }
@@ -113,7 +122,7 @@ class FileTier {
   std::size_t slots_ = 1, slot_floats_ = 0, depth_ = 0;
   bool read_ahead_ = true;
   TypedBuffer<float> ring_;       // B buffers of the largest record (declared before the thread)
-  File file_;                     // closed and removed after the thread has stopped
+  TierFile file_;                 // closed and removed after the thread has stopped
   std::unique_ptr<IoThread> io_;  // destroyed first: every queued job has run
   std::vector<IoHandle> last_;    // per buffer: the last job queued on it
   std::size_t next_ = 0;          // the unit this pass begins next

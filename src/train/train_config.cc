@@ -39,9 +39,6 @@ void validate_offload(const TrainConfig& c) {
            c.offload_params, " is not none or file:DIR");
   ZT_CHECK(c.offload_params == "none" || c.stage == 3,
            "--offload-params keeps stage 3's parameter shards in files: ", "it needs --stage 3");
-  ZT_CHECK(c.offload_params == "none",
-           "--offload-params file:DIR is not implemented yet (stage 3's parameter shards stay in memory; "
-           "--offload-optimizer file:DIR is implemented)");
 }
 
 }  // namespace
@@ -150,7 +147,7 @@ bool parse_train_config(int argc, char** argv, TrainConfig& c, std::vector<std::
                "copied down, parameters up) | file:DIR (ZeRO-Infinity style: in a file per rank under DIR, streamed "
                "through --offload-buffers buffers)");
   p.add_string("offload-params", &c.offload_params,
-               "none | file:DIR: stage 3's parameter shards in files (not implemented yet)");
+               "none | file:DIR: stage 3's parameter shards in a file per rank, read ahead of each gather");
   p.add_int("offload-buffers", &c.offload_buffers, "file tier: unit records held in RAM at once", 1, 1024);
   p.add_choice("offload-read-ahead", &c.offload_read_ahead, {"on", "off"},
                "file tier: read the next units while one updates (off: each read when its unit starts)");

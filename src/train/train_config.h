@@ -92,7 +92,7 @@ struct TrainConfig {
   // ZeRO-Offload and the file tier (chapter 10; src/offload)
   std::string offload_optimizer =
       "none";                           ///< none | host | file:DIR: where FP32 master, optimizer state and update live
-  std::string offload_params = "none";  ///< none | file:DIR: stage 3's parameter shards in files (not implemented)
+  std::string offload_params = "none";  ///< none | file:DIR: stage 3's parameter shards in files
   int64_t offload_buffers = 3;          ///< file tier: unit records in RAM at once (the ring's buffers)
   std::string offload_read_ahead = "on";  ///< file tier: read the next units while one updates (on | off)
 
@@ -128,6 +128,10 @@ struct TrainConfig {
   /// The directory of a file tier. @return DIR of --offload-optimizer file:DIR, else "".
   std::string offload_optimizer_dir() const {
     return offload_optimizer.rfind("file:", 0) == 0 ? offload_optimizer.substr(5) : std::string();
+  }
+  /// The directory of the parameter tier. @return DIR of --offload-params file:DIR, else "".
+  std::string offload_params_dir() const {
+    return offload_params.rfind("file:", 0) == 0 ? offload_params.substr(5) : std::string();
   }
 
   /// Micro-batches per step on one rank: global_batch / micro_batch.

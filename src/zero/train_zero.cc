@@ -40,6 +40,7 @@
 #include "memory/buffer.h"
 #include "model/gpt.h"
 #include "offload/optimizer_tier.h"
+#include "offload/param_file_tier.h"
 #include "optim/grad_accumulator.h"
 #include "optim/loss_scaler.h"
 #include "reduce/canonical_tree.h"
@@ -194,7 +195,9 @@ class ZeroLoop final : public model::ParamProvider<T> {
   std::size_t N_m() const { return mp_ ? static_cast<std::size_t>(mp_->size()) : 1; }
   CommStats mp_stats() const { return mp_ ? mp_->stats() : CommStats{}; }
   zero_r::TransferStats copy_stats() const { return copies_ ? copies_->stats() : zero_r::TransferStats{}; }
-  offload::FileIoStats file_io_stats() const { return tier_ ? tier_->file_stats() : offload::FileIoStats{}; }
+  offload::FileIoStats file_io_stats() const {  // both file tiers: the optimizer's and the parameters'
+    return (tier_ ? tier_->file_stats() : offload::FileIoStats{}) + (ptier_ ? ptier_->stats() : offload::FileIoStats{});
+  }
   std::size_t rank() const { return lay_.rank; }
   std::size_t units() const { return lay_.units.size(); }
   std::size_t numel(std::size_t u) const { return lay_.units[u].numel; }
@@ -204,8 +207,16 @@ class ZeroLoop final : public model::ParamProvider<T> {
 
   // ---- set-up -------------------------------------------------------------------------------
   void allocate() {
-    const std::size_t state_elements = lay_.total(plan_.spec.optimizer);            // S_o: shards, or every unit
-    params_ = make_buffer<T>(arena_, plan_.params_layout.total, category::params);  // per unit: S_p
+    const std::size_t state_elements = lay_.total(plan_.spec.optimizer);  // S_o: shards, or every unit
+    if (plan_.params_layout.total)  // per unit: S_p (--offload-params: the persistent units only)
+      params_ = make_buffer<T>(arena_, plan_.params_layout.total, category::params);
+    if (plan_.offload_params) {  // ZeRO-Infinity: the sharded units' shards in a file (offload/param_file_tier.h)
+      std::vector<std::size_t> records(units(), 0);
+      for (std::size_t u = 0; u < units(); ++u)
+        if (plan_.params_in_file(u)) records[u] = shard(u) * sizeof(T);
+      ptier_ = std::make_unique<offload::ParamFileTier>(c_.offload_params_dir(), world_rank_, records,
+                                                        plan_.param_buffers, arena_);
+    }
     if (plan_.offload_activations || plan_.offload_optimizer) {  // a host tier: P_a+cpu, ZeRO-Offload
       copies_ = std::make_unique<zero_r::CopyEngine>();
       host_arena_ = std::make_unique<Arena>(static_cast<std::size_t>(c_.host_memory_budget_mb * 1048576.0),
@@ -250,8 +261,9 @@ class ZeroLoop final : public model::ParamProvider<T> {
           keep_grad(u, r16, r32, leaf);
         },
         [this](std::size_t u) { return accumulators_[u]->allocate_leaf(); }, tl());
-    if (plan_.spec.params) gatherer_ = std::make_unique<UnitGatherer<T>>(plan_, coll_, arena_, params_.data(), tl());
-    evaluator_ = std::make_unique<HeldoutEvaluator<T>>(c_, data_, plan_, coll_, arena_, params_.data());
+    if (plan_.spec.params)
+      gatherer_ = std::make_unique<UnitGatherer<T>>(plan_, coll_, arena_, params_.data(), tl(), ptier_.get());
+    evaluator_ = std::make_unique<HeldoutEvaluator<T>>(c_, data_, plan_, coll_, arena_, params_.data(), ptier_.get());
     compute_start_.resize(units());
     if (plan_.partition_activations) {  // ZeRO-R P_a (and P_a+cpu): zero_r/partitioned_checkpoints.h
       keeper_ = std::make_unique<zero_r::PartitionedCheckpoints<T>>(
@@ -279,10 +291,15 @@ class ZeroLoop final : public model::ParamProvider<T> {
   void initialise() {
     for (std::size_t u = 0; u < units(); ++u) {
       const bool p_sharded = plan_.params_sharded(u), o_sharded = plan_.spec.optimizer;
-      T* p = params_.data() + plan_.params_layout.offsets[u];
-      init_unit_range(shape_.model, gpt_.manifest(), c_.seed, u, p_sharded ? shard_begin(u) : 0,
-                      lay_.extent(u, p_sharded), norm_.data(), lay_.block,
-                      [&](std::size_t k, float v) { p[k] = T(v); });
+      with_params(
+          u,
+          [&](T* p) {
+            init_unit_range(shape_.model, gpt_.manifest(), c_.seed, u, p_sharded ? shard_begin(u) : 0,
+                            lay_.extent(u, p_sharded), norm_.data(), lay_.block,
+                            [&](std::size_t k, float v) { p[k] = T(v); });
+            return true;
+          },
+          /*fresh=*/true);
       const auto init_master = [&](float* m) {
         init_unit_range(shape_.model, gpt_.manifest(), c_.seed, u, o_sharded ? shard_begin(u) : 0,
                         lay_.extent(u, o_sharded), norm_.data(), lay_.block, [&](std::size_t k, float v) { m[k] = v; });
@@ -410,11 +427,14 @@ class ZeroLoop final : public model::ParamProvider<T> {
     const ElementOptimizer opt =
         element_optimizer(c_, lr, ++optimizer_step_, optimizer_state_.data(), lay_.total(plan_.spec.optimizer));
     std::vector<Work> gathers;
-    for (std::size_t u = 0; u < units(); ++u) {
+    if (ptier_) ptier_->start_pass(units_in_file());  // --offload-params: each shard read, updated, written back
+    for (std::size_t u = 0, k = 0; u < units(); ++u) {
+      T* in_file = plan_.params_in_file(u) ? reinterpret_cast<T*>(ptier_->get(k)) : nullptr;
       if (tier_)  // ZeRO-Offload: gradient down, the same update on the host tier, parameters up
-        tier_->update(u, owned(u), inv_scale, decision.clip, opt);
+        tier_->update(u, owned(u, in_file), inv_scale, decision.clip, opt);
       else
-        apply_update(owned(u), inv_scale, decision.clip, opt);
+        apply_update(owned(u, in_file), inv_scale, decision.clip, opt);
+      if (in_file) ptier_->put(k++, /*write=*/true);
       share_updated(u, gathers);
     }
     for (auto& w : gathers) w.wait();
@@ -432,11 +452,13 @@ class ZeroLoop final : public model::ParamProvider<T> {
     return plan_.reduce_scatters_grad ? lay_.shard_real(u, rank()) : numel(u);
   }
   /// The elements of unit u this rank's optimizer updates: its shard (S_o), or the whole unit.
-  OwnedSlice<T> owned(std::size_t u) {
+  /// @param in_file --offload-params: the unit's shard, read from the parameter tier.
+  OwnedSlice<T> owned(std::size_t u, T* in_file = nullptr) {
     const bool o_sharded = plan_.spec.optimizer;
     const std::size_t begin = o_sharded ? shard_begin(u) : 0;  // unit coordinates of the owned elements
     const std::size_t at = lay_.offset(u, o_sharded);          // in the S_o-extent master and state
-    T* p = params_.data() + plan_.params_layout.offsets[u] + (plan_.params_sharded(u) ? 0 : begin);
+    T* p =
+        (in_file ? in_file : params_.data() + plan_.params_layout.offsets[u]) + (plan_.params_sharded(u) ? 0 : begin);
     const GradSpan<T> g = summed_grad(u).after(plan_.reduce_scatters_grad ? 0 : begin);
     return {p, master_.size() ? master_.data() + at : nullptr, at, g,
             o_sharded ? lay_.shard_real(u, rank()) : numel(u)};
@@ -451,12 +473,32 @@ class ZeroLoop final : public model::ParamProvider<T> {
     if (tier_) return tier_->with_owned_state(u, fn);
     const bool o_sharded = plan_.spec.optimizer;
     const std::size_t at = lay_.offset(u, o_sharded), begin = o_sharded ? shard_begin(u) : 0;
-    float* master;  // fp32: the compute copy is the master (its owned part)
-    if constexpr (kFp32)
-      master = params_.data() + plan_.params_layout.offsets[u] + (plan_.params_sharded(u) ? 0 : begin);
+    const auto view = [&](float* master) {
+      return fn(
+          offload::StateView{master, optimizer_state_.data(), at, lay_.total(o_sharded), lay_.extent(u, o_sharded)});
+    };
+    if constexpr (kFp32)  // fp32: the compute copy is the master (its owned part), maybe in the parameter tier
+      with_params(u, [&](float* p) { return view(p + (plan_.params_sharded(u) ? 0 : begin)); });
     else
-      master = master_.data() + at;
-    fn(offload::StateView{master, optimizer_state_.data(), at, lay_.total(o_sharded), lay_.extent(u, o_sharded)});
+      view(master_.data() + at);
+  }
+  /// Unit u's stored compute copy (S_p extent), between steps: in params_, or (--offload-params)
+  /// its record of the parameter tier, written back when fn(T*) returns true. @param fresh the
+  /// record is filled, not read.
+  template <typename Fn>
+  void with_params(std::size_t u, Fn fn, bool fresh = false) {
+    if (!plan_.params_in_file(u)) {
+      fn(params_.data() + plan_.params_layout.offsets[u]);
+      return;
+    }
+    ptier_->with_record(u, fresh, [&](std::byte* r) { return fn(reinterpret_cast<T*>(r)); });
+  }
+  /// The parameter tier's update pass: the units whose shards are in its file, in order.
+  std::vector<std::size_t> units_in_file() const {
+    std::vector<std::size_t> out;
+    for (std::size_t u = 0; u < units(); ++u)
+      if (plan_.params_in_file(u)) out.push_back(u);
+    return out;
   }
 
   // ---- what ranks exchange besides gradients and parameters ---------------------------------
@@ -530,11 +572,16 @@ class ZeroLoop final : public model::ParamProvider<T> {
     }));
   }
   std::vector<float> master_values() {
-    if constexpr (kFp32)
-      return canonical(gather_dense(false, plan_.params_layout.sharded, [&](std::size_t u, std::size_t k) {
-        return params_[plan_.params_layout.offsets[u] + k];
-      }));
-    else {
+    if constexpr (kFp32) {
+      std::vector<std::vector<float>> stored(units());  // each unit's compute copy, wherever it is
+      for (std::size_t u = 0; u < units(); ++u)
+        with_params(u, [&](const float* p) {
+          stored[u].assign(p, p + lay_.extent(u, plan_.params_sharded(u)));
+          return false;
+        });
+      return canonical(
+          gather_dense(false, plan_.params_layout.sharded, [&](std::size_t u, std::size_t k) { return stored[u][k]; }));
+    } else {
       std::vector<float> master(lay_.total(plan_.spec.optimizer));  // this rank's owned master, wherever it lives
       for (std::size_t u = 0; u < units(); ++u)
         with_owned_state(u, [&](const offload::StateView& s) {
@@ -553,10 +600,6 @@ class ZeroLoop final : public model::ParamProvider<T> {
   }
 
   // ---- checkpoints (P10): this rank's states in canonical pieces (zero/checkpoint_io.h) ------
-  /// Where element k (unit coordinates) of unit u sits in the S_p-extent parameters.
-  std::size_t param_index(std::size_t u, std::size_t k) const {
-    return plan_.params_layout.offsets[u] + (plan_.params_sharded(u) ? k - shard_begin(u) : k);
-  }
   /// Unit coordinates of element 0 of with_owned_state's view: the shard's start (S_o) or 0.
   std::size_t owned_begin(std::size_t u) const { return plan_.spec.optimizer ? shard_begin(u) : 0; }
   /// Checkpoint state s of a view (0: the FP32 master — for fp32 precision the parameters
@@ -626,8 +669,11 @@ class ZeroLoop final : public model::ParamProvider<T> {
       const std::size_t shard_end = shard_begin(u) + lay_.shard_real(u, rank());
       // the compute copy (S_p extent): θ16 = round(θ32), as after every update
       const std::size_t p_begin = plan_.params_sharded(u) ? shard_begin(u) : 0;
-      read(0, u, p_begin, plan_.params_sharded(u) ? shard_end : numel(u),
-           [&](std::size_t k, float v) { params_[param_index(u, k)] = T(v); });
+      with_params(u, [&](T* p) {  // in params_, or the parameter tier's record
+        read(0, u, p_begin, plan_.params_sharded(u) ? shard_end : numel(u),
+             [&](std::size_t k, float v) { p[k - p_begin] = T(v); });
+        return true;
+      });
       // the master and the moments (S_o extent), wherever the tier keeps them
       const std::size_t o_begin = owned_begin(u), o_end = plan_.spec.optimizer ? shard_end : numel(u);
       with_owned_state(u, [&](const offload::StateView& view) {
@@ -706,6 +752,7 @@ class ZeroLoop final : public model::ParamProvider<T> {
   TypedBuffer<int32_t> batch_;
   TypedBuffer<float> norm_;
   std::unique_ptr<GradReducer<T>> reducer_;         // gradient reduce-scatters / all-reduces
+  std::unique_ptr<offload::ParamFileTier> ptier_;   // --offload-params: the shards' file (outlives the gathers)
   std::unique_ptr<UnitGatherer<T>> gatherer_;       // stage 3: parameter all-gathers
   std::unique_ptr<HeldoutEvaluator<T>> evaluator_;  // held-out rounds split over ranks
   // ZeRO-R P_a / P_a+cpu, ZeRO-Offload (declared last: the keeper and the optimizer tier go first,

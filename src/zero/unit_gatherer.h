@@ -10,6 +10,10 @@
 // A persistent unit (--persist-below-mb: its parameters are whole on every rank) is acquired in
 // the same order, checked the same way, and handed out as the caller's whole copy with no
 // collective; prefetch counts gathers, so it looks past persistent units to the next sharded ones.
+//
+// With --offload-params file:DIR the shards are not in memory: each micro-batch is a pass of the
+// parameter tier (offload/param_file_tier.h) over this order's gathers; a shard is read into the
+// tier's ring before its all-gather is issued, and its buffer is freed when the gather is done.
 #pragma once
 
 #include <algorithm>
@@ -21,6 +25,7 @@
 #include "core/check.h"
 #include "memory/arena.h"
 #include "memory/buffer.h"
+#include "offload/param_file_tier.h"
 #include "zero/timeline.h"
 #include "zero/zero_plan.h"
 
@@ -33,19 +38,23 @@ class UnitGatherer {
   /// @param plan the rank's plan (kept by reference). @param coll the group. @param arena where
   /// gathered units live. @param params this rank's parameter storage (plan.params_layout: the
   /// shard of a sharded unit, the whole of a persistent one).
-  /// @param timeline where blocked time is recorded (may be null).
-  UnitGatherer(const ZeroPlan& plan, Collective& coll, Arena& arena, const T* params, Timeline* timeline = nullptr)
+  /// @param timeline where blocked time is recorded (may be null). @param file the parameter
+  /// tier holding the sharded units' shards (null: they are in `params`).
+  UnitGatherer(const ZeroPlan& plan, Collective& coll, Arena& arena, const T* params, Timeline* timeline = nullptr,
+               offload::ParamFileTier* file = nullptr)
       : plan_(plan),
         coll_(coll),
         arena_(arena),
         params_(params),
         timeline_(timeline),
+        file_(file),
         in_use_(plan.layout.units.size()) {
     // gathers_before_[i]: sharded uses among positions [0, i) of the acquire order
     for (std::size_t i = 0; i < plan.acquire_order.size(); ++i) {
       gathers_before_.push_back(gather_positions_.size());
       if (plan.params_sharded(plan.acquire_order[i])) gather_positions_.push_back(i);
     }
+    for (std::size_t i : gather_positions_) gather_units_.push_back(plan.acquire_order[i]);
   }
 
   /// An all-gather still in flight writes into a buffer this object owns: an exception unwinding
@@ -73,12 +82,13 @@ class UnitGatherer {
     const bool sharded = plan_.params_sharded(u);
     const std::size_t last =
         std::min(gather_positions_.size(), gathers_before_[at] + (sharded ? 1 : 0) + plan_.prefetch);
-    while (next_issue_ < last) issue(gather_positions_[next_issue_++]);
+    for (; next_issue_ < last; ++next_issue_) issue(next_issue_);
     if (!sharded) return params_ + plan_.params_layout.offsets[u];
     Gathering g = std::move(in_flight_.front());
     in_flight_.pop_front();
     const double t0 = timeline_ ? timeline_->now_us() : 0;
     g.work.wait();
+    if (file_) file_->put(gathers_before_[at], /*write=*/false);  // its shard's buffer is free
     if (timeline_) timeline_->add("wait all_gather " + plan_.layout.units[u].name, "wait", t0);
     in_use_[u] = std::move(g.buffer);
     return in_use_[u].data();
@@ -96,11 +106,13 @@ class UnitGatherer {
     Work work;
   };
 
-  void issue(std::size_t position) {
-    const auto& unit = plan_.layout.units[plan_.acquire_order[position]];
+  void issue(std::size_t k) {  // the k-th gather of the micro-batch
+    const std::size_t u = gather_units_[k];
+    const auto& unit = plan_.layout.units[u];
     Gathering g;
     g.buffer = make_buffer<T>(arena_, unit.full, zero_category::gathered_params);
-    const T* shard = params_ + plan_.params_layout.offsets[plan_.acquire_order[position]];
+    if (file_ && k == 0) file_->start_pass(gather_units_);  // the micro-batch's reads of shards
+    const T* shard = file_ ? reinterpret_cast<const T*>(file_->get(k)) : params_ + plan_.params_layout.offsets[u];
     if (plan_.layout.world_size == 1)
       std::memcpy(static_cast<void*>(g.buffer.data()), shard, unit.shard * sizeof(T));
     else
@@ -113,10 +125,12 @@ class UnitGatherer {
   Arena& arena_;
   const T* params_;
   Timeline* timeline_;
+  offload::ParamFileTier* file_;  // --offload-params file:DIR (null: shards in params_)
   std::vector<TypedBuffer<T>> in_use_;
   std::deque<Gathering> in_flight_;
   std::vector<std::size_t> gather_positions_;  // positions of the acquire order that gather
   std::vector<std::size_t> gathers_before_;    // per position: gathers at earlier positions
+  std::vector<std::size_t> gather_units_;      // the unit of each gather, in order
   std::size_t position_ = 0;                   // next position of the acquire order
   std::size_t next_issue_ = 0;                 // next gather (index into gather_positions_) to issue
 };

@@ -134,13 +134,30 @@ zero_r::TransferStats predict_transfers_per_step(const ZeroPlan& p) {
 
 offload::FileIoStats predict_file_io_per_step(const ZeroPlan& p) {
   offload::FileIoStats io;
-  if (!p.offload_to_file) return io;
-  for (std::size_t u = 0; u < p.layout.units.size(); ++u) {  // every unit's record read once and written once
-    ++io.read_calls;
-    ++io.write_calls;
-    io.read_bytes += p.layout.extent(u, p.spec.optimizer) * static_cast<std::size_t>(p.shape.optimizer_k);
+  if (p.offload_to_file) {
+    for (std::size_t u = 0; u < p.layout.units.size(); ++u) {  // every unit's record read once and written once
+      ++io.read_calls;
+      ++io.write_calls;
+      io.read_bytes += p.layout.extent(u, p.spec.optimizer) * static_cast<std::size_t>(p.shape.optimizer_k);
+    }
+    io.write_bytes = io.read_bytes;
   }
-  io.write_bytes = io.read_bytes;
+  if (p.offload_params) {  // the parameter tier: a shard read per gather, and per sharded unit one update
+    const std::size_t t = model::bytes_of(p.shape.precision);
+    for (std::size_t j = 0; j < p.micro_batches_per_rank; ++j)
+      for (std::size_t u : p.acquire_order)
+        if (p.params_sharded(u)) {
+          ++io.read_calls;
+          io.read_bytes += p.layout.units[u].shard * t;
+        }
+    for (std::size_t u = 0; u < p.layout.units.size(); ++u)
+      if (p.params_sharded(u)) {  // read, updated, written back
+        ++io.read_calls;
+        ++io.write_calls;
+        io.read_bytes += p.layout.units[u].shard * t;
+        io.write_bytes += p.layout.units[u].shard * t;
+      }
+  }
   return io;
 }
 

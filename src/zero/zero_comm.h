@@ -41,8 +41,10 @@ CommStats predict_mp_comm_per_step(const ZeroPlan& plan);
 /// @param plan the rank's plan. @return bytes and calls (times are measurements only).
 zero_r::TransferStats predict_transfers_per_step(const ZeroPlan& plan);
 
-/// The file tier's I/O per applied step (zero without one): every unit's record (e_u elements of
-/// K bytes: FP32 master and moments) read once and written once.
+/// The file tiers' I/O per applied step (zero without one): every unit's record (e_u elements of
+/// K bytes: FP32 master and moments) read once and written once; with --offload-params also
+/// every sharded use of the acquire order's shard read per micro-batch, and every sharded unit's
+/// shard read and written once by the update (t bytes per element).
 /// @param plan the rank's plan. @return bytes and calls (times are measurements only).
 offload::FileIoStats predict_file_io_per_step(const ZeroPlan& plan);
 

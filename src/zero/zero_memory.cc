@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "model/workspace.h"
+#include "offload/param_file_tier.h"
 #include "offload/tier.h"
 #include "reduce/canonical_tree.h"
 
@@ -96,7 +97,17 @@ ModelStateBytes predicted_model_states(const ZeroPlan& p) {
   StateWidths widths = state_widths(fp32, p.grad_storage_16bit ? 2 : 4, p.shape.optimizer_k);
   if (p.offload_optimizer) widths.master = widths.optimizer = 0;  // the accelerator tier holds neither
   // the run's (S_p, S_g, S_o), with stage 3's persistent units: exactly what the engine allocates
-  return model_states_bytes(p.sharding(), widths, p.layout.rank);
+  ModelStateBytes b = model_states_bytes(p.sharding(), widths, p.layout.rank);
+  if (p.offload_params) {  // the sharded units' compute copy is in the parameter tier's file
+    for (std::size_t u = 0; u < p.layout.units.size(); ++u) {
+      if (!p.params_sharded(u)) continue;
+      const std::size_t shard = p.layout.units[u].shard, real = p.layout.shard_real(u, p.layout.rank);
+      b.params -= widths.param * shard;
+      b.padding -= widths.param * (shard - real);
+    }
+    b.total = b.params + b.grads + b.master + b.optimizer;
+  }
+  return b;
 }
 
 std::map<std::string, std::size_t> predict_zero_memory(const ZeroPlan& p) {
@@ -104,8 +115,15 @@ std::map<std::string, std::size_t> predict_zero_memory(const ZeroPlan& p) {
   const Layout& l = p.layout;
   const bool fp32 = p.shape.precision == model::Precision::fp32;
   const std::size_t t = model::bytes_of(p.shape.precision);
-  m[train::category::params] = p.params_layout.total * t;  // Σ_u shard_u or full_u (per-unit S_p)
-  if (!p.offload_optimizer) {                              // ZeRO-Offload: both in the host tier (predict_host_memory)
+  if (p.params_layout.total)  // Σ_u shard_u or full_u (per-unit S_p); --offload-params: persistent units only
+    m[train::category::params] = p.params_layout.total * t;
+  if (p.offload_params) {  // the parameter tier's ring: R buffers of the largest shard
+    std::size_t largest_shard = 0;
+    for (std::size_t u = 0; u < l.units.size(); ++u)
+      if (p.params_sharded(u)) largest_shard = std::max(largest_shard, l.units[u].shard);
+    m[offload::kParamBuffersCategory] = p.param_buffers * largest_shard * t;
+  }
+  if (!p.offload_optimizer) {  // ZeRO-Offload: both in the host tier (predict_host_memory)
     if (!fp32) m[train::category::master] = l.total(p.spec.optimizer) * 4;
     m[train::category::optimizer] = l.total(p.spec.optimizer) * static_cast<std::size_t>(p.shape.optimizer_k - 4);
   }

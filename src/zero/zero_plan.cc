@@ -65,6 +65,15 @@ ZeroPlan make_zero_plan(const train::TrainConfig& c, int64_t dataset_vocab, int 
   p.offload_to_file = !c.offload_optimizer_dir().empty();
   if (p.offload_to_file)
     p.offload_buffers = std::min(static_cast<std::size_t>(c.offload_buffers), p.layout.units.size());
+  p.offload_params = !c.offload_params_dir().empty() && p.spec.params;
+  if (p.offload_params) {  // the sharded units' shards go to the file: nothing of them in params_
+    p.param_buffers = std::max(static_cast<std::size_t>(c.offload_buffers), p.prefetch + 1);
+    p.params_layout.total = 0;
+    for (std::size_t u = 0; u < p.layout.units.size(); ++u) {
+      p.params_layout.offsets[u] = p.params_layout.total;
+      if (!p.params_sharded(u)) p.params_layout.total += p.layout.units[u].full;
+    }
+  }
   p.calls = model::provider_calls(p.manifest);
   for (const auto& call : p.calls)
     if (call.kind == model::ProviderCall::Kind::acquire) p.acquire_order.push_back(static_cast<std::size_t>(call.unit));

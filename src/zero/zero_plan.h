@@ -77,6 +77,13 @@ struct ZeroPlan {
   bool offload_optimizer = false;   ///< FP32 master, optimizer state and the update in the host tier
   bool offload_to_file = false;     ///< ... kept in a file per rank, streamed through the host tier
   std::size_t offload_buffers = 0;  ///< the file tier's ring: min(--offload-buffers, units)
+  /// --offload-params file:DIR (stage 3): the sharded units' compute-dtype shards live in a file
+  /// per rank (offload/param_file_tier.h), not in params_layout (their extent there is 0)
+  bool offload_params = false;
+  std::size_t param_buffers = 0;  ///< the parameter tier's ring: max(--offload-buffers, --prefetch + 1)
+  /// Whether unit u's compute-dtype shard is in the parameter tier's file. @param u unit.
+  /// @return S_p of the unit with --offload-params.
+  bool params_in_file(std::size_t u) const { return offload_params && params_sharded(u); }
 
   /// The model options of this rank: its placement and the run's checkpointing. @return them.
   model::ModelOptions model_options() const { return {mp, shape.checkpoint_activations, partition_activations}; }

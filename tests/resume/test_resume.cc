@@ -134,3 +134,22 @@ TEST_CASE("checkpoints with ZeRO-Offload: saved from the file tier, resumed into
     }
   }
 }
+
+TEST_CASE("checkpoints with --offload-params: saved from the parameter file, resumed without it and back into it",
+          "[ch10]") {
+  ScratchDir dir("oparams");
+  std::filesystem::create_directories(dir / "tier");
+  for (const char* precision : {"fp32", "bf16"}) DYNAMIC_SECTION(precision) {
+      const std::string args = kModel + "--stage 3 --world-size 2 --prefetch 1 --precision " + precision;
+      const std::string params_file = " --offload-params file:" + dir / "tier";
+      const Recorded whole = run_recorded(dir, "whole", args);
+      const std::string from_file = dir / (std::string("from-file-") + precision),
+                        to_file = dir / (std::string("to-file-") + precision);
+      // saved with the shards in the file, resumed with them in memory; and the other way round
+      run_killed_after(args + params_file + " --save-dir " + from_file + " --save-every 3", 3);
+      check_continues(whole, run_recorded(dir, "resumed", args + " --resume " + from_file), 3);
+      run_killed_after(args + " --save-dir " + to_file + " --save-every 3", 3);
+      check_continues(whole, run_recorded(dir, "resumed", args + params_file + " --resume " + to_file), 3);
+      CHECK(std::filesystem::is_empty(dir / "tier"));
+    }
+}

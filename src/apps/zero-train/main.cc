@@ -384,6 +384,8 @@ int main(int argc, char** argv) {
     zt::device::require_device(c.device);  // one line on every rank, before any rank waits on another
     if (const std::string dir = c.offload_optimizer_dir(); !dir.empty())  // one line, before any rank starts
       zt::offload::check_file_tier_dir("--offload-optimizer", dir);
+    if (const std::string dir = c.offload_params_dir(); !dir.empty())
+      zt::offload::check_file_tier_dir("--offload-params", dir);
     const RunMode mode = run_mode(c, decision);
     if (mode == RunMode::spawned_processes) return run_spawned_processes(c, argc, argv);
     const auto data = open_dataset(c);

@@ -619,7 +619,7 @@ void check_param_tier_accounting(const ZeroRun& z, const train::TrainConfig& c) 
 
 }  // namespace
 
-TEST_CASE("--offload-params file: stage 3 is bitwise the run without, N = 1, 2, 4, every precision, prefetch 0-2",
+TEST_CASE("offload-params file: stage 3 is bitwise the run without, N = 1, 2, 4, every precision, prefetch 0-2",
           "[ch10]") {
   int row = 0;
   for (int world : {1, 2, 4})
@@ -658,8 +658,7 @@ TEST_CASE("--offload-params file: stage 3 is bitwise the run without, N = 1, 2, 
       }
 }
 
-TEST_CASE("--offload-params file: one file per rank while training, removed after the run and after an error",
-          "[ch10]") {
+TEST_CASE("offload-params file: one file per rank while training, removed after the run and after an error", "[ch10]") {
   const train::TrainConfig c = zero_config(3, 2, 1, "bf16");
   const ScratchDir dir;
   train::TrainConfig o = c;

@@ -201,14 +201,35 @@ std::vector<ProviderCall> provider_calls(const Manifest& m) {
   const auto each = [&](K kind, const std::vector<int>& units) {
     for (int u : units) c.push_back({kind, u});
   };
+  const auto param_done = [&](int param) {
+    c.push_back({K::param_grad_done, m.params[static_cast<std::size_t>(param)].unit, param});
+  };
   c.push_back({K::acquire, 0}), c.push_back({K::release, 0});
   for (const auto& units : m.layer_units) each(K::acquire, units), each(K::release, units);
   c.push_back({K::acquire, ln_f}), c.push_back({K::release, ln_f});
   c.push_back({K::acquire, 0}), c.push_back({K::release, 0});  // the tied head
   c.push_back({K::acquire, 0}), c.push_back({K::grad, 0}), c.push_back({K::release, 0});
-  for (K k : {K::acquire, K::grad, K::grad_done, K::release}) c.push_back({k, ln_f});
-  for (auto l = m.layer_units.rbegin(); l != m.layer_units.rend(); ++l)
-    for (K k : {K::acquire, K::grad, K::grad_done, K::release}) each(k, *l);
+  const int lnf_first = m.units[static_cast<std::size_t>(ln_f)].first_param;
+  c.push_back({K::acquire, ln_f}), c.push_back({K::grad, ln_f});
+  param_done(lnf_first), param_done(lnf_first + 1);
+  c.push_back({K::grad_done, ln_f}), c.push_back({K::release, ln_f});
+  for (auto l = m.layer_units.rbegin(); l != m.layer_units.rend(); ++l) {
+    each(K::acquire, *l), each(K::grad, *l);
+    if (l->size() == 1) {  // one unit: pairs from its end, as backward finishes them (weight, bias)
+      const auto& info = m.units[static_cast<std::size_t>(l->front())];
+      for (int k0 = info.num_params - 2; k0 >= 0; k0 -= 2)
+        param_done(info.first_param + k0), param_done(info.first_param + k0 + 1);
+      c.push_back({K::grad_done, l->front()});
+    } else {  // split: after the block's backward, each unit's parameters from its last
+      for (int u : *l) {
+        const auto& info = m.units[static_cast<std::size_t>(u)];
+        for (int k = info.num_params - 1; k >= 0; --k) param_done(info.first_param + k);
+        c.push_back({K::grad_done, u});
+      }
+    }
+    each(K::release, *l);
+  }
+  param_done(1), param_done(0);  // wpe, wte
   c.push_back({K::grad_done, 0});
   return c;
 }

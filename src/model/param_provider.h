@@ -26,7 +26,7 @@
 // ln_f.bias; per block (local order) c_proj.w/b of the MLP, c_fc.w/b, ln_2.w/b, attn.c_proj.w/b,
 // c_attn.w/b, ln_1.w/b; then wpe, wte; for split blocks after the block's backward, each unit's
 // parameters from its last to its first. Either way a unit's parameters finish from its end
-// towards its start.
+// towards its start. provider_calls() lists these calls too, where they happen.
 #pragma once
 
 #include <vector>
@@ -35,12 +35,14 @@
 
 namespace zt::model {
 
-/// One call of the provider protocol (param_provider_calls). param_grad_done is not listed.
+/// One call of the provider protocol (provider_calls), param_grad_done included: the memory
+/// prediction replays a micro-batch's calls, and stage 2's buckets start at param_grad_done.
 struct ProviderCall {
-  /// The four calls of the protocol.
-  enum class Kind { acquire, release, grad, grad_done };
-  Kind kind;  ///< which call
-  int unit;   ///< on which unit
+  /// The calls of the protocol.
+  enum class Kind { acquire, release, grad, grad_done, param_grad_done };
+  Kind kind;       ///< which call
+  int unit;        ///< on which unit (param_grad_done: the unit holding the parameter)
+  int param = -1;  ///< param_grad_done: the parameter's index in Manifest::params; else -1
 };
 
 /// The provider calls of one micro-batch (forward then backward), as listed above.

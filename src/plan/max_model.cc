@@ -20,16 +20,6 @@ double max_paper_psi(const PaperQuestion& q, double budget_bytes) {
   return psi;
 }
 
-namespace {
-
-std::size_t highest_peak(const train::TrainConfig& c, int64_t vocab) {
-  std::size_t peak = 0;
-  for (const auto& r : predict_run(c, vocab).ranks) peak = std::max(peak, r.peak_bytes);
-  return peak;
-}
-
-}  // namespace
-
 MaxLayers max_layers(const train::TrainConfig& c, int64_t vocab) {
   constexpr int64_t kMaxLayers = 1024;  // --layers' upper limit
   MaxLayers m;
@@ -37,13 +27,21 @@ MaxLayers max_layers(const train::TrainConfig& c, int64_t vocab) {
   m.capacity = predict_run(c, vocab).arena_capacity;
   for (int64_t l = 1; l <= kMaxLayers; ++l) {
     t.layers = l;
-    const std::size_t peak = highest_peak(t, vocab);
-    if (peak > m.capacity) {
-      m.next_peak_bytes = peak;
+    const RunPrediction run = predict_run(t, vocab);
+    std::size_t high_water = 0;
+    const RankPrediction* failed = nullptr;
+    for (const auto& r : run.ranks) {
+      high_water = std::max(high_water, r.high_water_bytes);
+      if (!r.fit.ok && !failed) failed = &r;
+    }
+    if (failed) {
+      m.next_peak_bytes = high_water;
+      m.next_rank = failed->rank;
+      m.next_fit = failed->fit;
       break;
     }
     m.layers = l;
-    m.peak_bytes = peak;
+    m.peak_bytes = high_water;
   }
   return m;
 }

@@ -4,10 +4,12 @@
 #include "data/addition.h"
 #include "data/dataset.h"
 #include "model/manifest.h"
+#include "train/heldout.h"
 #include "train/memory_plan.h"
 #include "zero/zero_comm.h"
 #include "zero/zero_memory.h"
 #include "zero/zero_plan.h"
+#include "zero/zero_trace.h"
 
 namespace zt::plan {
 
@@ -42,6 +44,12 @@ std::size_t sum_of(const std::map<std::string, std::size_t>& categories) {
   return total;
 }
 
+/// The high-water mark of the rank's trace and whether it runs at the arena's capacity.
+void finish_memory(RankPrediction& r, std::size_t capacity) {
+  r.high_water_bytes = zero_r::ledger_high_water(r.trace);
+  r.fit = zero_r::fits(r.trace, capacity, r.regions);
+}
+
 }  // namespace
 
 RunPrediction predict_run(const train::TrainConfig& c, int64_t vocab) {
@@ -56,9 +64,14 @@ RunPrediction predict_run(const train::TrainConfig& c, int64_t vocab) {
     r.device = train::predict_single_rank(shape);
     r.peak_bytes = sum_of(r.device);
     r.model_states_bytes = model_states_of(r.device);
+    r.trace = train::predicted_single_rank_trace(shape);
+    finish_memory(r, out.arena_capacity);
     out.ranks.push_back(std::move(r));
     return out;
   }
+  // the engine evaluates the addition task's held-out split after the last step (none for --data)
+  const std::size_t heldout_rounds =
+      c.data.empty() ? static_cast<std::size_t>(train::heldout_rounds(c.micro_batch)) : 0;
   const int n_m = static_cast<int>(c.mp_size), n_d = static_cast<int>(c.dp_size());
   for (int dp = 0; dp < n_d; ++dp)
     for (int mp = 0; mp < n_m; ++mp) {
@@ -71,6 +84,9 @@ RunPrediction predict_run(const train::TrainConfig& c, int64_t vocab) {
       r.host = zero::predict_host_memory(p);
       r.peak_bytes = sum_of(r.device);
       r.model_states_bytes = model_states_of(r.device);
+      r.trace = zero::predicted_trace(p, c.overlap, heldout_rounds);
+      if (c.allocator == "zero") r.regions = zero::md_regions(p);
+      finish_memory(r, out.arena_capacity);
       r.dp_comm = zero::predict_comm_per_step(p);
       r.mp_comm = zero::predict_mp_comm_per_step(p);
       r.transfers = zero::predict_transfers_per_step(p);

@@ -18,6 +18,7 @@
 #include "collective/stats.h"
 #include "offload/io_thread.h"
 #include "train/train_config.h"
+#include "zero_r/allocation_replay.h"
 #include "zero_r/copy_engine.h"
 
 namespace zt::plan {
@@ -32,9 +33,20 @@ struct RankPrediction {
   /// Host tier (P_a+cpu, ZeRO-Offload): peak bytes per category; empty without one.
   std::map<std::string, std::size_t> host;
   /// Sum of the device categories' peaks: zero-train's peak_bytes_predicted. It bounds the
-  /// ledger's real high-water mark from above (categories need not peak at the same moment), and
-  /// the arena also rounds each block up to 256 bytes, which the ledger does not count.
+  /// ledger's real high-water mark from above (categories need not peak at the same moment).
   std::size_t peak_bytes = 0;
+  /// The device arena's events for set-up, one step and one evaluation, in the engine's order
+  /// (zero/zero_trace.h; the reference loop: train::predicted_single_rank_trace): what
+  /// zero-train --memory-trace writes for this rank with --steps 1.
+  std::vector<ArenaEvent> trace;
+  /// M_D's regions with --allocator zero (zero::md_regions), else none.
+  std::vector<zero_r::ReplayRegion> regions;
+  /// The ledger's high-water mark: the peak of the trace's running sum (zero-train's measured
+  /// peak_bytes). At most peak_bytes; the arena also rounds each block up to 256 bytes and can
+  /// fragment, which fit (a replay of the trace at the run's capacity) accounts for.
+  std::size_t high_water_bytes = 0;
+  /// The trace replayed through a first-fit arena of the run's capacity with these regions.
+  zero_r::ReplayResult fit;
   /// params + grads + master + optimizer peaks: what zero-train measures as model_states_bytes.
   std::size_t model_states_bytes = 0;
   CommStats dp_comm;                ///< data-parallel group, one applied step

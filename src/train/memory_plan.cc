@@ -55,4 +55,27 @@ std::map<std::string, std::size_t> predict_single_rank(const SingleRankShape& s)
   return p;
 }
 
+std::vector<ArenaEvent> predicted_single_rank_trace(const SingleRankShape& s) {
+  const std::map<std::string, std::size_t> m = predict_single_rank(s);
+  std::vector<ArenaEvent> events;
+  uint64_t next = 0;
+  const auto allocate = [&](std::size_t bytes, const std::string& category) {
+    events.push_back({true, next, bytes, category});
+    return ArenaEvent{false, next++, bytes, category};  // its release, for later
+  };
+  // single_rank.cc's allocate(), in order (grad_staging before grads: the model's 16-bit output
+  // first, then the FP32 storage it is widened into)
+  for (const char* name : {category::params, category::master, category::optimizer, category::grad_staging,
+                           category::grads, category::activations, category::activation_checkpoints, category::scratch,
+                           category::batch, category::norm_blocks, category::eval, category::diagnostics})
+    if (auto it = m.find(name); it != m.end() && it->second) allocate(it->second, name);
+  if (s.micro_batches > 1) {  // the step's canonical accumulator: one FP32 leaf per micro-batch
+    const auto merge = [&](ArenaEvent&, ArenaEvent&& right) { events.push_back(right); };
+    CanonicalAccumulator<ArenaEvent, decltype(merge)> acc(merge);
+    for (std::size_t j = 0; j < s.micro_batches; ++j) acc.push(allocate(s.psi * 4, category::accum_partials));
+    events.push_back(acc.finish());  // the sum lives to the step's end
+  }
+  return events;
+}
+
 }  // namespace zt::train

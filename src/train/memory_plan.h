@@ -10,7 +10,9 @@
 #include <cstddef>
 #include <map>
 #include <string>
+#include <vector>
 
+#include "memory/arena.h"
 #include "model/gpt_config.h"
 #include "model/precision.h"
 #include "model/workspace.h"
@@ -65,6 +67,14 @@ SingleRankShape single_rank_shape(const TrainConfig& config, int64_t vocab);
 /// Predicted peak bytes of every category a run allocates (categories it never allocates are
 /// absent). @param shape the run. @return category name -> bytes.
 std::map<std::string, std::size_t> predict_single_rank(const SingleRankShape& shape);
+
+/// The arena events of the reference loop's set-up and one step, predicted (as zero/zero_trace.h
+/// for the ZeRO engine): single_rank.cc's allocations in its order with predict_single_rank's
+/// sizes, then with A > 1 the step's FP32 leaves through the canonical tree (a merge frees its
+/// right operand) and the sum's release. Everything else is allocated once, so the running sum's
+/// peak equals the sum of the category peaks here; the trace still matters for a first-fit replay.
+/// @param shape the run. @return the events (ids from 0 in allocation order).
+std::vector<ArenaEvent> predicted_single_rank_trace(const SingleRankShape& shape);
 
 /// The four model-state categories, whose peaks add up to model_states_bytes.
 /// @return their names.

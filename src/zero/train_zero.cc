@@ -62,6 +62,7 @@
 #include "zero/zero_comm.h"
 #include "zero/zero_memory.h"
 #include "zero/zero_plan.h"
+#include "zero/zero_trace.h"
 #include "zero_r/allocation_replay.h"
 #include "zero_r/copy_engine.h"
 #include "zero_r/partitioned_checkpoints.h"
@@ -278,12 +279,7 @@ class ZeroLoop final : public model::ParamProvider<T> {
   /// tree's partial sums, allocated during backward), sized by replaying this plan's gradient
   /// allocations (gradient_events), and the activation checkpoints.
   void set_aside_md_regions() {
-    // the gradient region: exactly what first-fit needs for this plan's gradient allocations
-    const std::size_t grads = zero_r::min_capacity(gradient_events(plan_));
-    arena_.add_region("gradients", grads, {category::grads, category::accum_partials});
-    const auto predicted = predict_zero_memory(plan_);
-    if (auto it = predicted.find(category::activation_checkpoints); it != predicted.end())
-      arena_.add_region("checkpoints", Arena::aligned_size(it->second), {category::activation_checkpoints});
+    for (const auto& r : md_regions(plan_)) arena_.add_region(r.name, r.bytes, r.categories);
   }
 
   /// What this rank keeps of each unit from the counter-based initialiser (train/init_units.h):

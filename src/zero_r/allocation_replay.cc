@@ -73,6 +73,25 @@ std::size_t min_capacity(const std::vector<ArenaEvent>& events, const std::vecto
   return hi;
 }
 
+std::size_t ledger_high_water(const std::vector<ArenaEvent>& events) {
+  std::size_t live = 0, peak = 0;
+  for (const auto& e : events) e.allocate ? peak = std::max(peak, live += e.bytes) : live -= e.bytes;
+  return peak;
+}
+
+ReplayResult fits(const std::vector<ArenaEvent>& events, std::size_t capacity,
+                  const std::vector<ReplayRegion>& regions) {
+  std::size_t side_by_side = 0;
+  for (const auto& e : events)
+    if (e.allocate) side_by_side += Arena::aligned_size(e.bytes);
+  if (regions.empty() && side_by_side <= capacity) return {};
+  // a region has its own limit, so replay; but past every block side by side next to the regions
+  // more capacity changes nothing (the general region cannot fail), so reserve no more than that
+  std::size_t enough = side_by_side + Arena::kAlignment;
+  for (const auto& g : regions) enough += g.bytes;
+  return replay(events, std::min(capacity, enough), regions);
+}
+
 std::vector<ReplayRegion> zero_regions(const std::vector<ArenaEvent>& events) {
   std::vector<ReplayRegion> regions;
   const auto groups = long_lived_categories();

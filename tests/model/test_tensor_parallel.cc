@@ -202,7 +202,7 @@ TEST_CASE("storage manifests: every canonical element stored exactly once over t
 
 namespace {
 
-// dense parameters and gradients, as DenseParamProvider, writing down every call (param_grad_done aside)
+// dense parameters and gradients, as DenseParamProvider, writing down every call
 template <typename T>
 struct RecordingProvider : ParamProvider<T> {
   RecordingProvider(const Manifest& m, const T* p, T* g) : manifest(m), params(p), grads(g) {}
@@ -220,6 +220,9 @@ struct RecordingProvider : ParamProvider<T> {
     return grads + manifest.units[static_cast<std::size_t>(u)].offset;
   }
   void grad_done(int u) override { calls.push_back({ProviderCall::Kind::grad_done, u}); }
+  void param_grad_done(int p) override {
+    calls.push_back({ProviderCall::Kind::param_grad_done, manifest.params[static_cast<std::size_t>(p)].unit, p});
+  }
 };
 
 }  // namespace
@@ -244,7 +247,8 @@ TEST_CASE("the model makes exactly the provider calls provider_calls() lists", "
         REQUIRE(rec.calls.size() == expected.size());
         bool same = true;
         for (std::size_t i = 0; i < expected.size(); ++i)
-          same &= rec.calls[i].kind == expected[i].kind && rec.calls[i].unit == expected[i].unit;
+          same &= rec.calls[i].kind == expected[i].kind && rec.calls[i].unit == expected[i].unit &&
+                  rec.calls[i].param == expected[i].param;
         CHECK(same);
       }
 }

@@ -4,18 +4,24 @@
 Usage: check_plan.py BUILD_DIR {agreement|paper|bad-input|max-model}
 
 agreement  For a grid of configurations zero-train runs here (stages 0-3, N = 1, 2, 4, fp32 /
-           fp16 / bf16, one and two micro-batches per rank, --mp-size 2, --checkpoint-activations),
-           zero-plan's per-rank bytes by ledger category (device and host) and rank 0's calls and
-           bytes per step by collective and group equal EXACTLY the MEASURED fields of zero-train's
-           --summary-json (memory.per_rank[].by_category, comm.groups.*.bytes_sent_per_step and
-           calls_per_step), never zero-train's own predicted ones.
+           fp16 / bf16, one and two micro-batches per rank, --mp-size 2, --checkpoint-activations,
+           and the schedule's options: buckets, --overlap off, --reduce-dtype compute, --grad-sync,
+           --prefetch, --persist-below-mb, --offload-params, --allocator zero, split blocks, --data),
+           zero-plan's per-rank bytes by ledger category (device and host), every rank's high-water
+           mark, and rank 0's calls and bytes per step by collective and group equal EXACTLY the
+           MEASURED fields of zero-train's --summary-json (memory.per_rank[].by_category and
+           peak_bytes, comm.groups.*.bytes_sent_per_step and calls_per_step), never zero-train's
+           own predicted ones; and where the run is the ZeRO engine, rank 0's predicted arena trace
+           (zero-plan --memory-trace) equals zero-train's --memory-trace event by event.
 paper      Paper-scale figures: expected values from the closed form 2psi + 2psi + K psi with
            P_os / P_os+g / P_os+g+p over N_d, computed here, equal zero-plan's JSON; and they agree
            with the figures as printed by the paper and the seed documents within their rounding
            (one unit of the last printed digit). Also the breakeven batch of seed 001's exercise.
 bad-input  Each bad command line gives one error line on stderr and a non-zero exit.
 max-model  zero-plan --max-model's --layers answer runs under zero-train at the same
-           --memory-budget-mb, and one layer more fails with the arena's out-of-memory error.
+           --memory-budget-mb, and one layer more fails with the arena's out-of-memory error at
+           the allocation the planner's replay predicted (same request, free bytes and largest
+           free block), over notebook 07's grid of stages 0-3 and N = 1, 2, 4, 8.
 Exit status 0 when every check holds; each failure is printed.
 """
 import json
@@ -55,6 +61,20 @@ def measured_json(args):
             return json.load(f)
 
 
+def events_of(path):
+    with open(path) as f:
+        return json.load(f)["events"]
+
+
+def same_trace(name, planned, measured):
+    """Event lists equal; else the first difference."""
+    for i, (p, m) in enumerate(zip(planned, measured)):
+        if p != m:
+            check(False, f"{name}: trace event {i}: planned {p}, measured {m}")
+            return
+    check(len(planned) == len(measured), f"{name}: {len(planned)} planned events, {len(measured)} measured")
+
+
 def comm_of(group):
     """{kind: {calls, bytes}} from one group of the summary's comm object (measured fields)."""
     return {k: {"calls": group["calls_per_step"][k], "bytes": group["bytes_sent_per_step"][k]}
@@ -77,15 +97,53 @@ def agreement():
     grid.append(["--stage", "1", "--world-size", "4", "--mp-size", "2", "--precision", "bf16"])
     grid.append(["--stage", "3", "--world-size", "2", "--precision", "fp16", "--checkpoint-activations",
                  "--micro-batch", "8"])
+    # the schedule's options, which move the transient buffers in time (the trace's order)
+    grid.append(["--stage", "2", "--world-size", "4", "--precision", "bf16", "--bucket-mb", "0.02"])
+    grid.append(["--stage", "2", "--world-size", "2", "--precision", "fp32", "--bucket-mb", "0.03", "--overlap", "off",
+                 "--micro-batch", "4"])
+    grid.append(["--stage", "2", "--world-size", "2", "--precision", "fp16", "--reduce-dtype", "compute",
+                 "--bucket-mb", "0.02", "--micro-batch", "8"])
+    for stage in range(4):
+        grid.append(["--stage", str(stage), "--world-size", "2", "--precision", "bf16", "--reduce-dtype", "compute"])
+    grid.append(["--stage", "1", "--world-size", "2", "--precision", "bf16", "--grad-sync", "micro-batch",
+                 "--micro-batch", "4"])
+    grid.append(["--stage", "2", "--world-size", "2", "--precision", "fp16", "--grad-sync", "step", "--micro-batch", "4"])
+    grid.append(["--stage", "3", "--world-size", "4", "--precision", "bf16", "--prefetch", "0", "--overlap", "off"])
+    grid.append(["--stage", "3", "--world-size", "2", "--precision", "fp16", "--prefetch", "3",
+                 "--persist-below-mb", "0.05", "--micro-batch", "4"])
+    grid.append(["--stage", "3", "--world-size", "2", "--precision", "bf16", "--offload-params", "file:PARAMS"])
+    grid.append(["--stage", "2", "--world-size", "2", "--precision", "bf16", "--allocator", "zero",
+                 "--checkpoint-activations", "--micro-batch", "4"])
+    grid.append(["--stage", "3", "--world-size", "4", "--mp-size", "2", "--mp-blocks", "2", "--precision", "fp16",
+                 "--partition-activations", "on", "--checkpoint-activations"])
+    grid.append(["--stage", "3", "--world-size", "2", "--precision", "bf16", "--data", "TEXT", "--context", "16"])
+    tmp = tempfile.mkdtemp(prefix="zt-plan-")
+    text = os.path.join(tmp, "text.txt")
+    os.makedirs(os.path.join(tmp, "params"))
+    with open(text, "w") as f:
+        f.write("the zero redundancy optimizer partitions the model states across data-parallel ranks. " * 20)
     for args in grid:
-        plan = plan_json(args)
-        run = measured_json(args)
+        args = [text if a == "TEXT" else a.replace("PARAMS", os.path.join(tmp, "params")) for a in args]
         name = " ".join(args)
+        plan = plan_json(args)
+        engine = not plan["reference_loop"]
+        if engine:  # (--memory-trace makes zero-train use the engine: only where it does anyway)
+            for old in ("planned.json", "measured.json"):
+                if os.path.exists(os.path.join(tmp, old)):
+                    os.remove(os.path.join(tmp, old))
+            traced = ["--memory-trace", os.path.join(tmp, "measured.json")]
+            plan = plan_json([*args, "--memory-trace", os.path.join(tmp, "planned.json")])
+            run = measured_json([*args, *traced])
+            same_trace(name, events_of(os.path.join(tmp, "planned.json")), events_of(os.path.join(tmp, "measured.json")))
+        else:
+            run = measured_json(args)
         ranks = run["memory"]["per_rank"]
         check(len(ranks) == len(plan["ranks"]), f"{name}: {len(plan['ranks'])} planned ranks, {len(ranks)} measured")
         for p, m in zip(plan["ranks"], ranks):
             check(p["device"] == m["by_category"],
                   f"{name}: rank {m['rank']} device bytes: planned {p['device']} measured {m['by_category']}")
+            check(p["high_water_bytes"] == m["peak_bytes"],
+                  f"{name}: rank {m['rank']} high-water: planned {p['high_water_bytes']} measured {m['peak_bytes']}")
             check(p["model_states_bytes"] == m["model_states_bytes"], f"{name}: rank {m['rank']} model states")
             if "host" in m:
                 check(p["host"] == m["host"]["by_category"], f"{name}: rank {m['rank']} host bytes")
@@ -97,7 +155,7 @@ def agreement():
                       f"{name}: rank 0 {g} traffic: planned {p0['comm'][g]} measured {comm_of(groups[g])}")
         else:  # the single-rank reference loop communicates nothing
             check(p0["comm"] == {"dp": {}, "mp": {}}, f"{name}: one rank plans no traffic")
-        print("agree:", name)
+        print("agree:", name, "(trace too)" if engine else "(reference loop)")
 
 
 def within_printed(value, printed):
@@ -186,20 +244,29 @@ def bad_input():
 
 
 def max_model():
-    for args in (["--memory-budget-mb", "16"], ["--memory-budget-mb", "12", "--stage", "2", "--world-size", "2",
-                                                "--precision", "fp16"]):
-        j = plan_json(["--max-model", *args])
-        layers = j["max_model"]["layers"]
+    cases = [["--memory-budget-mb", "16"],
+             ["--memory-budget-mb", "12", "--stage", "2", "--world-size", "2", "--precision", "fp16"]]
+    # notebook 07's grid: every stage at N = 1, 2, 4, 8 in 8 MiB (the stage-3 answers need the
+    # replayed trace: the sum of the category peaks is above the arena's real high-water mark)
+    for stage in range(4):
+        for n in (1, 2, 4, 8):
+            cases.append(["--memory-budget-mb", "8", "--precision", "bf16", "--global-batch", "8", "--stage", str(stage),
+                          "--world-size", str(n)])
+    for args in cases:
+        j = plan_json(["--max-model", *args])["max_model"]
+        layers = j["layers"]
         check(layers >= 1, f"{args}: a layer fits")
         fits = subprocess.run([ZT, *args, "--layers", str(layers), "--steps", "1", "--eval-every", "0",
                                "--ranks-as", "threads"], capture_output=True, text=True)
         check(fits.returncode == 0, f"{args} --layers {layers}: zero-train failed: {fits.stderr.strip()}")
         over = subprocess.run([ZT, *args, "--layers", str(layers + 1), "--steps", "1", "--eval-every", "0",
                                "--ranks-as", "threads"], capture_output=True, text=True)
-        check(over.returncode != 0 and "out of memory" in over.stderr,
-              f"{args} --layers {layers + 1}: expected the arena's out-of-memory error, got exit {over.returncode}: "
+        # the run fails at the allocation the replay predicted, with the same free bytes and largest block
+        predicted = j["next_failure"].replace("out of memory in replay", f"out of memory in rank {j['next_rank']}")
+        check(over.returncode != 0 and predicted in over.stderr,
+              f"{args} --layers {layers + 1}: expected {predicted!r}, got exit {over.returncode}: "
               f"{over.stderr.strip()[:300]}")
-        print(f"max model {args}: --layers {layers} runs; --layers {layers + 1}: {over.stderr.strip()[:160]}")
+        print(f"max model {args}: --layers {layers} runs; --layers {layers + 1}: {predicted}")
 
 
 {"agreement": agreement, "paper": paper, "bad-input": bad_input, "max-model": max_model}[MODE]()

@@ -3,11 +3,12 @@
 // largest model that fits; or the paper's closed forms for a model of --params ψ.
 //
 // Its inputs are zero-train's own flags (any zero-train command line is a plan; --steps and the
-// output flags are accepted and ignored) plus the planner's flags below, which are taken out of
-// argv first. Every number comes from the src/plan library, which calls the same predictions the
-// training engine checks itself against (zero/zero_memory.h, zero/zero_comm.h,
-// train/memory_plan.h). The printed lines are a stable format quoted by chapters and exercises:
-// new lines may be added, existing ones are never reformatted. It trains nothing.
+// output flags are accepted and ignored, except --memory-trace FILE: there it writes rank 0's
+// predicted arena trace, what zero-train --memory-trace writes for --steps 1) plus the planner's
+// flags below, which are taken out of argv first. Every number comes from the src/plan library,
+// which calls the same predictions the training engine checks itself against
+// (zero/zero_memory.h, zero/zero_trace.h, zero/zero_comm.h, train/memory_plan.h). The printed lines are a stable format
+// quoted by chapters and exercises: new lines may be added, existing ones are never reformatted. It trains nothing.
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -23,6 +24,7 @@
 #include "plan/rank_prediction.h"
 #include "plan/time_estimate.h"
 #include "train/train_config.h"
+#include "zero/report.h"
 
 namespace {
 
@@ -99,6 +101,12 @@ std::string gb(double bytes) {
   char b[64];
   std::snprintf(b, sizeof b, "%.6g GB", bytes / 1e9);
   return b;
+}
+
+std::size_t allocations(const std::vector<zt::ArenaEvent>& trace) {
+  std::size_t n = 0;
+  for (const auto& e : trace) n += e.allocate ? 1 : 0;
+  return n;
 }
 
 std::string rank_label(const zt::plan::RankPrediction& r) {
@@ -278,6 +286,7 @@ int plan_shape(const TrainConfig& c, const PlanFlags& f, ordered_json& out) {
     for (const auto& [name, bytes] : r.host) bytes_line(label, "host " + name, static_cast<double>(bytes));
     bytes_line(label, "model states", static_cast<double>(r.model_states_bytes));
     bytes_line(label, "peak (sum of categories)", static_cast<double>(r.peak_bytes));
+    bytes_line(label, "high-water (replayed trace)", static_cast<double>(r.high_water_bytes));
     ordered_json j;
     j["rank"] = r.rank;
     j["dp_rank"] = r.dp_rank;
@@ -285,6 +294,8 @@ int plan_shape(const TrainConfig& c, const PlanFlags& f, ordered_json& out) {
     j["device"] = r.device;
     j["host"] = r.host;
     j["peak_bytes"] = r.peak_bytes;
+    j["high_water_bytes"] = r.high_water_bytes;
+    j["fits"] = r.fit.ok;
     j["model_states_bytes"] = r.model_states_bytes;
     j["comm"] = {{"dp", comm_object(r.dp_comm)}, {"mp", comm_object(r.mp_comm)}};
     j["host_transfers"] = {{"to_host_bytes", r.transfers.to_host_bytes},
@@ -298,6 +309,15 @@ int plan_shape(const TrainConfig& c, const PlanFlags& f, ordered_json& out) {
     ranks.push_back(j);
   }
   std::printf("arena capacity (--memory-budget-mb %g): %zu B\n", c.memory_budget_mb, run.arena_capacity);
+  for (const auto& r : run.ranks)  // the predicted trace replayed through a first-fit arena of that capacity
+    if (r.fit.ok)
+      std::printf("  %s  fits: %zu allocations replayed, high-water %zu B\n", rank_label(r).c_str(),
+                  allocations(r.trace), r.high_water_bytes);
+    else
+      std::printf("  %s  does not fit: %s (at allocation event %zu)\n", rank_label(r).c_str(), r.fit.message.c_str(),
+                  r.fit.failed_event);
+  if (!c.memory_trace.empty())  // rank 0's predicted trace, as zero-train --memory-trace writes it for --steps 1
+    zt::write_file_atomic(c.memory_trace, zt::zero::arena_trace_json(run.ranks.front().trace, c));
   std::printf("traffic per step, predicted calls and bytes sent by collective and group:\n");
   bool any = false;
   for (const auto& r : run.ranks) {
@@ -328,10 +348,11 @@ int plan_shape(const TrainConfig& c, const PlanFlags& f, ordered_json& out) {
     std::printf("max model: --layers %lld (predicted peak %zu B) fits the arena of %zu B; --layers %lld needs %zu B\n",
                 static_cast<long long>(m.layers), m.peak_bytes, m.capacity, static_cast<long long>(m.layers + 1),
                 m.next_peak_bytes);
-    out["max_model"] = {{"dimension", "layers"},
-                        {"layers", m.layers},
-                        {"peak_bytes", m.peak_bytes},
-                        {"next_peak_bytes", m.next_peak_bytes},
+    std::printf("  --layers %lld, rank %d: %s\n", static_cast<long long>(m.layers + 1), m.next_rank,
+                m.next_fit.message.c_str());
+    out["max_model"] = {{"dimension", "layers"},      {"layers", m.layers},
+                        {"peak_bytes", m.peak_bytes}, {"next_peak_bytes", m.next_peak_bytes},
+                        {"next_rank", m.next_rank},   {"next_failure", m.next_fit.message},
                         {"capacity", m.capacity}};
   }
   return 0;

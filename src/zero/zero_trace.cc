@@ -1,0 +1,338 @@
+// zero/zero_trace.cc — a ZeRO rank's arena events replayed from its plan (see zero_trace.h).
+// Each class below mirrors one engine component's allocations and releases, nothing else; the
+// comments name the code they follow.
+#include "zero/zero_trace.h"
+
+#include <algorithm>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "offload/param_file_tier.h"
+#include "reduce/canonical_tree.h"
+#include "zero/zero_memory.h"
+#include "zero_r/partitioned_checkpoints.h"
+
+namespace zt::zero {
+
+namespace {
+
+using Kind = model::ProviderCall::Kind;
+
+/// One arena block, as a token: live from its allocation to its release.
+struct Token {
+  uint64_t id = 0;
+  std::size_t bytes = 0;
+  std::string category;
+  bool live = false;
+};
+
+/// The arena's numbering: every non-empty allocation takes the next id (memory/arena.cc).
+class Recorder {
+ public:
+  Token allocate(std::size_t bytes, const std::string& category) {
+    if (bytes == 0) return {};  // an empty allocation owns no block and is not traced
+    Token t{next_++, bytes, category, true};
+    events_.push_back({true, t.id, bytes, category});
+    return t;
+  }
+  void release(Token& t) {
+    if (!t.live) return;
+    events_.push_back({false, t.id, t.bytes, t.category});
+    t.live = false;
+  }
+  std::vector<ArenaEvent> take() { return std::move(events_); }
+
+ private:
+  std::vector<ArenaEvent> events_;
+  uint64_t next_ = 0;
+};
+
+/// UnitGatherer (unit_gatherer.h): at the i-th acquire the gathers of this use and of the next
+/// --prefetch sharded uses are issued (each a full unit), a gathered unit is freed at its release.
+class GathererReplay {
+ public:
+  GathererReplay(const ZeroPlan& p, std::vector<std::size_t> order, Recorder& rec)
+      : p_(p), order_(std::move(order)), rec_(rec), in_use_(p.layout.units.size()) {
+    for (std::size_t i = 0; i < order_.size(); ++i) {
+      gathers_before_.push_back(gather_units_.size());
+      if (p.params_sharded(order_[i])) gather_units_.push_back(order_[i]);
+    }
+  }
+  void acquire(std::size_t u) {
+    const std::size_t at = position_++;
+    const bool sharded = p_.params_sharded(u);
+    const std::size_t last = std::min(gather_units_.size(), gathers_before_[at] + (sharded ? 1 : 0) + p_.prefetch);
+    for (; next_issue_ < last; ++next_issue_)
+      in_flight_.push_back(
+          rec_.allocate(p_.layout.units[gather_units_[next_issue_]].full * width(), zero_category::gathered_params));
+    if (!sharded) return;
+    in_use_[u] = in_flight_.front();
+    in_flight_.pop_front();
+  }
+  void release(std::size_t u) { rec_.release(in_use_[u]); }
+  void restart() { position_ = next_issue_ = 0; }
+
+ private:
+  std::size_t width() const { return model::bytes_of(p_.shape.precision); }
+  const ZeroPlan& p_;
+  std::vector<std::size_t> order_;
+  Recorder& rec_;
+  std::vector<Token> in_use_;
+  std::deque<Token> in_flight_;
+  std::vector<std::size_t> gathers_before_, gather_units_;
+  std::size_t position_ = 0, next_issue_ = 0;
+};
+
+/// The engine's per-unit CanonicalGradAccumulator: FP32 leaves of grad_extent(u) elements, the
+/// first live buffer of a step under `grads`, the others `accum_partials`; a merge frees its right
+/// operand (optim/grad_accumulator.h).
+class AccumulatorReplay {
+ public:
+  AccumulatorReplay(const ZeroPlan& p, Recorder& rec) : p_(p), rec_(rec) {
+    const auto merge = [this](Token&, Token&& right) { rec_.release(right); };
+    for (std::size_t u = 0; u < p.layout.units.size(); ++u) acc_.emplace_back(Merge(merge));
+  }
+  Token allocate_leaf(std::size_t u) {
+    return rec_.allocate(p_.grad_extent(u) * 4,
+                         acc_[u].live_partials() == 0 ? train::category::grads : train::category::accum_partials);
+  }
+  void push_leaf(std::size_t u, Token leaf) { acc_[u].push(std::move(leaf)); }
+  void push(std::size_t u) { push_leaf(u, allocate_leaf(u)); }
+  Token finish(std::size_t u) { return acc_[u].finish(); }
+
+ private:
+  using Merge = std::function<void(Token&, Token&&)>;
+  const ZeroPlan& p_;
+  Recorder& rec_;
+  std::vector<CanonicalAccumulator<Token, Merge>> acc_;
+};
+
+/// The engine's step: its provider calls, GradReducer, keep_grad and finish_unit_grads.
+class StepReplay {
+ public:
+  StepReplay(const ZeroPlan& p, bool overlap, Recorder& rec)
+      : p_(p), overlap_(overlap), rec_(rec), acc_(p, rec), staging_(units()), sum32_(units()), sum16_(units()) {
+    if (p.spec.params) gatherer_ = std::make_unique<GathererReplay>(p, p.acquire_order, rec);
+  }
+
+  void run() {
+    for (std::size_t j = 0; j < p_.micro_batches_per_rank; ++j) {
+      for (const auto& c : p_.calls) call(c);
+      complete();
+      if (gatherer_) gatherer_->restart();
+    }
+    for (std::size_t u = 0; u < units(); ++u) finish_unit_grads(u);
+    for (auto& g : sum32_) rec_.release(g);
+    for (auto& g : sum16_) rec_.release(g);
+  }
+
+ private:
+  std::size_t units() const { return p_.layout.units.size(); }
+  std::size_t N() const { return p_.layout.world_size; }
+  std::size_t t() const { return model::bytes_of(p_.shape.precision); }
+  bool fp32() const { return p_.shape.precision == model::Precision::fp32; }
+
+  // ---- the ParamProvider of train_zero.cc ----
+  void call(const model::ProviderCall& c) {
+    const auto u = static_cast<std::size_t>(c.unit);
+    switch (c.kind) {
+      case Kind::acquire:
+        if (gatherer_) gatherer_->acquire(u);
+        break;
+      case Kind::release:
+        if (gatherer_) gatherer_->release(u);
+        break;
+      case Kind::grad:
+        staging_[u] = rec_.allocate(p_.layout.units[u].full * t(), train::category::grad_staging);
+        break;
+      case Kind::grad_done:
+        if (p_.reduce_each_micro_batch && N() > 1)
+          close(u);
+        else
+          keep_grad16(u);
+        rec_.release(staging_[u]);
+        break;
+      case Kind::param_grad_done:
+        if (!p_.bucket_elements || !p_.reduce_each_micro_batch || N() == 1) break;
+        open(u);
+        issue_ready(u, static_cast<std::size_t>(p_.manifest.params[static_cast<std::size_t>(c.param)].offset_in_unit));
+        break;
+    }
+  }
+
+  // ---- keep_grad: a 16-bit gradient into the step's sum (16-bit storage or an FP32 leaf) ----
+  void keep_grad16(std::size_t u) {
+    if (!p_.grad_storage_16bit) return acc_.push(u);
+    const std::size_t n = p_.reduce_each_micro_batch && N() > 1 ? p_.reduced_extent(u) : p_.layout.units[u].full;
+    Token fresh = rec_.allocate(n * t(), train::category::grads);
+    rec_.release(sum16_[u]);  // the move-assignment frees the old buffer after the new one exists
+    sum16_[u] = fresh;
+  }
+
+  // ---- GradReducer ----
+  struct Pending {
+    std::size_t unit = 0;
+    Token leaf, wire;
+    std::deque<Token> buckets;
+    std::size_t next_bucket = 0;
+  };
+  std::size_t bucket(std::size_t u) const {
+    return p_.bucket_elements && p_.reduce_scatters_grad ? p_.bucket_elements : p_.layout.units[u].full;
+  }
+  void open(std::size_t u) {
+    if (open_unit_ == u) return;
+    complete();
+    const std::size_t full = p_.layout.units[u].full, shard = p_.layout.units[u].shard;
+    Pending q;
+    q.unit = u;
+    if (!p_.reduce_scatters_grad) {
+      if (p_.reduce_in_compute_type)
+        q.wire = rec_.allocate(full * t(), zero_category::reduce_wire);
+      else
+        q.leaf = rec_.allocate(full * 4, zero_category::grad_leaf);
+    } else if (p_.reduce_in_compute_type) {
+      q.wire = rec_.allocate(shard * t(), zero_category::reduce_wire);
+    } else {
+      q.leaf = acc_.allocate_leaf(u);
+    }
+    q.next_bucket = (full + bucket(u) - 1) / bucket(u);
+    pending_.push_back(std::move(q));
+    open_unit_ = u;
+  }
+  void issue_ready(std::size_t u, std::size_t from) {
+    Pending& q = pending_.back();
+    const std::size_t full = p_.layout.units[u].full, b = bucket(u);
+    while (q.next_bucket > 0 && (q.next_bucket - 1) * b >= from) {
+      const std::size_t a = --q.next_bucket * b, z = std::min(full, a + b);
+      if (!p_.reduce_scatters_grad) continue;  // the all-reduce works on the buffer opened above
+      if (q.buckets.size() == kBucketsInFlight) {
+        rec_.release(q.buckets.front());
+        q.buckets.pop_front();
+      }
+      q.buckets.push_back(q.wire.live ? rec_.allocate((z - a) * t(), zero_category::reduce_wire)
+                                      : rec_.allocate((z - a) * 4, zero_category::grad_leaf));
+    }
+  }
+  void close(std::size_t u) {
+    open(u);
+    issue_ready(u, 0);
+    open_unit_ = kNoUnit;
+    if (!overlap_) complete();
+  }
+  void complete() {
+    for (auto& q : pending_) {
+      for (auto& b : q.buckets) rec_.release(b);
+      q.buckets.clear();
+      if (q.wire.live) {
+        keep_grad16(q.unit);
+      } else if (p_.reduce_scatters_grad) {
+        acc_.push_leaf(q.unit, q.leaf);  // the reduce-scatter landed in the unit's next leaf
+        q.leaf.live = false;
+      } else {
+        acc_.push(q.unit);  // an all-reduce's FP32 result, copied into a leaf
+      }
+    }
+    for (auto& q : pending_) rec_.release(q.wire), rec_.release(q.leaf);
+    pending_.clear();
+  }
+
+  // ---- the step's end: finish_unit_grads ----
+  void finish_unit_grads(std::size_t u) {
+    if (!p_.grad_storage_16bit) sum32_[u] = acc_.finish(u);
+    if (p_.reduce_each_micro_batch || N() == 1 || p_.grad_storage_16bit) return;
+    if (!fp32() && p_.reduce_in_compute_type) {  // the FP32 sum travels as a 16-bit copy
+      Token wire = rec_.allocate(p_.layout.units[u].full * t(), zero_category::reduce_wire);
+      rec_.release(wire);
+    }
+  }
+
+  static constexpr std::size_t kNoUnit = static_cast<std::size_t>(-1);
+  static constexpr std::size_t kBucketsInFlight = 2;  // GradReducer<T>::kBucketsInFlight
+
+  const ZeroPlan& p_;
+  bool overlap_;
+  Recorder& rec_;
+  AccumulatorReplay acc_;
+  std::unique_ptr<GathererReplay> gatherer_;
+  std::vector<Token> staging_, sum32_, sum16_;
+  std::vector<Pending> pending_;
+  std::size_t open_unit_ = kNoUnit;
+};
+
+/// train_zero.cc's allocate(), in its order; the sizes are the persistent categories' predictions.
+void replay_setup(const ZeroPlan& p, Recorder& rec, std::vector<Token>& kept) {
+  const std::map<std::string, std::size_t> m = predict_zero_memory(p);
+  const auto one = [&](const std::string& category) {
+    if (auto it = m.find(category); it != m.end()) kept.push_back(rec.allocate(it->second, category));
+  };
+  one(train::category::params);
+  one(offload::kParamBuffersCategory);
+  one(train::category::master);
+  one(train::category::optimizer);
+  one(train::category::activations);
+  if (p.model_options().checkpoint_activations && !p.partition_activations)
+    one(train::category::activation_checkpoints);
+  one(train::category::scratch);
+  one(train::category::batch);
+  one(train::category::norm_blocks);
+  one(train::category::eval);  // HeldoutEvaluator's predictions
+  if (p.partition_activations && !p.offload_activations) one(train::category::activation_checkpoints);
+  if (p.offload_activations)  // P_a+cpu: two staging slices (zero_r/partitioned_checkpoints.h)
+    for (int i = 0; i < 2; ++i)
+      kept.push_back(
+          rec.allocate(checkpoint_slice_of(p) * model::bytes_of(p.shape.precision), zero_r::category::staging));
+}
+
+/// HeldoutEvaluator::evaluate at stage 3: P = ceil(R / N) passes, each the forward's acquires and
+/// releases (a rank without a round left acquires and releases each unit in turn).
+void replay_evaluation(const ZeroPlan& p, std::size_t rounds, Recorder& rec) {
+  if (!rounds || !p.spec.params) return;
+  const std::size_t units = p.layout.units.size(), N = p.layout.world_size, q = p.layout.rank;
+  std::vector<std::size_t> order(p.acquire_order.begin(),
+                                 p.acquire_order.begin() + static_cast<std::ptrdiff_t>(units + 1));
+  std::vector<model::ProviderCall> forward;  // the calls before the backward's first acquire
+  std::size_t acquires = 0;
+  for (const auto& c : p.calls) {
+    if (c.kind == Kind::acquire && ++acquires > units + 1) break;
+    forward.push_back(c);
+  }
+  GathererReplay g(p, order, rec);
+  for (std::size_t j = 0; j < (rounds + N - 1) / N; ++j) {
+    if (j * N + q < rounds) {
+      for (const auto& c : forward)
+        c.kind == Kind::acquire ? g.acquire(static_cast<std::size_t>(c.unit))
+                                : g.release(static_cast<std::size_t>(c.unit));
+    } else {
+      for (std::size_t u : order) g.acquire(u), g.release(u);
+    }
+    g.restart();
+  }
+}
+
+}  // namespace
+
+std::vector<ArenaEvent> predicted_trace(const ZeroPlan& p, bool overlap, std::size_t heldout_rounds) {
+  Recorder rec;
+  std::vector<Token> kept;  // alive to the end of the run
+  replay_setup(p, rec, kept);
+  StepReplay(p, overlap, rec).run();
+  replay_evaluation(p, heldout_rounds, rec);
+  return rec.take();
+}
+
+std::vector<zero_r::ReplayRegion> md_regions(const ZeroPlan& p) {
+  std::vector<zero_r::ReplayRegion> regions;
+  // exactly what first-fit needs for this plan's gradient allocations
+  regions.push_back({"gradients",
+                     {train::category::grads, train::category::accum_partials},
+                     zero_r::min_capacity(gradient_events(p))});
+  const auto predicted = predict_zero_memory(p);
+  if (auto it = predicted.find(train::category::activation_checkpoints); it != predicted.end())
+    regions.push_back({"checkpoints", {train::category::activation_checkpoints}, Arena::aligned_size(it->second)});
+  return regions;
+}
+
+}  // namespace zt::zero

@@ -37,6 +37,12 @@ std::byte* reserve_region(std::size_t capacity) {
 }
 }  // namespace
 
+std::size_t ledger_high_water(const std::vector<ArenaEvent>& events) {
+  std::size_t live = 0, peak = 0;
+  for (const auto& e : events) e.allocate ? peak = std::max(peak, live += e.bytes) : live -= e.bytes;
+  return peak;
+}
+
 Arena::Arena(std::size_t capacity_bytes, std::string name)
     : capacity_(capacity_bytes), name_(std::move(name)), region_(nullptr, std::free) {
   ZT_CHECK(capacity_bytes > 0, "arena '", name_, "': capacity must be positive");

@@ -38,6 +38,11 @@ struct ArenaEvent {
   std::string category;   ///< its ledger category
 };
 
+/// The ledger's high-water mark over a trace: the peak of the running sum of requested bytes (no
+/// alignment, no fragmentation: what Ledger::total().peak_bytes measures over those events).
+/// @param events a trace, in order. @return bytes.
+std::size_t ledger_high_water(const std::vector<ArenaEvent>& events);
+
 /// Free-space statistics of an arena at one moment.
 struct FragmentationStats {
   std::size_t free_bytes = 0;          ///< capacity minus reserved (aligned) bytes

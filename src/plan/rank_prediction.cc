@@ -46,7 +46,7 @@ std::size_t sum_of(const std::map<std::string, std::size_t>& categories) {
 
 /// The high-water mark of the rank's trace and whether it runs at the arena's capacity.
 void finish_memory(RankPrediction& r, std::size_t capacity) {
-  r.high_water_bytes = zero_r::ledger_high_water(r.trace);
+  r.high_water_bytes = ledger_high_water(r.trace);
   r.fit = zero_r::fits(r.trace, capacity, r.regions);
 }
 

@@ -6,7 +6,7 @@
 namespace zt::train {
 
 RankMemory rank_memory(const Arena& arena, int rank, std::map<std::string, std::size_t> predicted_categories,
-                       const ModelStateBytes& predicted_states) {
+                       const ModelStateBytes& predicted_states, std::size_t predicted_high_water) {
   RankMemory m;
   m.rank = rank;
   for (const auto& [name, usage] : arena.ledger().categories()) m.by_category[name] = usage.peak_bytes;
@@ -17,6 +17,7 @@ RankMemory rank_memory(const Arena& arena, int rank, std::map<std::string, std::
   m.padding_bytes = predicted_states.padding;
   m.peak_bytes = arena.ledger().total().peak_bytes;
   for (const auto& [name, bytes] : m.by_category_predicted) m.peak_bytes_predicted += bytes;
+  m.high_water_bytes_predicted = predicted_high_water;
   m.arena_capacity = arena.capacity();
   return m;
 }

@@ -19,8 +19,9 @@ namespace zt::train {
 /// @param arena the rank's arena (its ledger's peaks are the measurement).
 /// @param rank the rank. @param predicted_categories predicted peak bytes per ledger category.
 /// @param predicted_states the exact model-state bytes of the sharding description.
+/// @param predicted_high_water the high-water mark of the loop's predicted arena trace.
 /// @return the report.
 RankMemory rank_memory(const Arena& arena, int rank, std::map<std::string, std::size_t> predicted_categories,
-                       const ModelStateBytes& predicted_states);
+                       const ModelStateBytes& predicted_states, std::size_t predicted_high_water);
 
 }  // namespace zt::train

@@ -37,13 +37,16 @@ struct EvalRecord {
 
 /// Memory of one rank: measured ledger peaks and their predictions.
 struct RankMemory {
-  int rank = 0;                                                   ///< the rank in the whole job
-  int dp_rank = 0;                                                ///< its data-parallel rank
-  int mp_rank = 0;                                                ///< its model-parallel rank
-  std::size_t model_states_bytes = 0;                             ///< measured: params+grads+master+optimizer
-  std::size_t model_states_bytes_predicted = 0;                   ///< from the sharding description
-  std::size_t peak_bytes = 0;                                     ///< peak of the whole arena ledger
-  std::size_t peak_bytes_predicted = 0;                           ///< predicted peak of the whole ledger
+  int rank = 0;                                  ///< the rank in the whole job
+  int dp_rank = 0;                               ///< its data-parallel rank
+  int mp_rank = 0;                               ///< its model-parallel rank
+  std::size_t model_states_bytes = 0;            ///< measured: params+grads+master+optimizer
+  std::size_t model_states_bytes_predicted = 0;  ///< from the sharding description
+  std::size_t peak_bytes = 0;                    ///< peak of the whole arena ledger
+  std::size_t peak_bytes_predicted = 0;          ///< sum of the categories' predicted peaks
+  /// The predicted arena trace's high-water mark (zero/zero_trace.h, train::predicted_single_rank_trace):
+  /// when the categories do not peak together, lower than peak_bytes_predicted; equal to peak_bytes.
+  std::size_t high_water_bytes_predicted = 0;
   std::size_t padding_bytes = 0;                                  ///< model-state bytes holding padding
   std::map<std::string, std::size_t> by_category;                 ///< measured peak per category
   std::map<std::string, std::size_t> by_category_predicted;       ///< predicted peak per category

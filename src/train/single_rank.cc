@@ -245,7 +245,8 @@ class SingleRankLoop {
       desc.units.push_back(unit_elements(u.name, static_cast<std::size_t>(u.numel), 1, 1));
     StateWidths widths = state_widths(kFp32, shape_.grad_width, shape_.optimizer_k);
     if (c_.no_master_weights) widths.master = 0;
-    return rank_memory(arena_, 0, predict_single_rank(shape_), model_states_bytes(desc, widths, 0));
+    return rank_memory(arena_, 0, predict_single_rank(shape_), model_states_bytes(desc, widths, 0),
+                       ledger_high_water(predicted_single_rank_trace(shape_)));
   }
 
   const TrainConfig& c_;

@@ -92,6 +92,7 @@ std::string rank_memory_json(const RankMemory& m) {
   e["model_states_bytes_predicted"] = m.model_states_bytes_predicted;
   e["peak_bytes"] = m.peak_bytes;
   e["peak_bytes_predicted"] = m.peak_bytes_predicted;
+  e["high_water_bytes_predicted"] = m.high_water_bytes_predicted;
   e["padding_bytes"] = m.padding_bytes;
   e["by_category"] = m.by_category;
   e["by_category_predicted"] = m.by_category_predicted;

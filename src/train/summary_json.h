@@ -4,10 +4,10 @@
 // steps: [{step, loss, loss_scale, skipped, grad_norm (null when not finite), clipped, lr,
 //          grad16_zeros (16-bit runs of the reference loop only)}];
 // evals: [{step, loss, accuracy, problems}]; memory: {per_rank: [{rank, model_states_bytes,
-// model_states_bytes_predicted, peak_bytes, peak_bytes_predicted, padding_bytes, by_category,
-// by_category_predicted, arena_capacity}]}; tokens_per_s; seconds; frozen_fraction (null unless
-// 16-bit); then the sections the caller adds (zero-train: comm, verify). Every float is written
-// so that parsing it back gives the same float32 bits.
+// model_states_bytes_predicted, peak_bytes, peak_bytes_predicted, high_water_bytes_predicted,
+// padding_bytes, by_category, by_category_predicted, arena_capacity}]}; tokens_per_s; seconds; frozen_fraction (null
+// unless 16-bit); then the sections the caller adds (zero-train: comm, verify). Every float is written so that parsing
+// it back gives the same float32 bits.
 #pragma once
 
 #include <string>

@@ -24,6 +24,7 @@ train::RankMemory rank_memory_from_json(const std::string& text) {
   m.model_states_bytes_predicted = j.at("model_states_bytes_predicted").get<std::size_t>();
   m.peak_bytes = j.at("peak_bytes").get<std::size_t>();
   m.peak_bytes_predicted = j.at("peak_bytes_predicted").get<std::size_t>();
+  m.high_water_bytes_predicted = j.at("high_water_bytes_predicted").get<std::size_t>();
   m.padding_bytes = j.at("padding_bytes").get<std::size_t>();
   m.by_category = j.at("by_category").get<std::map<std::string, std::size_t>>();
   m.by_category_predicted = j.at("by_category_predicted").get<std::map<std::string, std::size_t>>();

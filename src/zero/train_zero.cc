@@ -713,8 +713,12 @@ class ZeroLoop final : public model::ParamProvider<T> {
   // ---- memory -------------------------------------------------------------------------------
   RankMemory memory_report() const {
     const int mp_rank = static_cast<int>(plan_.mp.rank), dp_rank = static_cast<int>(rank());
+    // the held-out evaluation's gathers are part of the predicted trace (none without the split)
+    const bool heldout = dynamic_cast<const AdditionDataset*>(&data_) != nullptr;
+    const auto trace = predicted_trace(plan_, c_.overlap,
+                                       heldout ? static_cast<std::size_t>(train::heldout_rounds(c_.micro_batch)) : 0);
     RankMemory m = rank_memory(arena_, dp_rank * static_cast<int>(N_m()) + mp_rank, predict_zero_memory(plan_),
-                               predicted_model_states(plan_));
+                               predicted_model_states(plan_), ledger_high_water(trace));
     m.dp_rank = dp_rank;
     m.mp_rank = mp_rank;
     if (host_arena_) {

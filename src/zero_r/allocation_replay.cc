@@ -73,12 +73,6 @@ std::size_t min_capacity(const std::vector<ArenaEvent>& events, const std::vecto
   return hi;
 }
 
-std::size_t ledger_high_water(const std::vector<ArenaEvent>& events) {
-  std::size_t live = 0, peak = 0;
-  for (const auto& e : events) e.allocate ? peak = std::max(peak, live += e.bytes) : live -= e.bytes;
-  return peak;
-}
-
 ReplayResult fits(const std::vector<ArenaEvent>& events, std::size_t capacity,
                   const std::vector<ReplayRegion>& regions) {
   std::size_t side_by_side = 0;

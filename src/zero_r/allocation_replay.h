@@ -51,11 +51,6 @@ std::vector<std::vector<std::string>> long_lived_categories();
 ReplayResult replay(const std::vector<ArenaEvent>& events, std::size_t capacity,
                     const std::vector<ReplayRegion>& regions = {});
 
-/// The ledger's high-water mark over a trace: the peak of the running sum of requested bytes
-/// (no alignment, no fragmentation: what Ledger::total().peak_bytes measures). @param events a
-/// trace. @return bytes.
-std::size_t ledger_high_water(const std::vector<ArenaEvent>& events);
-
 /// Whether a trace runs in an arena of `capacity` bytes with these regions. When even every
 /// allocation side by side (aligned, never reusing a byte) fits next to the regions, only the
 /// regions can fail: it answers without replaying if there are none, else replays in no more than

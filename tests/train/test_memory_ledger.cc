@@ -24,6 +24,7 @@ TEST_CASE("ledger: measured peak == predicted, category by category", "[ch3][tra
           const auto& m = r.memory.at(0);
           CHECK(m.by_category == m.by_category_predicted);
           CHECK(m.peak_bytes == m.peak_bytes_predicted);
+          CHECK(m.peak_bytes == m.high_water_bytes_predicted);
           CHECK(m.model_states_bytes == m.model_states_bytes_predicted);
           CHECK(m.padding_bytes == 0);
         }

@@ -54,6 +54,7 @@ void check_ledger(const train::TrainConfig& c) {
     CHECK(m.by_category == m.by_category_predicted);
     CHECK(m.model_states_bytes == m.model_states_bytes_predicted);
     CHECK(m.peak_bytes <= m.peak_bytes_predicted);
+    CHECK(m.peak_bytes == m.high_water_bytes_predicted);  // the replayed trace's mark, exactly
   }
 }
 

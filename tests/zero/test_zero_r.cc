@@ -165,7 +165,7 @@ TEST_CASE("M_D: on a real step's allocations one first-fit region fails with eno
   CHECK(zero_r::min_capacity(zero::gradient_events(plan_of(c))) == regions.at(0).bytes);
   // zero-plan's question, "does this trace run in this capacity?", needs the replay: the ledger's
   // high-water mark is under the capacity, yet one first-fit region fails there
-  CHECK(zero_r::ledger_high_water(events) <= zero);
+  CHECK(ledger_high_water(events) <= zero);
   CHECK_FALSE(zero_r::fits(events, zero).ok);
   CHECK(zero_r::fits(events, zero, regions).ok);
   CHECK(zero_r::fits(events, std::size_t{1} << 50).ok);           // every block side by side fits: no arena reserved

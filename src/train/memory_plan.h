@@ -1,4 +1,5 @@
-// train/memory_plan.h — the ledger categories of a single-rank run and their predicted peaks.
+// train/memory_plan.h — the ledger categories of a single-rank run, their predicted peaks and the
+// run's predicted arena trace.
 //
 // Every buffer the training loop allocates comes from the arena under one of these categories,
 // and this file predicts each category's peak from the settings alone (closed forms in ψ, the

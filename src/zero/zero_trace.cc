@@ -12,6 +12,7 @@
 
 #include "offload/param_file_tier.h"
 #include "reduce/canonical_tree.h"
+#include "zero/grad_reducer.h"
 #include "zero/zero_memory.h"
 #include "zero_r/partitioned_checkpoints.h"
 
@@ -250,7 +251,7 @@ class StepReplay {
   }
 
   static constexpr std::size_t kNoUnit = static_cast<std::size_t>(-1);
-  static constexpr std::size_t kBucketsInFlight = 2;  // GradReducer<T>::kBucketsInFlight
+  static constexpr std::size_t kBucketsInFlight = GradReducer<float>::kBucketsInFlight;  // C_B's two buffers
 
   const ZeroPlan& p_;
   bool overlap_;

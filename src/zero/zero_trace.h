@@ -19,7 +19,8 @@
 //               run here on tokens); then the step's sums, 16-bit wires, and their release;
 //   evaluation  the held-out forward passes of this rank (stage 3: their gathers).
 // Not here: the host tier's arena (everything in it is allocated at set-up, so its high-water
-// mark is the sum of its categories), and the single-rank reference loop (train/single_rank_trace.h).
+// mark is the sum of its categories), and the single-rank reference loop
+// (train::predicted_single_rank_trace in train/memory_plan.h).
 // The engine is the truth: tests compare this trace with --memory-trace event by event.
 #pragma once
 

@@ -54,6 +54,7 @@
 #include "train/step_start.h"
 #include "zero/checkpoint_io.h"
 #include "zero/config_check.h"
+#include "zero/engine_checkpoint.h"
 #include "zero/grad_reducer.h"
 #include "zero/heldout_eval.h"
 #include "zero/layout.h"
@@ -595,16 +596,7 @@ class ZeroLoop final : public model::ParamProvider<T> {
     return gather_mp_canonical(N_m() > 1 ? mp_ : nullptr, plan_, shape_.model, stored);
   }
 
-  // ---- checkpoints (P10): this rank's states in canonical pieces (zero/checkpoint_io.h) ------
-  /// Unit coordinates of element 0 of with_owned_state's view: the shard's start (S_o) or 0.
-  std::size_t owned_begin(std::size_t u) const { return plan_.spec.optimizer ? shard_begin(u) : 0; }
-  /// Checkpoint state s of a view (0: the FP32 master — for fp32 precision the parameters
-  /// themselves; j >= 1: the optimizer's j-th moment, m then v).
-  static float* state_values(const offload::StateView& v, std::size_t s) { return s == 0 ? v.master : v.moment(s - 1); }
-  /// This rank writes [shard_begin, + real) of every unit it stores (replicated units: model-
-  /// parallel rank 0 only), whether it keeps the state as a shard or whole.
-  bool writes_unit(std::size_t u) const { return plan_.manifest.units[u].block >= 0 || plan_.mp.rank == 0; }
-
+  // ---- checkpoints (P10): this rank's states in canonical pieces (zero/engine_checkpoint.h) --
   void save_if_due(int64_t step) {
     if (c_.save_dir.empty() || !((c_.save_every > 0 && step % c_.save_every == 0) || step == c_.steps)) return;
     const CommStats dp_before = coll_.stats(), mp_before = mp_stats();
@@ -616,26 +608,16 @@ class ZeroLoop final : public model::ParamProvider<T> {
   /// its pieces, rank 0 publishes; barriers over the whole job between the phases.
   void save_checkpoint(int64_t step) {
     const std::string where = checkpoint::step_dir(c_.save_dir, step);
-    together(where, [&] {
+    together(coll_, mp_, where, [&] {
       if (world_rank_ == 0) checkpoint::begin_save(c_.save_dir, step);
     });
-    together(where, [&] {
+    together(coll_, mp_, where, [&] {
       checkpoint::RankFileWriter writer(where + ".tmp", world_rank_);
-      const auto states = checkpoint_states(c_);
-      for (std::size_t u = 0; u < units(); ++u) {
-        if (!writes_unit(u)) continue;
-        const std::size_t begin = shard_begin(u), end = begin + lay_.shard_real(u, rank());
-        with_owned_state(u, [&](const offload::StateView& view) {  // wherever the tier keeps it
-          for (std::size_t s = 0; s < states.size(); ++s)
-            for (const auto& piece : canonical_pieces(plan_.manifest, u, begin, end))
-              writer.add(states[s], piece.param, piece.offset,
-                         state_values(view, s) + (piece.unit_offset - owned_begin(u)), piece.length);
-          return false;  // nothing changed
-        });
-      }
+      write_rank_pieces(writer, plan_, checkpoint_states(c_),
+                        [this](std::size_t u, auto fn) { with_owned_state(u, fn); });
       writer.finish();
     });
-    together(where, [&] {  // nobody goes on (or is killed) before the checkpoint is visible
+    together(coll_, mp_, where, [&] {  // nobody goes on (or is killed) before the checkpoint is visible
       if (world_rank_ == 0)
         checkpoint::publish(c_.save_dir, step,
                             checkpoint_header(c_, plan_, data_.describe(),
@@ -647,58 +629,16 @@ class ZeroLoop final : public model::ParamProvider<T> {
   /// Continue from --resume: every state this rank keeps, read by canonical pieces from whatever
   /// ranks saved them (resharding is the reader's interval intersection), and the run's scalars.
   void load_checkpoint() {
-    together(c_.resume, [&] { load_checkpoint_here(); });
-  }
-  void load_checkpoint_here() {
-    checkpoint::Reader reader(checkpoint::resolve_checkpoint(c_.resume));
-    const RunScalars s = check_resumable(reader.manifest(), reader.dir(), c_, plan_, data_.describe());
-    const auto states = checkpoint_states(c_);
-    std::vector<float> values;
-    const auto read = [&](std::size_t state, std::size_t u, std::size_t begin, std::size_t end, auto put) {
-      for (const auto& piece : canonical_pieces(plan_.manifest, u, begin, end)) {
-        values.resize(static_cast<std::size_t>(piece.length));
-        reader.read(states[state], piece.param, piece.offset, piece.length, values.data());
-        for (std::size_t k = 0; k < values.size(); ++k) put(piece.unit_offset + k, values[k]);
-      }
-    };
-    for (std::size_t u = 0; u < units(); ++u) {
-      const std::size_t shard_end = shard_begin(u) + lay_.shard_real(u, rank());
-      // the compute copy (S_p extent): θ16 = round(θ32), as after every update
-      const std::size_t p_begin = plan_.params_sharded(u) ? shard_begin(u) : 0;
-      with_params(u, [&](T* p) {  // in params_, or the parameter tier's record
-        read(0, u, p_begin, plan_.params_sharded(u) ? shard_end : numel(u),
-             [&](std::size_t k, float v) { p[k - p_begin] = T(v); });
-        return true;
-      });
-      // the master and the moments (S_o extent), wherever the tier keeps them
-      const std::size_t o_begin = owned_begin(u), o_end = plan_.spec.optimizer ? shard_end : numel(u);
-      with_owned_state(u, [&](const offload::StateView& view) {
-        for (std::size_t state = 0; state < states.size(); ++state)
-          read(state, u, o_begin, o_end, [&](std::size_t k, float v) { state_values(view, state)[k - o_begin] = v; });
-        return true;  // written back
-      });
-    }
-    scaler_.restore(s.loss_scale, s.good_steps);
-    optimizer_step_ = s.optimizer_step;
-    first_step_ = s.step + 1;
-  }
-  /// Run `phase` on every rank, then agree over the whole job whether it succeeded: a rank that
-  /// failed rethrows its own error, the others fail at once with one naming `what` (instead of
-  /// waiting at the next collective for the timeout). The agreement is a max over the
-  /// data-parallel group, then over the model-parallel one: the maximum of the whole job.
-  template <typename Phase>
-  void together(const std::string& what, Phase phase) {
-    std::exception_ptr error;
-    try {
-      phase();
-    } catch (...) {
-      error = std::current_exception();
-    }
-    float failed = error ? 1.0f : 0.0f;
-    coll_.all_reduce(std::span<float>(&failed, 1), ReduceOp::max);
-    if (mp_) mp_->all_reduce(std::span<float>(&failed, 1), ReduceOp::max);
-    if (error) std::rethrow_exception(error);
-    ZT_CHECK(failed == 0.0f, what, ": another rank failed (its message says why)");
+    together(coll_, mp_, c_.resume, [&] {
+      checkpoint::Reader reader(checkpoint::resolve_checkpoint(c_.resume));
+      const RunScalars s = check_resumable(reader.manifest(), reader.dir(), c_, plan_, data_.describe());
+      read_rank_states<T>(
+          reader, plan_, checkpoint_states(c_), [this](std::size_t u, auto fn) { with_params(u, fn); },
+          [this](std::size_t u, auto fn) { with_owned_state(u, fn); });
+      scaler_.restore(s.loss_scale, s.good_steps);
+      optimizer_step_ = s.optimizer_step;
+      first_step_ = s.step + 1;
+    });
   }
 
   // ---- held-out evaluation: the reference's rounds split over ranks (zero/heldout_eval.h) ---

@@ -5,7 +5,7 @@ JOBS    ?= $(shell nproc)
 CMAKE_FLAGS ?=
 CTEST   := ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
-.PHONY: help deps configure build test test-full test-gpu docs notebooks run clean format
+.PHONY: help deps configure build test test-full test-gpu test-stress docs notebooks run clean format
 .DEFAULT_GOAL := help
 
 help:
@@ -14,6 +14,7 @@ help:
 	@echo "make test-chN     run only chapter N's tests (e.g. make test-ch1)"
 	@echo "make test-full    the larger test matrix"
 	@echo "make test-gpu     the GPU tests on a machine with a CUDA device (a skip is a failure)"
+	@echo "make test-stress  the tests that start processes, 10x each on one core beside a CPU hog (hours)"
 	@echo "make chapter-N    build and run chapter N's program (e.g. make chapter-1)"
 	@echo "make deps         install missing Debian packages (apt-get as root)"
 	@echo "make build        configure and build into $(BUILD)/ (Release)"
@@ -43,6 +44,11 @@ test-full: build
 
 test-gpu: build
 	scripts/test_gpu.sh $(BUILD)
+
+# REPEAT=N to change the 10 repetitions (scripts/test_stress.sh says what runs and why).
+REPEAT ?= 10
+test-stress: build
+	scripts/test_stress.sh $(BUILD) $(REPEAT)
 
 test-ch%: build
 	$(CTEST) -L 'ch$*$$'

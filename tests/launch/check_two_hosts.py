@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """tests/launch/check_two_hosts.py - a job across two machines, made here as network namespaces.
 
-Usage: check_two_hosts.py BUILD_DIR {bitwise|partition|unreachable}
+Usage: check_two_hosts.py BUILD_DIR {bitwise|partition|unreachable|stall}
 
 Two Linux network namespaces joined by a veth pair are two hosts as far as TCP is concerned: each
 has its own interfaces and its own loopback, and one cannot reach the other's 127.0.0.1. Their
@@ -24,6 +24,9 @@ partition  a long run saves a checkpoint every 2 steps; once one exists the link
 unreachable host B's ranks bind loopback (GLOO_SOCKET_IFNAME=lo): the ranks on host A must say
            which rank they cannot reach at which address, and the ranks on host B which ranks
            never reached them; every rank ends, none hangs.
+stall      rank 3 (host B) is stopped with SIGSTOP mid-run: alive but silent. The other ranks
+           end after --timeout-s naming rank 3 (the peer probe finds it accepts connections but
+           does not answer); the launchers stop it; no process is left.
 
 Needs root and `ip` (iproute2); exits 77 (CTest's skip) with the reason when the kernel or the
 environment refuses network namespaces. Exit status 0 when every check holds; each failure is
@@ -32,6 +35,7 @@ printed.
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -245,6 +249,55 @@ def partition(hosts, work):
     print(f"resume: from step {k} to {steps} on 2 hosts x 2 ranks, bitwise equal to one process", flush=True)
 
 
+def rank_pid(hosts, ns, rank):
+    """The pid of zero-train's rank `rank` in namespace ns (RANK in its environment)."""
+    for pid in hosts.pids(ns):
+        try:
+            env = open(f"/proc/{pid}/environ", "rb").read().split(b"\0")
+            exe = os.readlink(f"/proc/{pid}/exe")
+        except OSError:
+            continue
+        if exe == os.path.realpath(ZT) and f"RANK={rank}".encode() in env:
+            return int(pid)
+    return None
+
+
+def stall(hosts, work):
+    """Rank 3 (host B) is stopped mid-run (SIGSTOP: alive, silent). Every other rank must end
+    after --timeout-s naming rank 3 as the peer that does not answer; nothing may be left."""
+    save = os.path.join(work, "ckpt")
+    timeout_s = 5
+    args = MODEL + ["--stage", "2", "--steps", "1000000", "--warmup-steps", "0", "--save-dir", save,
+                    "--save-every", "2", "--timeout-s", str(timeout_s)]
+    procs = [launch(hosts, k, 29900, args) for k in (0, 1)]
+    start = time.monotonic()
+    while not os.path.isdir(os.path.join(save, "step-00000002")):
+        if any(p.poll() is not None for p in procs) or time.monotonic() - start > HANG:
+            break
+        time.sleep(0.05)
+    pid = rank_pid(hosts, hosts.b, 3)
+    check(pid is not None, "rank 3's process not found")
+    if pid is None:
+        return
+    os.kill(pid, signal.SIGSTOP)
+    cut = time.monotonic()
+    res = finish(procs)
+    print(f"stall: both launchers exited {time.monotonic() - cut:.1f} s after rank 3 stopped "
+          f"(--timeout-s {timeout_s}, grace 3 s)", flush=True)
+    for node, (status, o, e) in enumerate(res):
+        print(f"--- node {node} (exit {status}):\n{e}", flush=True)
+        check(status != 0, f"node {node}: exit 0 with a stalled rank")
+        check("[check_two_hosts: killed after a hang]" not in e, f"node {node}: hung on a stalled rank")
+    for r in (0, 1, 2):
+        node = 0 if r < 2 else 1
+        lines = [l for l in res[node][2].splitlines() if l.startswith(f"[rank {r}] ") and "error:" in l]
+        named = any(re.search(r"rank\(s\) [0-9, ]*3\b|rank 3 at \S+ .*: accepts connections but does not answer", l)
+                    for l in lines)
+        check(named, f"rank {r}'s error does not name the stalled rank 3: {lines}")
+    for ns in (hosts.a, hosts.b):
+        check(hosts.pids(ns) == [], f"processes left in namespace {ns}: {hosts.pids(ns)}")
+
+
 def unreachable(hosts, work):
     """Host B's ranks bind loopback (GLOO_SOCKET_IFNAME=lo, as this program did by default once):
     host A cannot reach them. Every rank must end within the timeout, naming the peer and address."""
@@ -279,7 +332,7 @@ def main():
         print("skipped:", why)
         return SKIP
     with tempfile.TemporaryDirectory(prefix="zt_two_hosts_") as work, Hosts() as hosts:
-        {"bitwise": bitwise, "partition": partition, "unreachable": unreachable}[MODE](hosts, work)
+        {"bitwise": bitwise, "partition": partition, "unreachable": unreachable, "stall": stall}[MODE](hosts, work)
     for f in failures:
         print("FAILED:", f)
     return 1 if failures else 0

@@ -205,6 +205,16 @@ Manifest manifest_from_json(const json& j, const std::string& where) {
   return m;
 }
 
+Manifest parse_manifest(const std::string& text, const std::string& where) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::parse_error& e) {
+    ZT_FAIL(where, ": not valid JSON (", e.what(), ")");
+  }
+  return manifest_from_json(j, where);
+}
+
 std::string describe(const Manifest& m, const Interval& iv) {
   const bool known = iv.param >= 0 && iv.param < static_cast<int>(m.params.size());
   const std::string name = known ? m.params[static_cast<std::size_t>(iv.param)].name : "parameter ?";

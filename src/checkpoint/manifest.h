@@ -73,6 +73,11 @@ nlohmann::json to_json(const Manifest& m);
 /// @param j the parsed document. @param where the manifest's path, for messages. @return it.
 Manifest manifest_from_json(const nlohmann::json& j, const std::string& where);
 
+/// Parse manifest.json's text and check it as manifest_from_json does; text that is not JSON is a
+/// zt::Error naming `where` too. @param text the file's contents. @param where its path, for
+/// messages. @return the manifest.
+Manifest parse_manifest(const std::string& text, const std::string& where);
+
 /// manifest.json's text: to_json laid out with one parameter, file or interval per line.
 /// @param m the manifest. @return the text, ending in a newline.
 std::string manifest_text(const Manifest& m);

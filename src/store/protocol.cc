@@ -2,6 +2,7 @@
 #include "store/protocol.h"
 
 #include "core/check.h"
+#include "core/cli.h"
 
 namespace zt::store {
 namespace {
@@ -46,6 +47,33 @@ Message decode(const std::string& payload) {
     pos += n;
   }
   return m;
+}
+
+Request parse_request(const Message& m) {
+  const auto& f = m.fields;
+  Request r;
+  r.op = m.op;
+  switch (m.op) {
+    case 'S':
+      ZT_CHECK(f.size() == 2, "SET takes a key and a value");
+      r.keys = {f[0]};
+      r.value = f[1];
+      return r;
+    case 'G':
+      ZT_CHECK(f.size() == 2, "GET takes a timeout and a key");
+      r.keys = {f[1]};
+      break;
+    case 'W':
+      ZT_CHECK(f.size() >= 1, "WAIT takes a timeout and keys");
+      r.keys.assign(f.begin() + 1, f.end());
+      break;
+    default:
+      ZT_FAIL("unknown request op");
+  }
+  const int64_t ms = parse_int_strict(f[0], "timeout_ms");
+  ZT_CHECK(ms >= 0, "timeout_ms must be >= 0");
+  r.timeout = std::chrono::milliseconds(ms);
+  return r;
 }
 
 void send_message(int fd, const Message& m, const std::string& peer) {

@@ -11,7 +11,6 @@
 #include <cstring>
 
 #include "core/check.h"
-#include "core/cli.h"
 
 namespace zt::store {
 namespace {
@@ -31,12 +30,6 @@ std::string peer_name(const sockaddr_storage& ss) {
   return format_address(host, port);
 }
 
-Deadline deadline_from(const std::string& timeout_ms) {
-  int64_t ms = parse_int_strict(timeout_ms, "timeout_ms");
-  ZT_CHECK(ms >= 0, "timeout_ms must be >= 0");
-  return std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
-}
-
 }  // namespace
 
 TcpStoreServer::TcpStoreServer(const std::string& bind_addr, uint16_t port)
@@ -47,11 +40,6 @@ TcpStoreServer::TcpStoreServer(Fd bound) : listener_(listen_tcp(std::move(bound)
   acceptor_ = std::thread([this] { accept_loop(); });
 }
 
-bool TcpStoreServer::wait_parked(uint64_t n, std::chrono::milliseconds timeout) {
-  std::unique_lock<std::mutex> lock(mu_);
-  return parked_cv_.wait_for(lock, timeout, [&] { return parked_ >= n; });
-}
-
 TcpStoreServer::~TcpStoreServer() {
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -60,7 +48,7 @@ TcpStoreServer::~TcpStoreServer() {
     // closes it itself, so no descriptor number is reused under its feet.
     for (int fd : open_fds_) ::shutdown(fd, SHUT_RDWR);
   }
-  changed_.notify_all();
+  state_.stop();
   char byte = 1;
   while (::write(wake_pipe_[1], &byte, 1) < 0 && errno == EINTR) {
   }
@@ -97,7 +85,7 @@ void TcpStoreServer::serve(int fd, std::string peer) {
     for (;;) {
       Message request;
       if (receive_message(fd, Deadline::max(), peer, request) != ReadStatus::kOk) break;
-      send_message(fd, handle(request), peer);
+      send_message(fd, state_.handle(parse_request(request)), peer);
     }
   } catch (const std::exception&) {
     // A malformed request or a broken connection ends this client only. The client side
@@ -106,54 +94,6 @@ void TcpStoreServer::serve(int fd, std::string peer) {
   std::lock_guard<std::mutex> lock(mu_);
   open_fds_.erase(fd);
   ::close(fd);
-}
-
-std::string TcpStoreServer::wait_for(std::unique_lock<std::mutex>& lock, const std::vector<std::string>& keys,
-                                     Deadline deadline) {
-  for (;;) {
-    std::string missing;
-    for (const auto& k : keys)
-      if (!data_.count(k)) {
-        missing = k;
-        break;
-      }
-    if (missing.empty()) return "";
-    if (stopping_) ZT_FAIL("server stopping");
-    ++parked_;
-    parked_cv_.notify_all();
-    if (changed_.wait_until(lock, deadline) == std::cv_status::timeout) {
-      if (!data_.count(missing)) return missing;
-    }
-  }
-}
-
-Message TcpStoreServer::handle(const Message& request) {
-  const auto& f = request.fields;
-  std::unique_lock<std::mutex> lock(mu_);
-  switch (request.op) {
-    case 'S': {
-      ZT_CHECK(f.size() == 2, "SET takes a key and a value");
-      data_[f[0]] = f[1];
-      lock.unlock();
-      changed_.notify_all();
-      return {'K', {}};
-    }
-    case 'G': {
-      ZT_CHECK(f.size() == 2, "GET takes a timeout and a key");
-      std::string missing = wait_for(lock, {f[1]}, deadline_from(f[0]));
-      if (!missing.empty()) return {'T', {missing}};
-      return {'V', {data_.at(f[1])}};
-    }
-    case 'W': {
-      ZT_CHECK(f.size() >= 1, "WAIT takes a timeout and keys");
-      std::vector<std::string> keys(f.begin() + 1, f.end());
-      std::string missing = wait_for(lock, keys, deadline_from(f[0]));
-      if (!missing.empty()) return {'T', {missing}};
-      return {'K', {}};
-    }
-    default:
-      ZT_FAIL("unknown request op");
-  }
 }
 
 }  // namespace zt::store

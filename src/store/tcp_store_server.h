@@ -1,17 +1,14 @@
 // store/tcp_store_server.h — the key-value server behind TcpStore, run as threads inside rank 0.
 //
 // One accept thread, one thread per connected client (a job has a handful of ranks, so threads
-// are the simplest correct design). A GET or WAIT for a key that is not there yet is parked on a
-// condition variable until another client sets it or the request's own timeout passes; the reply
-// then says which key was missing. Destroying the server closes every connection and joins every
-// thread; clients see "connection closed". It keeps everything in memory and is not persistent.
+// are the simplest correct design). What the requests do (and how GET and WAIT park) is
+// store_state.h. Destroying the server closes every connection and joins every thread; clients
+// see "connection closed". It keeps everything in memory and is not persistent.
 // Runs inside rank 0 or, under zero-launch, inside the launcher (launch/spawn.h).
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
-#include <map>
 #include <mutex>
 #include <set>
 #include <string>
@@ -20,6 +17,7 @@
 
 #include "store/protocol.h"
 #include "store/socket.h"
+#include "store/store_state.h"
 
 namespace zt::store {
 
@@ -47,26 +45,20 @@ class TcpStoreServer {
   /// again), or `timeout` passes. It lets a caller act only once a request is known to be
   /// blocked in the server (tests do, instead of sleeping). @param n the count to reach.
   /// @param timeout how long to wait. @return true if the count was reached.
-  bool wait_parked(uint64_t n, std::chrono::milliseconds timeout);
+  bool wait_parked(uint64_t n, std::chrono::milliseconds timeout) { return state_.wait_parked(n, timeout); }
 
  private:
   void accept_loop();
   void serve(int fd, std::string peer);
-  Message handle(const Message& request);
-  // Wait until every key exists or the deadline passes; returns the first missing key ("" if
-  // none). Caller holds `lock`.
-  std::string wait_for(std::unique_lock<std::mutex>& lock, const std::vector<std::string>& keys, Deadline deadline);
 
   Fd listener_;
   uint16_t port_ = 0;
   int wake_pipe_[2] = {-1, -1};  // written once by the destructor to stop accept_loop
   std::thread acceptor_;
 
+  StoreState state_;
+
   std::mutex mu_;  // guards everything below
-  std::condition_variable changed_;
-  std::condition_variable parked_cv_;  // signalled when parked_ grows
-  uint64_t parked_ = 0;                // times a GET/WAIT started waiting for a missing key
-  std::map<std::string, std::string> data_;
   bool stopping_ = false;
   std::set<int> open_fds_;  // client sockets still open (shut down by the destructor)
   std::vector<std::thread> workers_;

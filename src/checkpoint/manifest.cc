@@ -209,7 +209,8 @@ Manifest parse_manifest(const std::string& text, const std::string& where) {
   json j;
   try {
     j = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
+    // not only parse_error: a number too large for a double (1e400) is nlohmann's out_of_range
     ZT_FAIL(where, ": not valid JSON (", e.what(), ")");
   }
   return manifest_from_json(j, where);

@@ -292,7 +292,8 @@ void apply_ds_config_text(const std::string& text, const std::string& source, Tr
   json root;
   try {
     root = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
+    // not only parse_error: a number too large for a double (1e400) is nlohmann's out_of_range
     ZT_FAIL("--config ", source, " is not JSON: ", e.what());
   }
   ZT_CHECK(root.is_object(), "--config ", source, " is not a JSON object of DeepSpeed keys");

@@ -55,7 +55,8 @@ Request parse_request(const Message& m);
 /// Send one message. @param fd connected socket. @param m message. @param peer for errors.
 void send_message(int fd, const Message& m, const std::string& peer);
 
-/// Receive one message, waiting until the deadline.
+/// Receive one message, waiting until the deadline. Memory follows the bytes that arrive, not
+/// the size the peer announces (its buffer grows 64 KiB at a time).
 /// @param fd connected socket. @param deadline when to give up. @param peer for errors.
 /// @param out the message, filled when the status is kOk.
 /// @return kOk, kClosed (peer closed cleanly between messages) or kTimedOut.

@@ -45,8 +45,7 @@ Message StoreState::handle(const Request& r) {
     changed_.notify_all();
     return {'K', {}};
   }
-  const Deadline deadline = std::chrono::steady_clock::now() + r.timeout;
-  std::string missing = wait_for(lock, r.keys, deadline);
+  std::string missing = wait_for(lock, r.keys, deadline_after(r.timeout));
   if (!missing.empty()) return {'T', {missing}};
   if (r.op == 'G') return {'V', {data_.at(r.keys.at(0))}};
   return {'K', {}};

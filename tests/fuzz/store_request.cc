@@ -5,7 +5,8 @@
 // StoreState, and each reply encoded. Reading must end with the stream (closed, or one
 // zt::Error for a bad frame, which drops the connection); no input may make it allocate what the
 // stream does not contain. A GET or WAIT for a missing key is answered at once (timeout 0):
-// how long a client asks to wait is its own business, not a parsing question. Not the accept
+// how long a client asks to wait is its own business, not a parsing question; only the deadline
+// computed from its timeout is checked (deadline_after). Not the accept
 // loop or the connection threads (tests/launch/test_tcp_store.cc runs those).
 #include <sys/socket.h>
 
@@ -41,6 +42,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
       Message m;
       if (receive_message(reader.get(), Deadline::max(), "fuzz", m) != ReadStatus::kOk) break;
       Request r = parse_request(m);
+      // the one part of a wait that the client's number decides: never a deadline in the past
+      const Deadline before = std::chrono::steady_clock::now();
+      if (deadline_after(r.timeout) < before) zt::fuzz::broken("a client's timeout gave a deadline in the past");
       r.timeout = std::chrono::milliseconds(0);
       encode(state.handle(r));
     }

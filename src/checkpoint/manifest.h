@@ -99,8 +99,10 @@ Interval interval_from_json(const nlohmann::json& j, const std::string& where, c
 
 /// Check that the intervals of each state cover every element of every parameter exactly once:
 /// sorted by (state, parameter, offset), each starts where the previous one ended, the first at
-/// 0 and the last ends at numel. A gap or an overlap is a zt::Error naming `where`, the state,
-/// the parameter and the elements. @param m the manifest. @param where its path, for messages.
+/// 0 and the last ends at numel; and that no two intervals share a byte of a file, so that the
+/// elements declared never exceed the bytes stored. A gap or an overlap is a zt::Error naming
+/// `where`, the state, the parameter and the elements (or the two intervals and the bytes). @param m the manifest.
+/// @param where its path, for messages.
 void check_coverage(const Manifest& m, const std::string& where);
 
 /// An interval for people: "adam.m of h.0.attn.c_attn.weight [0, 1024)".

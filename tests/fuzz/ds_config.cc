@@ -1,8 +1,9 @@
 // tests/fuzz/ds_config.cc — fuzz target: a DeepSpeed JSON config (`zero-train --config FILE`),
 // applied to the default settings twice: once with no flag on the command line, once with every
 // flag "given" at its default (so that every key that changes a setting is a contradiction the
-// reader must report). The result is then validated as zero-train does and printed as flags.
-// Each step must succeed or throw one zt::Error. Not the file reading (apply_ds_config_file only
+// reader must report). The result is then validated as zero-train does. Each step must succeed
+// or throw one zt::Error, and settings that pass must print (--print-config) as flags that parse
+// back to them, as docs/deepspeed-config.md promises. Not the file reading (apply_ds_config_file only
 // adds read_file in front of this).
 #include <cstddef>
 #include <cstdint>
@@ -11,6 +12,7 @@
 
 #include "core/check.h"
 #include "fuzz/fuzz_support.h"
+#include "fuzz/print_config_check.h"
 #include "train/ds_config.h"
 #include "train/train_config.h"
 
@@ -66,9 +68,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
       apply_ds_config_text(text, "fuzz.json", c, given ? *given : std::vector<std::string>{});
       resolve_micro_batch(c);
       validate(c);
-      config_as_flags(c);
     } catch (const zt::Error&) {
+      continue;
     }
+    zt::fuzz::check_print_config(c);
   }
   return 0;
 }

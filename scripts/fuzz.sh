@@ -4,7 +4,8 @@
 # for FUZZ_SECONDS seconds (default 60), one after the other (a fuzzer uses one core).
 # Each run starts from the committed seed corpus and regressions and writes the new inputs it
 # finds into build-fuzz/fuzz/TARGET/corpus/ (a scratch folder: the committed corpus is never
-# touched) and any crash, leak, timeout or out-of-memory input into build-fuzz/fuzz/TARGET/crashes/.
+# touched) and any crash, leak, timeout or out-of-memory input into build-fuzz/fuzz/TARGET/crashes/;
+# one line per run is appended to build-fuzz/fuzz/summary.txt.
 # Exit status 1 if any target found one. tests/fuzz/README.md says how to turn one into a
 # regression input. Not part of make test (which replays the corpus with g++ and needs no clang).
 set -euo pipefail
@@ -42,8 +43,12 @@ for t in "${targets[@]}"; do
     -malloc_limit_mb=64 -timeout=10 -close_fd_mask=1 -print_final_stats=1 -artifact_prefix="$work/crashes/" \
     "$work/corpus" "tests/fuzz/corpus/$t" "tests/fuzz/regressions/$t" >"$work/log.txt" 2>&1 || status=$?
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/log.txt")
+  # libFuzzer's last status line: edges covered and the corpus it holds (inputs/bytes)
+  cov=$(grep -o 'cov: [0-9]*' "$work/log.txt" | tail -n 1)
+  corp=$(grep -o 'corp: [0-9]*/[0-9]*[a-zA-Z]*' "$work/log.txt" | tail -n 1)
   found=$(find "$work/crashes" -type f | wc -l)
-  echo "fuzz: $t: exit $status, ${execs:-?} executions, $(find "$work/corpus" -type f | wc -l) new corpus inputs, $found crash inputs"
+  echo "fuzz: $t: $seconds s, exit $status, ${execs:-?} executions, ${cov:-cov: ?}, ${corp:-corp: ?}," \
+    "$(find "$work/corpus" -type f | wc -l) new inputs kept, $found failing inputs" | tee -a "$build/fuzz/summary.txt"
   if [[ $status -ne 0 || $found -gt 0 ]]; then
     failed+=("$t")
     grep -m 3 -E "^==[0-9]+==ERROR|runtime error|fuzz target:|uncaught exception|Test unit written" "$work/log.txt" || true

@@ -7,8 +7,9 @@
 //   'S' key value            set key to value (overwrites)          -> 'K'
 //   'G' timeout_ms key       value of key, waiting up to timeout_ms -> 'V' value | 'T' key
 //   'W' timeout_ms key...    wait until every key exists            -> 'K'       | 'T' missing_key
-// timeout_ms is a decimal string. A malformed request closes that connection (the server keeps
-// serving the others). That is the whole protocol: no auth, no delete, no counters.
+// timeout_ms is a non-negative decimal string (beyond the clock's range: no deadline). A malformed
+// request closes that connection (the server keeps serving the others). That is the whole
+// protocol: no auth, no delete, no counters.
 // This file only encodes and decodes (frames, and what a request's fields mean); sockets are
 // store/socket.h, the requests' effect is store_state.h, connections are tcp_store_server.h.
 #pragma once

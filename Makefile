@@ -3,9 +3,11 @@
 BUILD   ?= build
 JOBS    ?= $(shell nproc)
 CMAKE_FLAGS ?=
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?=
 CTEST   := ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
-.PHONY: help deps configure build test test-full test-gpu test-stress docs notebooks run clean format
+.PHONY: help deps configure build test test-full test-gpu test-stress fuzz docs notebooks run clean format
 .DEFAULT_GOAL := help
 
 help:
@@ -15,6 +17,8 @@ help:
 	@echo "make test-full    the larger test matrix"
 	@echo "make test-gpu     the GPU tests on a machine with a CUDA device (a skip is a failure)"
 	@echo "make test-stress  the tests that start processes, 10x each on one core beside a CPU hog (hours)"
+	@echo "make fuzz         clang + libFuzzer build in build-fuzz/, each reader of untrusted bytes fuzzed for"
+	@echo "                  FUZZ_SECONDS (default 60) s; FUZZ_TARGETS=\"cli ...\" picks some (tests/fuzz/README.md)"
 	@echo "make chapter-N    build and run chapter N's program (e.g. make chapter-1)"
 	@echo "make deps         install missing Debian packages (apt-get as root)"
 	@echo "make build        configure and build into $(BUILD)/ (Release)"
@@ -49,6 +53,9 @@ test-gpu: build
 REPEAT ?= 10
 test-stress: build
 	scripts/test_stress.sh $(BUILD) $(REPEAT)
+
+fuzz:
+	FUZZ_SECONDS=$(FUZZ_SECONDS) JOBS=$(JOBS) scripts/fuzz.sh $(FUZZ_TARGETS)
 
 test-ch%: build
 	$(CTEST) -L 'ch$*$$'

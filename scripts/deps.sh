@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# scripts/deps.sh — install the Debian 12 packages the project needs, only those missing.
+# scripts/deps.sh [fuzz] — install the Debian 12 packages the project needs, only those missing.
 # As root it runs apt-get; otherwise it prints the exact command to run and fails.
+# `fuzz` adds the clang toolchain that only `make fuzz` uses (libFuzzer and the sanitizer
+# runtimes); make test never needs it.
 # The notebook stack comes from Debian too (python3-matplotlib, nbconvert, ipykernel) and is run
 # with Debian's /usr/bin/python3, so a pyenv or conda python on PATH does not matter.
 set -euo pipefail
@@ -10,6 +12,13 @@ packages=(
   doxygen graphviz redis-server clang-format iproute2
   python3 python3-matplotlib python3-nbconvert python3-nbformat python3-nbclient python3-ipykernel
 )
+fuzz_packages=(clang-14 libclang-rt-14-dev libfuzzer-14-dev)
+if [[ "${1:-}" == fuzz ]]; then
+  packages+=("${fuzz_packages[@]}")
+elif [[ -n "${1:-}" ]]; then
+  echo "deps: unknown group '$1' (the only optional group is fuzz)" >&2
+  exit 2
+fi
 missing=()
 for p in "${packages[@]}"; do
   status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)

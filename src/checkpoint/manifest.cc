@@ -6,6 +6,7 @@
 #include <limits>
 #include <numeric>
 #include <set>
+#include <tuple>
 
 #include "core/check.h"
 
@@ -91,6 +92,25 @@ void check_references(const Manifest& m, const std::string& where) {
     const uint64_t bytes = 4 * static_cast<uint64_t>(iv.length);
     ZT_CHECK(iv.byte_offset <= file.bytes && bytes <= file.bytes - iv.byte_offset, where, ": ", f, " (bytes ",
              iv.byte_offset, "..", iv.byte_offset + bytes, ") lies beyond the ", file.bytes, " bytes of ", file.name);
+  }
+}
+
+// No two intervals share a byte of a file (a writer puts each interval at bytes of its own).
+// Besides catching a corrupt manifest, this bounds what a reader allocates by the bytes that
+// exist: without it, a few KiB of intervals all pointing at the same bytes could declare
+// parameters of billions of elements, and read_dense would allocate them all before reading.
+void check_disjoint(const Manifest& m, const std::string& where) {
+  std::vector<std::size_t> order(m.intervals.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  const auto start = [&](std::size_t i) { return std::tuple(m.intervals[i].file, m.intervals[i].byte_offset, i); };
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return start(a) < start(b); });
+  for (std::size_t k = 1; k < order.size(); ++k) {
+    const Interval &prev = m.intervals[order[k - 1]], &next = m.intervals[order[k]];
+    const uint64_t prev_end = prev.byte_offset + 4 * static_cast<uint64_t>(prev.length);
+    ZT_CHECK(prev.file != next.file || next.byte_offset >= prev_end, where, ": ", at("intervals", order[k - 1]),
+             " and ", at("intervals", order[k]), " share bytes ", next.byte_offset, "..",
+             std::min(prev_end, next.byte_offset + 4 * static_cast<uint64_t>(next.length)), " of ",
+             m.files[static_cast<std::size_t>(next.file)].name);
   }
 }
 
@@ -205,6 +225,17 @@ Manifest manifest_from_json(const json& j, const std::string& where) {
   return m;
 }
 
+Manifest parse_manifest(const std::string& text, const std::string& where) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::exception& e) {
+    // not only parse_error: a number too large for a double (1e400) is nlohmann's out_of_range
+    ZT_FAIL(where, ": not valid JSON (", e.what(), ")");
+  }
+  return manifest_from_json(j, where);
+}
+
 std::string describe(const Manifest& m, const Interval& iv) {
   const bool known = iv.param >= 0 && iv.param < static_cast<int>(m.params.size());
   const std::string name = known ? m.params[static_cast<std::size_t>(iv.param)].name : "parameter ?";
@@ -250,6 +281,7 @@ void check_coverage(const Manifest& m, const std::string& where) {
       ZT_CHECK(next == m.params[p].numel, where, ": ", what, ": elements [", next, ", ", m.params[p].numel,
                ") are not saved");
     }
+  check_disjoint(m, where);
 }
 
 }  // namespace zt::checkpoint

@@ -73,6 +73,11 @@ nlohmann::json to_json(const Manifest& m);
 /// @param j the parsed document. @param where the manifest's path, for messages. @return it.
 Manifest manifest_from_json(const nlohmann::json& j, const std::string& where);
 
+/// Parse manifest.json's text and check it as manifest_from_json does; text that is not JSON is a
+/// zt::Error naming `where` too. @param text the file's contents. @param where its path, for
+/// messages. @return the manifest.
+Manifest parse_manifest(const std::string& text, const std::string& where);
+
 /// manifest.json's text: to_json laid out with one parameter, file or interval per line.
 /// @param m the manifest. @return the text, ending in a newline.
 std::string manifest_text(const Manifest& m);
@@ -94,8 +99,10 @@ Interval interval_from_json(const nlohmann::json& j, const std::string& where, c
 
 /// Check that the intervals of each state cover every element of every parameter exactly once:
 /// sorted by (state, parameter, offset), each starts where the previous one ended, the first at
-/// 0 and the last ends at numel. A gap or an overlap is a zt::Error naming `where`, the state,
-/// the parameter and the elements. @param m the manifest. @param where its path, for messages.
+/// 0 and the last ends at numel; and that no two intervals share a byte of a file, so that the
+/// elements declared never exceed the bytes stored. A gap or an overlap is a zt::Error naming
+/// `where`, the state, the parameter and the elements (or the two intervals and the bytes). @param m the manifest.
+/// @param where its path, for messages.
 void check_coverage(const Manifest& m, const std::string& where);
 
 /// An interval for people: "adam.m of h.0.attn.c_attn.weight [0, 1024)".

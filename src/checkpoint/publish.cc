@@ -39,7 +39,8 @@ void merge_fragment(const std::string& temp, int rank, Manifest& m) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(read_file(path));
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
+    // not only parse_error: a number too large for a double (1e400) is nlohmann's out_of_range
     ZT_FAIL(path, ": not valid JSON (", e.what(), ")");
   }
   ZT_CHECK(j.is_object() && j.contains("file") && j.contains("intervals") && j["intervals"].is_array(), path,

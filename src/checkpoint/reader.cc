@@ -109,13 +109,7 @@ Reader::Reader(const std::string& checkpoint_dir) : impl_(std::make_unique<Impl>
   Impl& r = *impl_;
   r.dir = checkpoint_dir;
   r.manifest_path = (fs::path(checkpoint_dir) / kManifestName).string();
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(read_file(r.manifest_path));
-  } catch (const nlohmann::json::parse_error& e) {
-    ZT_FAIL(r.manifest_path, ": not valid JSON (", e.what(), ")");
-  }
-  r.m = manifest_from_json(j, r.manifest_path);
+  r.m = parse_manifest(read_file(r.manifest_path), r.manifest_path);
   for (const auto& f : r.m.files) {
     const std::string path = (fs::path(checkpoint_dir) / f.name).string();
     const int64_t size = file_size_or_missing(path);

@@ -1,10 +1,16 @@
 // store/protocol.cc — frame encoding and decoding (see protocol.h for the format).
 #include "store/protocol.h"
 
+#include <algorithm>
+
 #include "core/check.h"
+#include "core/cli.h"
 
 namespace zt::store {
 namespace {
+
+// How far ahead of the bytes received a message's buffer may grow.
+constexpr std::size_t kReadChunkBytes = std::size_t{64} << 10;
 
 void put_u32(std::string& out, uint32_t v) {
   for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<char>((v >> shift) & 0xff));
@@ -48,6 +54,33 @@ Message decode(const std::string& payload) {
   return m;
 }
 
+Request parse_request(const Message& m) {
+  const auto& f = m.fields;
+  Request r;
+  r.op = m.op;
+  switch (m.op) {
+    case 'S':
+      ZT_CHECK(f.size() == 2, "SET takes a key and a value");
+      r.keys = {f[0]};
+      r.value = f[1];
+      return r;
+    case 'G':
+      ZT_CHECK(f.size() == 2, "GET takes a timeout and a key");
+      r.keys = {f[1]};
+      break;
+    case 'W':
+      ZT_CHECK(f.size() >= 1, "WAIT takes a timeout and keys");
+      r.keys.assign(f.begin() + 1, f.end());
+      break;
+    default:
+      ZT_FAIL("unknown request op");
+  }
+  const int64_t ms = parse_int_strict(f[0], "timeout_ms");
+  ZT_CHECK(ms >= 0, "timeout_ms must be >= 0");
+  r.timeout = std::chrono::milliseconds(ms);
+  return r;
+}
+
 void send_message(int fd, const Message& m, const std::string& peer) {
   std::string frame = encode(m);
   write_all(fd, frame.data(), frame.size(), peer);
@@ -60,10 +93,18 @@ ReadStatus receive_message(int fd, Deadline deadline, const std::string& peer, M
   uint32_t n = get_u32(size_bytes);
   ZT_CHECK(n >= 1 && n <= kMaxPayloadBytes, "TCP store: message size ", n, " from ", peer,
            " is invalid (not a zero-teach store peer?)");
-  std::string payload(n, '\0');
-  st = read_all(fd, payload.data(), n, deadline, peer);
-  ZT_CHECK(st != ReadStatus::kClosed, "TCP store: ", peer, " closed in the middle of a message");
-  if (st != ReadStatus::kOk) return st;
+  // The size is only the peer's claim: the buffer grows with the bytes that arrive, one chunk
+  // ahead at most, so a peer that announces 256 MiB and sends ten bytes costs ten bytes and a
+  // chunk, not 256 MiB (many such peers at once would otherwise exhaust the server's memory).
+  std::string payload;
+  while (payload.size() < n) {
+    const std::size_t at = payload.size();
+    const std::size_t chunk = std::min<std::size_t>(n - at, kReadChunkBytes);
+    payload.resize(at + chunk);
+    st = read_all(fd, payload.data() + at, chunk, deadline, peer);
+    ZT_CHECK(st != ReadStatus::kClosed, "TCP store: ", peer, " closed in the middle of a message");
+    if (st != ReadStatus::kOk) return st;
+  }
   out = decode(payload);
   return ReadStatus::kOk;
 }

@@ -70,6 +70,14 @@ int connect_until(int fd, const sockaddr* addr, socklen_t len, Deadline deadline
 
 }  // namespace
 
+Deadline deadline_after(std::chrono::milliseconds timeout) {
+  // A client may ask for any timeout up to 2^63 - 1 ms, which overflows once converted to the
+  // clock's nanoseconds: a deadline beyond the clock's range is "never" (compared in ms, exactly).
+  const auto now = std::chrono::steady_clock::now();
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(Deadline::max() - now);
+  return timeout >= left ? Deadline::max() : now + std::max(timeout, std::chrono::milliseconds(0));
+}
+
 Fd& Fd::operator=(Fd&& other) noexcept {
   if (this != &other) {
     reset();
@@ -134,7 +142,7 @@ uint16_t local_port(int fd) {
 
 Fd connect_tcp_retry(const std::string& host, uint16_t port, std::chrono::milliseconds timeout,
                      const ConnectRetryHook& on_retry) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const auto deadline = deadline_after(timeout);
   std::string where = format_address(host, port);
   std::string last_error = "no attempt made";
   auto pause = std::chrono::milliseconds(10);

@@ -16,6 +16,10 @@ namespace zt::store {
 /// A monotonic deadline; every blocking call below stops at one.
 using Deadline = std::chrono::steady_clock::time_point;
 
+/// The deadline `timeout` from now; Deadline::max() (never) when that lies beyond the clock's
+/// range, now for a negative timeout. @param timeout any duration. @return the deadline.
+Deadline deadline_after(std::chrono::milliseconds timeout);
+
 /// Owns one file descriptor and closes it on destruction.
 class Fd {
  public:

@@ -44,7 +44,7 @@ Message TcpStore::call(const Message& request, std::chrono::milliseconds timeout
   ReadStatus st;
   try {
     send_message(conn_.get(), request, address_);
-    st = receive_message(conn_.get(), std::chrono::steady_clock::now() + timeout + kReplyMargin, address_, reply);
+    st = receive_message(conn_.get(), deadline_after(timeout + kReplyMargin), address_, reply);
   } catch (const Error& e) {
     conn_.reset();  // the stream may hold half a message now: never reuse it
     ZT_FAIL(what, " failed: ", e.what(), " (did the rank or launcher serving the store exit?)");

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
+#include <type_traits>
 
 #include "core/atomic_file.h"
 #include "core/check.h"
@@ -88,6 +89,15 @@ struct Applier {
   template <typename T, typename V>
   void set(const std::string& key, const std::string& flag, T& field, const V& value) {
     const T v = static_cast<T>(value);
+    // A key may set only what its flag accepts (range, choices): otherwise a config could run
+    // settings the command line refuses, and --print-config would print a line that fails.
+    if constexpr (!std::is_same_v<T, bool>) {
+      try {
+        check_flag_value(flag, shown(v));
+      } catch (const Error& e) {
+        ZT_FAIL(key, ": ", e.what());
+      }
+    }
     if (std::find(given.begin(), given.end(), flag) != given.end())
       ZT_CHECK(field == v, key, " sets --", flag, " ", shown(v), ", which contradicts --", flag, " ", shown(field),
                " on the command line");
@@ -109,12 +119,21 @@ void apply_batch(Section& s, Applier& a) {
   ZT_CHECK(tb || mb, "gradient_accumulation_steps needs train_batch_size or train_micro_batch_size_per_gpu");
   ZT_CHECK(a.c.mp_size >= 1 && a.c.world_size % a.c.mp_size == 0, "--world-size is not a multiple of --mp-size");
   const int64_t dp = a.c.dp_size();  // DeepSpeed: train_batch_size = micro x GAS x data-parallel ranks
+  // The keys may each be up to 9e15, so their product is checked: an unchecked one overflows
+  // int64_t (undefined behaviour), and more than --global-batch's largest 2^40 is no run anyway.
+  const auto times = [](int64_t x, int64_t y) {
+    int64_t p = 0;
+    ZT_CHECK(!__builtin_mul_overflow(x, y, &p) && p <= (int64_t{1} << 40),
+             "train_micro_batch_size_per_gpu x gradient_accumulation_steps x data-parallel ranks is above 2^40 "
+             "sequences, the largest --global-batch");
+    return p;
+  };
   if (tb && mb && gas)
-    ZT_CHECK(*tb == *mb * *gas * dp, "train_batch_size ", *tb, " is not train_micro_batch_size_per_gpu ", *mb,
-             " x gradient_accumulation_steps ", *gas, " x ", dp, " data-parallel ranks = ", *mb * *gas * dp);
-  if (!tb) tb = *mb * gas.value_or(1) * dp;
+    ZT_CHECK(*tb == times(times(*mb, *gas), dp), "train_batch_size ", *tb, " is not train_micro_batch_size_per_gpu ",
+             *mb, " x gradient_accumulation_steps ", *gas, " x ", dp, " data-parallel ranks = ", *mb * *gas * dp);
+  if (!tb) tb = times(times(*mb, gas.value_or(1)), dp);
   if (!mb && gas) {
-    ZT_CHECK(*tb % (*gas * dp) == 0, "train_batch_size ", *tb, " does not split into gradient_accumulation_steps ",
+    ZT_CHECK(*tb % times(*gas, dp) == 0, "train_batch_size ", *tb, " does not split into gradient_accumulation_steps ",
              *gas, " x ", dp, " data-parallel ranks");
     mb = *tb / (*gas * dp);
   }
@@ -292,7 +311,8 @@ void apply_ds_config_text(const std::string& text, const std::string& source, Tr
   json root;
   try {
     root = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
+    // not only parse_error: a number too large for a double (1e400) is nlohmann's out_of_range
     ZT_FAIL("--config ", source, " is not JSON: ", e.what());
   }
   ZT_CHECK(root.is_object(), "--config ", source, " is not a JSON object of DeepSpeed keys");

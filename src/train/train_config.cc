@@ -44,12 +44,10 @@ void validate_offload(const TrainConfig& c) {
            "--offload-params keeps stage 3's parameter shards in files: ", "it needs --stage 3");
 }
 
-}  // namespace
-
-bool parse_train_config(int argc, char** argv, TrainConfig& c, std::vector<std::string>* given) {
-  ArgParser p("zero-train",
-              "Train a GPT-2-style model with mixed precision, on one rank or data-parallel over N ranks\n"
-              "with ZeRO stage 0-3 (chapters 2-7).");
+// Every flag of zero-train, declared on p with c's fields as targets (and c's values as the
+// defaults --help shows). parse_train_config parses argv with it; check_flag_value parses one
+// value with it, so a --config key is held to exactly the range and choices of its flag.
+void declare_flags(ArgParser& p, TrainConfig& c) {
   const int64_t big = int64_t{1} << 40;
   p.add_choice("model", &c.model, {"gpt"}, "model family");
   p.add_int("layers", &c.layers, "transformer blocks L", 1, 1024);
@@ -171,6 +169,15 @@ bool parse_train_config(int argc, char** argv, TrainConfig& c, std::vector<std::
                "command line is an error");
   p.add_flag("print-config", &c.print_config,
              "print the effective settings as zero-train flags (those that differ from the default) and exit");
+}
+
+}  // namespace
+
+bool parse_train_config(int argc, char** argv, TrainConfig& c, std::vector<std::string>* given) {
+  ArgParser p("zero-train",
+              "Train a GPT-2-style model with mixed precision, on one rank or data-parallel over N ranks\n"
+              "with ZeRO stage 0-3 (chapters 2-7).");
+  declare_flags(p, c);
   if (!p.parse(argc, argv)) return false;
   c.micro_batch_given = c.micro_batch != 0;
   if (given) *given = p.given_flags();
@@ -208,6 +215,15 @@ std::vector<OutputPlace> TrainConfig::output_places() const {
   dir("offload-optimizer file:", offload_optimizer_dir());
   dir("offload-params file:", offload_params_dir());
   return out;
+}
+
+void check_flag_value(const std::string& flag, const std::string& value) {
+  TrainConfig scratch;
+  ArgParser p("zero-train", "");
+  declare_flags(p, scratch);
+  std::string word = "--" + flag + "=" + value;
+  char* argv[] = {word.data(), word.data(), nullptr};  // argv[0], the program name, is not read
+  p.parse(2, argv);
 }
 
 void resolve_micro_batch(TrainConfig& c) {

@@ -163,6 +163,11 @@ struct TrainConfig {
 /// @return false when --help was printed (nothing to run).
 bool parse_train_config(int argc, char** argv, TrainConfig& config, std::vector<std::string>* given = nullptr);
 
+/// Check one value as the flag `--flag=value` would be parsed: its type, range or choices. A
+/// zt::Error names the flag and what is wrong (a --config key that sets the flag reuses it).
+/// @param flag a flag that takes a value, without dashes. @param value its text.
+void check_flag_value(const std::string& flag, const std::string& value);
+
 /// The default --micro-batch, once the world size is known (a launcher may set it after parsing):
 /// global batch / N_d, one micro-batch per data-parallel rank; an explicit --micro-batch stays.
 /// @param config the parsed configuration, updated in place.

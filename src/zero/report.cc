@@ -1,10 +1,12 @@
 // zero/report.cc — JSON conversions and the bitwise comparison of zero-train (see report.h).
 #include "zero/report.h"
 
+#include "core/check.h"
 #include "train/summary_json.h"
 
 #include <bit>
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -110,11 +112,44 @@ std::string arena_trace_json(const std::vector<ArenaEvent>& events, const train:
 }
 
 std::vector<ArenaEvent> arena_trace_from_json(const std::string& text) {
-  const auto j = nlohmann::json::parse(text);
+  // A trace is a file a user hands to zero-memreplay, so every field is checked here: the replays
+  // size an arena from these numbers, and a release of a block that is not live would make
+  // min_capacity's running sum wrap around to an absurd capacity.
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    ZT_FAIL("memory trace: not valid JSON (", e.what(), ")");
+  }
+  ZT_CHECK(j.is_object() && j.contains("events") && j["events"].is_array(),
+           "memory trace: not an object with an array \"events\"");
+  const auto& list = j["events"];
   std::vector<ArenaEvent> events;
-  for (const auto& e : j.at("events"))
-    events.push_back(
-        {e.at(0).get<int>() == 1, e.at(1).get<uint64_t>(), e.at(2).get<std::size_t>(), e.at(3).get<std::string>()});
+  std::map<uint64_t, std::size_t> live;  // id -> requested bytes
+  std::size_t allocated = 0;             // every allocation side by side, aligned
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const auto& e = list[i];
+    ZT_CHECK(e.is_array() && e.size() == 4 && e[0].is_number_unsigned() && e[0].get<uint64_t>() <= 1 &&
+                 e[1].is_number_unsigned() && e[2].is_number_unsigned() && e[3].is_string(),
+             "memory trace: event ", i, " is not [allocate 1|0, id, bytes, category]");
+    ArenaEvent ev{e[0].get<uint64_t>() == 1, e[1].get<uint64_t>(), 0, e[3].get<std::string>()};
+    const uint64_t bytes = e[2].get<uint64_t>();
+    ZT_CHECK(bytes <= kMaxTraceBytes, "memory trace: event ", i, " asks for ", bytes, " bytes, more than 2^50");
+    ev.bytes = static_cast<std::size_t>(bytes);
+    if (ev.allocate) {
+      ZT_CHECK(live.emplace(ev.id, ev.bytes).second, "memory trace: event ", i, " allocates block ", ev.id,
+               ", which is live already");
+      allocated += Arena::aligned_size(ev.bytes);
+      ZT_CHECK(allocated <= kMaxTraceBytes << 10, "memory trace: its allocations add up to more than 2^60 bytes");
+    } else {
+      const auto it = live.find(ev.id);
+      ZT_CHECK(it != live.end(), "memory trace: event ", i, " releases block ", ev.id, ", which is not live");
+      ZT_CHECK(it->second == ev.bytes, "memory trace: event ", i, " releases block ", ev.id, " as ", ev.bytes,
+               " bytes, it was allocated as ", it->second);
+      live.erase(it);
+    }
+    events.push_back(std::move(ev));
+  }
   return events;
 }
 

@@ -54,7 +54,14 @@ std::string file_io_json(const offload::FileIoStats& per_step, const offload::Fi
 /// @param events the trace. @param c the run's settings (capacity, allocator). @return JSON text.
 std::string arena_trace_json(const std::vector<ArenaEvent>& events, const train::TrainConfig& c);
 
-/// Parse arena_trace_json's text. @param text the JSON. @return the events.
+/// The largest request a trace may hold: 2^50 bytes, the largest capacity zero-memreplay takes.
+inline constexpr std::size_t kMaxTraceBytes = std::size_t{1} << 50;
+
+/// Parse arena_trace_json's text, checking it as a file from anywhere: each event is
+/// [1|0, id, bytes, category] with non-negative integers, bytes at most kMaxTraceBytes, a block
+/// allocated only while not live and released only while live, with its allocated size; the
+/// allocations side by side stay under 2^60 bytes. Anything else is one zt::Error naming the
+/// event. @param text the JSON. @return the events.
 std::vector<ArenaEvent> arena_trace_from_json(const std::string& text);
 
 }  // namespace zt::zero

@@ -1,5 +1,5 @@
 // What can be wrong with a checkpoint, and the one-line error that says so: gaps and overlaps
-// (refused by publish, and by the reader in an edited manifest), a truncated or missing data
+// (refused by publish, and by the reader in an edited manifest), intervals sharing bytes, a truncated or missing data
 // file, a flipped byte, another format version, malformed JSON, a missing or mistyped field.
 #include <catch2/catch.hpp>
 
@@ -114,6 +114,16 @@ TEST_CASE("checkpoint: the reader refuses a gap or an overlap in the manifest", 
   j["intervals"].push_back(j["intervals"][0]);  // the same elements twice
   store_manifest(ckpt, j);
   CHECK_THAT(error_of([&] { Reader r(ckpt); }), Catch::Contains("are saved twice"));
+  // two intervals stored at the same bytes: the elements are all there, the bytes are not
+  j = original;
+  auto& all = j["intervals"];
+  REQUIRE(all[0]["file"] == all[1]["file"]);
+  REQUIRE(all[0]["byte_offset"] < all[1]["byte_offset"]);
+  all[1]["byte_offset"] = all[0]["byte_offset"];
+  store_manifest(ckpt, j);
+  const std::string what = error_of([&] { Reader r(ckpt); });
+  CHECK_THAT(what, Catch::Contains(ckpt + "/manifest.json: intervals[0] and intervals[1] share bytes"));
+  CHECK(one_line(what));
 }
 
 TEST_CASE("checkpoint: a truncated, missing or corrupted data file is named", "[ch10]") {

@@ -109,6 +109,21 @@ TEST_CASE("wait blocks until every key is set", "[ch4][store]") {
   CHECK(text(client.get("b")) == "2");
 }
 
+TEST_CASE("a GET with the largest timeout a client can send waits until the key is set", "[ch4][store]") {
+  // 2^63 - 1 ms overflows the clock's nanoseconds: the server must take it as "no deadline", not
+  // as a deadline in the past (an immediate 'T') or undefined behaviour.
+  TcpStore server(server_options(0, kHang));
+  zt::store::Fd raw = zt::store::connect_tcp_retry("127.0.0.1", server.port(), kHang);
+  zt::store::send_message(raw.get(), {'G', {"9223372036854775807", "late"}}, "server");
+  REQUIRE(server.server().wait_parked(1, kHang));  // parked: it did not time out at once
+  server.set("late", bytes("here"));
+  zt::store::Message reply;
+  REQUIRE(zt::store::receive_message(raw.get(), zt::store::Deadline::max(), "server", reply) ==
+          zt::store::ReadStatus::kOk);
+  CHECK(reply.op == 'V');
+  CHECK(reply.fields == std::vector<std::string>{"here"});
+}
+
 TEST_CASE("a missing key times out with a message naming key and address", "[ch4][store]") {
   TcpStore server(server_options(0, ms(300)));
   TcpStore client(client_options(server.port(), ms(300)));

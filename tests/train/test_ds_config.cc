@@ -96,6 +96,26 @@ TEST_CASE("ds config: unknown keys, wrong types, conflicts and unmapped values a
         std::string::npos);
 }
 
+TEST_CASE("ds config: a key sets only what its flag accepts, and batch products are checked", "[ch5][config]") {
+  // each value the command line would refuse, with the key and the flag's own message
+  CHECK(error_of(R"({"gradient_clipping": -1})") == "gradient_clipping: --clip-grad-norm: -1 is outside [0, 1e+30]");
+  CHECK(error_of(R"({"optimizer": {"type": "Adam", "params": {"betas": [5.8, 0.999]}}})") ==
+        "optimizer.params.betas: --beta1: 5.8 is outside [0, 0.999999]");
+  CHECK(error_of(R"({"zero_optimization": {"reduce_bucket_size": 0}})")
+            .find("zero_optimization.reduce_bucket_size: --bucket-mb: 0 is outside") == 0);
+  CHECK(error_of(R"({"zero_optimization": {"offload_optimizer": {"device": "nvme", "nvme_path": "/x",
+                                                                 "buffer_count": 5000}}})") ==
+        "zero_optimization.offload_optimizer.buffer_count: --offload-buffers: 5000 is outside [1, 1024]");
+  CHECK(error_of(R"({"train_batch_size": 2e12})") ==
+        "train_batch_size: --global-batch: 2000000000000 is outside [1, "
+        "1099511627776]");
+  // micro x GAS x N_d beyond int64_t: refused before it is computed (it would overflow)
+  CHECK(error_of(R"({"train_micro_batch_size_per_gpu": 4e15, "gradient_accumulation_steps": 4e15})")
+            .find("is above 2^40 sequences") != std::string::npos);
+  // the limits are the flags' own: the largest values they accept pass
+  CHECK(error_of(R"({"optimizer": {"type": "SGD", "params": {"lr": 1000, "momentum": 0.999999}}})").empty());
+}
+
 TEST_CASE("ds config: offload devices map to the host and file tiers", "[ch5][config]") {
   const TrainConfig o = applied(R"({"zero_optimization": {"stage": 3,
       "offload_optimizer": {"device": "nvme", "nvme_path": "/tmp/a", "buffer_count": 5},

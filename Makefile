@@ -4,8 +4,10 @@ BUILD   ?= build
 JOBS    ?= $(shell nproc)
 CMAKE_FLAGS ?=
 CTEST   := ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+ASAN_BUILD ?= build-asan
+TSAN_BUILD ?= build-tsan
 
-.PHONY: help deps configure build test test-full test-gpu docs notebooks run clean format
+.PHONY: help deps configure build test test-full test-gpu test-asan test-tsan docs notebooks run clean format
 .DEFAULT_GOAL := help
 
 help:
@@ -14,6 +16,8 @@ help:
 	@echo "make test-chN     run only chapter N's tests (e.g. make test-ch1)"
 	@echo "make test-full    the larger test matrix"
 	@echo "make test-gpu     the GPU tests on a machine with a CUDA device (a skip is a failure)"
+	@echo "make test-asan    make test's tests under AddressSanitizer + UBSan, in $(ASAN_BUILD)/"
+	@echo "make test-tsan    the threaded tests under ThreadSanitizer, in $(TSAN_BUILD)/"
 	@echo "make chapter-N    build and run chapter N's program (e.g. make chapter-1)"
 	@echo "make deps         install missing Debian packages (apt-get as root)"
 	@echo "make build        configure and build into $(BUILD)/ (Release)"
@@ -43,6 +47,21 @@ test-full: build
 
 test-gpu: build
 	scripts/test_gpu.sh $(BUILD)
+
+# Sanitizer builds: each in its own folder, RelWithDebInfo (-O2 -g) plus cmake/ZtSanitize.cmake's
+# flags; scripts/test_sanitizer.sh sets the sanitizer options and fails on any report file, also
+# one written by a child process whose exit status the test did not see.
+$(ASAN_BUILD)/CMakeCache.txt:
+	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DZT_SANITIZE=address,undefined $(CMAKE_FLAGS)
+
+$(TSAN_BUILD)/CMakeCache.txt:
+	cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DZT_SANITIZE=thread $(CMAKE_FLAGS)
+
+# make test's selection (-LE full), every test.
+test-asan: deps $(ASAN_BUILD)/CMakeCache.txt
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	scripts/check_gpu_build.sh $(ASAN_BUILD)
+	scripts/test_sanitizer.sh address $(ASAN_BUILD) -j $(JOBS) -LE full
 
 test-ch%: build
 	$(CTEST) -L 'ch$*$$'

@@ -7,7 +7,7 @@ CTEST   := ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
 
-.PHONY: help deps configure build test test-full test-gpu test-asan test-tsan docs notebooks run clean format
+.PHONY: help deps configure build test test-full test-gpu test-stress test-asan test-tsan docs notebooks run clean format
 .DEFAULT_GOAL := help
 
 help:
@@ -16,6 +16,7 @@ help:
 	@echo "make test-chN     run only chapter N's tests (e.g. make test-ch1)"
 	@echo "make test-full    the larger test matrix"
 	@echo "make test-gpu     the GPU tests on a machine with a CUDA device (a skip is a failure)"
+	@echo "make test-stress  the tests that start processes, 10x each on one core beside a CPU hog (hours)"
 	@echo "make test-asan    make test's tests under AddressSanitizer + UBSan, in $(ASAN_BUILD)/"
 	@echo "make test-tsan    the threaded tests under ThreadSanitizer, in $(TSAN_BUILD)/"
 	@echo "make chapter-N    build and run chapter N's program (e.g. make chapter-1)"
@@ -47,6 +48,11 @@ test-full: build
 
 test-gpu: build
 	scripts/test_gpu.sh $(BUILD)
+
+# REPEAT=N to change the 10 repetitions (scripts/test_stress.sh says what runs and why).
+REPEAT ?= 10
+test-stress: build
+	scripts/test_stress.sh $(BUILD) $(REPEAT)
 
 # Sanitizer builds: each in its own folder, RelWithDebInfo (-O2 -g) plus cmake/ZtSanitize.cmake's
 # flags; scripts/test_sanitizer.sh sets the sanitizer options and fails on any report file, also

@@ -16,11 +16,13 @@ function(zt_module name)
   endif()
 endfunction()
 
-# zt_test(NAME SOURCES ... DEPS ... CHAPTERS 1 4 ...): one Catch2 executable; every test case in
-# it must carry a chapter tag [chN] for one of CHAPTERS. Each chapter's cases are registered with
-# CTest under the label chN, so `ctest -L chN` (make test-chN) runs one chapter's tests.
+# zt_test(NAME SOURCES ... DEPS ... CHAPTERS 1 4 ... [LABELS l ...]): one Catch2 executable; every
+# test case in it must carry a chapter tag [chN] for one of CHAPTERS. Each chapter's cases are
+# registered with CTest under the label chN, so `ctest -L chN` (make test-chN) runs one chapter's
+# tests; LABELS are added to all of them (`processes`: the cases start programs or forked
+# children, which make test-stress repeats under load).
 function(zt_test name)
-  cmake_parse_arguments(T "" "TIMEOUT" "SOURCES;DEPS;CHAPTERS" ${ARGN})
+  cmake_parse_arguments(T "" "TIMEOUT" "SOURCES;DEPS;CHAPTERS;LABELS" ${ARGN})
   add_executable(${name} ${T_SOURCES})
   target_link_libraries(${name} PRIVATE ${T_DEPS} Catch2::Catch2WithMain)
   target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests)
@@ -34,7 +36,7 @@ function(zt_test name)
   endif()
   foreach(ch IN LISTS T_CHAPTERS)
     catch_discover_tests(${name} TEST_SPEC "[ch${ch}]" TEST_PREFIX "ch${ch}: "
-      PROPERTIES LABELS "ch${ch}" TIMEOUT ${T_TIMEOUT}
+      PROPERTIES LABELS "ch${ch};${T_LABELS}" TIMEOUT ${T_TIMEOUT}
       WORKING_DIRECTORY ${PROJECT_BINARY_DIR})
   endforeach()
 endfunction()

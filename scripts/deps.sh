@@ -7,7 +7,7 @@ set -euo pipefail
 packages=(
   build-essential cmake g++ make git
   libgloo-dev catch2 nlohmann-json3-dev libopenblas-dev
-  doxygen graphviz redis-server clang-format
+  doxygen graphviz redis-server clang-format iproute2
   python3 python3-matplotlib python3-nbconvert python3-nbformat python3-nbclient python3-ipykernel
 )
 missing=()

@@ -11,7 +11,9 @@
 #include <gloo/transport/unbound_buffer.h>
 #include <gloo/types.h>
 
+#include "collective/peer_probe.h"
 #include "collective/store.h"
+#include "core/error_report.h"
 
 namespace zt {
 
@@ -118,13 +120,21 @@ GlooCollective::GlooCollective(GlooOptions options) : options_(std::move(options
               "unique prefix [",
               e.what(), "]");
     }
+    if (options_.check_reachability) {
+      options_.probe = std::make_shared<const PeerProbe>(
+          *store, options_.prefix, r, n, options_.hostname,
+          options_.bind_reason.empty() ? "host " + options_.hostname : options_.bind_reason, options_.timeout);
+      options_.probe_ranks.clear();
+    }
     auto context = std::make_shared<gloo::rendezvous::Context>(r, n);
     context->setTimeout(options_.timeout);
     try {
       context->connectFullMesh(*store, device);
     } catch (const std::exception& e) {
-      ZT_FAIL("rendezvous failed for rank ", r, " of ", n, " (prefix '", options_.prefix, "', timeout ",
-              options_.timeout.count(), " ms; did every rank start?): ", e.what());
+      // Another rank is the cause: it never started, failed before rendezvous, or cannot be
+      // reached at the address it published.
+      throw PeerFailed(concat("rendezvous failed for rank ", r, " of ", n, " (prefix '", options_.prefix, "', timeout ",
+                              options_.timeout.count(), " ms; did every rank start?): ", e.what()));
     }
     context_ = context;
   }
@@ -167,8 +177,25 @@ std::unique_ptr<Collective> GlooCollective::make_subgroup(const std::vector<int>
   o.rank = 0;
   while (members[o.rank] != rank()) ++o.rank;  // subgroup() checked that this rank is a member
   o.prefix = concat(options_.prefix, "/", label, "#", made_before);
+  o.check_reachability = false;  // every pair of the world group reached each other already
+  o.probe_ranks.clear();         // the members' ranks in the probe's group
+  for (int m : members) o.probe_ranks.push_back(options_.probe_ranks.empty() ? m : options_.probe_ranks[m]);
   o.group = options_.group.empty() ? label : concat(options_.group, "/", label);
   return std::make_unique<GlooCollective>(std::move(o));
+}
+
+std::string GlooCollective::probe_peers() const {
+  if (!options_.probe) return "";
+  std::vector<int> peers;
+  for (int q = 0; q < size(); ++q)
+    if (q != rank()) peers.push_back(options_.probe_ranks.empty() ? q : options_.probe_ranks[q]);
+  // a short look: the peers that answer at all answer within milliseconds
+  const auto budget = std::min(options_.timeout, std::chrono::milliseconds(3000));
+  try {
+    return " [probing the peers: " + options_.probe->diagnose(peers, budget) + "]";
+  } catch (const std::exception& e) {
+    return concat(" [probing the peers failed: ", e.what(), "]");
+  }
 }
 
 std::string GlooCollective::where(const Call& call) const {
@@ -188,15 +215,23 @@ Work GlooCollective::submit(Call call, std::function<void()> body) {
 
 void GlooCollective::run_checked(const Call& call, const std::function<void()>& body) {
   const std::string at = where(call);
-  ZT_CHECK(!broken_, at, ": this Collective failed earlier and cannot be used again (", broken_reason_, ")");
+  if (broken_) {
+    const std::string msg =
+        concat(at, ": this Collective failed earlier and cannot be used again (", broken_reason_, ")");
+    if (broken_by_peer_) throw PeerFailed(msg);
+    throw Error(msg);
+  }
   try {
     if (options_.check_calls && size() > 1) exchange_headers(call);
     body();
   } catch (const zt::Error& e) {
     broken_ = true;
+    broken_by_peer_ = dynamic_cast<const PeerFailed*>(&e) != nullptr;
     broken_reason_ = e.what();
     throw;
   } catch (const std::exception& e) {
+    // Gloo's own errors (an IoException) all come from the wire: a peer that timed out, closed
+    // or reset its connection. This rank did nothing wrong; the cause is elsewhere.
     std::string msg = e.what();
     std::string hint;
     if (msg.find("imed out") != std::string::npos)
@@ -205,8 +240,9 @@ void GlooCollective::run_checked(const Call& call, const std::function<void()>& 
     else if (msg.find("losed") != std::string::npos || msg.find("reset") != std::string::npos)
       hint = " [a peer closed its connection: it exited, crashed or failed]";
     broken_ = true;
+    broken_by_peer_ = true;
     broken_reason_ = concat(at, ": ", msg);
-    ZT_FAIL(at, ": ", msg, hint);
+    throw PeerFailed(concat(at, ": ", msg, hint, probe_peers()));
   }
   stats_.add_call(call.kind);
 }
@@ -242,8 +278,8 @@ void GlooCollective::exchange_headers(const Call& call) {
     }
   }
   if (!missing.empty())
-    ZT_FAIL(where(call), ": peer rank(s) ", missing, " did not reach this call (timeout ", options_.timeout.count(),
-            " ms; stalled, skipped it, or died): ", reason);
+    throw PeerFailed(concat(where(call), ": peer rank(s) ", missing, " did not reach this call (timeout ",
+                            options_.timeout.count(), " ms; stalled, skipped it, or died): ", reason, probe_peers()));
   for (int i = 0; i < n - 1; ++i) send->waitSend(options_.timeout);
   add_bytes(CollKind::call_check, sizeof(Header) * (n - 1), sizeof(Header) * (n - 1));
   bool same = true;

@@ -25,7 +25,11 @@
 // makes every rank fail with a message listing each rank's call; a peer that does not arrive
 // within the timeout is named. Can be switched off (check_calls = false) for benchmarks.
 // Failures: every Gloo error becomes a zt::Error naming the collective, its sequence number and
-// the rank; after a failure the instance is broken and every later call fails at once.
+// the rank; after a failure the instance is broken and every later call fails at once. An error
+// whose cause is another rank (a peer that timed out, closed or reset its connection, missed the
+// call, or never came to the rendezvous) is a zt::PeerFailed (core/error_report.h), so that a
+// launcher can tell the rank that failed from the ranks that only learnt of it. With a PeerProbe
+// (check_reachability) the message then says which peers still answer and which do not.
 // Shutdown: unless it runs while an exception unwinds, the destructor runs one last checked
 // barrier (kind "shutdown") before closing the connections. A rank that finished first and closed
 // while a peer is still inside the last call would otherwise reset the connection under it (a
@@ -45,6 +49,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include <gloo/rendezvous/store.h>
 
@@ -55,6 +60,8 @@ class Context;
 }
 
 namespace zt {
+
+class PeerProbe;
 
 /// Gloo all-reduce algorithm used in fast mode.
 enum class FastAllReduce : uint8_t {
@@ -75,6 +82,13 @@ struct GlooOptions {
   std::string hostname = "127.0.0.1";                   ///< address to bind (loopback by default)
   std::string iface;                                    ///< or a network interface name (wins if set)
   bool check_calls = true;                              ///< exchange call headers (see file comment)
+  /// Before rendezvous, prove every pair of ranks reaches each other at `hostname`, and keep a
+  /// PeerProbe that names the lost peer when a collective fails (collective/peer_probe.h).
+  /// Sub-groups do not check again: they share their world group's probe.
+  bool check_reachability = false;
+  std::string bind_reason;                 ///< how `hostname` was chosen, quoted by the reachability check
+  std::shared_ptr<const PeerProbe> probe;  ///< set by the world group for its sub-groups
+  std::vector<int> probe_ranks;            ///< each member's rank in the probe's group ("" = the same)
   std::string group;  ///< name in error messages: "" for a group built directly, "mp[2,3]" from subgroup()
 };
 
@@ -114,6 +128,7 @@ class GlooCollective : public Collective {
   void run_checked(const Call& call, const std::function<void()>& body);
   void exchange_headers(const Call& call);
   std::string where(const Call& call) const;
+  std::string probe_peers() const;  // " [probing the peers: ...]" after a failure, "" without a probe
   void add_bytes(CollKind kind, uint64_t sent, uint64_t received);
   void* scratch(std::size_t bytes);
 
@@ -134,6 +149,7 @@ class GlooCollective : public Collective {
   std::vector<unsigned char> scratch_;      // communication thread only
   std::shared_ptr<HdCache> hd_cache_;       // communication thread only
   bool broken_ = false;                     // communication thread only
+  bool broken_by_peer_ = false;             // ... and the cause was a peer (zt::PeerFailed)
   std::string broken_reason_;               // communication thread only
   std::map<std::string, int> groups_made_;  // sub-groups created per label (caller's thread)
   CommStatsCounter stats_;

@@ -17,6 +17,7 @@
 #include <gloo/rendezvous/hash_store.h>
 
 #include "collective/gloo_collective.h"
+#include "core/error_report.h"
 
 namespace zt {
 
@@ -25,6 +26,8 @@ template <typename R>
 struct RankOutcome {
   std::optional<R> value;  ///< set when the rank returned normally
   std::string error;       ///< what() of the exception when it threw
+  /// The exception was a zt::PeerFailed: this rank stopped because another one failed.
+  bool peer_failed = false;
   /// Whether the rank returned normally. @return true if it did.
   bool ok() const { return value.has_value(); }
 };
@@ -50,6 +53,9 @@ auto run_thread_ranks(int n, Fn fn) {
         } else {
           out[r].value = fn(r);
         }
+      } catch (const PeerFailed& e) {
+        out[r].error = e.what();
+        out[r].peer_failed = true;
       } catch (const std::exception& e) {
         out[r].error = e.what();
       } catch (...) {

@@ -9,6 +9,7 @@
 #include <exception>
 
 #include "core/check.h"
+#include "core/error_report.h"
 
 namespace zt {
 
@@ -213,8 +214,9 @@ int run_main(const std::string& program, const std::function<int()>& body) {
     return body();
   } catch (const std::exception& e) {
     std::fflush(stdout);
-    std::fprintf(stderr, "%s: error: %s\n", program.c_str(), e.what());
-    return 2;
+    if (!already_announced(e)) std::fprintf(stderr, "%s: error: %s\n", program.c_str(), e.what());
+    std::fflush(stderr);
+    return exit_status_of(e);
   }
 }
 

@@ -108,7 +108,9 @@ int64_t parse_int_strict(const std::string& text, const std::string& what);
 double parse_double_strict(const std::string& text, const std::string& what);
 
 /// Run a program body, turning a zt::Error (or any std::exception) into one line on stderr,
-/// prefixed with the program name, and exit status 2.
+/// prefixed with the program name (unless announce_error printed it already), and exit status 2
+/// (kExitError), or 3 (kExitPeerFailed) for a zt::PeerFailed: another rank's failure
+/// (core/error_report.h).
 /// @param program name printed before the message. @param body the program; its return value
 /// is the exit status when it does not throw.
 /// @return the exit status.

@@ -2,10 +2,13 @@
 //
 // Why OpenBLAS. Its single-core sgemm runs near the machine's peak (bench/model/sgemm_rate), far
 // beyond a teaching kernel, and for a fixed shape, CPU kernel selection and thread count it runs
-// a fixed sequence of fused multiply-adds: deterministic. Its threads split the M and N
-// dimensions only, never K, so the bits do not depend on the thread count either (tested in
-// tests/model/test_gpt_determinism.cc). What can change the bits: another OpenBLAS version or
-// another CPU model (OpenBLAS picks its kernel per CPU at run time; OPENBLAS_CORETYPE pins it).
+// a fixed sequence of fused multiply-adds: deterministic (tested in
+// tests/model/test_gpt_precisions.cc). What can change the bits: another OpenBLAS version,
+// another CPU model (OpenBLAS picks its kernel per CPU at run time; OPENBLAS_CORETYPE pins it),
+// and, with some kernels, the thread count: Debian's OpenBLAS 0.3.21 with its Haswell kernels
+// (also AMD Zen's) changes about 5% of a 1024^3 sgemm's outputs between 1 and 2 threads, its
+// SkylakeX and Sandybridge kernels do not (measured). So --blas-threads is hashed with the other
+// settings that every rank must share (zero/config_check.h).
 //
 // Threads are pinned explicitly: one per rank unless set_blas_threads() says otherwise, applied
 // before the first call whatever OPENBLAS_NUM_THREADS says. Row-major everywhere; beta is 0.

@@ -40,8 +40,8 @@ std::string resolve_program(const std::string& name) {
 }
 
 std::vector<std::string> child_environment(const SpawnOptions& opt, int rank, uint16_t port) {
-  static const std::set<std::string> kOwned = {"RANK",        "WORLD_SIZE",  "LOCAL_RANK",       "LOCAL_WORLD_SIZE",
-                                               "MASTER_ADDR", "MASTER_PORT", "ZT_LAUNCHER_STORE"};
+  static const std::set<std::string> kOwned = {"RANK",        "WORLD_SIZE",  "LOCAL_RANK",        "LOCAL_WORLD_SIZE",
+                                               "MASTER_ADDR", "MASTER_PORT", "ZT_LAUNCHER_STORE", "GROUP_RANK"};
   std::set<std::string> replaced = kOwned;
   if (!opt.store.empty()) replaced.insert("ZT_STORE");
   for (const auto& [k, v] : opt.extra_env) replaced.insert(k);
@@ -51,10 +51,12 @@ std::vector<std::string> child_environment(const SpawnOptions& opt, int rank, ui
     if (!replaced.count(entry.substr(0, entry.find('=')))) env.push_back(std::move(entry));
   }
   auto add = [&](const std::string& k, const std::string& v) { env.push_back(k + "=" + v); };
-  add("RANK", std::to_string(rank));
-  add("WORLD_SIZE", std::to_string(opt.world_size));
+  // torchrun's numbering: node k's local rank r is global rank k * nproc_per_node + r
+  add("RANK", std::to_string(opt.node_rank * opt.world_size + rank));
+  add("WORLD_SIZE", std::to_string(opt.nnodes * opt.world_size));
   add("LOCAL_RANK", std::to_string(rank));
   add("LOCAL_WORLD_SIZE", std::to_string(opt.world_size));
+  add("GROUP_RANK", std::to_string(opt.node_rank));
   add("MASTER_ADDR", opt.master_addr);
   add("MASTER_PORT", std::to_string(port));
   add("ZT_LAUNCHER_STORE", store::format_address(opt.master_addr, port));

@@ -28,9 +28,18 @@ class LinePrefixer {
   /// @return the remaining text.
   std::string finish();
 
+  /// The last complete non-empty line released so far, without prefix or newline (at most
+  /// kMaxKeptBytes of it): a launcher quotes a failed rank's last words from it.
+  /// @return the line ("" if none).
+  const std::string& last_line() const { return last_line_; }
+  /// How much of the last line last_line() keeps.
+  static constexpr std::size_t kMaxKeptBytes = 4096;
+
  private:
+  void keep(const std::string& line);
   std::string prefix_;
   std::string partial_;
+  std::string last_line_;
 };
 
 }  // namespace zt::launch

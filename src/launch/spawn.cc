@@ -21,6 +21,7 @@
 #include <memory>
 
 #include "core/check.h"
+#include "core/error_report.h"
 #include "launch/child_process.h"
 #include "launch/line_prefixer.h"
 #include "store/socket.h"
@@ -81,6 +82,17 @@ void write_fd(int fd, const std::string& text) {
   }
 }
 
+// "PROGRAM: error: message" is how every program of this project reports the error that ends it
+// (core/cli.h run_main); other programs' last lines are quoted whole.
+bool is_error_line(const std::string& line) { return line.find(": error: ") != std::string::npos; }
+
+std::string error_message(const std::string& line) {
+  const std::size_t at = line.find(": error: ");
+  const std::size_t prog_end = line.find(' ');
+  if (at != std::string::npos && at < prog_end) return line.substr(at + 9);
+  return line;
+}
+
 struct Stream {
   int fd = -1;     // read end of the child's pipe, -1 once closed
   int target = 1;  // our fd the lines go to
@@ -101,6 +113,8 @@ std::string signal_name(int signo) {
   return "signal " + std::to_string(signo);
 }
 
+bool RankExit::peer_failed() const { return started && exited && code == kExitPeerFailed && !by_launcher; }
+
 std::string RankExit::describe() const {
   if (!started) return "was never started";
   std::string how = exited ? "exited with code " + std::to_string(code) : "killed by " + signal_name(signal);
@@ -119,6 +133,10 @@ SpawnResult spawn_ranks(const std::vector<std::string>& command, const SpawnOpti
   ZT_CHECK(opt.world_size >= 1 && opt.world_size <= 4096, opt.name, ": world size ", opt.world_size,
            " is outside [1, 4096]");
   ZT_CHECK(opt.grace.count() >= 0, opt.name, ": the grace period must not be negative");
+  ZT_CHECK(opt.nnodes >= 1 && opt.node_rank >= 0 && opt.node_rank < opt.nnodes, opt.name, ": node rank ", opt.node_rank,
+           " is outside [0, ", opt.nnodes, ")");
+  ZT_CHECK(opt.nnodes == 1 || opt.master_port != 0, opt.name,
+           ": a job on several machines needs --master-port: the other machines must know where node 0's store is");
   const std::string program = detail::resolve_program(command[0]);
   ZT_CHECK(!g_running.exchange(true), "spawn_ranks is already running in this process");
   struct Release {
@@ -129,8 +147,9 @@ SpawnResult spawn_ranks(const std::vector<std::string>& command, const SpawnOpti
   // The job's TCP store, bound before any rank exists (port 0: the kernel picks a free port and
   // it stays ours) and served until every rank has ended; ranks only connect to it. Its threads
   // start with the supervised signals blocked, so those are delivered to this thread's handlers.
+  // On several machines node 0's supervisor serves it and the others' ranks connect there.
   std::unique_ptr<store::TcpStoreServer> job_store;
-  {
+  if (opt.node_rank == 0) {
     sigset_t block, old;
     sigemptyset(&block);
     for (int s : {SIGINT, SIGTERM, SIGCHLD, SIGPIPE}) sigaddset(&block, s);
@@ -143,8 +162,9 @@ SpawnResult spawn_ranks(const std::vector<std::string>& command, const SpawnOpti
     }
     ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
   }
-  result.master_port = job_store->port();
+  result.master_port = job_store ? job_store->port() : opt.master_port;
   const int n = opt.world_size;
+  const auto global = [&](int local) { return opt.node_rank * n + local; };  // the rank the job knows
 
   int sig_pipe[2];
   ZT_CHECK(::pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) == 0, "pipe: ", std::strerror(errno));
@@ -157,7 +177,7 @@ SpawnResult spawn_ranks(const std::vector<std::string>& command, const SpawnOpti
   std::vector<char*> argv = detail::c_strings(argv_strings);
   std::vector<Child> children(static_cast<std::size_t>(n));
   result.ranks.resize(static_cast<std::size_t>(n));
-  for (int r = 0; r < n; ++r) result.ranks[static_cast<std::size_t>(r)].rank = r;
+  for (int r = 0; r < n; ++r) result.ranks[static_cast<std::size_t>(r)].rank = global(r);
 
   bool terminating = false;  // SIGTERM has gone out to every live child
   Clock::time_point kill_at = Clock::time_point::max();
@@ -173,13 +193,27 @@ SpawnResult spawn_ranks(const std::vector<std::string>& command, const SpawnOpti
     terminating = true;
     signal_all(signo);
   };
-  auto record_failure = [&](int rank, const RankExit& e) {
-    if (result.first_failed_rank >= 0 || e.ok() || e.by_launcher) return;
+  int cause = -1;  // index into result.ranks of first_failed_rank
+  auto record_failure = [&](int r, const RankExit& e) {
+    if (cause >= 0 || e.ok() || e.by_launcher || e.peer_failed()) return;
+    cause = r;
+    const int rank = global(r);
     result.first_failed_rank = rank;
     result.first_failure = e.describe();
     if (opt.report)
       write_fd(2, concat(opt.name, ": rank ", rank, " ", e.describe(), "; terminating the other ",
                          "ranks (SIGTERM, then SIGKILL after ", opt.grace.count(), " ms)\n"));
+  };
+  // A rank that exits with kExitPeerFailed is an echo of a failure elsewhere: the rank that
+  // failed may still be printing why, so it gets the grace period to end on its own.
+  Clock::time_point echo_deadline = Clock::time_point::max();
+  auto record_echo = [&](int r, const RankExit& e) {
+    if (terminating || echo_deadline != Clock::time_point::max()) return;
+    const int rank = global(r);
+    echo_deadline = Clock::now() + opt.grace;
+    if (opt.report)
+      write_fd(2, concat(opt.name, ": rank ", rank, " ", e.describe(), ": it stopped because a peer failed; ",
+                         "waiting up to ", opt.grace.count(), " ms for the rank that failed\n"));
   };
 
   std::fflush(stdout);  // or buffered output would be duplicated into every child
@@ -193,15 +227,15 @@ SpawnResult spawn_ranks(const std::vector<std::string>& command, const SpawnOpti
     ::close(out[1]);
     ::close(err[1]);
     Child& c = children[static_cast<std::size_t>(r)];
-    c.out = {out[0], 1, LinePrefixer("[rank " + std::to_string(r) + "] ")};
-    c.err = {err[0], 2, LinePrefixer("[rank " + std::to_string(r) + "] ")};
+    c.out = {out[0], 1, LinePrefixer("[rank " + std::to_string(global(r)) + "] ")};
+    c.err = {err[0], 2, LinePrefixer("[rank " + std::to_string(global(r)) + "] ")};
     RankExit& e = result.ranks[static_cast<std::size_t>(r)];
     e.started = true;
     if (pid < 0) {  // exec failed: this rank "exited" 127 and the job is failing
       e.exited = true;
       e.code = 127;
       if (opt.report)
-        write_fd(2, concat(opt.name, ": rank ", r, ": cannot execute ", program, ": ",
+        write_fd(2, concat(opt.name, ": rank ", global(r), ": cannot execute ", program, ": ",
                            std::strerror(-static_cast<int>(pid)), "\n"));
       record_failure(r, e);
       terminate_all(SIGTERM);
@@ -242,11 +276,14 @@ SpawnResult spawn_ranks(const std::vector<std::string>& command, const SpawnOpti
       e.code = e.exited ? WEXITSTATUS(st) : 0;
       e.signal = (w > 0 && WIFSIGNALED(st)) ? WTERMSIG(st) : 0;
       e.by_launcher = c.signalled;
-      if (!e.ok()) {
+      if (e.peer_failed()) {
+        record_echo(r, e);
+      } else if (!e.ok()) {
         record_failure(r, e);
         if (!terminating) terminate_all(SIGTERM);
       }
     }
+    if (live > 0 && !terminating && Clock::now() >= echo_deadline) terminate_all(SIGTERM);
     if (live > 0 && Clock::now() >= kill_at) {
       signal_all(SIGKILL);
       kill_at = Clock::time_point::max();
@@ -274,7 +311,7 @@ SpawnResult spawn_ranks(const std::vector<std::string>& command, const SpawnOpti
         break;
       }
     }
-    auto wake = std::min({kill_at, drain_until, Clock::now() + std::chrono::milliseconds(100)});
+    auto wake = std::min({kill_at, echo_deadline, drain_until, Clock::now() + std::chrono::milliseconds(100)});
     int ms = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(wake - Clock::now()).count() + 1);
     int rc = ::poll(fds.data(), fds.size(), std::max(ms, 0));
     if (rc < 0 && errno != EINTR) ZT_FAIL("poll: ", std::strerror(errno));
@@ -298,25 +335,50 @@ SpawnResult spawn_ranks(const std::vector<std::string>& command, const SpawnOpti
       if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) pump(*streams[i - 1]);
   }
 
+  for (std::size_t r = 0; r < children.size(); ++r) result.ranks[r].last_error = children[r].err.lines.last_line();
   bool all_ok = true;
   for (const auto& e : result.ranks) all_ok = all_ok && e.ok();
+  // No rank failed on its own, yet one that the supervisor stopped had printed an error: it was
+  // the cause, terminated before it could exit (an echo's grace period ran out first).
+  if (!all_ok && cause < 0 && !result.interrupted_by)
+    for (std::size_t r = 0; r < result.ranks.size() && cause < 0; ++r) {
+      const RankExit& e = result.ranks[r];
+      if (e.by_launcher && !e.peer_failed() && is_error_line(e.last_error)) {
+        cause = static_cast<int>(r);
+        result.first_failed_rank = e.rank;
+        result.first_failure = e.describe();
+      }
+    }
+  int echo = -1;  // index of the first rank (in rank order) that reported a peer's failure
+  for (std::size_t r = 0; r < result.ranks.size() && echo < 0; ++r)
+    if (result.ranks[r].peer_failed()) echo = static_cast<int>(r);
   if (all_ok) {
     result.status = 0;
-  } else if (result.first_failed_rank >= 0) {
-    const RankExit& f = result.ranks[static_cast<std::size_t>(result.first_failed_rank)];
-    result.status = f.exited ? f.code : 128 + f.signal;
+  } else if (cause >= 0) {
+    const RankExit& f = result.ranks[static_cast<std::size_t>(cause)];
+    result.status = f.by_launcher ? kExitError : f.exited ? f.code : 128 + f.signal;
+    result.cause_message = error_message(f.last_error);
+  } else if (echo >= 0 && !result.interrupted_by) {
+    result.status = kExitPeerFailed;
   } else {
     result.status = 128 + (result.interrupted_by ? result.interrupted_by : SIGTERM);
   }
   if (opt.report && !all_ok) {
     std::string text;
     for (const auto& e : result.ranks)
-      if (!e.ok()) text += concat(opt.name, ": rank ", e.rank, " ", e.describe(), "\n");
-    if (result.first_failed_rank >= 0)
-      text += concat(opt.name, ": job failed: rank ", result.first_failed_rank, " failed first (", result.first_failure,
-                     ")\n");
-    else if (result.interrupted_by)
+      if (!e.ok())
+        text += concat(opt.name, ": rank ", e.rank, " ", e.describe(),
+                       e.peer_failed() ? " (it stopped because a peer failed)" : "", "\n");
+    if (cause >= 0) {
+      text += concat(opt.name, ": job failed: rank ", result.first_failed_rank, " failed (", result.first_failure, ")");
+      text += result.cause_message.empty() ? "\n" : concat(": ", result.cause_message, "\n");
+    } else if (result.interrupted_by) {
       text += concat(opt.name, ": job interrupted by ", signal_name(result.interrupted_by), "\n");
+    } else if (echo >= 0) {
+      text += concat(opt.name, ": job failed: no rank reported an error of its own; rank ",
+                     result.ranks[static_cast<std::size_t>(echo)].rank, " stopped because a peer failed: ",
+                     error_message(result.ranks[static_cast<std::size_t>(echo)].last_error), "\n");
+    }
     write_fd(2, text);
   }
   return result;

@@ -20,15 +20,6 @@
 
 namespace zt::offload {
 
-void check_file_tier_dir(const std::string& flag, const std::string& dir) {
-  struct stat st {};
-  ZT_CHECK(::stat(dir.c_str(), &st) == 0, flag, " file:", dir, ": ", dir, " does not exist (", std::strerror(errno),
-           "); create the directory first");
-  ZT_CHECK(S_ISDIR(st.st_mode), flag, " file:", dir, ": ", dir, " is not a directory");
-  ZT_CHECK(::access(dir.c_str(), W_OK | X_OK) == 0, flag, " file:", dir, ": the directory is not writable (",
-           std::strerror(errno), ")");
-}
-
 std::string file_tier_path(const std::string& dir, int world_rank, const std::string& kind) {
   char name[32];
   std::snprintf(name, sizeof name, "rank-%05d.", world_rank);

@@ -35,11 +35,6 @@
 
 namespace zt::offload {
 
-/// Check that DIR can hold a file tier: an existing directory this process can write into.
-/// @param flag the flag it came from (for the message). @param dir the directory.
-/// Throws zt::Error with one line otherwise.
-void check_file_tier_dir(const std::string& flag, const std::string& dir);
-
 /// The file of one rank. @param dir DIR. @param world_rank the rank. @param kind the file's
 /// extension. @return DIR/rank-<5 digits>.<kind> (the optimizer's records: `.offload`).
 std::string file_tier_path(const std::string& dir, int world_rank, const std::string& kind = "offload");

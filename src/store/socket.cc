@@ -1,6 +1,7 @@
 // store/socket.cc — blocking TCP helpers (see socket.h).
 #include "store/socket.h"
 
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -41,6 +42,30 @@ int poll_ms(Deadline deadline) {
   if (deadline == Deadline::max()) return -1;
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
   return static_cast<int>(std::clamp<long long>(left.count() + 1, 0, 1 << 30));
+}
+
+// connect() that gives up at the deadline. A blocking connect to a host that drops packets (a
+// partition, a firewall) waits for the kernel's SYN retries, about two minutes, whatever
+// timeout the caller was promised; a non-blocking one polled until the deadline keeps it.
+// @return 0 on success, else the errno (ETIMEDOUT at the deadline).
+int connect_until(int fd, const sockaddr* addr, socklen_t len, Deadline deadline) {
+  const int flags = ::fcntl(fd, F_GETFL, 0);
+  if (flags < 0 || ::fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0) return errno;
+  int err = 0;
+  if (::connect(fd, addr, len) != 0) {
+    err = errno;
+    while (err == EINPROGRESS || err == EINTR) {
+      pollfd pfd{fd, POLLOUT, 0};
+      const int rc = ::poll(&pfd, 1, poll_ms(deadline));
+      if (rc < 0 && errno == EINTR) continue;
+      if (rc < 0) return errno;
+      if (rc == 0) return ETIMEDOUT;
+      socklen_t size = sizeof err;
+      if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &size) != 0) return errno;
+    }
+  }
+  if (err == 0 && ::fcntl(fd, F_SETFL, flags) != 0) return errno;  // blocking again for the callers
+  return err;
 }
 
 }  // namespace
@@ -114,29 +139,10 @@ Fd connect_tcp_retry(const std::string& host, uint16_t port, std::chrono::millis
   std::string last_error = "no attempt made";
   auto pause = std::chrono::milliseconds(10);
   for (;;) {
-    AddrInfo ai;
-    addrinfo hints{};
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    int rc = getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &ai.list);
-    if (rc != 0) {
-      // A name that does not resolve may be DNS not ready yet, but usually it is a typo: keep
-      // retrying until the deadline, then report the resolver's message.
-      last_error = gai_strerror(rc);
-    }
-    for (addrinfo* a = rc == 0 ? ai.list : nullptr; a; a = a->ai_next) {
-      Fd fd(::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol));
-      if (fd.get() < 0) {
-        last_error = std::strerror(errno);
-        continue;
-      }
-      if (::connect(fd.get(), a->ai_addr, a->ai_addrlen) == 0) {
-        int one = 1;
-        ::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-        return fd;
-      }
-      last_error = std::strerror(errno);
-    }
+    // A name that does not resolve may be DNS not ready yet, but usually it is a typo: keep
+    // retrying until the deadline, then report the resolver's message.
+    Fd fd = connect_tcp_once(host, port, deadline, last_error);
+    if (fd.get() >= 0) return fd;
     if (on_retry) on_retry(last_error);
     if (std::chrono::steady_clock::now() + pause >= deadline) break;
     std::this_thread::sleep_for(pause);
@@ -177,6 +183,37 @@ ReadStatus read_all(int fd, void* data, std::size_t size, Deadline deadline, con
     got += static_cast<std::size_t>(n);
   }
   return ReadStatus::kOk;
+}
+
+Fd connect_tcp_once(const std::string& host, uint16_t port, Deadline deadline, std::string& error) {
+  AddrInfo ai;
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  const int rc = getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &ai.list);
+  if (rc != 0) {
+    error = gai_strerror(rc);
+    return Fd();
+  }
+  error = "no address";
+  for (addrinfo* a = ai.list; a; a = a->ai_next) {
+    Fd fd(::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol));
+    if (fd.get() < 0) {
+      error = std::strerror(errno);
+      continue;
+    }
+    const int err = connect_until(fd.get(), a->ai_addr, a->ai_addrlen, deadline);
+    if (err == 0) {
+      int one = 1;
+      ::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+      error.clear();
+      return fd;
+    }
+    error = err == ETIMEDOUT ? "no answer before the deadline (unreachable: a network partition, a firewall, or "
+                               "its machine is down)"
+                             : std::strerror(err);
+  }
+  return Fd();
 }
 
 }  // namespace zt::store

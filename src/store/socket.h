@@ -2,7 +2,7 @@
 // zt::Error line that names the address.
 //
 // It is not a networking library: IPv4/IPv6 stream sockets only, no TLS, no non-blocking API
-// beyond "wait for readability until a deadline".
+// beyond "wait until a deadline" (for readability, and for a connection to be accepted).
 #pragma once
 
 #include <chrono>
@@ -80,6 +80,13 @@ using ConnectRetryHook = std::function<void(const std::string& error)>;
 /// @return the connected socket (TCP_NODELAY set).
 Fd connect_tcp_retry(const std::string& host, uint16_t port, std::chrono::milliseconds timeout,
                      const ConnectRetryHook& on_retry = {});
+
+/// Connect to host:port once, giving up at the deadline (a peer that drops packets does not hold
+/// the caller for the kernel's two-minute SYN retries).
+/// @param host host name or address. @param port TCP port. @param deadline when to give up.
+/// @param error set to the reason when the connection fails.
+/// @return the connected socket (TCP_NODELAY set), or an empty Fd on failure.
+Fd connect_tcp_once(const std::string& host, uint16_t port, Deadline deadline, std::string& error);
 
 /// Write all `size` bytes (no SIGPIPE); a zt::Error on failure.
 /// @param fd connected socket. @param data bytes to send. @param size how many.

@@ -383,6 +383,9 @@ std::string config_as_flags(const TrainConfig& c) {
   add("data", c.data, d.data);
   add("digits", i(c.digits), i(d.digits));
   add("eval-every", i(c.eval_every), i(d.eval_every));
+  add("timeout-s", shortest(c.timeout_s), shortest(d.timeout_s));
+  add("local-addr", c.local_addr, d.local_addr);
+  add("socket-ifname", c.socket_ifname, d.socket_ifname);
   add("summary-json", c.summary_json, d.summary_json);
   add("dump-manifest", c.dump_manifest, d.dump_manifest);
   add("dump-params", c.dump_params, d.dump_params);

@@ -140,6 +140,16 @@ bool parse_train_config(int argc, char** argv, TrainConfig& c, std::vector<std::
   p.add_choice("collective-mode", &c.collective_mode, {"deterministic", "fast"}, "reduction order");
   p.add_flag("verify", &c.verify, "also run the single-rank reference and compare master weights");
   p.add_string("trace", &c.trace, "write a Chrome-trace timeline (compute, blocked on collectives)");
+  p.add_double("timeout-s", &c.timeout_s,
+               "ranks as processes: a peer that does not take part in the rendezvous or a collective within this "
+               "many seconds has failed (every rank then stops with a message naming it)",
+               0.001, 86400);
+  p.add_string("local-addr", &c.local_addr,
+               "ranks as processes: the address this rank's transport binds and advertises to its peers");
+  p.set_default_text("local-addr", "the address that routes to MASTER_ADDR (loopback on one machine)");
+  p.add_string("socket-ifname", &c.socket_ifname,
+               "ranks as processes: bind the address of this network interface (as GLOO_SOCKET_IFNAME)");
+  p.set_default_text("socket-ifname", "GLOO_SOCKET_IFNAME, else the route to MASTER_ADDR");
   p.add_string("save-dir", &c.save_dir,
                "write sharded checkpoints into DIR/step-<N>/ (every rank its own shards, one manifest; atomic)");
   p.add_int("save-every", &c.save_every, "with --save-dir: save every K steps and after the last (0: the last only)", 0,
@@ -177,6 +187,27 @@ bool parse_train_config(int argc, char** argv, TrainConfig& c, std::vector<std::
     return false;
   }
   return true;
+}
+
+std::vector<OutputPlace> TrainConfig::output_places() const {
+  std::vector<OutputPlace> out;
+  const auto file = [&](const char* flag, const std::string& path) {
+    if (!path.empty()) out.push_back({std::string("--") + flag, path, PlaceKind::file});
+  };
+  const auto dir = [&](const char* flag, const std::string& path) {
+    if (!path.empty()) out.push_back({std::string("--") + flag, path, PlaceKind::directory});
+  };
+  file("summary-json", summary_json);
+  file("dump-manifest", dump_manifest);
+  file("dump-params", dump_params);
+  file("dump-grads", dump_grads);
+  file("dump-batch", dump_batch);
+  file("memory-trace", memory_trace);
+  file("trace", trace);
+  dir("save-dir", save_dir);
+  dir("offload-optimizer file:", offload_optimizer_dir());
+  dir("offload-params file:", offload_params_dir());
+  return out;
 }
 
 void resolve_micro_batch(TrainConfig& c) {

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "core/output_place.h"
+
 namespace zt::train {
 
 /// All settings of one training run (defaults are the `make run` job).
@@ -86,6 +88,10 @@ struct TrainConfig {
   std::string collective_mode = "deterministic";  ///< deterministic | fast
   bool verify = false;                            ///< also run the single-rank reference and compare masters
   std::string trace;                              ///< --trace FILE: Chrome-trace timeline of every rank (ZeRO path)
+  // ranks as processes on one or several machines (launch/, collective/)
+  double timeout_s = 120;     ///< rendezvous and every collective: a peer silent this long has failed
+  std::string local_addr;     ///< --local-addr: the address this rank's transport binds ("" = chosen)
+  std::string socket_ifname;  ///< --socket-ifname: bind the address of this interface (GLOO_SOCKET_IFNAME)
   // checkpoints (chapter 10; src/checkpoint)
   std::string save_dir;    ///< --save-dir DIR: write sharded checkpoints DIR/step-N/ ("" = none)
   int64_t save_every = 0;  ///< save every K steps (and after the last); 0 = after the last step only
@@ -142,6 +148,11 @@ struct TrainConfig {
   /// Micro-batches per step on one rank: global_batch / micro_batch.
   /// @return the count (validated to divide exactly).
   int64_t micro_batches() const { return global_batch / micro_batch; }
+
+  /// Every place this run writes that a flag named (files, and directories to write into), the
+  /// one list zero-train prepares before it trains (core/output_place.h) and the tests walk.
+  /// @return the places of the flags that were given.
+  std::vector<OutputPlace> output_places() const;
 };
 
 /// Parse argv into a TrainConfig. Throws zt::Error on malformed input; the settings as a whole are

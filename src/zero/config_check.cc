@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/check.h"
+#include "core/error_report.h"
 
 namespace zt::zero {
 
@@ -65,6 +66,7 @@ uint64_t config_hash(const TrainConfig& c) {
   add(c.stage1_reduce);
   add(c.collective_mode);
   add(c.gemm);
+  add(c.blas_threads);  // OpenBLAS's bits may depend on its thread count (kernels/blas.h)
   add(c.device);
   add(c.persist_below_mb);
   add(c.eval_every);  // evaluations issue collectives (zero/heldout_eval.h): all ranks at the same steps
@@ -89,12 +91,21 @@ void check_same_config(const TrainConfig& c, Collective& coll) {
   std::vector<float> mine(4), all(4 * static_cast<std::size_t>(coll.size()));
   for (int k = 0; k < 4; ++k) mine[static_cast<std::size_t>(k)] = static_cast<float>((h >> (16 * k)) & 0xffff);
   coll.all_gather(std::span<const float>(mine), std::span<float>(all));
-  for (int q = 0; q < coll.size(); ++q)
+  auto same_as_rank0 = [&](int q) {
     for (int k = 0; k < 4; ++k)
-      ZT_CHECK(all[static_cast<std::size_t>(4 * q + k)] == all[static_cast<std::size_t>(k)],
-               "configuration mismatch: rank ", q,
-               "'s settings differ from rank 0's (config hash "
-               "exchange at start-up); start every rank with the same flags");
+      if (all[static_cast<std::size_t>(4 * q + k)] != all[static_cast<std::size_t>(k)]) return false;
+    return true;
+  };
+  for (int q = 0; q < coll.size(); ++q) {
+    if (same_as_rank0(q)) continue;
+    // Rank 0's settings are the reference: a rank that differs from them is the cause (its own
+    // error), the ranks that agree with rank 0 stop because of it (zt::PeerFailed).
+    const std::string msg = concat("configuration mismatch: rank ", q,
+                                   "'s settings differ from rank 0's (config hash "
+                                   "exchange at start-up); start every rank with the same flags");
+    if (!same_as_rank0(coll.rank())) throw Error(msg);
+    throw PeerFailed(msg);
+  }
 }
 
 }  // namespace zt::zero

@@ -15,7 +15,9 @@ namespace zt::zero {
 /// @param config the settings. @return the hash.
 uint64_t config_hash(const train::TrainConfig& config);
 
-/// All-gather the config hashes; zt::Error on every rank when any rank's differs.
+/// All-gather the config hashes; when any rank's differs from rank 0's, every rank fails with
+/// the same message: a zt::Error on the ranks that differ (the cause), a zt::PeerFailed on the
+/// ranks that agree with rank 0.
 /// @param config this rank's settings. @param coll the group.
 void check_same_config(const train::TrainConfig& config, Collective& coll);
 

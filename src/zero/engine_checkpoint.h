@@ -22,6 +22,7 @@
 #include "checkpoint/writer.h"
 #include "collective/collective.h"
 #include "core/check.h"
+#include "core/error_report.h"
 #include "offload/tier.h"
 #include "zero/checkpoint_io.h"
 #include "zero/zero_plan.h"
@@ -96,15 +97,21 @@ void read_rank_states(checkpoint::Reader& reader, const ZeroPlan& p, const std::
 }
 
 /// Run `phase` on every rank, then agree over the whole job whether it succeeded: a rank that
-/// failed rethrows its own error, the others fail at once with one naming `what` (instead of
-/// waiting at the next collective for the timeout). The agreement is a max over the
+/// failed rethrows its own error, the others fail at once with a zt::PeerFailed naming `what`
+/// (instead of waiting at the next collective for the timeout). A failed rank announces its
+/// message *before* the agreement (core/error_report.h): once the others know, they exit, and a
+/// launcher may stop this rank before it could print. The agreement is a max over the
 /// data-parallel group, then over the model-parallel one: the maximum of the whole job.
 /// @param dp the data-parallel group. @param mp the model-parallel group (null: N_m = 1).
+/// @param what the operation, for the other ranks' message. @param phase this rank's part.
 template <typename Phase>
 void together(Collective& dp, Collective* mp, const std::string& what, Phase&& phase) {
   std::exception_ptr error;
   try {
     phase();
+  } catch (const std::exception& e) {
+    announce_error(e);
+    error = std::current_exception();
   } catch (...) {
     error = std::current_exception();
   }
@@ -112,7 +119,7 @@ void together(Collective& dp, Collective* mp, const std::string& what, Phase&& p
   dp.all_reduce(std::span<float>(&failed, 1), ReduceOp::max);
   if (mp) mp->all_reduce(std::span<float>(&failed, 1), ReduceOp::max);
   if (error) std::rethrow_exception(error);
-  ZT_CHECK(failed == 0.0f, what, ": another rank failed (its message says why)");
+  ZT_CHECK_PEERS(failed == 0.0f, what, ": another rank failed (its message says why)");
 }
 
 }  // namespace zt::zero

@@ -2,7 +2,9 @@
 // be told to fail, crash, sleep, ignore SIGTERM or print a lot, and can rendezvous through the
 // store the environment selects (then check a Gloo all-reduce over it). With --wait-ready every
 // rank announces through the store that its signal handlers are in place, and the failing rank
-// fails only once every rank has: the tests order events by that, not by sleeping.
+// fails only once every rank has: the tests order events by that, not by sleeping. With
+// --echo-rank one rank plays a rank that stops because a peer failed (exit status 3), and
+// --fail-after-echo makes the failing rank fail only after that one has ended.
 //
 // Not a user program: every flag exists so that one test can provoke one launcher behaviour.
 #include <gloo/allreduce.h>
@@ -25,6 +27,7 @@
 
 #include "core/check.h"
 #include "core/cli.h"
+#include "core/error_report.h"
 #include "launch/rank_env.h"
 #include "launch/store_spec.h"
 
@@ -100,13 +103,34 @@ void announce_ready(const zt::launch::RankEnv& env, bool failing, std::chrono::m
   store->wait(all, timeout);
 }
 
+// Wait until rank `echo`'s process has ended (a zombie waiting for the launcher, or reaped): the
+// order "the echo exited before the cause" is then a fact, not a guess about timing.
+void wait_until_ended(const zt::launch::RankEnv& env, int64_t echo, int64_t timeout_ms) {
+  auto store = open_store(env, std::chrono::milliseconds(timeout_ms));
+  const std::string key = "pid/" + std::to_string(echo);
+  store->wait({key}, std::chrono::milliseconds(timeout_ms));
+  const auto bytes = store->get(key);
+  const std::string stat = "/proc/" + std::string(bytes.begin(), bytes.end()) + "/stat";
+  for (;;) {
+    std::FILE* f = std::fopen(stat.c_str(), "r");
+    if (!f) return;  // reaped
+    char state = '?';
+    const int got = std::fscanf(f, "%*d (%*[^)]) %c", &state);
+    std::fclose(f);
+    if (got == 1 && (state == 'Z' || state == 'X')) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));  // polling a fact, not ordering by time
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   return zt::run_main("zt-launch-probe", [&]() -> int {
-    int64_t lines = 1, line_bytes = 0, fail_rank = -1, exit_code = 3, signo = 0, fail_after_ms = 0, timeout_ms = 10000,
-            world_size = 0;
+    int64_t lines = 1, line_bytes = 0, fail_rank = -1, exit_code = 4, signo = 0, fail_after_ms = 0, timeout_ms = 10000,
+            world_size = 0, echo_rank = -1;
+    bool fail_after_echo = false;
+    std::string fail_message;
     double sleep_s = 0;
     bool ignore_sigterm = false, report_sigterm = false, do_rendezvous = false, wait_ready = false;
     zt::ArgParser p("zt-launch-probe", "A rank program for the launcher tests.");
@@ -123,6 +147,12 @@ int main(int argc, char** argv) {
     p.add_flag("wait-ready", &wait_ready,
                "announce readiness through the store; the failing rank waits for every rank's");
     p.add_int("timeout-ms", &timeout_ms, "store and Gloo timeout", 1, 1 << 30);
+    p.add_int("echo-rank", &echo_rank,
+              "this rank exits 3 (kExitPeerFailed: 'a peer failed') at once, after putting its pid in the store", -1,
+              1 << 20);
+    p.add_flag("fail-after-echo", &fail_after_echo,
+               "the failing rank fails only once the --echo-rank process has ended (read from /proc)");
+    p.add_string("fail-message", &fail_message, "the failing rank prints 'zt-launch-probe: error: MESSAGE' first");
     p.add_int("world-size", &world_size, "world size flag, reconciled with the environment", 1, 1 << 20);
     if (!p.parse(argc, argv)) return 0;
 
@@ -144,7 +174,17 @@ int main(int argc, char** argv) {
 
     if (do_rendezvous) rendezvous(env, std::chrono::milliseconds(timeout_ms));
 
+    if (env.rank == echo_rank) {  // a rank that only learnt of a failure elsewhere
+      auto store = open_store(env, std::chrono::milliseconds(timeout_ms));
+      const std::string pid = std::to_string(::getpid());
+      store->set("pid/" + std::to_string(env.rank), std::vector<char>(pid.begin(), pid.end()));
+      store.reset();
+      std::fprintf(stderr, "zt-launch-probe: error: rank %d: another rank failed\n", env.rank);
+      return zt::kExitPeerFailed;
+    }
+    if (env.rank == fail_rank && fail_after_echo) wait_until_ended(env, echo_rank, timeout_ms);
     if (env.rank == fail_rank) {
+      if (!fail_message.empty()) std::fprintf(stderr, "zt-launch-probe: error: %s\n", fail_message.c_str());
       // the deliberate wait is the behaviour under test (a rank failing some time in), not an
       // ordering: with --wait-ready every rank is known to be ready already
       std::this_thread::sleep_for(std::chrono::milliseconds(fail_after_ms));

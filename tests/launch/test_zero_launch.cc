@@ -100,15 +100,47 @@ TEST_CASE("zero-launch: the launcher serves the TCP store at MASTER_PORT; ranks 
   CHECK(busy.out.empty());  // no rank ran
 }
 
-TEST_CASE("zero-launch: a rank exiting 3 stops the job quickly", "[ch4][launch]") {
+TEST_CASE("zero-launch: a rank exiting 5 stops the job quickly", "[ch4][launch]") {
   // The other ranks would sleep an hour; the launcher must terminate them (SIGTERM).
-  auto r =
-      run_program(launch(4, {"--fail-rank", "1", "--exit-code", "3", "--fail-after-ms", "200", "--sleep-s", "3600"}));
+  auto r = run_program(launch(4, {"--fail-rank", "1", "--exit-code", "5", "--fail-after-ms", "200", "--sleep-s", "3600",
+                                  "--fail-message", "the disk is full"}));
+  INFO("stderr:\n" << r.err);
+  CHECK(r.status == 5);
+  CHECK(r.seconds < kHang);  // only guards against a hang
+  CHECK_THAT(r.err, Contains("job failed: rank 1 failed (exited with code 5): the disk is full"));
+  for (int k : {0, 2, 3}) CHECK_THAT(r.err, Contains("rank " + std::to_string(k) + " killed by SIGTERM"));
+}
+
+TEST_CASE("zero-launch: the cause is the rank that failed, not the first to exit", "[ch4][launch]") {
+  // Rank 1 exits 3 ("a peer failed") first; rank 0, the real cause, fails only once rank 1's
+  // process has ended. The launcher must wait for rank 0 rather than terminate it, report it as
+  // the cause with its message, and exit with its code. The long grace period only bounds the
+  // wait: the job ends as soon as rank 0 does.
+  auto r = run_program(
+      launch(3,
+             {"--echo-rank", "1", "--fail-rank", "0", "--fail-after-echo", "--exit-code", "2", "--fail-message",
+              "checkpoint rank-00000.bin: checksum mismatch", "--sleep-s", "3600", "--timeout-ms", "60000"},
+             {"--grace-s", "600"}));
+  INFO("stderr:\n" << r.err);
+  CHECK(r.status == 2);
+  CHECK(r.seconds < kHang);  // only guards against a hang
+  CHECK_THAT(r.err, Contains("rank 1 exited with code 3: it stopped because a peer failed"));
+  CHECK_THAT(r.err, Contains("job failed: rank 0 failed (exited with code 2): checkpoint rank-00000.bin: checksum "
+                             "mismatch"));
+  CHECK_THAT(r.err, Contains("rank 2 killed by SIGTERM"));
+  CHECK(r.err.find("rank 1 failed") == std::string::npos);
+}
+
+TEST_CASE("zero-launch: only echoes of a failure: the job fails with status 3", "[ch4][launch]") {
+  // Rank 1 says a peer failed, but no rank ever fails on its own (as when a peer stalls): after
+  // the grace period the launcher terminates the rest and reports rank 1's message.
+  auto r = run_program(launch(2, {"--echo-rank", "1", "--sleep-s", "3600"}, {"--grace-s", "0.5"}));
   INFO("stderr:\n" << r.err);
   CHECK(r.status == 3);
   CHECK(r.seconds < kHang);  // only guards against a hang
-  CHECK_THAT(r.err, Contains("rank 1 failed first (exited with code 3)"));
-  for (int k : {0, 2, 3}) CHECK_THAT(r.err, Contains("rank " + std::to_string(k) + " killed by SIGTERM"));
+  CHECK_THAT(r.err, Contains("rank 0 killed by SIGTERM"));
+  CHECK_THAT(r.err, Contains("job failed: no rank reported an error of its own; rank 1 stopped because a peer "
+                             "failed: rank 1: another rank failed"));
 }
 
 TEST_CASE("zero-launch: a rank killed by a signal", "[ch4][launch]") {
@@ -117,7 +149,7 @@ TEST_CASE("zero-launch: a rank killed by a signal", "[ch4][launch]") {
   INFO("stderr:\n" << r.err);
   CHECK(r.status == 128 + SIGSEGV);
   CHECK(r.seconds < kHang);  // only guards against a hang
-  CHECK_THAT(r.err, Contains("rank 2 failed first (killed by SIGSEGV)"));
+  CHECK_THAT(r.err, Contains("job failed: rank 2 failed (killed by SIGSEGV)\n"));
 }
 
 TEST_CASE("zero-launch: a rank ignoring SIGTERM gets SIGKILL after the grace period", "[ch4][launch]") {
@@ -128,12 +160,12 @@ TEST_CASE("zero-launch: a rank ignoring SIGTERM gets SIGKILL after the grace per
                                "--wait-ready", "--timeout-ms", "60000"},
                               {"--grace-s", "0.7"}));
   INFO("stderr:\n" << r.err);
-  CHECK(r.status == 3);
+  CHECK(r.status == 4);
   CHECK(r.seconds >= 0.8);   // 0.1 s until the failure, then the whole grace period
   CHECK(r.seconds < kHang);  // only guards against a hang
   CHECK_THAT(r.err, Contains("rank 1 killed by SIGKILL"));
   CHECK_THAT(r.err, Contains("rank 2 killed by SIGKILL"));
-  CHECK_THAT(r.err, Contains("rank 0 failed first (exited with code 3)"));
+  CHECK_THAT(r.err, Contains("job failed: rank 0 failed (exited with code 4)"));
 }
 
 TEST_CASE("zero-launch: SIGTERM to the launcher is forwarded to every rank", "[ch4][launch]") {

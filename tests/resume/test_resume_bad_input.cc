@@ -39,9 +39,9 @@ std::string saved(const ScratchDir& dir) {
 }
 
 /// Resume with `extra` flags; REQUIRE a failure whose every rank's report contains `expected`,
-/// with no output written and the checkpoint untouched.
-void expect_refused(const ScratchDir& dir, const std::string& ckpt, const std::string& extra,
-                    const std::string& expected) {
+/// with no output written and the checkpoint untouched. @return the run's output.
+zt::test::ProgramOutput expect_refused(const ScratchDir& dir, const std::string& ckpt, const std::string& extra,
+                                       const std::string& expected) {
   const auto before = snapshot(ckpt);
   const std::string params = dir / "out.params";
   std::string args = kModel + extra;
@@ -59,6 +59,7 @@ void expect_refused(const ScratchDir& dir, const std::string& ckpt, const std::s
   CHECK(out.err.find("rank 1") != std::string::npos);
   CHECK_FALSE(fs::exists(params));
   CHECK(snapshot(ckpt) == before);
+  return out;
 }
 }  // namespace
 
@@ -75,7 +76,17 @@ TEST_CASE("resume refuses a damaged checkpoint with one line naming the file", "
     std::string bytes = zt::read_file(ckpt + "/rank-00000.bin");
     bytes[bytes.size() / 2] = static_cast<char>(bytes[bytes.size() / 2] ^ 0x10);
     zt::write_file_atomic(ckpt + "/rank-00000.bin", bytes);
-    expect_refused(dir, ckpt, "", "checksum");
+    const auto out = expect_refused(dir, ckpt, "", "checksum");
+    // Rank 0 found the damage; rank 1 only learnt of it and may well exit first. The launcher
+    // must still name rank 0 as the cause, with its message, and exit with its status.
+    INFO(out.err);
+    CHECK(out.status == 2);
+    const std::string cause = "zero-train: job failed: rank 0 failed (exited with code 2): ";
+    const auto at = out.err.find(cause);
+    REQUIRE(at != std::string::npos);
+    const std::string line = out.err.substr(at, out.err.find('\n', at) - at);
+    CHECK(line.find(ckpt + "/rank-00000.bin") != std::string::npos);
+    CHECK(line.find("fail their checksum") != std::string::npos);
   }
   SECTION("another format version") {
     ScratchDir dir("version");

@@ -11,12 +11,14 @@
 // This file is only the command line; the subcommands are commands.h, the format checkpoint/.
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "apps/zero-ckpt/commands.h"
 #include "core/check.h"
 #include "core/cli.h"
+#include "core/output_place.h"
 
 namespace {
 
@@ -108,6 +110,12 @@ int main(int argc, char** argv) {
     return report(e, 2);
   }
   try {
+    // OUT's directory is created, or refused, before any work (core/output_place.h); export's OUT
+    // itself must be new (it appears whole, by one rename)
+    if (c.name == "consolidate") zt::prepare_output_place({"OUT", c.paths[1], zt::PlaceKind::file});
+    const std::string out_parent = c.paths.size() > 1 ? std::filesystem::path(c.paths[1]).parent_path().string() : "";
+    if (c.name == "export" && !out_parent.empty())
+      zt::prepare_output_place({"OUT", out_parent, zt::PlaceKind::directory});
     if (c.name == "inspect")
       zt::ckpt_tool::inspect(c.paths[0], c.verify, c.json);
     else if (c.name == "consolidate")

@@ -20,8 +20,10 @@
 #include <nlohmann/json.hpp>
 
 #include "bench_rank.h"
+#include "core/atomic_file.h"
 #include "core/check.h"
 #include "core/cli.h"
+#include "core/output_place.h"
 
 using namespace zt;
 using namespace zt::collbench;
@@ -85,6 +87,7 @@ int run(int argc, char** argv) {
   const auto worlds = parse_list(ranks_text, "--ranks", false);
   for (int64_t w : worlds) ZT_CHECK(w <= 64, "--ranks: ", w, " processes is more than this tool allows (64)");
 
+  if (!json_path.empty()) prepare_output_place({"--json", json_path, PlaceKind::file});
   const auto work = std::filesystem::temp_directory_path() / ("zero-collbench-" + std::to_string(getpid()));
   std::filesystem::remove_all(work);
   std::filesystem::create_directories(work);
@@ -147,11 +150,9 @@ int run(int argc, char** argv) {
                    {"busbw_GBps", busbw},
                    {"memcpy_GBps", memcpy_gbs[r.bytes]}});
   }
-  if (!json_path.empty()) {
-    std::ofstream f(json_path);
-    ZT_CHECK(f, "cannot write ", json_path);
-    f << nlohmann::json{{"program", "zero-collbench"}, {"iters", iters}, {"results", out}}.dump(2) << '\n';
-  }
+  if (!json_path.empty())
+    write_file_atomic(json_path,
+                      nlohmann::json{{"program", "zero-collbench"}, {"iters", iters}, {"results", out}}.dump(2) + "\n");
   return 0;
 }
 

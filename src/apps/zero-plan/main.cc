@@ -19,6 +19,7 @@
 #include "core/atomic_file.h"
 #include "core/check.h"
 #include "core/cli.h"
+#include "core/output_place.h"
 #include "plan/max_model.h"
 #include "plan/paper_scale.h"
 #include "plan/rank_prediction.h"
@@ -376,6 +377,9 @@ int run(int argc, char** argv) {
   p.parse(static_cast<int>(plan_argv.size()), plan_argv.data());
   TrainConfig c;
   zt::train::parse_train_config(static_cast<int>(train_argv.size()), train_argv.data(), c);
+  // the files it writes, created or refused before any planning (core/output_place.h)
+  if (!f.json.empty()) zt::prepare_output_place({"--json", f.json, zt::PlaceKind::file});
+  if (!c.memory_trace.empty()) zt::prepare_output_place({"--memory-trace", c.memory_trace, zt::PlaceKind::file});
   ordered_json out;
   out["program"] = "zero-plan";
   int status = 0;

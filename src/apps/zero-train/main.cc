@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -25,14 +26,16 @@
 #include "core/atomic_file.h"
 #include "core/check.h"
 #include "core/cli.h"
+#include "core/error_report.h"
+#include "core/output_place.h"
 #include "data/addition.h"
 #include "data/dataset.h"
 #include "device/cuda_probe.h"
+#include "launch/bind_address.h"
 #include "launch/rank_env.h"
 #include "launch/spawn.h"
 #include "launch/store_spec.h"
 #include "model/manifest.h"
-#include "offload/file_tier.h"
 #include "plan/rank_prediction.h"
 #include "train/compare_runs.h"
 #include "train/single_rank.h"
@@ -262,17 +265,22 @@ zt::GlooOptions rank_options(const TrainConfig& c) {
   o.mode = c.collective_mode == "fast" ? zt::ReduceMode::fast : zt::ReduceMode::deterministic;
   // --reduce-dtype compute: 16-bit sums round after every add, as a 16-bit wire format would
   o.accumulation = c.reduce_dtype == "compute" ? zt::Accumulation::storage : zt::Accumulation::fp32;
-  o.timeout = std::chrono::milliseconds(120000);
+  o.timeout = std::chrono::milliseconds(static_cast<int64_t>(std::ceil(c.timeout_s * 1000.0)));
   return o;
 }
 
 /// One rank's training: on the world as one data-parallel group, or, with --mp-size > 1, on its
 /// data-parallel and model-parallel groups of the grid (collective/grid.h: rank = dp · N_m + mp).
+/// An error is announced (core/error_report.h) while the groups are still open: their
+/// destructors tell the peers, who then exit, and this rank's message must be out first.
 zt::zero::ZeroRunResult train_on_grid(const TrainConfig& c, const zt::Dataset& data, zt::Collective& world,
                                       const zt::train::StepCallback& on_step, RunArtifacts* artifacts) {
-  if (c.mp_size == 1) return zt::zero::train_zero(c, data, world, on_step, artifacts);
+  if (c.mp_size == 1)
+    return zt::announcing_errors([&] { return zt::zero::train_zero(c, data, world, on_step, artifacts); });
   zt::Grid grid = zt::make_grid(world, static_cast<int>(c.mp_size));
-  return zt::zero::train_zero(c, data, {*grid.dp, grid.mp.get()}, on_step, artifacts);
+  return zt::announcing_errors([&] {
+    return zt::zero::train_zero(c, data, {*grid.dp, grid.mp.get()}, on_step, artifacts);
+  });
 }
 
 int run_thread_ranks(const TrainConfig& c, const zt::Dataset& data) {
@@ -286,13 +294,17 @@ int run_thread_ranks(const TrainConfig& c, const zt::Dataset& data) {
     return train_on_grid(c, data, coll, r == 0 ? progress_printer(c) : zt::train::StepCallback{},
                          &arts[static_cast<std::size_t>(r)]);
   });
-  bool failed = false;
-  for (std::size_t q = 0; q < outcomes.size(); ++q)
-    if (!outcomes[q].ok()) {
-      std::fprintf(stderr, "zero-train: rank %zu: %s\n", q, outcomes[q].error.c_str());
-      failed = true;
-    }
-  if (failed) return 1;
+  // The ranks that failed on their own come first: they are the cause; the others only
+  // stopped because of them (zt::PeerFailed), and say so after.
+  int status = 0;
+  for (const bool echoes : {false, true})
+    for (std::size_t q = 0; q < outcomes.size(); ++q)
+      if (!outcomes[q].ok() && outcomes[q].peer_failed == echoes) {
+        std::fprintf(stderr, "zero-train: rank %zu%s: %s\n", q, echoes ? " (stopped because a peer failed)" : "",
+                     outcomes[q].error.c_str());
+        if (status == 0) status = echoes ? zt::kExitPeerFailed : zt::kExitError;
+      }
+  if (status != 0) return status;
   RunResult r = outcomes[0].value->run;
   r.memory.clear();
   std::vector<std::vector<zt::zero::TimelineEvent>> timelines;
@@ -333,22 +345,18 @@ std::shared_ptr<gloo::rendezvous::Store> open_rank_store(const zt::launch::RankE
           ": no rendezvous store (set MASTER_ADDR and MASTER_PORT, or ZT_STORE)");
 }
 
-int run_launched_rank(const TrainConfig& c, const zt::Dataset& data, const zt::launch::RankEnv& env) {
-  zt::GlooOptions o = rank_options(c);
-  o.rank = env.rank;
-  o.prefix = "zero-train";
-  const auto store = open_rank_store(env, o.timeout);
-  o.store = store;
-  zt::GlooCollective coll(o);
+/// What a launched rank does once it has joined the job: train, then send its report to rank 0.
+int launched_rank_body(const TrainConfig& c, const zt::Dataset& data, const zt::launch::RankEnv& env,
+                       gloo::rendezvous::Store& store, zt::GlooCollective& coll) {
   RunArtifacts artifacts;
   const zt::zero::ZeroRunResult res =
       train_on_grid(c, data, coll, env.rank == 0 ? progress_printer(c) : zt::train::StepCallback{}, &artifacts);
   // per-rank memory (and timeline) travel to rank 0 as JSON through the store
   auto put = [&](const std::string& key, const std::string& text) {
-    store->set("zero-train/" + key + "/" + std::to_string(env.rank), std::vector<char>(text.begin(), text.end()));
+    store.set("zero-train/" + key + "/" + std::to_string(env.rank), std::vector<char>(text.begin(), text.end()));
   };
   auto get = [&](const std::string& key, int q) {
-    const auto bytes = store->get("zero-train/" + key + "/" + std::to_string(q));
+    const auto bytes = store.get("zero-train/" + key + "/" + std::to_string(q));
     return std::string(bytes.begin(), bytes.end());
   };
   put("memory", zt::zero::rank_memory_to_json(res.run.memory.front()));
@@ -370,6 +378,29 @@ int run_launched_rank(const TrainConfig& c, const zt::Dataset& data, const zt::l
   return status;
 }
 
+/// One rank of a job of processes. Its errors are announced before its connections close
+/// (core/error_report.h): a launcher that sees the other ranks exit may stop this one next.
+int run_launched_rank(const TrainConfig& c, const zt::Dataset& data, const zt::launch::RankEnv& env) {
+  zt::EarlyErrorReport early_report("zero-train");
+  zt::GlooOptions o = rank_options(c);
+  o.rank = env.rank;
+  o.prefix = "zero-train";
+  // bind where the peers can reach this rank (launch/bind_address.h), and prove it before Gloo's
+  // own rendezvous (collective/reachability.h)
+  const zt::launch::StoreSpec spec = zt::launch::select_store(env);
+  const std::string meeting = !env.master_addr.empty() ? env.master_addr : spec.host;
+  const char* env_ifname = std::getenv("GLOO_SOCKET_IFNAME");
+  const zt::launch::BindChoice bind =
+      zt::launch::choose_bind_address(c.local_addr, c.socket_ifname, env_ifname ? env_ifname : "", meeting);
+  o.hostname = bind.address;
+  o.bind_reason = bind.reason;
+  o.check_reachability = true;
+  const auto store = open_rank_store(env, o.timeout);
+  o.store = store;
+  zt::GlooCollective coll(o);
+  return zt::announcing_errors([&] { return launched_rank_body(c, data, env, *store, coll); });
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -386,10 +417,8 @@ int main(int argc, char** argv) {
     zt::train::resolve_micro_batch(c);
     zt::train::validate(c);
     zt::device::require_device(c.device);  // one line on every rank, before any rank waits on another
-    if (const std::string dir = c.offload_optimizer_dir(); !dir.empty())  // one line, before any rank starts
-      zt::offload::check_file_tier_dir("--offload-optimizer", dir);
-    if (const std::string dir = c.offload_params_dir(); !dir.empty())
-      zt::offload::check_file_tier_dir("--offload-params", dir);
+    // every place a flag names is created (or refused, in one line) before any rank starts
+    for (const zt::OutputPlace& place : c.output_places()) zt::prepare_output_place(place);
     const RunMode mode = run_mode(c, decision);
     if (mode == RunMode::spawned_processes) return run_spawned_processes(c, argc, argv);
     const auto data = open_dataset(c);

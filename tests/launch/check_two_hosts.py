@@ -1,0 +1,289 @@
+#!/usr/bin/env python3
+"""tests/launch/check_two_hosts.py - a job across two machines, made here as network namespaces.
+
+Usage: check_two_hosts.py BUILD_DIR {bitwise|partition|unreachable}
+
+Two Linux network namespaces joined by a veth pair are two hosts as far as TCP is concerned: each
+has its own interfaces and its own loopback, and one cannot reach the other's 127.0.0.1. Their
+addresses exist only inside those namespaces. On each, `zero-launch --nnodes 2 --node-rank K
+--nproc-per-node 2 --master-addr HOST_A --master-port P` starts two ranks of zero-train, exactly as
+a user would on two machines (the file system is shared, as a cluster's would be).
+
+bitwise    stages 1 and 3 on 2 hosts x 2 ranks (the TCP store served by host A's launcher, Gloo's
+           TCP transport between the hosts) end with FP32 master weights equal, byte for byte, to
+           one process training the same global batch; so does stage 1 started the README's way,
+           with the torchrun variables set by hand and no launcher (rank 0 serves the store).
+partition  a long run saves a checkpoint every 2 steps; once one exists the link is taken down.
+           Every rank on both hosts must end with a clear error that names a rank on the other
+           host, both launchers must exit non-zero, and no process may be left in either
+           namespace. Then the link comes back and the job resumes from the latest checkpoint on
+           both hosts, ending bitwise equal to one process that trained those steps without
+           interruption. The time from the partition to the last exit is printed (it is bounded
+           by --timeout-s plus the peer probe's look and the launcher's grace period, but this
+           test asserts no upper bound on time: it only guards against a hang).
+unreachable host B's ranks bind loopback (GLOO_SOCKET_IFNAME=lo): the ranks on host A must say
+           which rank they cannot reach at which address, and the ranks on host B which ranks
+           never reached them; every rank ends, none hangs.
+
+Needs root and `ip` (iproute2); exits 77 (CTest's skip) with the reason when the kernel or the
+environment refuses network namespaces. Exit status 0 when every check holds; each failure is
+printed.
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+SKIP = 77
+BUILD = sys.argv[1]
+MODE = sys.argv[2]
+ZT = os.path.join(BUILD, "bin", "zero-train")
+ZL = os.path.join(BUILD, "bin", "zero-launch")
+HANG = 300.0  # seconds: only a hang takes this long
+failures = []
+
+# A tiny model: the point is the wiring, not the arithmetic.
+# Global batch 4 over 4 ranks is one sample per rank: the reference takes the same micro-batches of
+# 1 (the equivalence condition: the same micro-batches, summed by the canonical tree).
+MODEL = ["--layers", "1", "--heads", "2", "--width", "16", "--context", "16", "--digits", "1",
+         "--eval-every", "0", "--norm-block", "32", "--global-batch", "4", "--micro-batch", "1"]
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAILED:", what, flush=True)
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+
+
+class Hosts:
+    """Namespaces A and B, a veth pair between them, one address each (only inside them)."""
+
+    def __init__(self):
+        tag = os.getpid() % 100000
+        self.a, self.b = f"zt{tag}a", f"zt{tag}b"
+        self.va, self.vb = f"zt{tag}va", f"zt{tag}vb"
+        # a private /24 per test process, so that two runs of this test never share addresses
+        self.addr_a = f"10.{200 + tag % 50}.{(tag // 50) % 250}.1"
+        self.addr_b = self.addr_a[:-1] + "2"
+        self.made = []
+
+    def ip(self, *args):
+        r = run(["ip", *args])
+        if r.returncode != 0:
+            raise RuntimeError(f"ip {' '.join(args)}: {r.stderr.strip()}")
+
+    def __enter__(self):
+        for ns in (self.a, self.b):
+            self.ip("netns", "add", ns)
+            self.made.append(ns)
+        self.ip("link", "add", self.va, "type", "veth", "peer", "name", self.vb)
+        self.ip("link", "set", self.va, "netns", self.a)
+        self.ip("link", "set", self.vb, "netns", self.b)
+        for ns, dev, addr in ((self.a, self.va, self.addr_a), (self.b, self.vb, self.addr_b)):
+            self.ip("-n", ns, "addr", "add", addr + "/24", "dev", dev)
+            self.ip("-n", ns, "link", "set", dev, "up")
+            self.ip("-n", ns, "link", "set", "lo", "up")
+        return self
+
+    def pids(self, ns):
+        r = run(["ip", "netns", "pids", ns])
+        return [p for p in r.stdout.split() if p]
+
+    def link(self, up):
+        self.ip("-n", self.a, "link", "set", self.va, "up" if up else "down")
+        self.ip("-n", self.b, "link", "set", self.vb, "up" if up else "down")
+
+    def __exit__(self, *exc):
+        for ns in self.made:
+            for p in self.pids(ns):
+                try:
+                    os.kill(int(p), 9)
+                except ProcessLookupError:
+                    pass
+            run(["ip", "netns", "del", ns])
+
+
+def usable():
+    """None when namespaces work here, else the reason to skip."""
+    if os.geteuid() != 0:
+        return "needs root (network namespaces)"
+    if shutil.which("ip") is None:
+        return "needs the ip command (Debian package iproute2)"
+    probe = f"ztprobe{os.getpid() % 100000}"
+    r = run(["ip", "netns", "add", probe])
+    if r.returncode != 0:
+        return "the kernel refuses network namespaces here: " + r.stderr.strip()
+    run(["ip", "netns", "del", probe])
+    return None
+
+
+def launch(hosts, node, port, args):
+    """zero-launch for one node of the 2 x 2 job, inside that node's namespace."""
+    ns = hosts.a if node == 0 else hosts.b
+    cmd = ["ip", "netns", "exec", ns, ZL, "--nnodes", "2", "--node-rank", str(node), "--nproc-per-node", "2",
+           "--master-addr", hosts.addr_a, "--master-port", str(port), "--", ZT] + args
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def finish(procs, timeout=HANG):
+    outs = []
+    for p in procs:
+        try:
+            out, err = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            out, err = p.communicate()
+            err += "\n[check_two_hosts: killed after a hang]"
+        outs.append((p.returncode, out, err))
+    return outs
+
+
+def job(hosts, port, args):
+    """Run the 2-host job to its end: [(status, stdout, stderr)] of node 0 and node 1."""
+    return finish([launch(hosts, 0, port, args), launch(hosts, 1, port, args)])
+
+
+def reference(args, out):
+    """One process, the same global batch in the same micro-batches: its master weights in `out`."""
+    r = run([ZT] + args + ["--dump-params", out])
+    check(r.returncode == 0, f"reference run failed: {r.stderr.strip()}")
+
+
+def same_bytes(a, b):
+    return os.path.exists(a) and os.path.exists(b) and open(a, "rb").read() == open(b, "rb").read()
+
+
+def bitwise(hosts, work):
+    common = MODEL + ["--steps", "3", "--warmup-steps", "0"]
+    for stage in (1, 3):
+        out, ref = os.path.join(work, f"s{stage}.bin"), os.path.join(work, f"s{stage}.ref")
+        res = job(hosts, 29500 + stage, common + ["--stage", str(stage), "--dump-params", out])
+        for node, (status, o, e) in enumerate(res):
+            check(status == 0, f"stage {stage} node {node}: exit {status}\n{e}")
+            print(f"--- stage {stage}, node {node} (exit {status}):\n{o}{e}", flush=True)
+        reference(common + ["--stage", "0"], ref)
+        check(same_bytes(out, ref), f"stage {stage}: 2 hosts x 2 ranks differ from one process")
+    out = os.path.join(work, "plain.bin")
+    res = plain_ranks(hosts, 29510, common + ["--stage", "1", "--dump-params", out])
+    for rank, (status, o, e) in enumerate(res):
+        check(status == 0, f"torchrun variables, rank {rank}: exit {status}\n{e}")
+    check(same_bytes(out, os.path.join(work, "s1.ref")), "torchrun variables: 2 hosts differ from one process")
+
+
+def plain_ranks(hosts, port, args):
+    """The README's recipe without a launcher: RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT set by
+    hand for each process, ranks 0-1 on host A and 2-3 on host B; rank 0 serves the store."""
+    procs = []
+    for rank in range(4):
+        env = dict(os.environ, RANK=str(rank), WORLD_SIZE="4", LOCAL_RANK=str(rank % 2), MASTER_ADDR=hosts.addr_a,
+                   MASTER_PORT=str(port))
+        ns = hosts.a if rank < 2 else hosts.b
+        procs.append(subprocess.Popen(["ip", "netns", "exec", ns, ZT] + args, env=env, stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True))
+    return finish(procs)
+
+
+def latest_step(save_dir):
+    steps = [int(m.group(1)) for d in os.listdir(save_dir) if (m := re.fullmatch(r"step-(\d+)", d))]
+    return max(steps) if steps else 0
+
+
+def partition(hosts, work):
+    save = os.path.join(work, "ckpt")
+    # a constant learning rate, so the schedule does not depend on --steps and the resumed run
+    # can stop early yet match a reference of the same length
+    train = MODEL + ["--warmup-steps", "0", "--lr", "0.001", "--min-lr", "0.001"]
+    timeout_s = 10
+    procs = [launch(hosts, k, 29600, train + ["--stage", "1", "--steps", "1000000", "--save-dir", save,
+                                              "--save-every", "2", "--timeout-s", str(timeout_s)]) for k in (0, 1)]
+    # The partition comes once a checkpoint exists: an observable fact, not a guess about time.
+    start = time.monotonic()
+    while not os.path.isdir(os.path.join(save, "step-00000004")):
+        if any(p.poll() is not None for p in procs) or time.monotonic() - start > HANG:
+            break
+        time.sleep(0.05)
+    check(all(p.poll() is None for p in procs), "the long run ended before the partition")
+    hosts.link(up=False)
+    cut = time.monotonic()
+    res = finish(procs)
+    took = time.monotonic() - cut
+    print(f"partition: both launchers exited {took:.1f} s after the link went down "
+          f"(--timeout-s {timeout_s}, grace 3 s)", flush=True)
+    for node, (status, o, e) in enumerate(res):
+        print(f"--- node {node} (exit {status}):\n{e}", flush=True)
+        check(status != 0, f"node {node}: exit 0 after a partition")
+        check("[check_two_hosts: killed after a hang]" not in e, f"node {node}: hung after the partition")
+        others = "23" if node == 0 else "01"
+        ranks = [0, 1] if node == 0 else [2, 3]
+        for r in ranks:
+            lines = [l for l in e.splitlines() if l.startswith(f"[rank {r}] ") and "error:" in l]
+            check(lines, f"node {node}: rank {r} printed no error")
+            named = any(re.search(rf"rank\(s\) [0-9, ]*[{others}]|rank [{others}] at ", l) for l in lines)
+            check(named, f"node {node}: rank {r}'s error does not name a rank on the other host: {lines}")
+        check("job failed" in e, f"node {node}: the launcher did not report the failure")
+    for ns in (hosts.a, hosts.b):
+        check(hosts.pids(ns) == [], f"processes left in namespace {ns}: {hosts.pids(ns)}")
+
+    # The link comes back; the job resumes on both hosts from the latest complete checkpoint.
+    hosts.link(up=True)
+    k = latest_step(save)
+    check(k >= 4, f"no checkpoint at or after step 4 in {save}")
+    steps = k + 3
+    out, ref = os.path.join(work, "resumed.bin"), os.path.join(work, "resumed.ref")
+    res = job(hosts, 29700, train + ["--stage", "1", "--steps", str(steps), "--resume", save, "--dump-params", out])
+    for node, (status, o, e) in enumerate(res):
+        check(status == 0, f"resume node {node}: exit {status}\n{e}")
+    reference(train + ["--stage", "0", "--steps", str(steps)], ref)
+    check(same_bytes(out, ref), f"resumed at step {k} on 2 hosts: differs from {steps} uninterrupted steps")
+    print(f"resume: from step {k} to {steps} on 2 hosts x 2 ranks, bitwise equal to one process", flush=True)
+
+
+def unreachable(hosts, work):
+    """Host B's ranks bind loopback (GLOO_SOCKET_IFNAME=lo, as this program did by default once):
+    host A cannot reach them. Every rank must end within the timeout, naming the peer and address."""
+    timeout_s = 5
+    args = MODEL + ["--stage", "1", "--steps", "2", "--timeout-s", str(timeout_s)]
+    procs = [launch(hosts, 0, 29800, args)]
+    os.environ["GLOO_SOCKET_IFNAME"] = "lo"
+    try:
+        procs.append(launch(hosts, 1, 29800, args))
+    finally:
+        del os.environ["GLOO_SOCKET_IFNAME"]
+    start = time.monotonic()
+    res = finish(procs)
+    print(f"unreachable: both launchers exited after {time.monotonic() - start:.1f} s (--timeout-s {timeout_s})",
+          flush=True)
+    for node, (status, o, e) in enumerate(res):
+        print(f"--- node {node} (exit {status}):\n{e}", flush=True)
+        check(status != 0, f"node {node}: exit 0 with an unreachable peer")
+        check("[check_two_hosts: killed after a hang]" not in e, f"node {node}: hung at rendezvous")
+    # host A cannot reach host B's ranks at their loopback address...
+    check(re.search(r"cannot reach rank [23] at 127\.0\.0\.1:\d+ \(bound to GLOO_SOCKET_IFNAME=lo\)", res[0][2]),
+          "node 0 does not name the unreachable rank and its address")
+    # ...and host B's ranks learn that host A's never reached them
+    check(re.search(r"rank\(s\) 0, 1 did not reach rank [23] at 127\.0\.0\.1:\d+ \(bound to GLOO_SOCKET_IFNAME=lo\)",
+                    res[1][2]),
+          "node 1 does not name the ranks that never reached it")
+
+
+def main():
+    why = usable()
+    if why:
+        print("skipped:", why)
+        return SKIP
+    with tempfile.TemporaryDirectory(prefix="zt_two_hosts_") as work, Hosts() as hosts:
+        {"bitwise": bitwise, "partition": partition, "unreachable": unreachable}[MODE](hosts, work)
+    for f in failures:
+        print("FAILED:", f)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -6,8 +6,10 @@ CMAKE_FLAGS ?=
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?=
 CTEST   := ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+ASAN_BUILD ?= build-asan
+TSAN_BUILD ?= build-tsan
 
-.PHONY: help deps configure build test test-full test-gpu test-stress fuzz docs notebooks run clean format
+.PHONY: help deps configure build test test-full test-gpu test-stress test-asan test-tsan fuzz docs notebooks run clean format
 .DEFAULT_GOAL := help
 
 help:
@@ -17,6 +19,8 @@ help:
 	@echo "make test-full    the larger test matrix"
 	@echo "make test-gpu     the GPU tests on a machine with a CUDA device (a skip is a failure)"
 	@echo "make test-stress  the tests that start processes, 10x each on one core beside a CPU hog (hours)"
+	@echo "make test-asan    make test's tests under AddressSanitizer + UBSan, in $(ASAN_BUILD)/"
+	@echo "make test-tsan    the threaded tests under ThreadSanitizer, in $(TSAN_BUILD)/"
 	@echo "make fuzz         clang + libFuzzer build in build-fuzz/, each reader of untrusted bytes fuzzed for"
 	@echo "                  FUZZ_SECONDS (default 60) s; FUZZ_TARGETS=\"cli ...\" picks some (tests/fuzz/README.md)"
 	@echo "make chapter-N    build and run chapter N's program (e.g. make chapter-1)"
@@ -53,6 +57,21 @@ test-gpu: build
 REPEAT ?= 10
 test-stress: build
 	scripts/test_stress.sh $(BUILD) $(REPEAT)
+
+# Sanitizer builds: each in its own folder, RelWithDebInfo (-O2 -g) plus cmake/ZtSanitize.cmake's
+# flags; scripts/test_sanitizer.sh sets the sanitizer options and fails on any report file, also
+# one written by a child process whose exit status the test did not see.
+$(ASAN_BUILD)/CMakeCache.txt:
+	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DZT_SANITIZE=address,undefined $(CMAKE_FLAGS)
+
+$(TSAN_BUILD)/CMakeCache.txt:
+	cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DZT_SANITIZE=thread $(CMAKE_FLAGS)
+
+# make test's selection (-LE full), every test.
+test-asan: deps $(ASAN_BUILD)/CMakeCache.txt
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	scripts/check_gpu_build.sh $(ASAN_BUILD)
+	scripts/test_sanitizer.sh address $(ASAN_BUILD) -j $(JOBS) -LE full
 
 fuzz:
 	FUZZ_SECONDS=$(FUZZ_SECONDS) JOBS=$(JOBS) scripts/fuzz.sh $(FUZZ_TARGETS)

@@ -133,9 +133,11 @@ void GlooCollective::fast_reduce_scatter_v(const void* input, void* output, cons
   for (std::size_t c : counts) even = even && c == counts[0] && c > 0;
   if (!even) {
     void* buf = scratch(total * es);
-    std::memcpy(buf, input, total * es);
+    // memcpy wants valid pointers even for 0 bytes (C11 7.24.1), and a rank whose range is empty
+    // may pass no output buffer at all (nor an input, when every range is): skip empty copies.
+    if (total > 0) std::memcpy(buf, input, total * es);
     fast_all_reduce(buf, total, dtype, op, CollKind::reduce_scatter);
-    std::memcpy(output, static_cast<unsigned char*>(buf) + offsets[r] * es, counts[r] * es);
+    if (counts[r] > 0) std::memcpy(output, static_cast<unsigned char*>(buf) + offsets[r] * es, counts[r] * es);
     return;
   }
   ZT_CHECK(total <= INT_MAX, "fast reduce_scatter: ", total, " elements exceed Gloo's int range");

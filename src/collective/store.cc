@@ -24,6 +24,20 @@ std::shared_ptr<gloo::rendezvous::Store> make_file_store(const std::string& dir)
   return std::make_shared<gloo::rendezvous::FileStore>(dir);
 }
 
+// Gloo's RedisStore::set throws "already set" before it frees hiredis's reply, so every refused
+// key leaks that reply. A refused key is not rare here: it is how GlooCollective's rendezvous
+// recognises the keys of an earlier job (gloo_collective.cc), on purpose. Asking first keeps that
+// refusal off Gloo's leaking path; a key set by someone else between the two requests still
+// reaches it, and is still refused.
+class RefusingRedisStore : public gloo::rendezvous::RedisStore {
+ public:
+  using RedisStore::RedisStore;
+  void set(const std::string& key, const std::vector<char>& data) override {
+    ZT_CHECK(!check({key}), "Key '", key, "' already set");
+    RedisStore::set(key, data);
+  }
+};
+
 std::shared_ptr<gloo::rendezvous::Store> make_redis_store(const std::string& hostport) {
   const auto colon = hostport.rfind(':');
   ZT_CHECK(colon != std::string::npos && colon > 0 && colon + 1 < hostport.size(),
@@ -39,7 +53,7 @@ std::shared_ptr<gloo::rendezvous::Store> make_redis_store(const std::string& hos
   }
   ZT_CHECK(port > 0 && port < 65536, "store spec redis: port ", port, " out of range");
   try {
-    return std::make_shared<gloo::rendezvous::RedisStore>(host, port);
+    return std::make_shared<RefusingRedisStore>(host, port);
   } catch (const std::exception& e) {
     ZT_FAIL("cannot connect to redis store at ", host, ":", port, ": ", e.what());
   }

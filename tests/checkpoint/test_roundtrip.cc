@@ -61,7 +61,8 @@ TEST_CASE("checkpoint: 1-4 ranks with irregular pieces read back bit for bit", "
       std::vector<float> got(static_cast<std::size_t>(length));
       r.read(state, p, offset, length, got.data());
       INFO(state << " of p" << p << " [" << offset << ", " << offset + length << ")");
-      CHECK(std::memcmp(got.data(), v.at(state, p) + offset, got.size() * sizeof(float)) == 0);
+      // an empty read leaves got.data() null, and memcmp wants valid pointers even for 0 bytes
+      CHECK((got.empty() || std::memcmp(got.data(), v.at(state, p) + offset, got.size() * sizeof(float)) == 0));
     }
     CHECK_NOTHROW(r.verify_files());
   }

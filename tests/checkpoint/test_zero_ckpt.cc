@@ -163,7 +163,10 @@ TEST_CASE("zero-ckpt: bad input is one line, exit 2 for the command line and 1 f
   // the file, and export refuses the interval
   const std::string file = ckpt + "/rank-00000.bin";
   uint64_t at = UINT64_MAX;
-  for (const auto& iv : Reader(ckpt).manifest().intervals)
+  // a named Reader: a range-for keeps alive only what its range expression returns (here a
+  // reference into the Reader), not a temporary Reader it was taken from
+  const Reader reader(ckpt);
+  for (const auto& iv : reader.manifest().intervals)
     if (iv.state == "master" && iv.file == 0) at = std::min(at, iv.byte_offset + 2);
   std::string bytes = read_file(file);
   REQUIRE(at < bytes.size());

@@ -71,7 +71,12 @@ TEST_CASE("loss_scale_history: run-length coded scales and skips", "[ch2][train]
     s[i].skipped = i < 2;
   }
   CHECK(train::loss_scale_history(s) == "1: 1024 skipped, 2: 512 skipped, 3-5: 256");
-  for (auto& x : s) x = {.step = x.step, .loss_scale = 65536};
+  for (auto& x : s) {
+    const int64_t step = x.step;
+    x = train::StepRecord{};
+    x.step = step;
+    x.loss_scale = 65536;
+  }
   CHECK(train::loss_scale_history(s).empty());      // one scale, no skip: nothing to show
   CHECK(train::grad16_zeros_line(s, 100).empty());  // not counted
   s[0].grad16_zeros = 3;

@@ -35,9 +35,20 @@ function(zt_test name)
     set(T_TIMEOUT 300)
   endif()
   foreach(ch IN LISTS T_CHAPTERS)
+    # Catch's discovery flattens PROPERTIES into one list, so a property with several values (the
+    # labels chN and processes) would split into stray name/value pairs and lose the TIMEOUT after
+    # it. The labels are therefore set by a file that CTest reads after the discovered tests: it
+    # names them through the TEST_LIST variable that the discovery script defines.
+    set(list_var "${name}_ch${ch}_tests")
     catch_discover_tests(${name} TEST_SPEC "[ch${ch}]" TEST_PREFIX "ch${ch}: "
-      PROPERTIES LABELS "ch${ch};${T_LABELS}" TIMEOUT ${T_TIMEOUT}
+      TEST_LIST ${list_var} PROPERTIES TIMEOUT ${T_TIMEOUT}
       WORKING_DIRECTORY ${PROJECT_BINARY_DIR})
+    set(labels_file "${CMAKE_CURRENT_BINARY_DIR}/${list_var}_labels.cmake")
+    file(WRITE "${labels_file}"
+      "if(${list_var})\n"
+      "  set_tests_properties(\${${list_var}} PROPERTIES LABELS \"ch${ch};${T_LABELS}\")\n"
+      "endif()\n")
+    set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${labels_file}")
   endforeach()
 endfunction()
 

@@ -4,7 +4,7 @@
 // rank announces through the store that its signal handlers are in place, and the failing rank
 // fails only once every rank has: the tests order events by that, not by sleeping. With
 // --echo-rank one rank plays a rank that stops because a peer failed (exit status 3), and
-// --fail-after-echo makes the failing rank fail only after that one has ended.
+// --fail-after-echo makes the failing rank fail only after the launcher has reaped that one.
 //
 // Not a user program: every flag exists so that one test can provoke one launcher behaviour.
 #include <gloo/allreduce.h>
@@ -103,23 +103,18 @@ void announce_ready(const zt::launch::RankEnv& env, bool failing, std::chrono::m
   store->wait(all, timeout);
 }
 
-// Wait until rank `echo`'s process has ended (a zombie waiting for the launcher, or reaped): the
-// order "the echo exited before the cause" is then a fact, not a guess about timing.
+// Wait until the launcher has reaped rank `echo`'s process (its /proc entry is gone): the launcher
+// has then recorded the echo's exit before the cause's, a fact rather than a guess about timing.
+// An ended process that is not yet reaped (a zombie) is not enough: the launcher would find both
+// exits in one pass over its ranks and take them in rank order, the cause first.
 void wait_until_ended(const zt::launch::RankEnv& env, int64_t echo, int64_t timeout_ms) {
   auto store = open_store(env, std::chrono::milliseconds(timeout_ms));
   const std::string key = "pid/" + std::to_string(echo);
   store->wait({key}, std::chrono::milliseconds(timeout_ms));
   const auto bytes = store->get(key);
   const std::string stat = "/proc/" + std::string(bytes.begin(), bytes.end()) + "/stat";
-  for (;;) {
-    std::FILE* f = std::fopen(stat.c_str(), "r");
-    if (!f) return;  // reaped
-    char state = '?';
-    const int got = std::fscanf(f, "%*d (%*[^)]) %c", &state);
-    std::fclose(f);
-    if (got == 1 && (state == 'Z' || state == 'X')) return;
+  while (::access(stat.c_str(), F_OK) == 0)
     std::this_thread::sleep_for(std::chrono::milliseconds(5));  // polling a fact, not ordering by time
-  }
 }
 
 }  // namespace
@@ -150,8 +145,9 @@ int main(int argc, char** argv) {
     p.add_int("echo-rank", &echo_rank,
               "this rank exits 3 (kExitPeerFailed: 'a peer failed') at once, after putting its pid in the store", -1,
               1 << 20);
-    p.add_flag("fail-after-echo", &fail_after_echo,
-               "the failing rank fails only once the --echo-rank process has ended (read from /proc)");
+    p.add_flag(
+        "fail-after-echo", &fail_after_echo,
+        "the failing rank fails only once the --echo-rank process is reaped by the launcher (its /proc entry gone)");
     p.add_string("fail-message", &fail_message, "the failing rank prints 'zt-launch-probe: error: MESSAGE' first");
     p.add_int("world-size", &world_size, "world size flag, reconciled with the environment", 1, 1 << 20);
     if (!p.parse(argc, argv)) return 0;

@@ -113,7 +113,7 @@ TEST_CASE("zero-launch: a rank exiting 5 stops the job quickly", "[ch4][launch]"
 
 TEST_CASE("zero-launch: the cause is the rank that failed, not the first to exit", "[ch4][launch]") {
   // Rank 1 exits 3 ("a peer failed") first; rank 0, the real cause, fails only once rank 1's
-  // process has ended. The launcher must wait for rank 0 rather than terminate it, report it as
+  // process has been reaped by the launcher. The launcher must wait for rank 0 rather than terminate it, report it as
   // the cause with its message, and exit with its code. The long grace period only bounds the
   // wait: the job ends as soon as rank 0 does.
   auto r = run_program(

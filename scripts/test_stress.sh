@@ -12,7 +12,7 @@
 # one core, minus the `full` matrix. The docs checks (tests/docs) are not in the label: they run
 # the chapters' quoted commands one after another and compare their output, ten minutes a pass
 # at this load; the programs they run are the ones the labelled tests start. Not part of
-# `make test`: on the 2-core machine it takes hours (figures in README.md).
+# `make test`: on the 2-core machine it takes about 45 minutes (figures in README.md).
 set -euo pipefail
 build=$1
 repeat=${2:-10}

@@ -124,7 +124,12 @@ def usable():
     r = run(["ip", "netns", "add", probe])
     if r.returncode != 0:
         return "the kernel refuses network namespaces here: " + r.stderr.strip()
+    # Creating one is not enough: `ip -n` enters it, which remounts /sys and needs a mount
+    # namespace of its own (a chroot or some containers refuse: "mount --make-rslave /").
+    r = run(["ip", "-n", probe, "link", "set", "lo", "up"])
     run(["ip", "netns", "del", probe])
+    if r.returncode != 0:
+        return "network namespaces cannot be entered here: " + r.stderr.strip()
     return None
 
 

@@ -54,7 +54,16 @@ RankView run_rank(const zt::ThreadGroup& det_group, const zt::ThreadGroup& fast_
                   int root, const Failure& failure) {
   zt::GlooCollective det(det_group.for_rank(r));
   zt::GlooCollective fast(fast_group.for_rank(r));
+  // The failure is meant to happen at the first collective, not during the connections: a rank
+  // that quit while a peer was still connecting would be reported as a failed rendezvous. So each
+  // rank says it is connected, and the failing rank waits until every rank has said so.
+  const auto& store = det_group.base.store;
+  const std::string connected = det_group.base.prefix + "/connected/";
+  store->set(connected + std::to_string(r), {'1'});
   if (r == failure.rank) {
+    std::vector<std::string> all;
+    for (int q = 0; q < det.size(); ++q) all.push_back(connected + std::to_string(q));
+    store->wait(all, failure.timeout + std::chrono::seconds(30));
     if (failure.how == "stall") std::this_thread::sleep_for(failure.timeout + std::chrono::milliseconds(500));
     ZT_FAIL("rank ", r, " was told to ", failure.how, " before its first collective (--fail-rank)");
   }

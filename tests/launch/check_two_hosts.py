@@ -204,6 +204,36 @@ def latest_step(save_dir):
     return max(steps) if steps else 0
 
 
+def wait_for_checkpoint(procs, save, step):
+    """Wait until step-<step> is saved: the fault comes after an observable fact, not a guess
+    about time. Every launcher must still be running then."""
+    start = time.monotonic()
+    while not os.path.isdir(os.path.join(save, f"step-{step:08d}")):
+        if any(p.poll() is not None for p in procs) or time.monotonic() - start > HANG:
+            break
+        time.sleep(0.05)
+    check(all(p.poll() is None for p in procs), f"the long run ended before step {step} was saved")
+
+
+def failed_on_both(procs, what, timeout_s):
+    """Both launchers must end, non-zero and without being killed for a hang, after the fault
+    `what` (which just happened); each one's stderr is printed. Returns finish()'s results."""
+    cut = time.monotonic()
+    res = finish(procs)
+    print(f"{what}: both launchers exited {time.monotonic() - cut:.1f} s after it "
+          f"(--timeout-s {timeout_s}, grace 3 s)", flush=True)
+    for node, (status, o, e) in enumerate(res):
+        print(f"--- node {node} (exit {status}):\n{e}", flush=True)
+        check(status != 0, f"node {node}: exit 0 after {what}")
+        check("[check_two_hosts: killed after a hang]" not in e, f"node {node}: hung after {what}")
+    return res
+
+
+def nothing_left(hosts):
+    for ns in (hosts.a, hosts.b):
+        check(hosts.pids(ns) == [], f"processes left in namespace {ns}: {hosts.pids(ns)}")
+
+
 def partition(hosts, work):
     save = os.path.join(work, "ckpt")
     # a constant learning rate, so the schedule does not depend on --steps and the resumed run
@@ -212,23 +242,11 @@ def partition(hosts, work):
     timeout_s = 10
     procs = [launch(hosts, k, 29600, train + ["--stage", "1", "--steps", "1000000", "--save-dir", save,
                                               "--save-every", "2", "--timeout-s", str(timeout_s)]) for k in (0, 1)]
-    # The partition comes once a checkpoint exists: an observable fact, not a guess about time.
-    start = time.monotonic()
-    while not os.path.isdir(os.path.join(save, "step-00000004")):
-        if any(p.poll() is not None for p in procs) or time.monotonic() - start > HANG:
-            break
-        time.sleep(0.05)
-    check(all(p.poll() is None for p in procs), "the long run ended before the partition")
+    # The partition comes once a checkpoint exists.
+    wait_for_checkpoint(procs, save, 4)
     hosts.link(up=False)
-    cut = time.monotonic()
-    res = finish(procs)
-    took = time.monotonic() - cut
-    print(f"partition: both launchers exited {took:.1f} s after the link went down "
-          f"(--timeout-s {timeout_s}, grace 3 s)", flush=True)
+    res = failed_on_both(procs, "the partition (link down)", timeout_s)
     for node, (status, o, e) in enumerate(res):
-        print(f"--- node {node} (exit {status}):\n{e}", flush=True)
-        check(status != 0, f"node {node}: exit 0 after a partition")
-        check("[check_two_hosts: killed after a hang]" not in e, f"node {node}: hung after the partition")
         others = "23" if node == 0 else "01"
         ranks = [0, 1] if node == 0 else [2, 3]
         for r in ranks:
@@ -237,8 +255,7 @@ def partition(hosts, work):
             named = any(re.search(rf"rank\(s\) [0-9, ]*[{others}]|rank [{others}] at ", l) for l in lines)
             check(named, f"node {node}: rank {r}'s error does not name a rank on the other host: {lines}")
         check("job failed" in e, f"node {node}: the launcher did not report the failure")
-    for ns in (hosts.a, hosts.b):
-        check(hosts.pids(ns) == [], f"processes left in namespace {ns}: {hosts.pids(ns)}")
+    nothing_left(hosts)
 
     # The link comes back; the job resumes on both hosts from the latest complete checkpoint.
     hosts.link(up=True)
@@ -275,32 +292,20 @@ def stall(hosts, work):
     args = MODEL + ["--stage", "2", "--steps", "1000000", "--warmup-steps", "0", "--save-dir", save,
                     "--save-every", "2", "--timeout-s", str(timeout_s)]
     procs = [launch(hosts, k, 29900, args) for k in (0, 1)]
-    start = time.monotonic()
-    while not os.path.isdir(os.path.join(save, "step-00000002")):
-        if any(p.poll() is not None for p in procs) or time.monotonic() - start > HANG:
-            break
-        time.sleep(0.05)
+    wait_for_checkpoint(procs, save, 2)
     pid = rank_pid(hosts, hosts.b, 3)
     check(pid is not None, "rank 3's process not found")
     if pid is None:
         return
     os.kill(pid, signal.SIGSTOP)
-    cut = time.monotonic()
-    res = finish(procs)
-    print(f"stall: both launchers exited {time.monotonic() - cut:.1f} s after rank 3 stopped "
-          f"(--timeout-s {timeout_s}, grace 3 s)", flush=True)
-    for node, (status, o, e) in enumerate(res):
-        print(f"--- node {node} (exit {status}):\n{e}", flush=True)
-        check(status != 0, f"node {node}: exit 0 with a stalled rank")
-        check("[check_two_hosts: killed after a hang]" not in e, f"node {node}: hung on a stalled rank")
+    res = failed_on_both(procs, "rank 3 stopped (SIGSTOP)", timeout_s)
     for r in (0, 1, 2):
         node = 0 if r < 2 else 1
         lines = [l for l in res[node][2].splitlines() if l.startswith(f"[rank {r}] ") and "error:" in l]
         named = any(re.search(r"rank\(s\) [0-9, ]*3\b|rank 3 at \S+ .*: accepts connections but does not answer", l)
                     for l in lines)
         check(named, f"rank {r}'s error does not name the stalled rank 3: {lines}")
-    for ns in (hosts.a, hosts.b):
-        check(hosts.pids(ns) == [], f"processes left in namespace {ns}: {hosts.pids(ns)}")
+    nothing_left(hosts)
 
 
 def unreachable(hosts, work):

@@ -32,6 +32,8 @@ Needs root and `ip` (iproute2); exits 77 (CTest's skip) with the reason when the
 environment refuses network namespaces. Exit status 0 when every check holds; each failure is
 printed.
 """
+import contextlib
+import fcntl
 import os
 import re
 import shutil
@@ -77,6 +79,7 @@ class Hosts:
         self.addr_a = f"10.{200 + tag % 50}.{(tag // 50) % 250}.1"
         self.addr_b = self.addr_a[:-1] + "2"
         self.made = []
+        self.veth = False
 
     def ip(self, *args):
         r = run(["ip", *args])
@@ -84,16 +87,24 @@ class Hosts:
             raise RuntimeError(f"ip {' '.join(args)}: {r.stderr.strip()}")
 
     def __enter__(self):
-        for ns in (self.a, self.b):
-            self.ip("netns", "add", ns)
-            self.made.append(ns)
-        self.ip("link", "add", self.va, "type", "veth", "peer", "name", self.vb)
-        self.ip("link", "set", self.va, "netns", self.a)
-        self.ip("link", "set", self.vb, "netns", self.b)
-        for ns, dev, addr in ((self.a, self.va, self.addr_a), (self.b, self.vb, self.addr_b)):
-            self.ip("-n", ns, "addr", "add", addr + "/24", "dev", dev)
-            self.ip("-n", ns, "link", "set", dev, "up")
-            self.ip("-n", ns, "link", "set", "lo", "up")
+        # A step that fails part-way must not leave the earlier ones behind: Python runs __exit__
+        # only when __enter__ returned, so undo here what was made, then let the error through.
+        try:
+            with netns_lock():
+                for ns in (self.a, self.b):
+                    self.ip("netns", "add", ns)
+                    self.made.append(ns)
+            self.ip("link", "add", self.va, "type", "veth", "peer", "name", self.vb)
+            self.veth = True
+            self.ip("link", "set", self.va, "netns", self.a)
+            self.ip("link", "set", self.vb, "netns", self.b)
+            for ns, dev, addr in ((self.a, self.va, self.addr_a), (self.b, self.vb, self.addr_b)):
+                self.ip("-n", ns, "addr", "add", addr + "/24", "dev", dev)
+                self.ip("-n", ns, "link", "set", dev, "up")
+                self.ip("-n", ns, "link", "set", "lo", "up")
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
         return self
 
     def pids(self, ns):
@@ -112,6 +123,51 @@ class Hosts:
                 except ProcessLookupError:
                     pass
             run(["ip", "netns", "del", ns])
+        self.made = []
+        if self.veth:
+            # Still in this namespace only if moving it failed; deleting one end deletes both
+            # (a veth moved into a namespace went with it).
+            run(["ip", "link", "del", self.va])
+            self.veth = False
+        release_netns_dir()
+
+
+# `ip netns add` makes /run/netns a mount point (bind-mounted onto itself, shared) the first time.
+# The test unmounts it again when no namespace is left in it: a mount left behind outlives the
+# test, and a throw-away root (a chroot deleted after the run) cannot be removed while it holds
+# one. Unmounting an empty one loses nothing: the next `ip netns add` mounts it again.
+NETNS_DIR = "/run/netns"
+
+
+def is_mount_point(path):
+    """From the mount table: os.path.ismount compares devices, and a folder bind-mounted onto
+    itself (what ip does) has its parent's."""
+    try:
+        with open("/proc/self/mountinfo") as f:
+            return any(line.split()[4] == path for line in f)
+    except OSError:
+        return False
+
+
+@contextlib.contextmanager
+def netns_lock():
+    """Serialises adding namespaces with the unmount below across concurrent runs of this test
+    (ctest -j): otherwise one run could unmount the folder between another's add and its use."""
+    with open("/run/zt-netns.lock", "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        yield
+
+
+def release_netns_dir():
+    with netns_lock():
+        if not is_mount_point(NETNS_DIR):
+            return
+        try:
+            if os.listdir(NETNS_DIR):
+                return  # namespaces of another run (or of someone else) live there
+        except OSError:
+            return
+        run(["umount", NETNS_DIR])
 
 
 def usable():
@@ -121,13 +177,17 @@ def usable():
     if shutil.which("ip") is None:
         return "needs the ip command (Debian package iproute2)"
     probe = f"ztprobe{os.getpid() % 100000}"
-    r = run(["ip", "netns", "add", probe])
+    with netns_lock():
+        r = run(["ip", "netns", "add", probe])
     if r.returncode != 0:
+        run(["ip", "netns", "del", probe])  # it may have got as far as the file
+        release_netns_dir()
         return "the kernel refuses network namespaces here: " + r.stderr.strip()
     # Creating one is not enough: `ip -n` enters it, which remounts /sys and needs a mount
     # namespace of its own (a chroot or some containers refuse: "mount --make-rslave /").
     r = run(["ip", "-n", probe, "link", "set", "lo", "up"])
     run(["ip", "netns", "del", probe])
+    release_netns_dir()
     if r.returncode != 0:
         return "network namespaces cannot be entered here: " + r.stderr.strip()
     return None

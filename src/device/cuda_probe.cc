@@ -36,7 +36,7 @@ void require_device(const std::string& device) {
   ZT_CHECK(p.devices > 0, "--device cuda: no CUDA device is visible to this process (the CUDA runtime says: ", p.error,
            "); use --device cpu");
   // The kernels (kernels/cuda, gemm/cuda) and the NCCL backend are built and tested on their own;
-  // the engine's device arena and op dispatch are not there yet (P9, chapter 9), so say so rather
+  // the engine's device arena and op dispatch are not there yet (chapter 9), so say so rather
   // than run somewhere the user did not ask for.
   ZT_FAIL("--device cuda: ", p.devices,
           " CUDA device(s) found, but the training engine does not run on a device yet (chapter 9: the "

@@ -596,7 +596,7 @@ class ZeroLoop final : public model::ParamProvider<T> {
     return gather_mp_canonical(N_m() > 1 ? mp_ : nullptr, plan_, shape_.model, stored);
   }
 
-  // ---- checkpoints (P10): this rank's states in canonical pieces (zero/engine_checkpoint.h) --
+  // ---- checkpoints (chapter 10): this rank's states in canonical pieces (zero/engine_checkpoint.h) --
   void save_if_due(int64_t step) {
     if (c_.save_dir.empty() || !((c_.save_every > 0 && step % c_.save_every == 0) || step == c_.steps)) return;
     const CommStats dp_before = coll_.stats(), mp_before = mp_stats();

@@ -73,7 +73,8 @@ struct DeviceEnv {
     ++*checked;
     if (!same) {
       ++*failures;
-      std::printf("FAIL %s: bits differ from the CPU kernel's\n", what.c_str());
+      std::printf("FAIL %s: bits differ from the CPU kernel's, first at %s\n", what.c_str(),
+                  zt::test::last_difference().c_str());
     }
   }
 };

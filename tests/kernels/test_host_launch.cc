@@ -31,7 +31,7 @@ struct HostEnv {
     zt::device::run_items_on_host(op);
   }
   void check(bool same, const std::string& what) const {
-    INFO(what);
+    INFO(what << (same ? "" : ": first difference at " + zt::test::last_difference()));
     CHECK(same);
   }
 };

@@ -7,7 +7,7 @@
 // `element` and the CPU). cuBLAS (FP32 sgemm) is here to measure the canonical kernels against:
 // its bits depend on the GPU, the cuBLAS version and its heuristics, so it is never compared bitwise.
 // Host-pointer entry points copy in and out (tests and benchmarks); the training engine's device
-// path is not built yet (P9).
+// path is not built yet (chapter 9).
 #pragma once
 
 #include <cstdint>

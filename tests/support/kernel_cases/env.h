@@ -14,7 +14,9 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 
@@ -23,15 +25,23 @@
 
 namespace zt::test {
 
-/// n order-sensitive values scaled by 2^shift (exact) and rounded to T.
+/// n order-sensitive values scaled by 2^shift (exact) and rounded to T; every one finite.
 /// @param n how many. @param seed the stream. @param shift the power of two to scale by.
 /// @return the values in the environment's buffer type V.
+/// @throws std::invalid_argument where a value overflows T: an inf input turns a case's outputs
+/// into NaNs, and a case that compares NaNs tests nothing of the arithmetic (and compares bits
+/// IEEE 754 leaves to the machine: see case_optim).
 template <typename V>
 V sensitive(std::size_t n, uint32_t seed, int shift) {
   using T = typename V::value_type;
   const auto f = order_sensitive(n, seed);
   V v(n);
-  for (std::size_t i = 0; i < n; ++i) v[i] = kernels::from_f<T>(std::ldexp(f[i], shift));
+  for (std::size_t i = 0; i < n; ++i) {
+    v[i] = kernels::from_f<T>(std::ldexp(f[i], shift));
+    if (!std::isfinite(kernels::to_f(v[i])))
+      throw std::invalid_argument("sensitive: " + std::to_string(f[i]) + " * 2^" + std::to_string(shift) +
+                                  " overflows the type: scale the case's inputs down");
+  }
   return v;
 }
 
@@ -49,10 +59,37 @@ int range_shift() {
   return std::is_same_v<T, float> ? 0 : -8;
 }
 
-/// Whether two buffers hold the same bytes. @param a first. @param b second. @return equal.
+/// Where the last same_bits() that failed found its first difference ("" after a match), for the
+/// environments' failure reports: the element, both bit patterns and both values.
+inline std::string& last_difference() {
+  thread_local std::string where;
+  return where;
+}
+
+/// Whether two buffers hold the same bytes; on a difference, last_difference() says where.
+/// @param a first (the CPU kernel's). @param b second (the op's). @return equal.
 template <typename A, typename B>
 bool same_bits(const A& a, const B& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(a[0])) == 0;
+  last_difference().clear();
+  if (a.size() != b.size()) {
+    last_difference() = "sizes " + std::to_string(a.size()) + " and " + std::to_string(b.size());
+    return false;
+  }
+  constexpr std::size_t kBytes = sizeof(a[0]);
+  static_assert(kBytes == 2 || kBytes == 4, "elements of 16 or 32 bits");
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (std::memcmp(&a[i], &b[i], kBytes) == 0) continue;
+    uint32_t x = 0, y = 0;
+    std::memcpy(&x, &a[i], kBytes);
+    std::memcpy(&y, &b[i], kBytes);
+    char text[160];
+    std::snprintf(text, sizeof text, "element %zu of %zu: 0x%0*x (%.9g) against 0x%0*x (%.9g)", i, a.size(),
+                  static_cast<int>(2 * kBytes), x, static_cast<double>(kernels::to_f(a[i])),
+                  static_cast<int>(2 * kBytes), y, static_cast<double>(kernels::to_f(b[i])));
+    last_difference() = text;
+    return false;
+  }
+  return true;
 }
 
 /// The compute type's name for reports. @return "fp32", "fp16" or "bf16".

@@ -52,7 +52,7 @@ class SingleRankLoop {
     ZT_CHECK(data.context() == shape_.context, "dataset context ", data.context(), " differs from --context ",
              c.context);
     kernels::set_blas_threads(static_cast<int>(c.blas_threads));
-    kernels::set_gemm_backend(c.gemm == "canonical" ? kernels::GemmBackend::canonical : kernels::GemmBackend::blas);
+    kernels::set_gemm_backend(c.gemm);
     allocate();
     initialise();
   }
@@ -274,7 +274,7 @@ class SingleRankLoop {
 }  // namespace
 
 LossScaler loss_scaler_for(const TrainConfig& c) {
-  if (c.precision != "fp16" || c.loss_scale == "none") return LossScaler::none();
+  if (c.precision != model::Precision::fp16 || c.loss_scale == LossScale::none) return LossScaler::none();
   return LossScaler(LossScalerConfig{.dynamic = true,
                                      .initial_scale = static_cast<float>(c.loss_scale_init),
                                      .growth_factor = static_cast<float>(c.loss_scale_growth_factor),
@@ -285,8 +285,8 @@ LossScaler loss_scaler_for(const TrainConfig& c) {
 RunResult train_single_rank(const TrainConfig& config, const Dataset& data, const StepCallback& on_step,
                             RunArtifacts* artifacts) {
   validate(config);
-  if (config.precision == "fp16") return SingleRankLoop<fp16>(config, data, artifacts).run(on_step);
-  if (config.precision == "bf16") return SingleRankLoop<bf16>(config, data, artifacts).run(on_step);
+  if (config.precision == model::Precision::fp16) return SingleRankLoop<fp16>(config, data, artifacts).run(on_step);
+  if (config.precision == model::Precision::bf16) return SingleRankLoop<bf16>(config, data, artifacts).run(on_step);
   return SingleRankLoop<float>(config, data, artifacts).run(on_step);
 }
 

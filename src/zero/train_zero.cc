@@ -101,9 +101,9 @@ class ZeroLoop final : public model::ParamProvider<T> {
     ZT_CHECK(data.context() == shape_.context, "dataset context ", data.context(), " differs from --context ",
              c.context);
     kernels::set_blas_threads(static_cast<int>(c.blas_threads));
-    kernels::set_gemm_backend(c.gemm == "canonical" ? kernels::GemmBackend::canonical : kernels::GemmBackend::blas);
+    kernels::set_gemm_backend(c.gemm);
     if (!c.memory_trace.empty()) arena_.enable_trace();
-    if (c.allocator == "zero") set_aside_md_regions();
+    if (c.allocator == train::Allocator::zero) set_aside_md_regions();
     allocate();
     initialise();
   }
@@ -227,7 +227,7 @@ class ZeroLoop final : public model::ParamProvider<T> {
     if (plan_.offload_optimizer) {  // ZeRO-Offload: master and optimizer state in the host tier (or a file)
       const offload::TierSettings where{plan_.offload_to_file ? offload::TierKind::file : offload::TierKind::host,
                                         c_.offload_optimizer_dir(), static_cast<std::size_t>(c_.offload_buffers),
-                                        c_.offload_read_ahead == "on", world_rank_};
+                                        c_.offload_read_ahead, world_rank_};
       tier_ = std::make_unique<offload::OptimizerTier<T>>(where, offload_tier_shape(plan_), *host_arena_, *copies_);
     } else {
       if constexpr (!kFp32) master_ = make_buffer<float>(arena_, state_elements, category::master);
@@ -724,8 +724,8 @@ ZeroRunResult train_zero(const train::TrainConfig& config, const Dataset& data, 
            " differs from the model-parallel group's ", groups.mp ? groups.mp->size() : 1, " ranks");
   check_same_config(config, groups.dp);
   if (groups.mp) check_same_config(config, *groups.mp);
-  if (config.precision == "fp16") return ZeroLoop<fp16>(config, data, groups, artifacts).run(on_step);
-  if (config.precision == "bf16") return ZeroLoop<bf16>(config, data, groups, artifacts).run(on_step);
+  if (config.precision == model::Precision::fp16) return ZeroLoop<fp16>(config, data, groups, artifacts).run(on_step);
+  if (config.precision == model::Precision::bf16) return ZeroLoop<bf16>(config, data, groups, artifacts).run(on_step);
   return ZeroLoop<float>(config, data, groups, artifacts).run(on_step);
 }
 

@@ -49,7 +49,7 @@ struct ScratchDir {
 
 /// The same run with its optimizer offloaded to `target`.
 train::TrainConfig offloaded(train::TrainConfig c, const std::string& target) {
-  c.offload_optimizer = target;
+  c.offload_optimizer = train::parse_offload_target(target, "--offload-optimizer", true);
   return c;
 }
 
@@ -74,9 +74,10 @@ uint64_t applied_steps(const zero::ZeroRunResult& r) {
 /// forms in the last step and over the run, and over all ranks the copies are s_g ψ down and t ψ
 /// up per step (N times that in stage 0, where every rank updates every element).
 void check_offload_accounting(const ZeroRun& z, const train::TrainConfig& c) {
-  const bool file = c.offload_optimizer != "host";
-  const std::size_t t = c.precision == "fp32" ? 4 : 2;
-  const std::size_t s_g = c.reduce_dtype == "compute" && c.micro_batches_per_rank() == 1 && t == 2 ? 2 : 4;
+  const bool file = c.offload_optimizer.kind != train::OffloadKind::host;
+  const std::size_t t = c.precision == model::Precision::fp32 ? 4 : 2;
+  const std::size_t s_g =
+      c.reduce_dtype == train::ReduceDtype::compute && c.micro_batches_per_rank() == 1 && t == 2 ? 2 : 4;
   uint64_t down = 0, up = 0;
   for (const auto& rank : z.ranks) {
     const zero::ZeroRunResult& r = *rank.value;
@@ -129,7 +130,7 @@ TEST_CASE("ZeRO-Offload: host and file tiers are bitwise the run without offload
         DYNAMIC_SECTION("stage " << stage << ", N " << world << ", " << precision << ", " << optimizer << ", A "
                                  << per_rank) {
           train::TrainConfig c = zero_config(stage, world, per_rank, precision);
-          c.optimizer = optimizer;
+          c.optimizer = word<train::Optimizer>(optimizer);
           const ZeroRun base = run_zero(c);
           REQUIRE(base.errors == "");
           const ScratchDir dir;
@@ -150,7 +151,7 @@ TEST_CASE("ZeRO-Offload with 16-bit gradients (--reduce-dtype compute): 2 bytes 
   for (int stage : {1, 3})
     for (const char* precision : {"fp16", "bf16"}) DYNAMIC_SECTION("stage " << stage << ", " << precision) {
         train::TrainConfig c = zero_config(stage, 2, 1, precision);
-        c.reduce_dtype = "compute";
+        c.reduce_dtype = train::ReduceDtype::compute;
         const ZeroRun base = run_zero(c);
         REQUIRE(base.errors == "");
         const ScratchDir dir;
@@ -196,7 +197,8 @@ TEST_CASE(
   std::size_t largest = 0;  // the largest record: e_u (S_o: the shard) x K = 12 bytes
   for (const auto& u : plan.layout.units) largest = std::max(largest, u.shard);
   for (int64_t buffers : {1, 2, 3, 4, 64})
-    for (const char* read_ahead : {"on", "off"}) DYNAMIC_SECTION("B " << buffers << ", read-ahead " << read_ahead) {
+    for (const bool read_ahead : {true, false})
+      DYNAMIC_SECTION("B " << buffers << ", read-ahead " << (read_ahead ? "on" : "off")) {
         const ScratchDir dir;
         train::TrainConfig o = offloaded(c, dir.file_target());
         o.offload_buffers = buffers;
@@ -452,7 +454,7 @@ TEST_CASE(
 TEST_CASE("ZeRO-Offload beside P_a+cpu: one host tier, one copy engine, both closed forms added", "[ch10]") {
   train::TrainConfig c = zero_config(2, 2, 2, "bf16");
   c.checkpoint_activations = true;
-  c.partition_activations = "cpu";
+  c.partition_activations = train::PartitionActivations::cpu;
   const ZeroRun base = run_zero(c);
   REQUIRE(base.errors == "");
   const ScratchDir dir;
@@ -547,15 +549,17 @@ TEST_CASE(
 
 TEST_CASE("ZeRO-Offload settings are in the config hash: ranks that disagree fail at start-up", "[ch10]") {
   const train::TrainConfig c0 = zero_config(1, 2, 1, "bf16");
-  for (const auto change : {+[](train::TrainConfig& c) { c.offload_optimizer = "host"; },
+  for (const auto change : {+[](train::TrainConfig& c) {
+                              c.offload_optimizer = {train::OffloadKind::host, ""};
+                            },
                             +[](train::TrainConfig& c) { c.offload_buffers = 5; },
-                            +[](train::TrainConfig& c) { c.offload_read_ahead = "off"; }}) {
+                            +[](train::TrainConfig& c) { c.offload_read_ahead = false; }}) {
     train::TrainConfig c1 = c0;
     change(c1);
     CHECK(zero::config_hash(c1) != zero::config_hash(c0));
   }
   train::TrainConfig c1 = c0;
-  c1.offload_optimizer = "host";  // rank 1 was started with the flag, rank 0 without
+  c1.offload_optimizer = {train::OffloadKind::host, ""};  // rank 1 was started with the flag, rank 0 without
   for (const std::string& error : run_two_configs(c0, c1))
     CHECK(error.find("configuration mismatch") != std::string::npos);
 }
@@ -570,7 +574,7 @@ namespace {
 /// of the acquire order per micro-batch, and one read and one write per sharded unit (the update),
 /// plus the optimizer file tier's records when there is one.
 void check_param_tier_accounting(const ZeroRun& z, const train::TrainConfig& c) {
-  const std::size_t t = c.precision == "fp32" ? 4 : 2;
+  const std::size_t t = c.precision == model::Precision::fp32 ? 4 : 2;
   for (std::size_t r = 0; r < z.ranks.size(); ++r) {
     const zero::ZeroRunResult& res = *z.ranks[r].value;
     const zero::ZeroPlan plan = plan_of(c, static_cast<int>(r));
@@ -645,9 +649,10 @@ TEST_CASE("offload-params file: stage 3 is bitwise the run without, N = 1, 2, 4,
           for (bool optimizer_file : {false, true}) {
             INFO("optimizer file tier " << optimizer_file);
             train::TrainConfig o = c;
-            o.offload_params = dir.file_target();
+            o.offload_params = train::parse_offload_target(dir.file_target(), "--offload-params", false);
             o.offload_buffers = buffers;
-            if (optimizer_file) o.offload_optimizer = opt_dir.file_target();
+            if (optimizer_file)
+              o.offload_optimizer = train::parse_offload_target(opt_dir.file_target(), "--offload-optimizer", true);
             const ZeroRun z = run_zero(o);
             check_bitwise(z, base);
             CHECK(compare_evals(z.ranks[0].value->run.evals, base.ranks[0].value->run.evals) == "");
@@ -664,7 +669,7 @@ TEST_CASE("offload-params file: one file per rank while training, removed after 
   const train::TrainConfig c = zero_config(3, 2, 1, "bf16");
   const ScratchDir dir;
   train::TrainConfig o = c;
-  o.offload_params = dir.file_target();
+  o.offload_params = train::parse_offload_target(dir.file_target(), "--offload-params", false);
   const std::uintmax_t bytes = plan_of(c).layout.shard_total * 2;  // every unit's shard, 2 bytes each
   std::atomic<int> right{0};
   const ZeroRun z = run_zero(o, [&](const train::StepRecord& s, const train::RunResult&) {
@@ -684,6 +689,6 @@ TEST_CASE("offload-params file: one file per rank while training, removed after 
   CHECK(dir.entries() == 0);
   // a stage other than 3 is refused, as before
   train::TrainConfig bad = zero_config(2, 2, 1, "bf16");
-  bad.offload_params = dir.file_target();
+  bad.offload_params = train::parse_offload_target(dir.file_target(), "--offload-params", false);
   CHECK_THROWS_WITH(train::validate(bad), Catch::Contains("it needs --stage 3"));
 }

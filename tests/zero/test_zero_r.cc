@@ -27,7 +27,7 @@ struct PaCase {
   std::string name() const { return grid.name() + ", P_a " + partition; }
   train::TrainConfig config() const {
     train::TrainConfig c = grid.config();
-    c.partition_activations = partition;
+    c.partition_activations = word<train::PartitionActivations>(partition);
     return c;
   }
 };
@@ -93,7 +93,7 @@ TEST_CASE("P_a traffic: one model-parallel all-gather per block per micro-batch,
         const std::size_t pa_bytes = A * L * (n - 1) * S * t;  // a ring all-gather sends N-1 slices
         // the rest is the norm's block sums, as in the same run without P_a
         train::TrainConfig off = c;
-        off.partition_activations = "off";
+        off.partition_activations = train::PartitionActivations::off;
         const ZeroRun z_off = run_zero(off);
         REQUIRE(z_off.errors == "");
         const auto& ag_off = z_off.ranks[0].value->mp.per_step[CollKind::all_gather];

@@ -252,10 +252,8 @@ class ZeroLoop final : public model::ParamProvider<T> {
     step_sum16_.resize(units());
     for (std::size_t u = 0; u < units(); ++u)  // S_g: each buffer is the shard, else the whole unit
       accumulators_.push_back(std::make_unique<Accumulator>(plan_.grad_extent(u), [this, u](std::size_t n) {
-        // the first buffer of a step survives every merge (it holds the leftmost leaves): it is
-        // the unit's gradient storage; the others are the canonical tree's extra partial sums
-        const bool storage = accumulators_[u]->live_partials() == 0;
-        return make_buffer<float>(arena_, n, storage ? category::grads : category::accum_partials);
+        // the accumulator is the unit's gradient storage: its first buffer `grads`, the rest partials
+        return make_buffer<float>(arena_, n, accumulator_category(accumulators_[u]->live_partials(), true));
       }));
     reducer_ = std::make_unique<GradReducer<T>>(
         plan_, coll_, arena_, c_.overlap,

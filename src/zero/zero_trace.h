@@ -12,11 +12,13 @@
 //   set-up      train_zero.cc's allocate(): params, the parameter tier's ring, master, optimizer,
 //               activations, checkpoints, scratch, batch, norm blocks, the evaluator's ids, P_a's
 //               slices (or P_a+cpu's two staging slices);
-//   one step    each micro-batch's provider calls (model/param_provider.h) through the same logic
-//               as UnitGatherer (gathers issued --prefetch ahead), GradReducer (buckets issued at
-//               param_grad_done, at most two in flight, completed when the next unit opens or at
-//               once without --overlap) and the canonical accumulators (reduce/canonical_tree.h,
-//               run here on tokens); then the step's sums, 16-bit wires, and their release;
+//   one step    each micro-batch's provider calls (model/param_provider.h) through UnitGatherer's
+//               and GradReducer's schedules, the same functions the engine calls
+//               (schedule/gather_window.h: gathers issued --prefetch ahead; schedule/buckets.h:
+//               buckets issued at param_grad_done, at most kBucketsInFlight, the landing), completed
+//               when the next unit opens or at once without --overlap, and the canonical
+//               accumulators (reduce/canonical_tree.h, run here on tokens); then the step's sums,
+//               16-bit wires, and their release;
 //   evaluation  the held-out forward passes of this rank (stage 3: their gathers).
 // Not here: the host tier's arena (everything in it is allocated at set-up, so its high-water
 // mark is the sum of its categories), and the single-rank reference loop

@@ -278,7 +278,7 @@ class ZeroLoop final : public model::ParamProvider<T> {
   /// tree's partial sums, allocated during backward), sized by replaying this plan's gradient
   /// allocations (gradient_events), and the activation checkpoints.
   void set_aside_md_regions() {
-    for (const auto& r : md_regions(plan_)) arena_.add_region(r.name, r.bytes, r.categories);
+    for (const auto& r : md_regions(plan_, c_.overlap)) arena_.add_region(r.name, r.bytes, r.categories);
   }
 
   /// What this rank keeps of each unit from the counter-based initialiser (train/init_units.h):
@@ -653,10 +653,10 @@ class ZeroLoop final : public model::ParamProvider<T> {
     const int mp_rank = static_cast<int>(plan_.mp.rank), dp_rank = static_cast<int>(rank());
     // the held-out evaluation's gathers are part of the predicted trace (none without the split)
     const bool heldout = dynamic_cast<const AdditionDataset*>(&data_) != nullptr;
-    const auto trace = predicted_trace(plan_, c_.overlap,
-                                       heldout ? static_cast<std::size_t>(train::heldout_rounds(c_.micro_batch)) : 0);
-    RankMemory m = rank_memory(arena_, dp_rank * static_cast<int>(N_m()) + mp_rank, predict_zero_memory(plan_),
-                               predicted_model_states(plan_), ledger_high_water(trace));
+    const auto rounds = heldout ? static_cast<std::size_t>(train::heldout_rounds(c_.micro_batch)) : 0;
+    RankMemory m =
+        rank_memory(arena_, dp_rank * static_cast<int>(N_m()) + mp_rank, predict_zero_memory(plan_, c_.overlap, rounds),
+                    predicted_model_states(plan_), ledger_high_water(predicted_trace(plan_, c_.overlap, rounds)));
     m.dp_rank = dp_rank;
     m.mp_rank = mp_rank;
     if (host_arena_) {

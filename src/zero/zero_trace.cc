@@ -2,22 +2,19 @@
 // Each class below mirrors one engine component's allocations and releases, nothing else; the
 // comments name the code they follow. The rules themselves are not restated here: which gathers
 // an acquire issues, how a unit is cut into buckets and where its reduction lands come from
-// schedule/ (as for the engine), and a new accumulator buffer's category from
-// train::accumulator_category.
+// schedule/ (as for the engine), the sizes of the set-up from setup_allocations, and a new
+// accumulator buffer's category from train::accumulator_category.
 #include "zero/zero_trace.h"
 
 #include <deque>
 #include <functional>
-#include <map>
 #include <memory>
 #include <string>
 
-#include "offload/param_file_tier.h"
 #include "reduce/canonical_tree.h"
 #include "schedule/buckets.h"
 #include "schedule/gather_window.h"
 #include "zero/zero_memory.h"
-#include "zero_r/partitioned_checkpoints.h"
 
 namespace zt::zero {
 
@@ -250,28 +247,9 @@ class StepReplay {
   std::size_t open_unit_ = kNoUnit;
 };
 
-/// train_zero.cc's allocate(), in its order; the sizes are the persistent categories' predictions.
+/// train_zero.cc's allocate(), in its order (setup_allocations: the sharding description's sizes).
 void replay_setup(const ZeroPlan& p, Recorder& rec, std::vector<Token>& kept) {
-  const std::map<std::string, std::size_t> m = predict_zero_memory(p);
-  const auto one = [&](const std::string& category) {
-    if (auto it = m.find(category); it != m.end()) kept.push_back(rec.allocate(it->second, category));
-  };
-  one(train::category::params);
-  one(offload::kParamBuffersCategory);
-  one(train::category::master);
-  one(train::category::optimizer);
-  one(train::category::activations);
-  if (p.model_options().checkpoint_activations && !p.partition_activations)
-    one(train::category::activation_checkpoints);
-  one(train::category::scratch);
-  one(train::category::batch);
-  one(train::category::norm_blocks);
-  one(train::category::eval);  // HeldoutEvaluator's predictions
-  if (p.partition_activations && !p.offload_activations) one(train::category::activation_checkpoints);
-  if (p.offload_activations)  // P_a+cpu: two staging slices (zero_r/partitioned_checkpoints.h)
-    for (int i = 0; i < 2; ++i)
-      kept.push_back(
-          rec.allocate(checkpoint_slice_of(p) * model::bytes_of(p.shape.precision), zero_r::category::staging));
+  for (const auto& a : setup_allocations(p)) kept.push_back(rec.allocate(a.bytes, a.category));
 }
 
 /// HeldoutEvaluator::evaluate at stage 3: P = ceil(R / N) passes, each the forward's acquires and
@@ -311,15 +289,25 @@ std::vector<ArenaEvent> predicted_trace(const ZeroPlan& p, bool overlap, std::si
   return rec.take();
 }
 
-std::vector<zero_r::ReplayRegion> md_regions(const ZeroPlan& p) {
+std::vector<ArenaEvent> gradient_events(const ZeroPlan& p, bool overlap) {
+  std::vector<ArenaEvent> events;
+  for (auto& e : predicted_trace(p, overlap, 0))
+    if (e.category == train::category::grads || e.category == train::category::accum_partials)
+      events.push_back(std::move(e));
+  return events;
+}
+
+std::vector<zero_r::ReplayRegion> md_regions(const ZeroPlan& p, bool overlap) {
   std::vector<zero_r::ReplayRegion> regions;
   // exactly what first-fit needs for this plan's gradient allocations
   regions.push_back({"gradients",
                      {train::category::grads, train::category::accum_partials},
-                     zero_r::min_capacity(gradient_events(p))});
-  const auto predicted = predict_zero_memory(p);
-  if (auto it = predicted.find(train::category::activation_checkpoints); it != predicted.end())
-    regions.push_back({"checkpoints", {train::category::activation_checkpoints}, Arena::aligned_size(it->second)});
+                     zero_r::min_capacity(gradient_events(p, overlap))});
+  std::size_t checkpoints = 0;  // allocated once, at set-up
+  for (const auto& a : setup_allocations(p))
+    if (a.category == train::category::activation_checkpoints) checkpoints += a.bytes;
+  if (checkpoints)
+    regions.push_back({"checkpoints", {train::category::activation_checkpoints}, Arena::aligned_size(checkpoints)});
   return regions;
 }
 

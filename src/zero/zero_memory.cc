@@ -1,13 +1,17 @@
 // zero/zero_memory.cc — a ZeRO rank's ledger: the persistent categories' closed forms, the
-// transient ones read off the predicted trace (see zero_memory.h).
+// transient ones read off the predicted trace, and the chapters' closed forms of C_B and of the
+// stage-3 gathered window (see zero_memory.h).
 #include "zero/zero_memory.h"
 
 #include <algorithm>
+#include <set>
 #include <vector>
 
 #include "model/workspace.h"
 #include "offload/param_file_tier.h"
 #include "offload/tier.h"
+#include "schedule/buckets.h"
+#include "schedule/gather_window.h"
 #include "zero/zero_trace.h"
 #include "zero_r/partitioned_checkpoints.h"
 
@@ -81,6 +85,41 @@ std::map<std::string, std::size_t> predict_zero_memory(const ZeroPlan& p, bool o
   for (const auto& [category, bytes] : ledger_peaks(predicted_trace(p, overlap, heldout_rounds)))
     m.emplace(category, bytes);  // a persistent category keeps its closed form
   return m;
+}
+
+ReductionBuffers reduction_buffers_peak(const ZeroPlan& p) {
+  ReductionBuffers r;
+  if (!p.reduce_each_micro_batch || p.layout.world_size == 1) return r;
+  const std::size_t width = schedule::wire16(p.landing) ? model::bytes_of(p.shape.precision) : 4;
+  r.category = schedule::wire16(p.landing) ? zero_category::reduce_wire : zero_category::grad_leaf;
+  for (std::size_t u = 0; u < p.layout.units.size(); ++u) {
+    // a reduce-scatter's buckets are their own buffers; an all-reduce works on its landing alone
+    const std::size_t buckets = schedule::scatters(p.landing) ? schedule::bucket_window(p.buckets[u]) : 0;
+    const std::size_t landing = p.landing == schedule::Landing::leaf32_shard ? 0 : p.reduced_extent(u);
+    r.bytes = std::max(r.bytes, (landing + buckets) * width);
+  }
+  return r;
+}
+
+std::size_t gathered_window_bytes(const ZeroPlan& p) {
+  if (!p.spec.params) return 0;
+  // per acquire position, the first position still held: the model releases a unit (or a split
+  // block's units, acquired together) before it acquires the next (model/param_provider.h)
+  std::vector<std::size_t> held_from, unit_elements;
+  std::set<std::size_t> held;                                  // positions acquired, not released
+  std::vector<std::size_t> held_at(p.layout.units.size(), 0);  // per unit: its held position
+  for (const auto& c : p.calls) {
+    const auto u = static_cast<std::size_t>(c.unit);
+    if (c.kind == model::ProviderCall::Kind::acquire) {
+      held.insert(held_at[u] = held_from.size());
+      held_from.push_back(*held.begin());
+    } else if (c.kind == model::ProviderCall::Kind::release) {
+      held.erase(held_at[u]);
+    }
+  }
+  for (const auto& unit : p.layout.units) unit_elements.push_back(unit.full);
+  const schedule::GatherWindow w = schedule::gather_window(p.acquire_order, p.params_layout.sharded, p.prefetch);
+  return schedule::gathered_window_peak(w, held_from, unit_elements) * model::bytes_of(p.shape.precision);
 }
 
 std::map<std::string, std::size_t> predict_host_memory(const ZeroPlan& p) {

@@ -11,7 +11,9 @@
 //               predicted trace (zero_trace.h), which replays the engine's schedules
 //               (schedule/gather_window.h, schedule/buckets.h) — one description, not a second
 //               closed form per category.
-// Tests compare every category with the arena's measured peak. It allocates nothing.
+// The chapters' closed forms for C_B (bucket buffers) and the stage-3 gathered window are kept
+// here, computed from the same schedules; tests check that they equal the trace's peaks. Tests
+// compare every category with the arena's measured peak. It allocates nothing.
 #pragma once
 
 #include <cstddef>
@@ -48,6 +50,22 @@ std::map<std::string, std::size_t> predict_zero_memory(const ZeroPlan& plan, boo
 /// sharding description, with gradients counted at the stored width.
 /// @param plan the rank's plan. @return the breakdown and its padding.
 ModelStateBytes predicted_model_states(const ZeroPlan& plan);
+
+/// C_B's closed form (ZeRO paper, Sec. 6.2) for the reductions after every micro-batch: one unit's
+/// buffers at a time, its landing (schedule::Landing: a 16-bit wire shard, a whole unit for an
+/// all-reduce, nothing for an FP32 reduce-scatter, which lands in the accumulator's leaf) plus its
+/// largest kBucketsInFlight consecutive buckets (schedule::bucket_window).
+struct ReductionBuffers {
+  std::string category;   ///< reduce_wire (16-bit) or grad_leaf (FP32); empty: no such reduction
+  std::size_t bytes = 0;  ///< the peak over units
+};
+/// @param p the rank's plan. @return the peak (none unless every micro-batch is reduced, N > 1).
+ReductionBuffers reduction_buffers_peak(const ZeroPlan& p);
+
+/// The stage-3 gathered window's closed form (prefetch): the largest sum of the units in use and the
+/// gathers issued ahead at any acquire (schedule::gathered_window_peak), in compute-dtype bytes.
+/// @param p the rank's plan. @return bytes (0 without sharded parameters).
+std::size_t gathered_window_bytes(const ZeroPlan& p);
 
 /// Predicted peaks of the host tier's ledger: P_a+cpu's checkpoint slices; ZeRO-Offload's master
 /// and optimizer state (host) or the file tier's ring of B records (file), and its staging of one

@@ -81,12 +81,12 @@ RunPrediction predict_run(const train::TrainConfig& c, int64_t vocab) {
       r.rank = dp * n_m + mp;
       r.dp_rank = dp;
       r.mp_rank = mp;
-      r.device = zero::predict_zero_memory(p);
+      r.device = zero::predict_zero_memory(p, c.overlap, heldout_rounds);
       r.host = zero::predict_host_memory(p);
       r.peak_bytes = sum_of(r.device);
       r.model_states_bytes = model_states_of(r.device);
       r.trace = zero::predicted_trace(p, c.overlap, heldout_rounds);
-      if (c.allocator == train::Allocator::zero) r.regions = zero::md_regions(p);
+      if (c.allocator == train::Allocator::zero) r.regions = zero::md_regions(p, c.overlap);
       finish_memory(r, out.arena_capacity);
       r.dp_comm = zero::predict_comm_per_step(p);
       r.mp_comm = zero::predict_mp_comm_per_step(p);

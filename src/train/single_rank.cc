@@ -129,8 +129,10 @@ class SingleRankLoop {
     auto [rec, lr, tokens, grad_scale] = start_step(c_, step, scaler_.scale());  // train/step_start.h
     const std::size_t A = shape_.micro_batches;
     model::DenseParamProvider<T> provider(gpt_.manifest(), params_.data(), grads_model_.data());
-    CanonicalGradAccumulator<TypedBuffer<float>> accumulator(
-        shape_.psi, [this](std::size_t n) { return make_buffer<float>(arena_, n, category::accum_partials); });
+    CanonicalGradAccumulator<TypedBuffer<float>> accumulator(shape_.psi, [this, &accumulator](std::size_t n) {
+      // the step's gradient storage is grads_fp32_ (or grads_model_): these are partial sums only
+      return make_buffer<float>(arena_, n, accumulator_category(accumulator.live_partials(), /*holds_storage=*/false));
+    });
     std::vector<float> loss_sums(A);
     for (std::size_t j = 0; j < A; ++j) {
       sample_micro_batch(step, j);

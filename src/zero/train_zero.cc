@@ -252,10 +252,8 @@ class ZeroLoop final : public model::ParamProvider<T> {
     step_sum16_.resize(units());
     for (std::size_t u = 0; u < units(); ++u)  // S_g: each buffer is the shard, else the whole unit
       accumulators_.push_back(std::make_unique<Accumulator>(plan_.grad_extent(u), [this, u](std::size_t n) {
-        // the first buffer of a step survives every merge (it holds the leftmost leaves): it is
-        // the unit's gradient storage; the others are the canonical tree's extra partial sums
-        const bool storage = accumulators_[u]->live_partials() == 0;
-        return make_buffer<float>(arena_, n, storage ? category::grads : category::accum_partials);
+        // the accumulator is the unit's gradient storage: its first buffer `grads`, the rest partials
+        return make_buffer<float>(arena_, n, accumulator_category(accumulators_[u]->live_partials(), true));
       }));
     reducer_ = std::make_unique<GradReducer<T>>(
         plan_, coll_, arena_, c_.overlap,
@@ -280,7 +278,7 @@ class ZeroLoop final : public model::ParamProvider<T> {
   /// tree's partial sums, allocated during backward), sized by replaying this plan's gradient
   /// allocations (gradient_events), and the activation checkpoints.
   void set_aside_md_regions() {
-    for (const auto& r : md_regions(plan_)) arena_.add_region(r.name, r.bytes, r.categories);
+    for (const auto& r : md_regions(plan_, c_.overlap)) arena_.add_region(r.name, r.bytes, r.categories);
   }
 
   /// What this rank keeps of each unit from the counter-based initialiser (train/init_units.h):
@@ -655,10 +653,10 @@ class ZeroLoop final : public model::ParamProvider<T> {
     const int mp_rank = static_cast<int>(plan_.mp.rank), dp_rank = static_cast<int>(rank());
     // the held-out evaluation's gathers are part of the predicted trace (none without the split)
     const bool heldout = dynamic_cast<const AdditionDataset*>(&data_) != nullptr;
-    const auto trace = predicted_trace(plan_, c_.overlap,
-                                       heldout ? static_cast<std::size_t>(train::heldout_rounds(c_.micro_batch)) : 0);
-    RankMemory m = rank_memory(arena_, dp_rank * static_cast<int>(N_m()) + mp_rank, predict_zero_memory(plan_),
-                               predicted_model_states(plan_), ledger_high_water(trace));
+    const auto rounds = heldout ? static_cast<std::size_t>(train::heldout_rounds(c_.micro_batch)) : 0;
+    RankMemory m =
+        rank_memory(arena_, dp_rank * static_cast<int>(N_m()) + mp_rank, predict_zero_memory(plan_, c_.overlap, rounds),
+                    predicted_model_states(plan_), ledger_high_water(predicted_trace(plan_, c_.overlap, rounds)));
     m.dp_rank = dp_rank;
     m.mp_rank = mp_rank;
     if (host_arena_) {

@@ -57,6 +57,9 @@ ZeroPlan make_zero_plan(const train::TrainConfig& c, int64_t dataset_vocab, int 
     const std::size_t width = p.reduce_in_compute_type ? 2 : 4;
     p.bucket_elements = std::max<std::size_t>(1, static_cast<std::size_t>(c.bucket_mb * 1048576.0) / width);
   }
+  p.landing = schedule::landing(p.reduce_scatters_grad, p.reduce_in_compute_type);
+  for (const auto& u : p.layout.units)  // buckets cut a reduce-scatter; an all-reduce takes the whole unit
+    p.buckets.push_back(schedule::unit_buckets(u.full, p.reduce_scatters_grad ? p.bucket_elements : 0));
   p.norm_floats = static_cast<std::size_t>(c.norm_block);
   p.prefetch = static_cast<std::size_t>(c.prefetch);
   p.partition_activations = c.partition_activations != train::PartitionActivations::off;

@@ -11,7 +11,7 @@
 #include <type_traits>
 
 #include "core/check.h"
-#include "data/addition.h"
+#include "data/dataset.h"
 #include "kernels/blas.h"
 #include "memory/arena.h"
 #include "memory/buffer.h"
@@ -223,14 +223,14 @@ class SingleRankLoop {
 
   // ---- held-out evaluation ------------------------------------------------------------------
   std::optional<EvalRecord> evaluate(int64_t step) {
-    const auto* addition = dynamic_cast<const AdditionDataset*>(&data_);
-    if (!addition) return std::nullopt;  // byte-level text files have no held-out split
+    const HeldoutSet* split = data_.heldout();
+    if (!split) return std::nullopt;  // byte-level text files have no held-out split
     model::DenseParamProvider<T> provider(gpt_.manifest(), params_.data(), grads_model_.data());
     const int64_t rounds = heldout_rounds(c_.micro_batch);
     std::vector<float> loss_sums;
     ExactMatch total;
     for (int64_t r = 0; r < rounds; ++r) {  // train/heldout.h: the rounds the ZeRO engine splits
-      const HeldoutRound h = heldout_round(*addition, c_.seed, r, c_.micro_batch, gpt_, provider, workspace_,
+      const HeldoutRound h = heldout_round(*split, c_.seed, r, c_.micro_batch, gpt_, provider, workspace_,
                                            batch_.data(), predictions_.data());
       loss_sums.push_back(h.loss_sum);
       total.correct += h.match.correct;

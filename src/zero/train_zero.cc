@@ -59,6 +59,7 @@
 #include "zero/heldout_eval.h"
 #include "zero/layout.h"
 #include "zero/mp_gather.h"
+#include "zero/step_counters.h"
 #include "zero/unit_gatherer.h"
 #include "zero/zero_comm.h"
 #include "zero/zero_memory.h"
@@ -115,32 +116,28 @@ class ZeroLoop final : public model::ParamProvider<T> {
     result.dataset = data_.describe();
     scaler_ = loss_scaler_for(c_);
     if (!c_.resume.empty()) load_checkpoint();
-    const CommStats dp_start = coll_.stats(), mp_start = mp_stats();
-    zero_r::TransferStats transfers;  // training steps only, as the communication counters
-    offload::FileIoStats file_io;
+    StepCounters last, training;  // the last step's, and every training step's (not evaluations or saves)
     auto step = [&](int64_t s) {
-      const CommStats dp_before = coll_.stats(), mp_before = mp_stats();
-      const zero_r::TransferStats copies_before = copy_stats();
-      const offload::FileIoStats io_before = file_io_stats();
+      const StepCounters before = counters();
       StepRecord rec = train_step(s);
-      out.dp.per_step = coll_.stats() - dp_before;
-      out.mp.per_step = mp_stats() - mp_before;
-      out.transfers_per_step = copy_stats() - copies_before;
-      transfers = transfers + out.transfers_per_step;
-      out.file_io_per_step = file_io_stats() - io_before;
-      file_io = file_io + out.file_io_per_step;
+      last = counters() - before;
+      training = training + last;
       return rec;
     };
     run_steps(c_, {step, [&](int64_t s) { return evaluate(s); }, [&](int64_t s) { save_if_due(s); }}, on_step, result,
               first_step_);
-    out.dp.total = coll_.stats() - dp_start - eval_dp_comm_ - save_dp_comm_;  // training steps only
-    out.mp.total = mp_stats() - mp_start - eval_mp_comm_ - save_mp_comm_;
+    out.dp.per_step = last.dp;
+    out.mp.per_step = last.mp;
+    out.dp.total = training.dp;
+    out.mp.total = training.mp;
     out.dp.predicted_per_step = predict_comm_per_step(plan_);
     out.mp.predicted_per_step = predict_mp_comm_per_step(plan_);
     out.comm_total = out.dp.total + out.mp.total;
-    out.transfers_total = transfers;
+    out.transfers_per_step = last.transfers;
+    out.transfers_total = training.transfers;
     out.transfers_predicted_per_step = predict_transfers_per_step(plan_);
-    out.file_io_total = file_io;
+    out.file_io_per_step = last.file_io;
+    out.file_io_total = training.file_io;
     out.file_io_predicted_per_step = predict_file_io_per_step(plan_);
     out.comm_per_step = out.dp.per_step + out.mp.per_step;
     out.comm_predicted_per_step = out.dp.predicted_per_step + out.mp.predicted_per_step;
@@ -195,10 +192,12 @@ class ZeroLoop final : public model::ParamProvider<T> {
  private:
   std::size_t N() const { return lay_.world_size; }  // the data-parallel ranks ZeRO shards over
   std::size_t N_m() const { return mp_ ? static_cast<std::size_t>(mp_->size()) : 1; }
-  CommStats mp_stats() const { return mp_ ? mp_->stats() : CommStats{}; }
-  zero_r::TransferStats copy_stats() const { return copies_ ? copies_->stats() : zero_r::TransferStats{}; }
-  offload::FileIoStats file_io_stats() const {  // both file tiers: the optimizer's and the parameters'
-    return (tier_ ? tier_->file_stats() : offload::FileIoStats{}) + (ptier_ ? ptier_->stats() : offload::FileIoStats{});
+  /// Every counter, now (zero/step_counters.h); file I/O of both file tiers, the optimizer's and
+  /// the parameters'.
+  StepCounters counters() const {
+    return {
+        coll_.stats(), mp_ ? mp_->stats() : CommStats{}, copies_ ? copies_->stats() : zero_r::TransferStats{},
+        (tier_ ? tier_->file_stats() : offload::FileIoStats{}) + (ptier_ ? ptier_->stats() : offload::FileIoStats{})};
   }
   std::size_t rank() const { return lay_.rank; }
   std::size_t units() const { return lay_.units.size(); }
@@ -597,10 +596,7 @@ class ZeroLoop final : public model::ParamProvider<T> {
   // ---- checkpoints (chapter 10): this rank's states in canonical pieces (zero/engine_checkpoint.h) --
   void save_if_due(int64_t step) {
     if (c_.save_dir.empty() || !((c_.save_every > 0 && step % c_.save_every == 0) || step == c_.steps)) return;
-    const CommStats dp_before = coll_.stats(), mp_before = mp_stats();
     save_checkpoint(step);
-    save_dp_comm_ = save_dp_comm_ + (coll_.stats() - dp_before);  // kept out of the training's counters
-    save_mp_comm_ = save_mp_comm_ + (mp_stats() - mp_before);
   }
   /// The protocol of checkpoint/writer.h: rank 0 opens the temporary directory, every rank writes
   /// its pieces, rank 0 publishes; barriers over the whole job between the phases.
@@ -641,18 +637,14 @@ class ZeroLoop final : public model::ParamProvider<T> {
 
   // ---- held-out evaluation: the reference's rounds split over ranks (zero/heldout_eval.h) ---
   std::optional<EvalRecord> evaluate(int64_t step) {
-    const CommStats dp_before = coll_.stats(), mp_before = mp_stats();
-    auto e = evaluator_->evaluate(step, gpt_, workspace_, batch_.data());
-    eval_dp_comm_ = eval_dp_comm_ + (coll_.stats() - dp_before);  // kept out of the training's counters
-    eval_mp_comm_ = eval_mp_comm_ + (mp_stats() - mp_before);
-    return e;
+    return evaluator_->evaluate(step, gpt_, workspace_, batch_.data());
   }
 
   // ---- memory -------------------------------------------------------------------------------
   RankMemory memory_report() const {
     const int mp_rank = static_cast<int>(plan_.mp.rank), dp_rank = static_cast<int>(rank());
     // the held-out evaluation's gathers are part of the predicted trace (none without the split)
-    const bool heldout = dynamic_cast<const AdditionDataset*>(&data_) != nullptr;
+    const bool heldout = data_.heldout() != nullptr;
     const auto rounds = heldout ? static_cast<std::size_t>(train::heldout_rounds(c_.micro_batch)) : 0;
     RankMemory m =
         rank_memory(arena_, dp_rank * static_cast<int>(N_m()) + mp_rank, predict_zero_memory(plan_, c_.overlap, rounds),
@@ -700,11 +692,9 @@ class ZeroLoop final : public model::ParamProvider<T> {
   std::unique_ptr<zero_r::PartitionedCheckpoints<T>> keeper_;
   // ZeRO-Offload: the master, the optimizer state and the update (offload/optimizer_tier.h)
   std::unique_ptr<offload::OptimizerTier<T>> tier_;
-  CommStats eval_dp_comm_, eval_mp_comm_;  // collectives of the evaluations
-  CommStats save_dp_comm_, save_mp_comm_;  // barriers of the checkpoints
-  Timeline timeline_{!c_.trace.empty()};   // --trace: compute and blocked spans
-  std::vector<double> compute_start_;      // per unit: when its compute began
-  std::string phase_;                      // "forward " or "backward "
+  Timeline timeline_{!c_.trace.empty()};  // --trace: compute and blocked spans
+  std::vector<double> compute_start_;     // per unit: when its compute began
+  std::string phase_;                     // "forward " or "backward "
   Timeline* tl() { return timeline_.enabled() ? &timeline_ : nullptr; }
   LossScaler scaler_ = LossScaler::none();
   int64_t optimizer_step_ = 0;

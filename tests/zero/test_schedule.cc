@@ -51,7 +51,7 @@ void for_each_plan(int stage, const std::function<void(const train::TrainConfig&
                   for (bool overlap : {true, false}) {
                     auto c = zero_config(stage, world, per_rank, precision);
                     c.layers = 2;
-                    c.reduce_dtype = reduce;
+                    c.reduce_dtype = word<train::ReduceDtype>(reduce);
                     c.bucket_mb = bucket_mb;
                     c.prefetch = prefetch;
                     c.mp_blocks = blocks;

@@ -21,7 +21,6 @@
 
 #include "collective/gloo_collective.h"
 #include "collective/grid.h"
-#include "collective/store.h"
 #include "collective/thread_ranks.h"
 #include "core/atomic_file.h"
 #include "core/check.h"
@@ -32,6 +31,7 @@
 #include "data/dataset.h"
 #include "device/cuda_probe.h"
 #include "launch/bind_address.h"
+#include "launch/open_store.h"
 #include "launch/rank_env.h"
 #include "launch/spawn.h"
 #include "launch/store_spec.h"
@@ -329,23 +329,6 @@ int run_spawned_processes(const TrainConfig& c, int argc, char** argv) {
   return zt::launch::spawn_ranks(command, o).status;
 }
 
-std::shared_ptr<gloo::rendezvous::Store> open_rank_store(const zt::launch::RankEnv& env,
-                                                         std::chrono::milliseconds timeout) {
-  const zt::launch::StoreSpec spec = zt::launch::select_store(env);
-  switch (spec.kind) {
-    case zt::launch::StoreSpec::Kind::kTcp:
-      return zt::launch::open_tcp_store(spec, env.rank, timeout);
-    case zt::launch::StoreSpec::Kind::kFile:
-      return zt::make_store("file:" + spec.path);
-    case zt::launch::StoreSpec::Kind::kRedis:
-      return zt::make_store("redis:" + spec.host + ":" + std::to_string(spec.port));
-    case zt::launch::StoreSpec::Kind::kNone:
-      break;
-  }
-  ZT_FAIL("rank ", env.rank, " of ", env.world_size,
-          ": no rendezvous store (set MASTER_ADDR and MASTER_PORT, or ZT_STORE)");
-}
-
 /// What a launched rank does once it has joined the job: train, then send its report to rank 0.
 int launched_rank_body(const TrainConfig& c, const zt::Dataset& data, const zt::launch::RankEnv& env,
                        gloo::rendezvous::Store& store, zt::GlooCollective& coll) {
@@ -396,7 +379,7 @@ int run_launched_rank(const TrainConfig& c, const zt::Dataset& data, const zt::l
   o.hostname = bind.address;
   o.bind_reason = bind.reason;
   o.check_reachability = true;
-  const auto store = open_rank_store(env, o.timeout);
+  const auto store = zt::launch::open_store(env, o.timeout);
   o.store = store;
   zt::GlooCollective coll(o);
   return zt::announcing_errors([&] { return launched_rank_body(c, data, env, *store, coll); });

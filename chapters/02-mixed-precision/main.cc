@@ -38,7 +38,7 @@ TrainConfig chapter_config(int64_t steps, int64_t seed, const std::string& preci
   c.warmup_steps = std::min<int64_t>(10, steps);
   c.eval_every = 0;  // held-out evaluation after the last step only
   c.seed = seed;
-  c.precision = precision;
+  c.precision = zt::parse_word<zt::model::Precision>(precision, "precision");
   return c;
 }
 

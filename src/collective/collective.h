@@ -13,7 +13,7 @@
 // canonical aligned pairwise tree (reduce/canonical_tree.h), identically on every rank; in
 // ReduceMode::fast the backend's own algorithms run and the order is not stable (gloo_collective.h
 // documents both, with their cost). Every call is queued on the Collective's communication thread
-// and runs in issue order (work.h); the *_async forms return a Work to wait on.
+// and runs in issue order (core/job_thread.h); the *_async forms return a Work to wait on.
 // Sub-groups: subgroup(members, name) makes a new, independent Collective over some of the ranks
 // (torch.distributed.new_group, ncclCommSplit); grid.h builds the data-parallel x model-parallel
 // groups from it.
@@ -29,8 +29,8 @@
 #include "collective/dtype.h"
 #include "collective/padding.h"
 #include "collective/stats.h"
-#include "collective/work.h"
 #include "core/check.h"
+#include "core/job_thread.h"
 
 namespace zt {
 

@@ -138,7 +138,7 @@ GlooCollective::GlooCollective(GlooOptions options) : options_(std::move(options
     }
     context_ = context;
   }
-  thread_ = std::make_unique<CommThread>();
+  thread_ = std::make_unique<JobThread>();
 }
 
 GlooCollective::~GlooCollective() {

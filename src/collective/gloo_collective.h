@@ -153,7 +153,7 @@ class GlooCollective : public Collective {
   std::string broken_reason_;               // communication thread only
   std::map<std::string, int> groups_made_;  // sub-groups created per label (caller's thread)
   CommStatsCounter stats_;
-  std::unique_ptr<CommThread> thread_;  // last member: joined first on destruction
+  std::unique_ptr<JobThread> thread_;  // last member: joined first on destruction
 };
 
 }  // namespace zt

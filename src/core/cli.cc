@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <type_traits>
 
 #include "core/check.h"
 #include "core/error_report.h"
@@ -38,14 +39,9 @@ double parse_double_strict(const std::string& text, const std::string& what) {
 namespace {
 
 // The shortest %g text that reads back as the same double, exponent without padding
-// (3e-3 prints as 0.003, 1e-4 as 1e-4, 7.5e9 as 7.5e9).
+// (3e-3 prints as 0.003, 1e-4 as 1e-4, 7.5e9 as 7.5e9): --help's defaults.
 std::string shortest(double v) {
-  char buf[64];
-  for (int digits = 1; digits <= 17; ++digits) {
-    std::snprintf(buf, sizeof buf, "%.*g", digits, v);
-    if (std::strtod(buf, nullptr) == v) break;
-  }
-  std::string t = buf;
+  std::string t = shortest_decimal(v);
   if (auto e = t.find('e'); e != std::string::npos) {
     std::string mantissa = t.substr(0, e), exponent = t.substr(e + 1);
     const bool negative = exponent[0] == '-';
@@ -55,91 +51,238 @@ std::string shortest(double v) {
   return t;
 }
 
+// A flag that parses with `set` and prints with `show`; its other attributes keep their defaults
+// (hashed, a setting, a value required).
+ArgParser::Flag new_flag(const std::string& name, const std::string& help, const std::string& kind,
+                         const std::string& default_text, std::function<void(const std::string&)> set,
+                         std::function<std::string()> show) {
+  ArgParser::Flag f;
+  f.name = name;
+  f.help = help;
+  f.kind = kind;
+  f.default_text = default_text;
+  f.set = std::move(set);
+  f.show = std::move(show);
+  return f;
+}
+
+// A number flag's value: parsed strictly and checked against [min, max]; an integer names itself
+// in the range error, a decimal number the text as given.
+int64_t number_in_range(const std::string& v, const std::string& name, int64_t min, int64_t max) {
+  const int64_t x = parse_int_strict(v, "--" + name);
+  ZT_CHECK(x >= min && x <= max, "--", name, ": ", x, " is outside [", min, ", ", max, "]");
+  return x;
+}
+double number_in_range(const std::string& v, const std::string& name, double min, double max) {
+  const double x = parse_double_strict(v, "--" + name);
+  ZT_CHECK(x >= min && x <= max, "--", name, ": ", v, " is outside [", min, ", ", max, "]");
+  return x;
+}
+
+// A number as flag text (an unset optional as "").
+std::string number_text(int64_t v) { return std::to_string(v); }
+std::string number_text(double v) { return shortest_decimal(v); }
+template <typename T>
+std::string number_text(const std::optional<T>& v) {
+  return v ? number_text(*v) : std::string();
+}
+
+// A number flag whose target is a T, or a std::optional<T> left empty until the flag is given.
+template <typename T, typename Target>
+ArgParser::Flag number_flag(const std::string& name, const std::string& help, const std::string& default_text,
+                            Target* out, T min, T max) {
+  ArgParser::Flag f = new_flag(
+      name, help, std::is_integral_v<T> ? "INT" : "NUM", default_text,
+      [=](const std::string& v) { *out = number_in_range(v, name, min, max); }, [out] { return number_text(*out); });
+  f.samples = {number_text(min), number_text(max)};
+  return f;
+}
+
+std::string joined(const std::vector<std::string>& words) {
+  std::string text;
+  for (const auto& w : words) text += (text.empty() ? "" : "|") + w;
+  return text;
+}
+
 }  // namespace
+
+std::string shortest_decimal(double value) {
+  char buf[64];
+  for (int digits = 1; digits <= 17; ++digits) {
+    std::snprintf(buf, sizeof buf, "%.*g", digits, value);
+    if (std::strtod(buf, nullptr) == value) break;
+  }
+  return buf;
+}
 
 ArgParser::ArgParser(std::string program, std::string summary)
     : program_(std::move(program)), summary_(std::move(summary)) {}
 
-void ArgParser::add(Option option) {
-  ZT_CHECK(find(option.name) == nullptr, "flag --", option.name, " declared twice");
-  options_.push_back(std::move(option));
+ArgParser::Declared ArgParser::add(Flag flag) {
+  ZT_CHECK(find(flag.name) == nullptr, "flag --", flag.name, " declared twice");
+  flag.default_value = flag.show();
+  options_.push_back(std::move(flag));
+  return Declared(*this, options_.size() - 1);
 }
 
-ArgParser::Option* ArgParser::find(const std::string& name) {
+ArgParser::Flag* ArgParser::find(const std::string& name) {
   for (auto& o : options_)
     if (o.name == name) return &o;
   return nullptr;
 }
 
-void ArgParser::add_flag(const std::string& name, bool* out, const std::string& help) {
-  add({name, help, "", *out ? "on" : "off", [out](const std::string&) { *out = true; }, false});
+const ArgParser::Flag* ArgParser::flag(const std::string& name) const {
+  for (const auto& o : options_)
+    if (o.name == name) return &o;
+  return nullptr;
 }
 
-void ArgParser::add_int(const std::string& name, int64_t* out, const std::string& help, int64_t min, int64_t max) {
-  add({name, help, "INT", std::to_string(*out), [=](const std::string& v) {
-         int64_t x = parse_int_strict(v, "--" + name);
-         ZT_CHECK(x >= min && x <= max, "--", name, ": ", x, " is outside [", min, ", ", max, "]");
-         *out = x;
-       }});
+ArgParser::Flag& ArgParser::declared(const std::string& name) {
+  Flag* o = find(name);
+  ZT_CHECK(o != nullptr, "no flag --", name, " is declared");
+  return *o;
 }
 
-void ArgParser::add_int(const std::string& name, std::optional<int64_t>* out, const std::string& help,
-                        const std::string& default_text, int64_t min, int64_t max) {
-  add({name, help, "INT", default_text, [=](const std::string& v) {
-         int64_t x = parse_int_strict(v, "--" + name);
-         ZT_CHECK(x >= min && x <= max, "--", name, ": ", x, " is outside [", min, ", ", max, "]");
-         *out = x;
-       }});
+ArgParser::Declared& ArgParser::Declared::not_hashed() {
+  parser_.options_[index_].hashed = false;
+  return *this;
 }
 
-void ArgParser::add_double(const std::string& name, double* out, const std::string& help, double min, double max) {
-  add({name, help, "NUM", shortest(*out), [=](const std::string& v) {
-         double x = parse_double_strict(v, "--" + name);
-         ZT_CHECK(x >= min && x <= max, "--", name, ": ", v, " is outside [", min, ", ", max, "]");
-         *out = x;
-       }});
+ArgParser::Declared& ArgParser::Declared::hash_as(std::function<std::string()> text) {
+  parser_.options_[index_].hash_text = std::move(text);
+  return *this;
 }
 
-void ArgParser::add_double(const std::string& name, std::optional<double>* out, const std::string& help,
-                           const std::string& default_text, double min, double max) {
-  add({name, help, "NUM", default_text, [=](const std::string& v) {
-         double x = parse_double_strict(v, "--" + name);
-         ZT_CHECK(x >= min && x <= max, "--", name, ": ", v, " is outside [", min, ", ", max, "]");
-         *out = x;
-       }});
+ArgParser::Declared& ArgParser::Declared::input_only() {
+  parser_.options_[index_].input_only = true;
+  parser_.options_[index_].hashed = false;
+  return *this;
 }
 
-void ArgParser::add_string(const std::string& name, std::string* out, const std::string& help) {
-  add({name, help, "STR", out->empty() ? "none" : *out, [out](const std::string& v) { *out = v; }});
+ArgParser::Declared& ArgParser::Declared::given_marker(bool* marker) {
+  Flag& o = parser_.options_[index_];
+  o.set = [set = std::move(o.set), marker](const std::string& v) {
+    set(v);
+    *marker = true;
+  };
+  o.show = [show = std::move(o.show), marker] { return *marker ? show() : std::string(); };
+  o.default_value = o.show();
+  return *this;
 }
 
-void ArgParser::add_choice(const std::string& name, std::string* out, std::vector<std::string> choices,
-                           const std::string& help) {
-  std::string kind;
-  for (const auto& c : choices) kind += (kind.empty() ? "" : "|") + c;
-  add({name, help, kind, *out, [=](const std::string& v) {
-         for (const auto& c : choices)
-           if (c == v) {
-             *out = v;
-             return;
-           }
-         ZT_FAIL("--", name, ": '", v, "' is not one of ", kind);
-       }});
+ArgParser::Declared ArgParser::add_flag(const std::string& name, bool* out, const std::string& help) {
+  Flag o = new_flag(
+      name, help, "", *out ? "on" : "off", [out](const std::string&) { *out = true; },
+      [out] { return std::string(*out ? "on" : "off"); });
+  o.takes_value = false;
+  return add(std::move(o));
 }
 
-void ArgParser::add_optional_choice(const std::string& name, std::string* out, std::vector<std::string> choices,
-                                    const std::string& implicit, const std::string& help) {
-  add_choice(name, out, choices, help);
-  Option* o = find(name);
-  o->kind = "[" + o->kind + "]";
-  o->implicit = implicit;
-  o->choices = std::move(choices);
+ArgParser::Declared ArgParser::add_on_off(const std::string& name, bool* out, const std::string& help) {
+  return add_words(
+      name, {"on", "off"}, *out ? "on" : "off", help,
+      [=](const std::string& v) {
+        ZT_CHECK(v == "on" || v == "off", "--", name, ": '", v, "' is not one of on|off");
+        *out = v == "on";
+      },
+      [out] { return std::string(*out ? "on" : "off"); });
+}
+
+ArgParser::Declared ArgParser::add_int(const std::string& name, int64_t* out, const std::string& help, int64_t min,
+                                       int64_t max) {
+  return add(number_flag(name, help, std::to_string(*out), out, min, max));
+}
+
+ArgParser::Declared ArgParser::add_int(const std::string& name, std::optional<int64_t>* out, const std::string& help,
+                                       const std::string& default_text, int64_t min, int64_t max) {
+  return add(number_flag(name, help, default_text, out, min, max));
+}
+
+ArgParser::Declared ArgParser::add_double(const std::string& name, double* out, const std::string& help, double min,
+                                          double max) {
+  return add(number_flag(name, help, shortest(*out), out, min, max));
+}
+
+ArgParser::Declared ArgParser::add_double(const std::string& name, std::optional<double>* out, const std::string& help,
+                                          const std::string& default_text, double min, double max) {
+  return add(number_flag(name, help, default_text, out, min, max));
+}
+
+ArgParser::Declared ArgParser::add_string(const std::string& name, std::string* out, const std::string& help) {
+  return add(new_flag(
+      name, help, "STR", out->empty() ? "none" : *out, [out](const std::string& v) { *out = v; },
+      [out] { return *out; }));
+}
+
+ArgParser::Declared ArgParser::add_words(const std::string& name, std::vector<std::string> choices,
+                                         const std::string& default_text, const std::string& help,
+                                         std::function<void(const std::string&)> set,
+                                         std::function<std::string()> show) {
+  Flag o = new_flag(name, help, joined(choices), default_text, std::move(set), std::move(show));
+  o.samples = std::move(choices);
+  return add(std::move(o));
+}
+
+ArgParser::Declared ArgParser::add_choice(const std::string& name, std::string* out, std::vector<std::string> choices,
+                                          const std::string& help) {
+  const std::string kind = joined(choices);
+  return add_words(
+      name, choices, *out, help,
+      [=](const std::string& v) {
+        ZT_CHECK(std::find(choices.begin(), choices.end(), v) != choices.end(), "--", name, ": '", v,
+                 "' is not one of ", kind);
+        *out = v;
+      },
+      [out] { return *out; });
+}
+
+ArgParser::Declared ArgParser::add_value(const std::string& name, const std::string& kind, const std::string& help,
+                                         std::function<void(const std::string&)> set, std::function<std::string()> show,
+                                         std::vector<std::string> samples) {
+  const std::string default_text = show();
+  Flag o = new_flag(name, help, kind, default_text, std::move(set), std::move(show));
+  o.samples = std::move(samples);
+  return add(std::move(o));
+}
+
+void ArgParser::make_value_optional(const std::string& name, const std::string& implicit) {
+  Flag& o = declared(name);
+  o.kind = "[" + o.kind + "]";
+  o.implicit = implicit;
+  o.choices = o.samples;
 }
 
 void ArgParser::set_default_text(const std::string& name, const std::string& text) {
-  Option* o = find(name);
+  Flag* o = find(name);
   ZT_CHECK(o != nullptr, "set_default_text: no flag --", name);
   o->default_text = text;
+}
+
+void ArgParser::assign(const std::string& name, const std::string& text) { declared(name).set(text); }
+
+std::string ArgParser::value_text(const std::string& name) const {
+  const Flag* o = flag(name);
+  ZT_CHECK(o != nullptr, "no flag --", name, " is declared");
+  return o->show();
+}
+
+std::string ArgParser::as_flags() const {
+  std::string line;
+  for (const auto& o : options_) {
+    if (o.input_only) continue;
+    const std::string value = o.show();
+    if (value == o.default_value || (!o.takes_value && value != "on")) continue;
+    line += (line.empty() ? "--" : " --") + o.name;
+    if (o.takes_value) line += " " + value;  // a switch differs from its default only when on
+  }
+  return line;
+}
+
+std::string ArgParser::hashed_settings() const {
+  std::string text;
+  for (const auto& o : options_)
+    if (o.hashed) text += o.name + "=" + (o.hash_text ? o.hash_text() : o.show()) + '\x1f';
+  return text;
 }
 
 bool ArgParser::parse(int argc, char** argv) {
@@ -162,7 +305,7 @@ bool ArgParser::parse(int argc, char** argv) {
       name = name.substr(0, eq);
       inline_value = true;
     }
-    Option* o = find(name);
+    Flag* o = find(name);
     ZT_CHECK(o != nullptr, "unknown flag --", name, " (see --help)");
     ZT_CHECK(!o->seen, "flag --", name, " given twice");
     o->seen = true;

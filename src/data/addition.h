@@ -37,14 +37,8 @@ struct AdditionConfig {
 /// Token ids of the addition language.
 enum AdditionToken : int32_t { kPlus = 10, kEquals = 11, kEnd = 12, kAdditionVocab = 13 };
 
-/// Exact-match count of one or more samples.
-struct ExactMatch {
-  std::size_t correct = 0;  ///< problems whose whole answer was predicted right
-  std::size_t total = 0;    ///< problems whose whole answer lies inside the sample
-};
-
 /// The addition dataset (see the file comment).
-class AdditionDataset : public Dataset {
+class AdditionDataset : public Dataset, public HeldoutSet {
  public:
   /// @param config settings (zt::Error when out of range).
   explicit AdditionDataset(const AdditionConfig& config = {});
@@ -53,10 +47,12 @@ class AdditionDataset : public Dataset {
   std::size_t context() const override { return config_.context; }
   void sample(uint64_t seed, uint64_t step, uint64_t global_index, int32_t* out) const override;
   std::string describe() const override;
+  /// @return this: the problems held out of training (is_heldout) are its held-out split.
+  const HeldoutSet* heldout() const override { return this; }
 
   /// A held-out sample (held-out problems only), a pure function of (seed, index).
   /// @param seed data seed. @param index which held-out sample. @param out T + 1 tokens.
-  void heldout_sample(uint64_t seed, uint64_t index, int32_t* out) const;
+  void heldout_sample(uint64_t seed, uint64_t index, int32_t* out) const override;
 
   /// Whether the problem a + b is in the held-out split. @param a first operand.
   /// @param b second operand. @return true if held out.
@@ -72,7 +68,7 @@ class AdditionDataset : public Dataset {
   /// Exact match of one sample under teacher forcing. @param tokens the sample (T + 1 tokens).
   /// @param predicted T argmax predictions; predicted[t] is the prediction for tokens[t + 1].
   /// @return solved and counted problems.
-  ExactMatch exact_match(const int32_t* tokens, const int32_t* predicted) const;
+  ExactMatch exact_match(const int32_t* tokens, const int32_t* predicted) const override;
 
   /// Exact match summed over a batch. @param tokens [count, T + 1] samples.
   /// @param predicted [count, T] argmax predictions. @param count number of samples.

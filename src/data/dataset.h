@@ -14,6 +14,26 @@
 
 namespace zt {
 
+/// Exact-match count of one or more samples.
+struct ExactMatch {
+  std::size_t correct = 0;  ///< problems whose whole answer was predicted right
+  std::size_t total = 0;    ///< problems whose whole answer lies inside the sample
+};
+
+/// A held-out set: samples never drawn for training, and how a prediction of one is scored. The
+/// evaluation (train/heldout.h) needs nothing else of a dataset.
+class HeldoutSet {
+ public:
+  virtual ~HeldoutSet() = default;
+  /// A held-out sample, a pure function of (seed, index). @param seed data seed.
+  /// @param index which held-out sample. @param out T + 1 tokens.
+  virtual void heldout_sample(uint64_t seed, uint64_t index, int32_t* out) const = 0;
+  /// Exact match of one sample under teacher forcing. @param tokens the sample (T + 1 tokens).
+  /// @param predicted T argmax predictions; predicted[t] is the prediction for tokens[t + 1].
+  /// @return solved and counted problems.
+  virtual ExactMatch exact_match(const int32_t* tokens, const int32_t* predicted) const = 0;
+};
+
 /// A source of training samples addressed by (seed, step, global index).
 class Dataset {
  public:
@@ -28,6 +48,9 @@ class Dataset {
   virtual void sample(uint64_t seed, uint64_t step, uint64_t global_index, int32_t* out) const = 0;
   /// One line describing the data (for logs and summaries). @return it.
   virtual std::string describe() const = 0;
+  /// The held-out set the loops evaluate on. @return it, or null when the data has none (a
+  /// byte-level text file is all training data).
+  virtual const HeldoutSet* heldout() const { return nullptr; }
 };
 
 /// Write samples [first_index, first_index + count) of one step, one after another.

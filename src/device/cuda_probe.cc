@@ -26,9 +26,8 @@ CudaProbe probe_cuda() {
   return p;
 }
 
-void require_device(const std::string& device) {
-  if (device == "cpu") return;
-  ZT_CHECK(device == "cuda", "--device ", device, ": expected cpu or cuda");
+void require_device(Device device) {
+  if (device == Device::cpu) return;
   const CudaProbe p = probe_cuda();
   ZT_CHECK(p.compiled,
            "--device cuda: this build has no CUDA support (nvcc was not found when it was configured); install "

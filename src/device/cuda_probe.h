@@ -8,9 +8,17 @@
 // (collective/nccl/).
 #pragma once
 
+#include <array>
 #include <string>
 
+#include "core/words.h"
+
 namespace zt::device {
+
+/// Where the engine runs (`--device`).
+enum class Device { cpu, cuda };
+/// @return the words of --device, in the order --help lists them.
+constexpr auto words(Device) { return std::array{Word{"cpu", Device::cpu}, Word{"cuda", Device::cuda}}; }
 
 /// The answer of probe_cuda().
 struct CudaProbe {
@@ -23,9 +31,9 @@ struct CudaProbe {
 /// @return the probe's answer; never throws.
 CudaProbe probe_cuda();
 
-/// Fail with one line (zt::Error) unless `device` can run here: "cpu" always can; "cuda" needs a
+/// Fail with one line (zt::Error) unless `device` can run here: cpu always can; cuda needs a
 /// build with CUDA and at least one visible device, and the engine on the device.
-/// @param device the value of --device ("cpu" or "cuda").
-void require_device(const std::string& device);
+/// @param device the value of --device.
+void require_device(Device device);
 
 }  // namespace zt::device

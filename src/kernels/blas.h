@@ -20,7 +20,10 @@
 // Not here: 16-bit GEMMs (callers widen 16-bit inputs to float, exact, then round the output).
 #pragma once
 
+#include <array>
 #include <cstdint>
+
+#include "core/words.h"
 
 namespace zt::kernels {
 
@@ -29,6 +32,11 @@ enum class GemmBackend {
   blas,      ///< OpenBLAS: fast; bits depend on the CPU model's kernel (OPENBLAS_CORETYPE)
   canonical  ///< gemm/canonical_gemm.h: one fma chain per element, the same bits on every CPU and the GPU
 };
+
+/// @return the words of --gemm, in the order --help lists them.
+constexpr auto words(GemmBackend) {
+  return std::array{Word{"canonical", GemmBackend::canonical}, Word{"blas", GemmBackend::blas}};
+}
 
 /// Route this process's gemm_f32 / trmm_lower_left_f32 calls to a backend (default: canonical).
 /// @param backend the backend.

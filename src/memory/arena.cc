@@ -1,6 +1,7 @@
 // memory/arena.cc — implementation of the first-fit arena (see arena.h for the policy).
 #include "memory/arena.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <iterator>
@@ -40,6 +41,20 @@ std::byte* reserve_region(std::size_t capacity) {
 std::size_t ledger_high_water(const std::vector<ArenaEvent>& events) {
   std::size_t live = 0, peak = 0;
   for (const auto& e : events) e.allocate ? peak = std::max(peak, live += e.bytes) : live -= e.bytes;
+  return peak;
+}
+
+std::map<std::string, std::size_t> ledger_peaks(const std::vector<ArenaEvent>& events) {
+  std::map<std::string, std::size_t> live, peak;
+  for (const auto& e : events) {
+    std::size_t& now = live[e.category];
+    if (!e.allocate) {
+      now -= e.bytes;
+      continue;
+    }
+    now += e.bytes;
+    peak[e.category] = std::max(peak[e.category], now);
+  }
   return peak;
 }
 

@@ -43,6 +43,12 @@ struct ArenaEvent {
 /// @param events a trace, in order. @return bytes.
 std::size_t ledger_high_water(const std::vector<ArenaEvent>& events);
 
+/// The ledger's peak of every category over a trace: per category, the peak of its running sum of
+/// requested bytes (what Ledger::usage(category).peak_bytes measures over those events; a category
+/// whose every request is empty is absent, as a trace has no empty requests).
+/// @param events a trace, in order. @return category -> bytes.
+std::map<std::string, std::size_t> ledger_peaks(const std::vector<ArenaEvent>& events);
+
 /// Free-space statistics of an arena at one moment.
 struct FragmentationStats {
   std::size_t free_bytes = 0;          ///< capacity minus reserved (aligned) bytes

@@ -4,11 +4,13 @@
 // this enum names T where a run-time choice is needed (command lines, memory predictions).
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <string>
 #include <type_traits>
 
 #include "core/check.h"
+#include "core/words.h"
 #include "fp/bf16.h"
 #include "fp/fp16.h"
 
@@ -17,21 +19,20 @@ namespace zt::model {
 /// A compute type: all-FP32, or 16-bit compute copies with FP32 accumulation.
 enum class Precision { fp32, fp16, bf16 };
 
+/// @return the words of --precision, in the order --help lists them.
+constexpr auto words(Precision) {
+  return std::array{Word{"fp32", Precision::fp32}, Word{"fp16", Precision::fp16}, Word{"bf16", Precision::bf16}};
+}
+
 /// Bytes per element of a compute type. @param p the precision. @return 4 or 2.
 inline std::size_t bytes_of(Precision p) { return p == Precision::fp32 ? 4 : 2; }
 
 /// The precision's name as on the command line. @param p the precision.
 /// @return "fp32", "fp16" or "bf16".
 inline const char* name_of(Precision p) {
-  return p == Precision::fp32 ? "fp32" : p == Precision::fp16 ? "fp16" : "bf16";
-}
-
-/// Parse "fp32", "fp16" or "bf16". @param s the name. @return the precision.
-inline Precision parse_precision(const std::string& s) {
-  if (s == "fp32") return Precision::fp32;
-  if (s == "fp16") return Precision::fp16;
-  if (s == "bf16") return Precision::bf16;
-  ZT_FAIL("unknown precision '", s, "' (expected fp32, fp16 or bf16)");
+  for (const auto& w : words(p))
+    if (w.value == p) return w.text.data();  // the table's words are string literals: terminated
+  return "?";
 }
 
 /// The Precision value of a compute type. @return fp32, fp16 or bf16.

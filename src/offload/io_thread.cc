@@ -6,17 +6,11 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <utility>
 
 #include "core/check.h"
 
 namespace zt::offload {
-
-struct IoHandle::State {
-  std::mutex mutex;
-  std::condition_variable done_cv;
-  bool done = false;
-  std::string error;  // empty: the job succeeded
-};
 
 namespace {
 
@@ -51,27 +45,20 @@ FileIoStats FileIoStats::operator+(const FileIoStats& b) const {
 }
 
 void IoHandle::wait() {
-  if (!state_) return;
+  if (!io_) return;
+  IoThread* io = std::exchange(io_, nullptr);  // empty afterwards, also when the job failed
+  const Work work = std::move(work_);
   const auto t0 = std::chrono::steady_clock::now();
-  std::unique_lock<std::mutex> lock(state_->mutex);
-  state_->done_cv.wait(lock, [&] { return state_->done; });
-  const std::string error = state_->error;
-  lock.unlock();
-  if (io_) io_->add_wait(seconds_since(t0));
-  state_.reset();
-  if (!error.empty()) throw Error(error);
-}
-
-IoThread::IoThread(int fd, std::string path) : fd_(fd), path_(std::move(path)), thread_([this] { run(); }) {}
-
-IoThread::~IoThread() {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    stop_ = true;
+  try {
+    work.wait();
+  } catch (...) {
+    io->add_wait(seconds_since(t0));
+    throw;
   }
-  wake_.notify_all();
-  thread_.join();
+  io->add_wait(seconds_since(t0));
 }
+
+IoThread::IoThread(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
 
 IoHandle IoThread::read(void* dst, std::size_t bytes, off_t offset) { return submit(true, dst, bytes, offset); }
 
@@ -80,16 +67,25 @@ IoHandle IoThread::write(const void* src, std::size_t bytes, off_t offset) {
 }
 
 IoHandle IoThread::submit(bool is_read, void* buffer, std::size_t bytes, off_t offset) {
-  IoHandle h;
-  h.state_ = std::make_shared<IoHandle::State>();
-  h.io_ = this;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     (is_read ? stats_.read_bytes : stats_.write_bytes) += bytes;  // counted here: exact per step
     ++(is_read ? stats_.read_calls : stats_.write_calls);
-    queue_.push_back({is_read, buffer, bytes, offset, h.state_});
   }
-  wake_.notify_one();
+  IoHandle h;
+  h.io_ = this;
+  h.work_ = jobs_.submit([this, is_read, buffer, bytes, offset] {
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::string why = transfer(is_read, fd_, static_cast<std::byte*>(buffer), bytes, offset);
+    const double took = seconds_since(t0);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stats_.io_seconds += took;
+    }
+    if (!why.empty())
+      throw Error(concat("offload file ", path_, ": ", is_read ? "read" : "write", " of ", bytes, " bytes at offset ",
+                         offset, " failed: ", why));
+  });
   return h;
 }
 
@@ -101,34 +97,6 @@ FileIoStats IoThread::stats() const {
 void IoThread::add_wait(double seconds) {
   std::lock_guard<std::mutex> lock(mutex_);
   stats_.wait_seconds += seconds;
-}
-
-void IoThread::run() {
-  for (;;) {
-    Job job;
-    {
-      std::unique_lock<std::mutex> lock(mutex_);
-      wake_.wait(lock, [&] { return stop_ || !queue_.empty(); });
-      if (queue_.empty()) return;  // stopping, and every queued job has run
-      job = std::move(queue_.front());
-      queue_.pop_front();
-    }
-    const auto t0 = std::chrono::steady_clock::now();
-    const std::string why = transfer(job.is_read, fd_, static_cast<std::byte*>(job.buffer), job.bytes, job.offset);
-    const double took = seconds_since(t0);
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      stats_.io_seconds += took;
-    }
-    {
-      std::lock_guard<std::mutex> lock(job.state->mutex);
-      if (!why.empty())
-        job.state->error = concat("offload file ", path_, ": ", job.is_read ? "read" : "write", " of ", job.bytes,
-                                  " bytes at offset ", job.offset, " failed: ", why);
-      job.state->done = true;
-    }
-    job.state->done_cv.notify_all();
-  }
 }
 
 }  // namespace zt::offload

@@ -7,7 +7,9 @@
 // (FIFO, one thread), a read queued after a write of the same buffer never overtakes it: that is
 // what lets a bounded ring of buffers be reused without any other synchronisation. Bytes and calls
 // are counted when a job is submitted (so per-step counts are exact, whatever the thread's
-// timing); the thread's busy time and the compute thread's waits are measured. It moves bytes
+// timing); the thread's busy time and the compute thread's waits are measured. The thread and its
+// FIFO are core/job_thread.h's; this file adds what a job is (a positioned transfer) and what is
+// counted. It moves bytes
 // between a file and memory; it knows nothing of optimizers, units or rings (offload/file_tier.h).
 // On Linux io_uring would do the same without a thread; a thread with pread/pwrite needs no
 // package and behaves the same everywhere.
@@ -15,14 +17,12 @@
 
 #include <sys/types.h>
 
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
-#include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
+
+#include "core/job_thread.h"
 
 namespace zt::offload {
 
@@ -50,12 +50,11 @@ class IoHandle {
   /// Throws zt::Error naming the file, the job and the system's reason when it failed.
   void wait();
   /// @return whether this handle refers to a job not yet waited for.
-  bool valid() const { return static_cast<bool>(state_); }
+  bool valid() const { return io_ != nullptr; }
 
  private:
   friend class IoThread;
-  struct State;
-  std::shared_ptr<State> state_;
+  Work work_;
   IoThread* io_ = nullptr;
 };
 
@@ -65,8 +64,8 @@ class IoThread {
   /// @param fd an open file descriptor (not owned; it must outlive this object).
   /// @param path the file's name (for error messages).
   IoThread(int fd, std::string path);
-  /// Runs every queued job, then stops the thread.
-  ~IoThread();
+  /// Runs every queued job, then stops the thread (jobs_, the last member, goes first).
+  ~IoThread() = default;
   IoThread(const IoThread&) = delete;
   IoThread& operator=(const IoThread&) = delete;
 
@@ -82,23 +81,12 @@ class IoThread {
  private:
   friend class IoHandle;
   IoHandle submit(bool is_read, void* buffer, std::size_t bytes, off_t offset);
-  void run();
   void add_wait(double seconds);
-  struct Job {
-    bool is_read = true;
-    void* buffer = nullptr;
-    std::size_t bytes = 0;
-    off_t offset = 0;
-    std::shared_ptr<IoHandle::State> state;
-  };
   int fd_;
   std::string path_;
-  mutable std::mutex mutex_;
-  std::condition_variable wake_;
-  std::deque<Job> queue_;
-  bool stop_ = false;
+  mutable std::mutex mutex_;  // guards stats_ (the thread adds its busy time, the caller its waits)
   FileIoStats stats_;
-  std::thread thread_;
+  JobThread jobs_;  // last: destroyed first, so every queued job runs while the rest still exists
 };
 
 }  // namespace zt::offload

@@ -15,20 +15,30 @@
 // (3L, seed 001's "L × 3α"). It is arithmetic on doubles; it allocates nothing.
 #pragma once
 
+#include <array>
 #include <string>
 
+#include "core/words.h"
 #include "memory/model_states.h"
 
 namespace zt::plan {
 
+/// How traffic is counted at paper scale (zero-plan --traffic-model): with the ring's (N−1)/N
+/// (exact), or without it, as the paper's figures are (paper).
+enum class TrafficModel { exact, paper };
+/// @return the words of --traffic-model, in the order --help lists them.
+constexpr auto words(TrafficModel) {
+  return std::array{Word{"exact", TrafficModel::exact}, Word{"paper", TrafficModel::paper}};
+}
+
 /// A paper-scale question: ψ, K, stage, N_d, layers (for the call count) and the traffic model.
 struct PaperQuestion {
-  double psi = 0;                       ///< parameters ψ
-  int k = 12;                           ///< optimizer bytes per parameter K (12 Adam/AdamW, 8 SGD)
-  int stage = 0;                        ///< 0..3
-  std::size_t dp = 1;                   ///< N_d
-  long long layers = 1;                 ///< L: collectives are issued per layer
-  std::string traffic_model = "exact";  ///< exact ((N−1)/N kept) | paper (without it)
+  double psi = 0;                                    ///< parameters ψ
+  int k = 12;                                        ///< optimizer bytes per parameter K (12 Adam/AdamW, 8 SGD)
+  int stage = 0;                                     ///< 0..3
+  std::size_t dp = 1;                                ///< N_d
+  long long layers = 1;                              ///< L: collectives are issued per layer
+  TrafficModel traffic_model = TrafficModel::exact;  ///< exact ((N−1)/N kept) | paper (without it)
 };
 
 /// The paper-scale answers.

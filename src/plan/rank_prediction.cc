@@ -16,8 +16,9 @@ namespace zt::plan {
 bool uses_reference_loop(const train::TrainConfig& c) {
   // zero-train's run_mode calls this: one rank at stage 0 with none of the features that live in
   // the ZeRO engine (P_a, M_D, a memory trace, offload, checkpoints) runs the reference loop
-  return !(c.world_size > 1 || c.stage > 0 || c.partition_activations != "off" || c.allocator != "general" ||
-           !c.memory_trace.empty() || c.offloads_optimizer() || !c.save_dir.empty() || !c.resume.empty());
+  return !(c.world_size > 1 || c.stage > 0 || c.partition_activations != train::PartitionActivations::off ||
+           c.allocator != train::Allocator::general || !c.memory_trace.empty() || c.offloads_optimizer() ||
+           !c.save_dir.empty() || !c.resume.empty());
 }
 
 int64_t resolve_vocab(const train::TrainConfig& c) {
@@ -80,12 +81,12 @@ RunPrediction predict_run(const train::TrainConfig& c, int64_t vocab) {
       r.rank = dp * n_m + mp;
       r.dp_rank = dp;
       r.mp_rank = mp;
-      r.device = zero::predict_zero_memory(p);
+      r.device = zero::predict_zero_memory(p, c.overlap, heldout_rounds);
       r.host = zero::predict_host_memory(p);
       r.peak_bytes = sum_of(r.device);
       r.model_states_bytes = model_states_of(r.device);
       r.trace = zero::predicted_trace(p, c.overlap, heldout_rounds);
-      if (c.allocator == "zero") r.regions = zero::md_regions(p);
+      if (c.allocator == train::Allocator::zero) r.regions = zero::md_regions(p, c.overlap);
       finish_memory(r, out.arena_capacity);
       r.dp_comm = zero::predict_comm_per_step(p);
       r.mp_comm = zero::predict_mp_comm_per_step(p);

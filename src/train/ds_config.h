@@ -34,8 +34,4 @@ void apply_ds_config_file(const std::string& path, TrainConfig& config, const st
 /// width. @return MiB.
 double bucket_mb_from_elements(double elements, const TrainConfig& config);
 
-/// The settings as a zero-train command line: every flag whose value differs from the default.
-/// @param config the effective settings. @return e.g. "--stage 2 --bucket-mb 1.9073486328125".
-std::string config_as_flags(const TrainConfig& config);
-
 }  // namespace zt::train

@@ -38,7 +38,7 @@ struct ElementOptimizer {
 /// @param n elements per moment. @return the per-element optimizer.
 inline ElementOptimizer element_optimizer(const TrainConfig& c, double lr, int64_t step, float* state, std::size_t n) {
   ElementOptimizer opt;
-  opt.adam = c.optimizer != "sgd";
+  opt.adam = c.optimizer != Optimizer::sgd;
   opt.state = state;
   opt.n = n;
   if (opt.adam) {
@@ -46,7 +46,7 @@ inline ElementOptimizer element_optimizer(const TrainConfig& c, double lr, int64
                  .beta2 = c.beta2,
                  .eps = c.eps,
                  .weight_decay = c.weight_decay,
-                 .decoupled = c.optimizer == "adamw"};
+                 .decoupled = c.optimizer == Optimizer::adamw};
     opt.adam_scalars = adam_step_scalars(a, lr, step);
   } else {
     SgdConfig s{.momentum = c.momentum, .weight_decay = c.weight_decay, .nesterov = false};

@@ -1,4 +1,4 @@
-// train/heldout.h — one held-out evaluation of the addition task, cut into rounds: the single-rank
+// train/heldout.h — one held-out evaluation (the addition task's split), cut into rounds: the single-rank
 // loop runs every round itself; the ZeRO engine spreads the rounds over ranks (zero/heldout_eval.h).
 //
 // An evaluation is R = ceil(64 / B) rounds. Round r is one forward pass over the held-out
@@ -6,13 +6,13 @@
 // B*T positions) and its exact-match counts. The evaluation's loss is the canonical tree over the
 // R round sums in round order, divided once by R*B*T, so whoever computes the rounds, the loss is
 // the same bits as long as each round is. Forward only: no backward, no weight is touched.
-// It is not a dataset (data/addition.h) and holds no buffers.
+// It reads a dataset's HeldoutSet (data/dataset.h), nothing else of it, and holds no buffers.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
-#include "data/addition.h"
+#include "data/dataset.h"
 #include "model/gpt.h"
 #include "train/run_result.h"
 
@@ -31,15 +31,15 @@ struct HeldoutRound {
 };
 
 /// Run round `round` of an evaluation: sample its B held-out sequences, forward, argmax, score.
-/// @param data the addition dataset. @param seed the run's seed. @param round r, in [0, R).
+/// @param data the held-out split (the addition task's). @param seed the run's seed. @param round r, in [0, R).
 /// @param micro_batch B (the model's micro-batch). @param gpt the model. @param params its
 /// parameters (only acquire/release are called). @param ws the model's workspace.
 /// @param batch B*(T+1) token ids (overwritten). @param predictions B*T ids (overwritten).
 /// @return the round's loss sum and exact-match counts.
 template <typename T>
-HeldoutRound heldout_round(const AdditionDataset& data, int64_t seed, int64_t round, int64_t micro_batch,
-                           model::Gpt<T>& gpt, model::ParamProvider<T>& params, const model::Workspace& ws,
-                           int32_t* batch, int32_t* predictions) {
+HeldoutRound heldout_round(const HeldoutSet& data, int64_t seed, int64_t round, int64_t micro_batch, model::Gpt<T>& gpt,
+                           model::ParamProvider<T>& params, const model::Workspace& ws, int32_t* batch,
+                           int32_t* predictions) {
   const int64_t B = micro_batch, ctx = gpt.config().context, row = ctx + 1;
   for (int64_t i = 0; i < B; ++i)
     data.heldout_sample(static_cast<uint64_t>(seed), static_cast<uint64_t>(round * B + i), batch + i * row);

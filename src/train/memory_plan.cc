@@ -14,7 +14,7 @@ SingleRankShape single_rank_shape(const TrainConfig& c, int64_t vocab) {
   s.model = {vocab, c.context, c.layers, c.heads, c.width, c.resolved_mp_blocks()};
   s.checkpoint_activations = c.checkpoint_activations;
   model::validate(s.model);
-  s.precision = model::parse_precision(c.precision);
+  s.precision = c.precision;
   const model::Manifest manifest = model::make_storage_manifest(s.model, {});  // the units a run stores
   s.psi = static_cast<std::size_t>(manifest.param_count);
   s.context = static_cast<std::size_t>(c.context);
@@ -22,8 +22,8 @@ SingleRankShape single_rank_shape(const TrainConfig& c, int64_t vocab) {
   s.micro_batches = static_cast<std::size_t>(c.micro_batches());
   const bool fp32 = s.precision == model::Precision::fp32;
   // s_g: the reduce dtype's width; with FP32 compute both choices are 4 bytes.
-  s.grad_width = (fp32 || c.reduce_dtype == "fp32") ? 4 : 2;
-  s.optimizer_k = zt::optimizer_k(c.optimizer);
+  s.grad_width = (fp32 || c.reduce_dtype == ReduceDtype::fp32) ? 4 : 2;
+  s.optimizer_k = zt::optimizer_k(word_of(c.optimizer));
   s.master_weights = !c.no_master_weights;
   s.norm_block = static_cast<std::size_t>(c.norm_block);
   for (const auto& u : manifest.units)
@@ -72,7 +72,8 @@ std::vector<ArenaEvent> predicted_single_rank_trace(const SingleRankShape& s) {
   if (s.micro_batches > 1) {  // the step's canonical accumulator: one FP32 leaf per micro-batch
     const auto merge = [&](ArenaEvent&, ArenaEvent&& right) { events.push_back(right); };
     CanonicalAccumulator<ArenaEvent, decltype(merge)> acc(merge);
-    for (std::size_t j = 0; j < s.micro_batches; ++j) acc.push(allocate(s.psi * 4, category::accum_partials));
+    for (std::size_t j = 0; j < s.micro_batches; ++j)
+      acc.push(allocate(s.psi * 4, accumulator_category(acc.live_partials(), /*holds_storage=*/false)));
     events.push_back(acc.finish());  // the sum lives to the step's end
   }
   return events;

@@ -5,7 +5,9 @@
 // and this file predicts each category's peak from the settings alone (closed forms in ψ, the
 // micro-batch count A, the model's workspace sizes). Tests assert measured == predicted exactly.
 // Model states follow the paper's accounting (widths 2, s_g, 4, K−4 bytes per element); the rest
-// are the residual states. It is the single-rank plan; the ZeRO stages have their own.
+// are the residual states. It is the single-rank plan; the ZeRO stages have their own. The rule that
+// names a gradient accumulator's buffers (accumulator_category) is here, beside the categories it
+// returns, for both engines and both predicted traces.
 #pragma once
 
 #include <cstddef>
@@ -37,6 +39,19 @@ inline constexpr const char* norm_blocks = "norm_blocks";                       
 inline constexpr const char* eval = "eval";                                      ///< argmax predictions
 inline constexpr const char* diagnostics = "diagnostics";  ///< 16-bit snapshot for the stall metric
 }  // namespace category
+
+/// The ledger category of a new buffer of a canonical gradient accumulator (optim/grad_accumulator.h),
+/// the one rule for the engines and their predicted traces. The first buffer alive in a step survives
+/// every merge (it holds the leftmost leaves): where the accumulator is the step's gradient storage
+/// (the ZeRO engine, S_g's extent) that buffer is `grads` and the others are the canonical tree's
+/// extra partial sums, `accum_partials`; the reference loop keeps its storage in a buffer of its own,
+/// so every buffer of its accumulator is a partial sum.
+/// @param live_partials buffers the accumulator holds before this one (its live_partials()).
+/// @param holds_storage whether the accumulator's first buffer is the step's gradient storage.
+/// @return the category.
+inline const char* accumulator_category(std::size_t live_partials, bool holds_storage) {
+  return holds_storage && live_partials == 0 ? category::grads : category::accum_partials;
+}
 
 /// Steps over which the stall metric compares the 16-bit copy (or all steps, if fewer).
 inline constexpr int64_t kFrozenWindowSteps = 20;

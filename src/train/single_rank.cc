@@ -11,7 +11,7 @@
 #include <type_traits>
 
 #include "core/check.h"
-#include "data/addition.h"
+#include "data/dataset.h"
 #include "kernels/blas.h"
 #include "memory/arena.h"
 #include "memory/buffer.h"
@@ -52,7 +52,7 @@ class SingleRankLoop {
     ZT_CHECK(data.context() == shape_.context, "dataset context ", data.context(), " differs from --context ",
              c.context);
     kernels::set_blas_threads(static_cast<int>(c.blas_threads));
-    kernels::set_gemm_backend(c.gemm == "canonical" ? kernels::GemmBackend::canonical : kernels::GemmBackend::blas);
+    kernels::set_gemm_backend(c.gemm);
     allocate();
     initialise();
   }
@@ -129,8 +129,10 @@ class SingleRankLoop {
     auto [rec, lr, tokens, grad_scale] = start_step(c_, step, scaler_.scale());  // train/step_start.h
     const std::size_t A = shape_.micro_batches;
     model::DenseParamProvider<T> provider(gpt_.manifest(), params_.data(), grads_model_.data());
-    CanonicalGradAccumulator<TypedBuffer<float>> accumulator(
-        shape_.psi, [this](std::size_t n) { return make_buffer<float>(arena_, n, category::accum_partials); });
+    CanonicalGradAccumulator<TypedBuffer<float>> accumulator(shape_.psi, [this, &accumulator](std::size_t n) {
+      // the step's gradient storage is grads_fp32_ (or grads_model_): these are partial sums only
+      return make_buffer<float>(arena_, n, accumulator_category(accumulator.live_partials(), /*holds_storage=*/false));
+    });
     std::vector<float> loss_sums(A);
     for (std::size_t j = 0; j < A; ++j) {
       sample_micro_batch(step, j);
@@ -221,14 +223,14 @@ class SingleRankLoop {
 
   // ---- held-out evaluation ------------------------------------------------------------------
   std::optional<EvalRecord> evaluate(int64_t step) {
-    const auto* addition = dynamic_cast<const AdditionDataset*>(&data_);
-    if (!addition) return std::nullopt;  // byte-level text files have no held-out split
+    const HeldoutSet* split = data_.heldout();
+    if (!split) return std::nullopt;  // byte-level text files have no held-out split
     model::DenseParamProvider<T> provider(gpt_.manifest(), params_.data(), grads_model_.data());
     const int64_t rounds = heldout_rounds(c_.micro_batch);
     std::vector<float> loss_sums;
     ExactMatch total;
     for (int64_t r = 0; r < rounds; ++r) {  // train/heldout.h: the rounds the ZeRO engine splits
-      const HeldoutRound h = heldout_round(*addition, c_.seed, r, c_.micro_batch, gpt_, provider, workspace_,
+      const HeldoutRound h = heldout_round(*split, c_.seed, r, c_.micro_batch, gpt_, provider, workspace_,
                                            batch_.data(), predictions_.data());
       loss_sums.push_back(h.loss_sum);
       total.correct += h.match.correct;
@@ -274,7 +276,7 @@ class SingleRankLoop {
 }  // namespace
 
 LossScaler loss_scaler_for(const TrainConfig& c) {
-  if (c.precision != "fp16" || c.loss_scale == "none") return LossScaler::none();
+  if (c.precision != model::Precision::fp16 || c.loss_scale == LossScale::none) return LossScaler::none();
   return LossScaler(LossScalerConfig{.dynamic = true,
                                      .initial_scale = static_cast<float>(c.loss_scale_init),
                                      .growth_factor = static_cast<float>(c.loss_scale_growth_factor),
@@ -285,8 +287,8 @@ LossScaler loss_scaler_for(const TrainConfig& c) {
 RunResult train_single_rank(const TrainConfig& config, const Dataset& data, const StepCallback& on_step,
                             RunArtifacts* artifacts) {
   validate(config);
-  if (config.precision == "fp16") return SingleRankLoop<fp16>(config, data, artifacts).run(on_step);
-  if (config.precision == "bf16") return SingleRankLoop<bf16>(config, data, artifacts).run(on_step);
+  if (config.precision == model::Precision::fp16) return SingleRankLoop<fp16>(config, data, artifacts).run(on_step);
+  if (config.precision == model::Precision::bf16) return SingleRankLoop<bf16>(config, data, artifacts).run(on_step);
   return SingleRankLoop<float>(config, data, artifacts).run(on_step);
 }
 

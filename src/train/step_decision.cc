@@ -11,8 +11,8 @@ StepDecision decide_step(const TrainConfig& c, LossScaler& scaler, bool nonfinit
                          std::span<const float> norm_block_sums, StepRecord& rec) {
   StepDecision d;
   d.apply = scaler.update(nonfinite);
-  ZT_CHECK(d.apply || scaler.dynamic(), "step ", rec.step, ": non-finite gradient with --precision ", c.precision,
-           " (no loss scaling to back off); lower --lr");
+  ZT_CHECK(d.apply || scaler.dynamic(), "step ", rec.step, ": non-finite gradient with --precision ",
+           word_of(c.precision), " (no loss scaling to back off); lower --lr");
   d.inv_scale = 1.0f / rec.loss_scale;
   const float norm = std::sqrt(combine_norm_blocks(norm_block_sums));
   if (std::isfinite(norm)) rec.grad_norm = norm;

@@ -18,15 +18,15 @@ double exact(float x) { return static_cast<double>(x); }
 
 ordered_json config_object(const TrainConfig& c) {
   ordered_json j;
-  j["model"] = c.model;
+  j["model"] = word_of(c.model);
   j["layers"] = c.layers;
   j["heads"] = c.heads;
   j["width"] = c.width;
   j["context"] = c.context;
   j["vocab"] = c.vocab;
-  j["precision"] = c.precision;
-  j["optimizer"] = c.optimizer;
-  j["reduce_dtype"] = c.reduce_dtype;
+  j["precision"] = word_of(c.precision);
+  j["optimizer"] = word_of(c.optimizer);
+  j["reduce_dtype"] = word_of(c.reduce_dtype);
   j["no_master_weights"] = c.no_master_weights;
   j["lr"] = c.lr;
   j["min_lr"] = c.resolved_min_lr();
@@ -39,7 +39,7 @@ ordered_json config_object(const TrainConfig& c) {
   j["momentum"] = c.momentum;
   j["clip_grad_norm"] = c.clip_grad_norm;
   j["norm_block"] = c.norm_block;
-  j["loss_scale"] = c.loss_scale;
+  j["loss_scale"] = word_of(c.loss_scale);
   j["loss_scale_init"] = c.loss_scale_init;
   j["loss_scale_growth_interval"] = c.loss_scale_growth_interval;
   j["loss_scale_growth_factor"] = c.loss_scale_growth_factor;
@@ -51,9 +51,9 @@ ordered_json config_object(const TrainConfig& c) {
   j["seed"] = c.seed;
   j["memory_budget_mb"] = c.memory_budget_mb;
   j["blas_threads"] = c.blas_threads;
-  j["gemm"] = c.gemm;
-  j["device"] = c.device;
-  if (c.gemm == "canonical") j["gemm_isa"] = gemm::isa_name(gemm::canonical_isa());
+  j["gemm"] = word_of(c.gemm);
+  j["device"] = word_of(c.device);
+  if (c.gemm == kernels::GemmBackend::canonical) j["gemm_isa"] = gemm::isa_name(gemm::canonical_isa());
   j["data"] = c.data;
   j["digits"] = c.digits;
   j["eval_every"] = c.eval_every;
@@ -64,20 +64,20 @@ ordered_json config_object(const TrainConfig& c) {
   j["dp_size"] = c.dp_size();
   j["mp_blocks"] = c.resolved_mp_blocks();
   j["checkpoint_activations"] = c.checkpoint_activations;
-  j["partition_activations"] = c.partition_activations;
-  j["allocator"] = c.allocator;
-  j["zero_config"] = c.zero_config;
-  j["grad_sync"] = c.resolved_grad_sync();
-  j["stage1_reduce"] = c.stage1_reduce;
+  j["partition_activations"] = word_of(c.partition_activations);
+  j["allocator"] = word_of(c.allocator);
+  j["zero_config"] = c.zero_config ? word_of(*c.zero_config) : std::string();
+  j["grad_sync"] = word_of(c.resolved_grad_sync());
+  j["stage1_reduce"] = word_of(c.stage1_reduce);
   j["bucket_mb"] = c.bucket_mb;
   j["prefetch"] = c.prefetch;
   j["persist_below_mb"] = c.persist_below_mb;
   j["overlap"] = c.overlap;
-  j["collective_mode"] = c.collective_mode;
-  j["offload_optimizer"] = c.offload_optimizer;
-  j["offload_params"] = c.offload_params;
+  j["collective_mode"] = word_of(c.collective_mode);
+  j["offload_optimizer"] = c.offload_optimizer.text();
+  j["offload_params"] = c.offload_params.text();
   j["offload_buffers"] = c.offload_buffers;
-  j["offload_read_ahead"] = c.offload_read_ahead;
+  j["offload_read_ahead"] = c.offload_read_ahead ? "on" : "off";
   return j;
 }
 

@@ -1,6 +1,7 @@
 // train/train_config.h — every setting of a training run, parsed strictly from the command line.
 //
-// One plain struct is the whole contract of `zero-train`'s flags (README, chapter 2). Validation
+// One plain struct holds every setting of `zero-train` (README, chapter 2); its flags are declared
+// once, in train_flags.h, which parses, prints (--print-config) and hashes them. Validation
 // that needs only the settings themselves (sizes positive, width divisible by heads, batch
 // arithmetic) happens here, so a bad run stops before any memory is touched. It is not where the
 // dataset or the model are built.
@@ -13,24 +14,29 @@
 #include <vector>
 
 #include "core/output_place.h"
+#include "device/cuda_probe.h"
+#include "kernels/blas.h"
+#include "model/precision.h"
+#include "train/offload_target.h"
+#include "train/settings_enums.h"
 
 namespace zt::train {
 
 /// All settings of one training run (defaults are the `make run` job).
 struct TrainConfig {
   // model
-  std::string model = "gpt";  ///< model family (gpt)
-  int64_t layers = 2;         ///< L, transformer blocks
-  int64_t heads = 4;          ///< H, attention heads
-  int64_t width = 64;         ///< C, channels
-  int64_t context = 32;       ///< T, sequence length
-  int64_t vocab = 0;          ///< V; 0 means the dataset's alphabet size
+  ModelFamily model = ModelFamily::gpt;  ///< model family (gpt)
+  int64_t layers = 2;                    ///< L, transformer blocks
+  int64_t heads = 4;                     ///< H, attention heads
+  int64_t width = 64;                    ///< C, channels
+  int64_t context = 32;                  ///< T, sequence length
+  int64_t vocab = 0;                     ///< V; 0 means the dataset's alphabet size
   // precision and optimizer
-  std::string precision = "fp32";       ///< fp32 | fp16 | bf16
-  std::string optimizer = "adamw";      ///< adam | adamw | sgd
-  std::string reduce_dtype = "fp32";    ///< gradient storage/reduction width: fp32 | compute
-  bool no_master_weights = false;       ///< update the 16-bit copy directly (teaching only)
-  double lr = 3e-3;                     ///< peak learning rate
+  model::Precision precision = model::Precision::fp32;  ///< fp32 | fp16 | bf16
+  Optimizer optimizer = Optimizer::adamw;               ///< adam | adamw | sgd
+  ReduceDtype reduce_dtype = ReduceDtype::fp32;         ///< gradient storage/reduction width: fp32 | compute
+  bool no_master_weights = false;                       ///< update the 16-bit copy directly (teaching only)
+  double lr = 3e-3;                                     ///< peak learning rate
   std::optional<double> min_lr;         ///< floor of the cosine schedule; empty: lr / 10 (resolved_min_lr)
   std::optional<int64_t> warmup_steps;  ///< linear warm-up steps; empty: min(20, steps) (resolved_warmup_steps)
   double weight_decay = 0.0;            ///< AdamW decoupled weight decay
@@ -41,7 +47,7 @@ struct TrainConfig {
   double clip_grad_norm = 1.0;          ///< global-norm clipping threshold; 0 disables
   int64_t norm_block = 256;             ///< gradient-norm block size b (a power of two)
   // loss scaling (fp16)
-  std::string loss_scale = "dynamic";         ///< fp16: "dynamic" scaler, or "none" (S = 1, chapter 2's underflow demo)
+  LossScale loss_scale = LossScale::dynamic;  ///< fp16: the dynamic scaler, or none (S = 1, chapter 2's underflow demo)
   double loss_scale_init = 65536.0;           ///< initial dynamic loss scale
   int64_t loss_scale_growth_interval = 2000;  ///< clean steps before the scale grows
   double loss_scale_growth_factor = 2.0;      ///< growth multiplier
@@ -53,10 +59,10 @@ struct TrainConfig {
   bool micro_batch_given = false;  ///< --micro-batch was on the command line (else derived from N_d)
   int64_t seed = 1234;             ///< seed of init and data
   // resources
-  double memory_budget_mb = 1024.0;  ///< per-rank arena capacity, MiB
-  int64_t blas_threads = 1;          ///< BLAS threads per rank
-  std::string gemm = "canonical";    ///< canonical | blas (kernels/blas.h GemmBackend)
-  std::string device = "cpu";        ///< cpu | cuda (device/cuda_probe.h decides whether cuda can run)
+  double memory_budget_mb = 1024.0;                             ///< per-rank arena capacity, MiB
+  int64_t blas_threads = 1;                                     ///< BLAS threads per rank
+  kernels::GemmBackend gemm = kernels::GemmBackend::canonical;  ///< canonical | blas
+  device::Device device = device::Device::cpu;  ///< cpu | cuda (device/cuda_probe.h decides whether cuda can run)
   // data and outputs
   std::string data;           ///< byte-level text file; empty means the embedded dataset
   int64_t digits = 2;         ///< operand digits of the embedded addition task
@@ -67,27 +73,26 @@ struct TrainConfig {
   std::string dump_grads;     ///< --dump-grads FILE
   std::string dump_batch;     ///< --dump-batch FILE
   // data parallelism and ZeRO (chapters 5-7; src/zero)
-  int64_t stage = 0;                          ///< ZeRO stage 0 (plain data parallel), 1, 2, 3
-  int64_t world_size = 1;                     ///< all ranks: N_d data-parallel x N_m model-parallel
-  int64_t mp_size = 1;                        ///< N_m, model-parallel (tensor-parallel) ranks per group
-  std::optional<int64_t> mp_blocks;           ///< B, tensor-parallel blocks (power of two); empty: mp_size
-  bool checkpoint_activations = false;        ///< keep only each block's input; recompute it in backward
-  std::string partition_activations = "off";  ///< ZeRO-R P_a: off | on (slices over the MP group) | cpu (P_a+cpu)
-  double host_memory_budget_mb = 4096;        ///< capacity of the host tier's arena (P_a+cpu), MiB
-  std::string allocator = "general";          ///< arena policy: general (one first-fit region) | zero (M_D)
-  std::string zero_config;                    ///< the ZeRO paper's Table 3 preset C1..C5 ("" = none)
-  std::string memory_trace;                   ///< --memory-trace FILE: rank 0's arena events as JSON (M_D replay)
-  std::string ranks_as = "processes";         ///< how --world-size N starts its ranks: processes | threads
-  double bucket_mb = 25;                      ///< stage-2 gradient bucket, MiB (decimal allowed; PyTorch DDP's default)
-  int64_t prefetch = 1;                       ///< stage 3: units all-gathered ahead of use
+  int64_t stage = 0;                    ///< ZeRO stage 0 (plain data parallel), 1, 2, 3
+  int64_t world_size = 1;               ///< all ranks: N_d data-parallel x N_m model-parallel
+  int64_t mp_size = 1;                  ///< N_m, model-parallel (tensor-parallel) ranks per group
+  std::optional<int64_t> mp_blocks;     ///< B, tensor-parallel blocks (power of two); empty: mp_size
+  bool checkpoint_activations = false;  ///< keep only each block's input; recompute it in backward
+  PartitionActivations partition_activations = PartitionActivations::off;  ///< ZeRO-R P_a: off | on | cpu (P_a+cpu)
+  double host_memory_budget_mb = 4096;       ///< capacity of the host tier's arena (P_a+cpu), MiB
+  Allocator allocator = Allocator::general;  ///< arena policy: general (one first-fit region) | zero (M_D)
+  std::optional<ZeroPreset> zero_config;     ///< the ZeRO paper's Table 3 preset C1..C5 (empty = none)
+  std::string memory_trace;                  ///< --memory-trace FILE: rank 0's arena events as JSON (M_D replay)
+  RanksAs ranks_as = RanksAs::processes;     ///< how --world-size N starts its ranks: processes | threads
+  double bucket_mb = 25;                     ///< stage-2 gradient bucket, MiB (decimal allowed; PyTorch DDP's default)
+  int64_t prefetch = 1;                      ///< stage 3: units all-gathered ahead of use
   double persist_below_mb = 0;  ///< stage 3: units with compute-dtype params under this many MiB stay whole (0: off)
-  bool overlap = true;          ///< start gradient reductions asynchronously during backward
-  std::string overlap_flag = "on";                ///< --overlap on|off as parsed (sets overlap)
-  std::string grad_sync;                          ///< step | micro-batch; empty = step for stages 0-1, else micro-batch
-  std::string stage1_reduce = "reduce-scatter";   ///< stage 1 gradient reduction: reduce-scatter | all-reduce
-  std::string collective_mode = "deterministic";  ///< deterministic | fast
-  bool verify = false;                            ///< also run the single-rank reference and compare masters
-  std::string trace;                              ///< --trace FILE: Chrome-trace timeline of every rank (ZeRO path)
+  bool overlap = true;          ///< --overlap on: start gradient reductions asynchronously during backward
+  std::optional<GradSync> grad_sync;  ///< step | micro-batch; empty = step for stages 0-1, else micro-batch
+  Stage1Reduce stage1_reduce = Stage1Reduce::reduce_scatter;       ///< reduce-scatter | all-reduce
+  CollectiveMode collective_mode = CollectiveMode::deterministic;  ///< deterministic | fast
+  bool verify = false;  ///< also run the single-rank reference and compare masters
+  std::string trace;    ///< --trace FILE: Chrome-trace timeline of every rank (ZeRO path)
   // ranks as processes on one or several machines (launch/, collective/)
   double timeout_s = 120;     ///< rendezvous and every collective: a peer silent this long has failed
   std::string local_addr;     ///< --local-addr: the address this rank's transport binds ("" = chosen)
@@ -97,11 +102,10 @@ struct TrainConfig {
   int64_t save_every = 0;  ///< save every K steps (and after the last); 0 = after the last step only
   std::string resume;      ///< --resume PATH: continue from a checkpoint (or a save dir's latest)
   // ZeRO-Offload and the file tier (chapter 10; src/offload)
-  std::string offload_optimizer =
-      "none";                           ///< none | host | file:DIR: where FP32 master, optimizer state and update live
-  std::string offload_params = "none";  ///< none | file:DIR: stage 3's parameter shards in files
-  int64_t offload_buffers = 3;          ///< file tier: unit records in RAM at once (the ring's buffers)
-  std::string offload_read_ahead = "on";  ///< file tier: read the next units while one updates (on | off)
+  OffloadTarget offload_optimizer;  ///< none | host | file:DIR: where FP32 master, optimizer state and update live
+  OffloadTarget offload_params;     ///< none | file:DIR: stage 3's parameter shards in files
+  int64_t offload_buffers = 3;      ///< file tier: unit records in RAM at once (the ring's buffers)
+  bool offload_read_ahead = true;   ///< file tier: read the next units while one updates (--offload-read-ahead on)
   // a DeepSpeed-style JSON config (train/ds_config.h)
   std::string config_file;                     ///< --config FILE.json ("" = none)
   bool print_config = false;                   ///< --print-config: print the settings as flags, do not train
@@ -119,10 +123,10 @@ struct TrainConfig {
   double resolved_min_lr() const { return min_lr ? *min_lr : lr / 10; }
 
   /// The gradient synchronisation actually used (resolves the stage-dependent default).
-  /// @return "step" or "micro-batch".
-  std::string resolved_grad_sync() const {
-    if (!grad_sync.empty()) return grad_sync;
-    return stage <= 1 ? "step" : "micro-batch";
+  /// @return step or micro_batch.
+  GradSync resolved_grad_sync() const {
+    if (grad_sync) return *grad_sync;
+    return stage <= 1 ? GradSync::step : GradSync::micro_batch;
   }
   /// The tensor-parallel blocks actually used: --mp-blocks, or --mp-size (the fewest that let
   /// every model-parallel rank hold whole blocks). @return B.
@@ -135,15 +139,11 @@ struct TrainConfig {
   int64_t micro_batches_per_rank() const { return global_batch / (dp_size() * micro_batch); }
 
   /// Whether the optimizer is offloaded (--offload-optimizer host or file:DIR). @return true if so.
-  bool offloads_optimizer() const { return offload_optimizer != "none"; }
+  bool offloads_optimizer() const { return offload_optimizer.offloaded(); }
   /// The directory of a file tier. @return DIR of --offload-optimizer file:DIR, else "".
-  std::string offload_optimizer_dir() const {
-    return offload_optimizer.rfind("file:", 0) == 0 ? offload_optimizer.substr(5) : std::string();
-  }
+  const std::string& offload_optimizer_dir() const { return offload_optimizer.dir; }
   /// The directory of the parameter tier. @return DIR of --offload-params file:DIR, else "".
-  std::string offload_params_dir() const {
-    return offload_params.rfind("file:", 0) == 0 ? offload_params.substr(5) : std::string();
-  }
+  const std::string& offload_params_dir() const { return offload_params.dir; }
 
   /// Micro-batches per step on one rank: global_batch / micro_batch.
   /// @return the count (validated to divide exactly).
@@ -162,11 +162,6 @@ struct TrainConfig {
 /// on the command line (e.g. "world-size": a launcher's WORLD_SIZE must then agree with it).
 /// @return false when --help was printed (nothing to run).
 bool parse_train_config(int argc, char** argv, TrainConfig& config, std::vector<std::string>* given = nullptr);
-
-/// Check one value as the flag `--flag=value` would be parsed: its type, range or choices. A
-/// zt::Error names the flag and what is wrong (a --config key that sets the flag reuses it).
-/// @param flag a flag that takes a value, without dashes. @param value its text.
-void check_flag_value(const std::string& flag, const std::string& value);
 
 /// The default --micro-batch, once the world size is known (a launcher may set it after parsing):
 /// global batch / N_d, one micro-batch per data-parallel rank; an explicit --micro-batch stays.

@@ -29,7 +29,7 @@ std::vector<CanonicalPiece> canonical_pieces(const model::Manifest& storage, std
 }
 
 std::vector<std::string> checkpoint_states(const train::TrainConfig& c) {
-  if (c.optimizer == "sgd") return {"master", "sgd.momentum"};
+  if (c.optimizer == train::Optimizer::sgd) return {"master", "sgd.momentum"};
   return {"master", "adam.m", "adam.v"};
 }
 
@@ -64,8 +64,8 @@ checkpoint::Manifest checkpoint_header(const train::TrainConfig& c, const ZeroPl
            {"optimizer_step", s.optimizer_step},
            {"loss_scale", s.loss_scale},
            {"loss_scale_good_steps", s.good_steps},
-           {"precision", c.precision},
-           {"optimizer", c.optimizer},
+           {"precision", word_of(c.precision)},
+           {"optimizer", word_of(c.optimizer)},
            {"master_weights", !c.no_master_weights},
            {"steps", c.steps},
            {"global_batch", c.global_batch},
@@ -97,10 +97,11 @@ RunScalars check_resumable(const checkpoint::Manifest& m, const std::string& whe
     ZT_CHECK(m.run.contains(key), where, ": the manifest's run has no \"", key, "\"");
     return m.run[key];
   };
-  ZT_CHECK(field("precision") == c.precision, where, ": saved by a ", field("precision").get<std::string>(),
-           " run; this run is --precision ", c.precision, " (its loss scaler and 16-bit copy would not continue)");
-  ZT_CHECK(field("optimizer") == c.optimizer, where, ": saved with --optimizer ", field("optimizer").get<std::string>(),
-           "; this run's is ", c.optimizer);
+  ZT_CHECK(field("precision") == word_of(c.precision), where, ": saved by a ", field("precision").get<std::string>(),
+           " run; this run is --precision ", word_of(c.precision),
+           " (its loss scaler and 16-bit copy would not continue)");
+  ZT_CHECK(field("optimizer") == word_of(c.optimizer), where, ": saved with --optimizer ",
+           field("optimizer").get<std::string>(), "; this run's is ", word_of(c.optimizer));
   ZT_CHECK(field("data").value("dataset", "") == dataset, where, ": trained on ", field("data").value("dataset", "?"),
            "; this run's data is ", dataset);
   for (const auto& state : checkpoint_states(c))

@@ -1,17 +1,25 @@
 // zero/config_check.h — do all ranks run the same job? A hash of every setting that must agree,
 // exchanged once at start-up; a mismatch fails every rank with the same clear message instead of
-// a hang or silently different training. Not a validation of the settings (train_config.h).
+// a hang or silently different training. Which settings enter the hash is said where each flag is
+// declared (train/train_flags.h), so a new flag cannot be forgotten here. Not a validation of the
+// settings (train_config.h).
 #pragma once
 
 #include <cstdint>
 
 #include "collective/collective.h"
+#include "core/cli.h"
 #include "train/train_config.h"
 
 namespace zt::zero {
 
-/// A 64-bit hash of every setting that must agree across ranks (FNV-1a over their text;
-/// floating-point settings by their exact bits, so the smallest difference counts).
+/// A 64-bit hash of the hashed flags of a registry (FNV-1a over ArgParser::hashed_settings:
+/// every value as its flag text, numbers exactly, so the smallest difference counts).
+/// @param flags a registry whose targets hold the settings. @return the hash.
+uint64_t settings_hash(const ArgParser& flags);
+
+/// A 64-bit hash of every setting of zero-train that must agree across ranks: settings_hash of
+/// train/train_flags.h's declarations, resolved values where a default is derived.
 /// @param config the settings. @return the hash.
 uint64_t config_hash(const train::TrainConfig& config);
 

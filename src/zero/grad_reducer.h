@@ -2,13 +2,14 @@
 // all-reduce) of each flat unit, cut into stage-2 buckets, started as backward finishes the
 // parameters a bucket covers and completed while the next unit's backward runs (overlap).
 //
-// A bucket is a contiguous range [a, z) of the padded unit; its uneven reduce-scatter delivers to
-// each rank the part of [a, z) inside that rank's shard, so buckets need not align with shards.
-// Reduction order is the Collective's (deterministic: the canonical tree over ranks). With
-// --reduce-dtype compute the values travel and are summed as 16-bit numbers (Accumulation::storage
-// of the collective). At most one unit's buffers are in flight: opening a unit first completes
-// the previous one. What to do with a reduced shard is the caller's (the Sink). It does not
-// accumulate micro-batches and does not decide the schedule (train_zero.cc does).
+// The buckets, their order, the ready rule, the uneven reduce-scatter counts, where a reduction
+// lands and C_B's kBucketsInFlight are schedule/buckets.h's (the memory prediction replays the same
+// schedule); this file moves the values along it. Reduction order is the Collective's
+// (deterministic: the canonical tree over ranks). With --reduce-dtype compute the values travel and
+// are summed as 16-bit numbers (Accumulation::storage of the collective). At most one unit's
+// buffers are in flight: opening a unit first completes the previous one. What to do with a reduced
+// shard is the caller's (the Sink). It does not accumulate micro-batches and does not decide the
+// schedule (train_zero.cc does).
 #pragma once
 
 #include <algorithm>
@@ -21,6 +22,7 @@
 #include "collective/collective.h"
 #include "memory/arena.h"
 #include "memory/buffer.h"
+#include "schedule/buckets.h"
 #include "zero/timeline.h"
 #include "zero/zero_plan.h"
 
@@ -75,36 +77,33 @@ class GradReducer {
   void open(std::size_t u) {
     if (open_unit_ == u) return;
     complete();
-    const std::size_t full = lay_.units[u].full, shard = lay_.units[u].shard;
     Pending p;
     p.unit = u;
-    if (!plan_.reduce_scatters_grad) {  // an all-reduce of the whole unit, in place
-      if (plan_.reduce_in_compute_type)
-        p.wire = make_buffer<T>(arena_, full, zero_category::reduce_wire);
-      else
-        p.leaf = make_buffer<float>(arena_, full, zero_category::grad_leaf);
-    } else if (plan_.reduce_in_compute_type) {  // reduce-scatters land in this rank's shard
-      p.wire = make_buffer<T>(arena_, shard, zero_category::reduce_wire);
-    } else {
-      p.leaf = leaves_(u);  // the reduce-scatters land in the unit's next accumulator leaf
-    }
-    p.next_bucket = (full + bucket(u) - 1) / bucket(u);
+    // where the reduction lands (schedule::Landing): a 16-bit wire (the shard, or the whole unit
+    // all-reduced in place), the unit's next accumulator leaf, or an FP32 copy of the whole unit
+    if (schedule::wire16(plan_.landing))
+      p.wire = make_buffer<T>(arena_, plan_.reduced_extent(u), zero_category::reduce_wire);
+    else if (schedule::scatters(plan_.landing))
+      p.leaf = leaves_(u);
+    else
+      p.leaf = make_buffer<float>(arena_, lay_.units[u].full, zero_category::grad_leaf);
     pending_.push_back(std::move(p));
     open_unit_ = u;
   }
 
-  /// Issue, last bucket first, every not yet issued bucket of the open unit u that starts at or
-  /// after element `from` (all its gradients final). C_B (ZeRO paper, Sec. 6.2): a bucket travels
-  /// in a buffer of its own size, and at most kBucketsInFlight of them exist at once, so these
-  /// buffers are bounded by --bucket-mb, not by the size of a unit or of the model.
+  /// Issue, in the schedule's order (last bucket first), every not yet issued bucket of the open
+  /// unit u that the ready rule lets go (schedule::buckets_ready). C_B (ZeRO paper, Sec. 6.2): a
+  /// bucket travels in a buffer of its own size, and at most schedule::kBucketsInFlight of them
+  /// exist at once, so these buffers are bounded by --bucket-mb, not by a unit's or the model's size.
   /// @param u the open unit. @param grad the unit's micro-batch gradient (full extent, padding
   /// zero). @param from first final element.
   void issue_ready(std::size_t u, const T* grad, std::size_t from) {
     Pending& p = pending_.back();
-    const std::size_t full = lay_.units[u].full, b = bucket(u);
-    while (p.next_bucket > 0 && (p.next_bucket - 1) * b >= from) {
-      const std::size_t a = --p.next_bucket * b, z = std::min(full, a + b);
-      if (!plan_.reduce_scatters_grad) {  // one bucket: the whole unit, all-reduced in place
+    const schedule::UnitBuckets& buckets = plan_.buckets[u];
+    const std::size_t full = lay_.units[u].full;
+    for (const std::size_t ready = schedule::buckets_ready(buckets, from); p.issued < ready; ++p.issued) {
+      const schedule::Range r = buckets.issue_order[p.issued];
+      if (!schedule::scatters(plan_.landing)) {  // one bucket: the whole unit, all-reduced in place
         if (p.wire.size()) {
           std::memcpy(static_cast<void*>(p.wire.data()), grad, full * sizeof(T));
           p.works.push_back(coll_.all_reduce_async(p.wire.data(), full, dtype_of_v<T>));
@@ -113,19 +112,19 @@ class GradReducer {
           p.works.push_back(coll_.all_reduce_async(p.leaf.data(), full, dtype_of_v<float>));
         }
       } else {
-        if (p.buckets.size() == kBucketsInFlight) {  // reuse: the oldest bucket's buffer goes first
+        if (p.buckets.size() == schedule::kBucketsInFlight) {  // reuse: the oldest bucket's buffer goes first
           wait_one(p.buckets.front().work, u);
           p.buckets.pop_front();
         }
         InFlight f;
         if (p.wire.size()) {
-          f.wire = make_buffer<T>(arena_, z - a, zero_category::reduce_wire);
-          std::memcpy(static_cast<void*>(f.wire.data()), grad + a, (z - a) * sizeof(T));
-          f.work = reduce_scatter_bucket(f.wire.data(), p.wire.data(), u, a, z);
+          f.wire = make_buffer<T>(arena_, r.size(), zero_category::reduce_wire);
+          std::memcpy(static_cast<void*>(f.wire.data()), grad + r.begin, r.size() * sizeof(T));
+          f.work = reduce_scatter(f.wire.data(), p.wire.data(), u, r);
         } else {
-          f.leaf = make_buffer<float>(arena_, z - a, zero_category::grad_leaf);
-          for (std::size_t i = a; i < z; ++i) f.leaf[i - a] = static_cast<float>(grad[i]);
-          f.work = reduce_scatter_bucket(f.leaf.data(), p.leaf.data(), u, a, z);
+          f.leaf = make_buffer<float>(arena_, r.size(), zero_category::grad_leaf);
+          for (std::size_t i = r.begin; i < r.end; ++i) f.leaf[i - r.begin] = static_cast<float>(grad[i]);
+          f.work = reduce_scatter(f.leaf.data(), p.leaf.data(), u, r);
         }
         p.buckets.push_back(std::move(f));
       }
@@ -153,7 +152,7 @@ class GradReducer {
       p.buckets.clear();
       if (p.wire.size())
         sink_(p.unit, p.wire.data(), nullptr, nullptr);
-      else if (plan_.reduce_scatters_grad)
+      else if (schedule::scatters(plan_.landing))  // it landed in the accumulator's leaf
         sink_(p.unit, nullptr, p.leaf.data(), &p.leaf);
       else
         sink_(p.unit, nullptr, p.leaf.data(), nullptr);
@@ -166,21 +165,20 @@ class GradReducer {
   /// @param in the unit's full-extent values (FP32 or T). @param u the unit.
   template <typename V>
   void reduce_in_place(V* in, std::size_t u) {
-    const std::size_t full = lay_.units[u].full, b = bucket(u);
     std::vector<Work> works;
-    for (std::size_t a = 0; a < full; a += b)
-      works.push_back(issue_range(in, in + shard_begin(u), u, a, std::min(full, a + b)));
+    if (!schedule::scatters(plan_.landing)) {
+      works.push_back(coll_.all_reduce_async(in, lay_.units[u].full, dtype_of_v<V>));
+    } else {  // every bucket is final: issued in the unit's order, each landing in this rank's shard
+      const auto& order = plan_.buckets[u].issue_order;
+      for (auto r = order.rbegin(); r != order.rend(); ++r)
+        works.push_back(reduce_scatter(in + r->begin, in + lay_.rank * lay_.units[u].shard, u, *r));
+    }
     wait_all(works, u);
   }
 
  private:
   static constexpr std::size_t kNoUnit = static_cast<std::size_t>(-1);
 
- public:
-  /// C_B: reduce-scatter buckets whose buffers exist at once (one travelling while the next fills).
-  static constexpr std::size_t kBucketsInFlight = 2;
-
- private:
   struct InFlight {           // one bucket's reduce-scatter
     TypedBuffer<float> leaf;  // its FP32 values
     TypedBuffer<T> wire;      // or its 16-bit values (--reduce-dtype compute)
@@ -191,8 +189,8 @@ class GradReducer {
     TypedBuffer<float> leaf;       // FP32: the whole unit (all-reduce, in place) or this rank's shard (output)
     TypedBuffer<T> wire;           // the same in 16 bits (--reduce-dtype compute)
     std::vector<Work> works;       // the all-reduce
-    std::deque<InFlight> buckets;  // reduce-scatters in flight, at most kBucketsInFlight
-    std::size_t next_bucket = 0;   // buckets [0, next_bucket) not issued yet
+    std::deque<InFlight> buckets;  // reduce-scatters in flight, at most schedule::kBucketsInFlight
+    std::size_t issued = 0;        // buckets of the issue order issued so far
   };
 
   std::size_t N() const { return lay_.world_size; }
@@ -215,44 +213,12 @@ class GradReducer {
     if (timeline_) timeline_->add("wait reduce " + lay_.units[u].name, "wait", t0);
     if (first) std::rethrow_exception(first);
   }
-  std::size_t bucket(std::size_t u) const {
-    return plan_.bucket_elements && plan_.reduce_scatters_grad ? plan_.bucket_elements : lay_.units[u].full;
-  }
-  // where this rank's part of the reduction starts: its shard (reduce-scatter) or 0 (all-reduce)
-  std::size_t shard_begin(std::size_t u) const {
-    return plan_.reduce_scatters_grad ? lay_.rank * lay_.units[u].shard : 0;
-  }
-
-  // bucket [a, z) of unit u, held in its own buffer `in` (z - a values): an uneven reduce-scatter
-  // whose part for this rank lands in `shard` (this rank's shard of the unit)
+  // range r of unit u, its values at `values` (r.size() of them): an uneven reduce-scatter whose
+  // part for this rank lands in `shard_out` (this rank's shard of the unit), at the schedule's offset
   template <typename V>
-  Work reduce_scatter_bucket(const V* in, V* shard_out, std::size_t u, std::size_t a, std::size_t z) {
-    const std::size_t shard = lay_.units[u].shard, r = lay_.rank;
-    std::vector<std::size_t> counts(N());
-    for (std::size_t q = 0; q < N(); ++q) {
-      const std::size_t lo = std::max(a, q * shard), hi = std::min(z, (q + 1) * shard);
-      counts[q] = hi > lo ? hi - lo : 0;
-    }
-    V* dst = counts[r] ? shard_out + (std::max(a, r * shard) - r * shard) : shard_out;
-    return coll_.reduce_scatter_v_async(in, dst, counts, dtype_of_v<V>);
-  }
-
-  // [a, z) of unit u: an all-reduce of the whole unit in place (in == out) without gradient
-  // sharding, else an uneven reduce-scatter; `out` is this rank's shard (or the unit)
-  template <typename V>
-  Work issue_range(V* in, V* out, std::size_t u, std::size_t a, std::size_t z) {
-    const std::size_t shard = lay_.units[u].shard, r = lay_.rank;
-    if (!plan_.reduce_scatters_grad) {
-      if (in != out) std::memcpy(static_cast<void*>(out), in, lay_.units[u].full * sizeof(V));
-      return coll_.all_reduce_async(out, lay_.units[u].full, dtype_of_v<V>);
-    }
-    std::vector<std::size_t> counts(N());
-    for (std::size_t q = 0; q < N(); ++q) {
-      const std::size_t lo = std::max(a, q * shard), hi = std::min(z, (q + 1) * shard);
-      counts[q] = hi > lo ? hi - lo : 0;
-    }
-    V* dst = counts[r] ? out + (std::max(a, r * shard) - r * shard) : out;
-    return coll_.reduce_scatter_v_async(in + a, dst, counts, dtype_of_v<V>);
+  Work reduce_scatter(const V* values, V* shard_out, std::size_t u, schedule::Range r) {
+    const schedule::RangeScatter s = schedule::reduce_scatter_counts(r, lay_.units[u].shard, N(), lay_.rank);
+    return coll_.reduce_scatter_v_async(values, shard_out + s.at, s.counts, dtype_of_v<V>);
   }
 
   const ZeroPlan& plan_;

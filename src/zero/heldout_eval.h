@@ -32,7 +32,7 @@
 
 #include "collective/collective.h"
 #include "core/check.h"
-#include "data/addition.h"
+#include "data/dataset.h"
 #include "memory/arena.h"
 #include "memory/buffer.h"
 #include "model/gpt.h"
@@ -67,7 +67,7 @@ class HeldoutEvaluator final : public model::ParamProvider<T> {
   /// --offload-params: the parameter tier holding the sharded units' shards (else null).
   HeldoutEvaluator(const train::TrainConfig& config, const Dataset& data, const ZeroPlan& plan, Collective& coll,
                    Arena& arena, const T* params, offload::ParamFileTier* file = nullptr)
-      : c_(config), addition_(dynamic_cast<const AdditionDataset*>(&data)), plan_(plan), coll_(coll), params_(params) {
+      : c_(config), heldout_(data.heldout()), plan_(plan), coll_(coll), params_(params) {
     predictions_ =
         make_buffer<int32_t>(arena, static_cast<std::size_t>(c_.micro_batch * c_.context), train::category::eval);
     // one forward acquires 0, 1..L, L+1, then 0 again for the tied head (model/param_provider.h)
@@ -83,7 +83,7 @@ class HeldoutEvaluator final : public model::ParamProvider<T> {
   /// when the dataset has no held-out split (byte-level text; no collective is issued then).
   std::optional<train::EvalRecord> evaluate(int64_t step, model::Gpt<T>& gpt, const model::Workspace& ws,
                                             int32_t* batch) {
-    if (!addition_) return std::nullopt;
+    if (!heldout_) return std::nullopt;
     const std::size_t N = plan_.layout.world_size, q = plan_.layout.rank;
     const HeldoutSplit split{static_cast<std::size_t>(train::heldout_rounds(c_.micro_batch)), N};
     const std::size_t P = split.passes();
@@ -91,7 +91,7 @@ class HeldoutEvaluator final : public model::ParamProvider<T> {
     for (std::size_t j = 0; j < P; ++j) {
       const std::size_t r = split.round(q, j);
       if (r < split.rounds) {
-        const train::HeldoutRound h = train::heldout_round(*addition_, c_.seed, static_cast<int64_t>(r), c_.micro_batch,
+        const train::HeldoutRound h = train::heldout_round(*heldout_, c_.seed, static_cast<int64_t>(r), c_.micro_batch,
                                                            gpt, *this, ws, batch, predictions_.data());
         ZT_CHECK(h.match.total < (std::size_t{1} << 24), "held-out round ", r, ": ", h.match.total,
                  " problems do not travel exactly as FP32");
@@ -145,8 +145,8 @@ class HeldoutEvaluator final : public model::ParamProvider<T> {
 
  private:
   const train::TrainConfig& c_;
-  const AdditionDataset* addition_;  // null: no held-out split
-  ZeroPlan plan_;                    // acquire_order cut to one forward
+  const HeldoutSet* heldout_;  // null: no held-out split
+  ZeroPlan plan_;              // acquire_order cut to one forward
   Collective& coll_;
   const T* params_;
   TypedBuffer<int32_t> predictions_;

@@ -104,7 +104,7 @@ std::string file_io_json(const offload::FileIoStats& per_step, const offload::Fi
 std::string arena_trace_json(const std::vector<ArenaEvent>& events, const train::TrainConfig& c) {
   ordered_json j;
   j["capacity"] = static_cast<std::size_t>(c.memory_budget_mb * 1048576.0);
-  j["allocator"] = c.allocator;
+  j["allocator"] = word_of(c.allocator);
   ordered_json list = ordered_json::array();
   for (const auto& e : events) list.push_back({e.allocate ? 1 : 0, e.id, e.bytes, e.category});
   j["events"] = list;

@@ -59,6 +59,7 @@
 #include "zero/heldout_eval.h"
 #include "zero/layout.h"
 #include "zero/mp_gather.h"
+#include "zero/step_counters.h"
 #include "zero/unit_gatherer.h"
 #include "zero/zero_comm.h"
 #include "zero/zero_memory.h"
@@ -101,9 +102,9 @@ class ZeroLoop final : public model::ParamProvider<T> {
     ZT_CHECK(data.context() == shape_.context, "dataset context ", data.context(), " differs from --context ",
              c.context);
     kernels::set_blas_threads(static_cast<int>(c.blas_threads));
-    kernels::set_gemm_backend(c.gemm == "canonical" ? kernels::GemmBackend::canonical : kernels::GemmBackend::blas);
+    kernels::set_gemm_backend(c.gemm);
     if (!c.memory_trace.empty()) arena_.enable_trace();
-    if (c.allocator == "zero") set_aside_md_regions();
+    if (c.allocator == train::Allocator::zero) set_aside_md_regions();
     allocate();
     initialise();
   }
@@ -115,32 +116,28 @@ class ZeroLoop final : public model::ParamProvider<T> {
     result.dataset = data_.describe();
     scaler_ = loss_scaler_for(c_);
     if (!c_.resume.empty()) load_checkpoint();
-    const CommStats dp_start = coll_.stats(), mp_start = mp_stats();
-    zero_r::TransferStats transfers;  // training steps only, as the communication counters
-    offload::FileIoStats file_io;
+    StepCounters last, training;  // the last step's, and every training step's (not evaluations or saves)
     auto step = [&](int64_t s) {
-      const CommStats dp_before = coll_.stats(), mp_before = mp_stats();
-      const zero_r::TransferStats copies_before = copy_stats();
-      const offload::FileIoStats io_before = file_io_stats();
+      const StepCounters before = counters();
       StepRecord rec = train_step(s);
-      out.dp.per_step = coll_.stats() - dp_before;
-      out.mp.per_step = mp_stats() - mp_before;
-      out.transfers_per_step = copy_stats() - copies_before;
-      transfers = transfers + out.transfers_per_step;
-      out.file_io_per_step = file_io_stats() - io_before;
-      file_io = file_io + out.file_io_per_step;
+      last = counters() - before;
+      training = training + last;
       return rec;
     };
     run_steps(c_, {step, [&](int64_t s) { return evaluate(s); }, [&](int64_t s) { save_if_due(s); }}, on_step, result,
               first_step_);
-    out.dp.total = coll_.stats() - dp_start - eval_dp_comm_ - save_dp_comm_;  // training steps only
-    out.mp.total = mp_stats() - mp_start - eval_mp_comm_ - save_mp_comm_;
+    out.dp.per_step = last.dp;
+    out.mp.per_step = last.mp;
+    out.dp.total = training.dp;
+    out.mp.total = training.mp;
     out.dp.predicted_per_step = predict_comm_per_step(plan_);
     out.mp.predicted_per_step = predict_mp_comm_per_step(plan_);
     out.comm_total = out.dp.total + out.mp.total;
-    out.transfers_total = transfers;
+    out.transfers_per_step = last.transfers;
+    out.transfers_total = training.transfers;
     out.transfers_predicted_per_step = predict_transfers_per_step(plan_);
-    out.file_io_total = file_io;
+    out.file_io_per_step = last.file_io;
+    out.file_io_total = training.file_io;
     out.file_io_predicted_per_step = predict_file_io_per_step(plan_);
     out.comm_per_step = out.dp.per_step + out.mp.per_step;
     out.comm_predicted_per_step = out.dp.predicted_per_step + out.mp.predicted_per_step;
@@ -195,10 +192,12 @@ class ZeroLoop final : public model::ParamProvider<T> {
  private:
   std::size_t N() const { return lay_.world_size; }  // the data-parallel ranks ZeRO shards over
   std::size_t N_m() const { return mp_ ? static_cast<std::size_t>(mp_->size()) : 1; }
-  CommStats mp_stats() const { return mp_ ? mp_->stats() : CommStats{}; }
-  zero_r::TransferStats copy_stats() const { return copies_ ? copies_->stats() : zero_r::TransferStats{}; }
-  offload::FileIoStats file_io_stats() const {  // both file tiers: the optimizer's and the parameters'
-    return (tier_ ? tier_->file_stats() : offload::FileIoStats{}) + (ptier_ ? ptier_->stats() : offload::FileIoStats{});
+  /// Every counter, now (zero/step_counters.h); file I/O of both file tiers, the optimizer's and
+  /// the parameters'.
+  StepCounters counters() const {
+    return {
+        coll_.stats(), mp_ ? mp_->stats() : CommStats{}, copies_ ? copies_->stats() : zero_r::TransferStats{},
+        (tier_ ? tier_->file_stats() : offload::FileIoStats{}) + (ptier_ ? ptier_->stats() : offload::FileIoStats{})};
   }
   std::size_t rank() const { return lay_.rank; }
   std::size_t units() const { return lay_.units.size(); }
@@ -227,7 +226,7 @@ class ZeroLoop final : public model::ParamProvider<T> {
     if (plan_.offload_optimizer) {  // ZeRO-Offload: master and optimizer state in the host tier (or a file)
       const offload::TierSettings where{plan_.offload_to_file ? offload::TierKind::file : offload::TierKind::host,
                                         c_.offload_optimizer_dir(), static_cast<std::size_t>(c_.offload_buffers),
-                                        c_.offload_read_ahead == "on", world_rank_};
+                                        c_.offload_read_ahead, world_rank_};
       tier_ = std::make_unique<offload::OptimizerTier<T>>(where, offload_tier_shape(plan_), *host_arena_, *copies_);
     } else {
       if constexpr (!kFp32) master_ = make_buffer<float>(arena_, state_elements, category::master);
@@ -252,10 +251,8 @@ class ZeroLoop final : public model::ParamProvider<T> {
     step_sum16_.resize(units());
     for (std::size_t u = 0; u < units(); ++u)  // S_g: each buffer is the shard, else the whole unit
       accumulators_.push_back(std::make_unique<Accumulator>(plan_.grad_extent(u), [this, u](std::size_t n) {
-        // the first buffer of a step survives every merge (it holds the leftmost leaves): it is
-        // the unit's gradient storage; the others are the canonical tree's extra partial sums
-        const bool storage = accumulators_[u]->live_partials() == 0;
-        return make_buffer<float>(arena_, n, storage ? category::grads : category::accum_partials);
+        // the accumulator is the unit's gradient storage: its first buffer `grads`, the rest partials
+        return make_buffer<float>(arena_, n, accumulator_category(accumulators_[u]->live_partials(), true));
       }));
     reducer_ = std::make_unique<GradReducer<T>>(
         plan_, coll_, arena_, c_.overlap,
@@ -280,7 +277,7 @@ class ZeroLoop final : public model::ParamProvider<T> {
   /// tree's partial sums, allocated during backward), sized by replaying this plan's gradient
   /// allocations (gradient_events), and the activation checkpoints.
   void set_aside_md_regions() {
-    for (const auto& r : md_regions(plan_)) arena_.add_region(r.name, r.bytes, r.categories);
+    for (const auto& r : md_regions(plan_, c_.overlap)) arena_.add_region(r.name, r.bytes, r.categories);
   }
 
   /// What this rank keeps of each unit from the counter-based initialiser (train/init_units.h):
@@ -599,10 +596,7 @@ class ZeroLoop final : public model::ParamProvider<T> {
   // ---- checkpoints (chapter 10): this rank's states in canonical pieces (zero/engine_checkpoint.h) --
   void save_if_due(int64_t step) {
     if (c_.save_dir.empty() || !((c_.save_every > 0 && step % c_.save_every == 0) || step == c_.steps)) return;
-    const CommStats dp_before = coll_.stats(), mp_before = mp_stats();
     save_checkpoint(step);
-    save_dp_comm_ = save_dp_comm_ + (coll_.stats() - dp_before);  // kept out of the training's counters
-    save_mp_comm_ = save_mp_comm_ + (mp_stats() - mp_before);
   }
   /// The protocol of checkpoint/writer.h: rank 0 opens the temporary directory, every rank writes
   /// its pieces, rank 0 publishes; barriers over the whole job between the phases.
@@ -643,22 +637,18 @@ class ZeroLoop final : public model::ParamProvider<T> {
 
   // ---- held-out evaluation: the reference's rounds split over ranks (zero/heldout_eval.h) ---
   std::optional<EvalRecord> evaluate(int64_t step) {
-    const CommStats dp_before = coll_.stats(), mp_before = mp_stats();
-    auto e = evaluator_->evaluate(step, gpt_, workspace_, batch_.data());
-    eval_dp_comm_ = eval_dp_comm_ + (coll_.stats() - dp_before);  // kept out of the training's counters
-    eval_mp_comm_ = eval_mp_comm_ + (mp_stats() - mp_before);
-    return e;
+    return evaluator_->evaluate(step, gpt_, workspace_, batch_.data());
   }
 
   // ---- memory -------------------------------------------------------------------------------
   RankMemory memory_report() const {
     const int mp_rank = static_cast<int>(plan_.mp.rank), dp_rank = static_cast<int>(rank());
     // the held-out evaluation's gathers are part of the predicted trace (none without the split)
-    const bool heldout = dynamic_cast<const AdditionDataset*>(&data_) != nullptr;
-    const auto trace = predicted_trace(plan_, c_.overlap,
-                                       heldout ? static_cast<std::size_t>(train::heldout_rounds(c_.micro_batch)) : 0);
-    RankMemory m = rank_memory(arena_, dp_rank * static_cast<int>(N_m()) + mp_rank, predict_zero_memory(plan_),
-                               predicted_model_states(plan_), ledger_high_water(trace));
+    const bool heldout = data_.heldout() != nullptr;
+    const auto rounds = heldout ? static_cast<std::size_t>(train::heldout_rounds(c_.micro_batch)) : 0;
+    RankMemory m =
+        rank_memory(arena_, dp_rank * static_cast<int>(N_m()) + mp_rank, predict_zero_memory(plan_, c_.overlap, rounds),
+                    predicted_model_states(plan_), ledger_high_water(predicted_trace(plan_, c_.overlap, rounds)));
     m.dp_rank = dp_rank;
     m.mp_rank = mp_rank;
     if (host_arena_) {
@@ -702,11 +692,9 @@ class ZeroLoop final : public model::ParamProvider<T> {
   std::unique_ptr<zero_r::PartitionedCheckpoints<T>> keeper_;
   // ZeRO-Offload: the master, the optimizer state and the update (offload/optimizer_tier.h)
   std::unique_ptr<offload::OptimizerTier<T>> tier_;
-  CommStats eval_dp_comm_, eval_mp_comm_;  // collectives of the evaluations
-  CommStats save_dp_comm_, save_mp_comm_;  // barriers of the checkpoints
-  Timeline timeline_{!c_.trace.empty()};   // --trace: compute and blocked spans
-  std::vector<double> compute_start_;      // per unit: when its compute began
-  std::string phase_;                      // "forward " or "backward "
+  Timeline timeline_{!c_.trace.empty()};  // --trace: compute and blocked spans
+  std::vector<double> compute_start_;     // per unit: when its compute began
+  std::string phase_;                     // "forward " or "backward "
   Timeline* tl() { return timeline_.enabled() ? &timeline_ : nullptr; }
   LossScaler scaler_ = LossScaler::none();
   int64_t optimizer_step_ = 0;
@@ -724,8 +712,8 @@ ZeroRunResult train_zero(const train::TrainConfig& config, const Dataset& data, 
            " differs from the model-parallel group's ", groups.mp ? groups.mp->size() : 1, " ranks");
   check_same_config(config, groups.dp);
   if (groups.mp) check_same_config(config, *groups.mp);
-  if (config.precision == "fp16") return ZeroLoop<fp16>(config, data, groups, artifacts).run(on_step);
-  if (config.precision == "bf16") return ZeroLoop<bf16>(config, data, groups, artifacts).run(on_step);
+  if (config.precision == model::Precision::fp16) return ZeroLoop<fp16>(config, data, groups, artifacts).run(on_step);
+  if (config.precision == model::Precision::bf16) return ZeroLoop<bf16>(config, data, groups, artifacts).run(on_step);
   return ZeroLoop<float>(config, data, groups, artifacts).run(on_step);
 }
 

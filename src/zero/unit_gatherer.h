@@ -4,12 +4,14 @@
 //
 // The acquire order of a micro-batch is fixed by the model (model/param_provider.h) and listed in
 // ZeroPlan::acquire_order; an acquire that does not follow it is an error (every rank must issue
-// the same collectives in the same order). Gathers do not cross micro-batches. It holds no
+// the same collectives in the same order). Which gathers each acquire issues — prefetch, persistent
+// units never gathered, no gather across micro-batches — is schedule/gather_window.h's rule (the
+// memory prediction replays the same window); this file issues and waits along it. It holds no
 // parameters of its own: shards stay with the caller.
 //
 // A persistent unit (--persist-below-mb: its parameters are whole on every rank) is acquired in
 // the same order, checked the same way, and handed out as the caller's whole copy with no
-// collective; prefetch counts gathers, so it looks past persistent units to the next sharded ones.
+// collective.
 //
 // With --offload-params file:DIR the shards are not in memory: each micro-batch is a pass of the
 // parameter tier (offload/param_file_tier.h) over this order's gathers; a shard is read into the
@@ -26,6 +28,7 @@
 #include "memory/arena.h"
 #include "memory/buffer.h"
 #include "offload/param_file_tier.h"
+#include "schedule/gather_window.h"
 #include "zero/timeline.h"
 #include "zero/zero_plan.h"
 
@@ -48,14 +51,8 @@ class UnitGatherer {
         params_(params),
         timeline_(timeline),
         file_(file),
-        in_use_(plan.layout.units.size()) {
-    // gathers_before_[i]: sharded uses among positions [0, i) of the acquire order
-    for (std::size_t i = 0; i < plan.acquire_order.size(); ++i) {
-      gathers_before_.push_back(gather_positions_.size());
-      if (plan.params_sharded(plan.acquire_order[i])) gather_positions_.push_back(i);
-    }
-    for (std::size_t i : gather_positions_) gather_units_.push_back(plan.acquire_order[i]);
-  }
+        in_use_(plan.layout.units.size()),
+        window_(schedule::gather_window(plan.acquire_order, plan.params_layout.sharded, plan.prefetch)) {}
 
   /// An all-gather still in flight writes into a buffer this object owns: an exception unwinding
   /// the step (an out-of-memory error, a peer's failure) must not free it under the comm thread.
@@ -78,17 +75,14 @@ class UnitGatherer {
     const std::size_t at = position_++;
     ZT_CHECK(at < order.size() && order[at] == u, "stage 3: unexpected acquire order at position ", at, " (unit ", u,
              ")");
-    // in flight after this call: the gather of this use (if sharded) and the next --prefetch ones
-    const bool sharded = plan_.params_sharded(u);
-    const std::size_t last =
-        std::min(gather_positions_.size(), gathers_before_[at] + (sharded ? 1 : 0) + plan_.prefetch);
-    for (; next_issue_ < last; ++next_issue_) issue(next_issue_);
-    if (!sharded) return params_ + plan_.params_layout.offsets[u];
+    // in flight after this call: the window's (this use's gather, if sharded, and --prefetch more)
+    for (; next_issue_ < window_.issued[at]; ++next_issue_) issue(next_issue_);
+    if (!window_.gathers[at]) return params_ + plan_.params_layout.offsets[u];
     Gathering g = std::move(in_flight_.front());
     in_flight_.pop_front();
     const double t0 = timeline_ ? timeline_->now_us() : 0;
     g.work.wait();
-    if (file_) file_->put(gathers_before_[at], /*write=*/false);  // its shard's buffer is free
+    if (file_) file_->put(window_.gathers_before[at], /*write=*/false);  // its shard's buffer is free
     if (timeline_) timeline_->add("wait all_gather " + plan_.layout.units[u].name, "wait", t0);
     in_use_[u] = std::move(g.buffer);
     return in_use_[u].data();
@@ -107,11 +101,11 @@ class UnitGatherer {
   };
 
   void issue(std::size_t k) {  // the k-th gather of the micro-batch
-    const std::size_t u = gather_units_[k];
+    const std::size_t u = window_.units[k];
     const auto& unit = plan_.layout.units[u];
     Gathering g;
     g.buffer = make_buffer<T>(arena_, unit.full, zero_category::gathered_params);
-    if (file_ && k == 0) file_->start_pass(gather_units_);  // the micro-batch's reads of shards
+    if (file_ && k == 0) file_->start_pass(window_.units);  // the micro-batch's reads of shards
     const T* shard = file_ ? reinterpret_cast<const T*>(file_->get(k)) : params_ + plan_.params_layout.offsets[u];
     if (plan_.layout.world_size == 1)
       std::memcpy(static_cast<void*>(g.buffer.data()), shard, unit.shard * sizeof(T));
@@ -128,11 +122,9 @@ class UnitGatherer {
   offload::ParamFileTier* file_;  // --offload-params file:DIR (null: shards in params_)
   std::vector<TypedBuffer<T>> in_use_;
   std::deque<Gathering> in_flight_;
-  std::vector<std::size_t> gather_positions_;  // positions of the acquire order that gather
-  std::vector<std::size_t> gathers_before_;    // per position: gathers at earlier positions
-  std::vector<std::size_t> gather_units_;      // the unit of each gather, in order
-  std::size_t position_ = 0;                   // next position of the acquire order
-  std::size_t next_issue_ = 0;                 // next gather (index into gather_positions_) to issue
+  schedule::GatherWindow window_;  // the gathers of a micro-batch and how far ahead each acquire issues them
+  std::size_t position_ = 0;       // next position of the acquire order
+  std::size_t next_issue_ = 0;     // next gather (index into window_.units) to issue
 };
 
 }  // namespace zt::zero

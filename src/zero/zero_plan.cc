@@ -38,10 +38,10 @@ ZeroPlan make_zero_plan(const train::TrainConfig& c, int64_t dataset_vocab, int 
   }
   p.params_layout = state_layout(p.layout, params_sharded);
   // The schedule: S_g asks for a reduction after every micro-batch (resolved_grad_sync's default).
-  p.reduce_each_micro_batch = c.resolved_grad_sync() == "micro-batch";
+  p.reduce_each_micro_batch = c.resolved_grad_sync() == train::GradSync::micro_batch;
   // S_o: a rank updates only its shard, so the reduction need deliver only that (stage 1's
   // all-reduce variant keeps the whole reduced gradient, as plain data parallelism does).
-  p.reduce_scatters_grad = p.spec.optimizer && !(p.stage == 1 && c.stage1_reduce == "all-reduce");
+  p.reduce_scatters_grad = p.spec.optimizer && !(p.stage == 1 && c.stage1_reduce == train::Stage1Reduce::all_reduce);
   // S_g as the run keeps it: a shard of the gradient survives the step only when each micro-batch
   // is reduce-scattered before the next is added. This differs from the stage's S_g in two cases:
   // stage 1 with --grad-sync micro-batch keeps only shards (S_g = 1 though the stage says 0), and
@@ -50,17 +50,20 @@ ZeroPlan make_zero_plan(const train::TrainConfig& c, int64_t dataset_vocab, int 
   // whole gradient is stored (S_g = 0) and only the reduction's result is a shard.
   p.spec.grads = p.reduce_scatters_grad && p.reduce_each_micro_batch;
   for (auto& s : p.unit_specs) s.grads = p.spec.grads;
-  p.reduce_in_compute_type = c.precision != "fp32" && c.reduce_dtype == "compute";
+  p.reduce_in_compute_type = c.precision != model::Precision::fp32 && c.reduce_dtype == train::ReduceDtype::compute;
   p.micro_batches_per_rank = static_cast<std::size_t>(c.micro_batches_per_rank());
   p.grad_storage_16bit = p.reduce_in_compute_type && p.micro_batches_per_rank == 1;
   if (p.stage == 2) {
     const std::size_t width = p.reduce_in_compute_type ? 2 : 4;
     p.bucket_elements = std::max<std::size_t>(1, static_cast<std::size_t>(c.bucket_mb * 1048576.0) / width);
   }
+  p.landing = schedule::landing(p.reduce_scatters_grad, p.reduce_in_compute_type);
+  for (const auto& u : p.layout.units)  // buckets cut a reduce-scatter; an all-reduce takes the whole unit
+    p.buckets.push_back(schedule::unit_buckets(u.full, p.reduce_scatters_grad ? p.bucket_elements : 0));
   p.norm_floats = static_cast<std::size_t>(c.norm_block);
   p.prefetch = static_cast<std::size_t>(c.prefetch);
-  p.partition_activations = c.partition_activations != "off";
-  p.offload_activations = c.partition_activations == "cpu";
+  p.partition_activations = c.partition_activations != train::PartitionActivations::off;
+  p.offload_activations = c.partition_activations == train::PartitionActivations::cpu;
   p.offload_optimizer = c.offloads_optimizer();
   p.offload_to_file = !c.offload_optimizer_dir().empty();
   if (p.offload_to_file)

@@ -14,6 +14,7 @@
 #include "model/tensor_parallel.h"
 #include "model/workspace.h"
 #include "offload/tier.h"
+#include "schedule/buckets.h"
 #include "train/memory_plan.h"
 #include "train/train_config.h"
 #include "zero/layout.h"
@@ -62,6 +63,12 @@ struct ZeroPlan {
   std::size_t micro_batches_per_rank = 1;  ///< A
   std::size_t bucket_elements = 0;         ///< stage 2: elements per reduce-scatter call (0: one per unit)
   std::size_t norm_floats = 0;             ///< FP32 window of the norm and the initialiser (b)
+  /// Where a unit's per-micro-batch reduction lands (schedule/buckets.h): from reduce_scatters_grad
+  /// and reduce_in_compute_type.
+  schedule::Landing landing = schedule::Landing::all_reduce_unit32;
+  /// Per unit: its reduction's buckets in issue order (C_B: --bucket-mb when reduce-scattered with
+  /// buckets, else the whole unit).
+  std::vector<schedule::UnitBuckets> buckets;
   /// The model's provider calls of one micro-batch (model/param_provider.h): the memory
   /// prediction replays them.
   std::vector<model::ProviderCall> calls;

@@ -1,20 +1,20 @@
 // zero/zero_trace.cc — a ZeRO rank's arena events replayed from its plan (see zero_trace.h).
 // Each class below mirrors one engine component's allocations and releases, nothing else; the
-// comments name the code they follow.
+// comments name the code they follow. The rules themselves are not restated here: which gathers
+// an acquire issues, how a unit is cut into buckets and where its reduction lands come from
+// schedule/ (as for the engine), the sizes of the set-up from setup_allocations, and a new
+// accumulator buffer's category from train::accumulator_category.
 #include "zero/zero_trace.h"
 
-#include <algorithm>
 #include <deque>
 #include <functional>
-#include <map>
 #include <memory>
 #include <string>
 
-#include "offload/param_file_tier.h"
 #include "reduce/canonical_tree.h"
-#include "zero/grad_reducer.h"
+#include "schedule/buckets.h"
+#include "schedule/gather_window.h"
 #include "zero/zero_memory.h"
-#include "zero_r/partitioned_checkpoints.h"
 
 namespace zt::zero {
 
@@ -51,25 +51,21 @@ class Recorder {
   uint64_t next_ = 0;
 };
 
-/// UnitGatherer (unit_gatherer.h): at the i-th acquire the gathers of this use and of the next
-/// --prefetch sharded uses are issued (each a full unit), a gathered unit is freed at its release.
+/// UnitGatherer (unit_gatherer.h): the gathers of schedule::gather_window issued by each acquire
+/// (each a full unit), a gathered unit freed at its release.
 class GathererReplay {
  public:
-  GathererReplay(const ZeroPlan& p, std::vector<std::size_t> order, Recorder& rec)
-      : p_(p), order_(std::move(order)), rec_(rec), in_use_(p.layout.units.size()) {
-    for (std::size_t i = 0; i < order_.size(); ++i) {
-      gathers_before_.push_back(gather_units_.size());
-      if (p.params_sharded(order_[i])) gather_units_.push_back(order_[i]);
-    }
-  }
+  GathererReplay(const ZeroPlan& p, const std::vector<std::size_t>& order, Recorder& rec)
+      : p_(p),
+        rec_(rec),
+        in_use_(p.layout.units.size()),
+        window_(schedule::gather_window(order, p.params_layout.sharded, p.prefetch)) {}
   void acquire(std::size_t u) {
     const std::size_t at = position_++;
-    const bool sharded = p_.params_sharded(u);
-    const std::size_t last = std::min(gather_units_.size(), gathers_before_[at] + (sharded ? 1 : 0) + p_.prefetch);
-    for (; next_issue_ < last; ++next_issue_)
+    for (; next_issue_ < window_.issued[at]; ++next_issue_)
       in_flight_.push_back(
-          rec_.allocate(p_.layout.units[gather_units_[next_issue_]].full * width(), zero_category::gathered_params));
-    if (!sharded) return;
+          rec_.allocate(p_.layout.units[window_.units[next_issue_]].full * width(), zero_category::gathered_params));
+    if (!window_.gathers[at]) return;
     in_use_[u] = in_flight_.front();
     in_flight_.pop_front();
   }
@@ -79,17 +75,16 @@ class GathererReplay {
  private:
   std::size_t width() const { return model::bytes_of(p_.shape.precision); }
   const ZeroPlan& p_;
-  std::vector<std::size_t> order_;
   Recorder& rec_;
   std::vector<Token> in_use_;
   std::deque<Token> in_flight_;
-  std::vector<std::size_t> gathers_before_, gather_units_;
+  schedule::GatherWindow window_;
   std::size_t position_ = 0, next_issue_ = 0;
 };
 
-/// The engine's per-unit CanonicalGradAccumulator: FP32 leaves of grad_extent(u) elements, the
-/// first live buffer of a step under `grads`, the others `accum_partials`; a merge frees its right
-/// operand (optim/grad_accumulator.h).
+/// The engine's per-unit CanonicalGradAccumulator: FP32 leaves of grad_extent(u) elements in
+/// train::accumulator_category's categories (the accumulator is the gradient storage); a merge frees
+/// its right operand (optim/grad_accumulator.h).
 class AccumulatorReplay {
  public:
   AccumulatorReplay(const ZeroPlan& p, Recorder& rec) : p_(p), rec_(rec) {
@@ -97,8 +92,7 @@ class AccumulatorReplay {
     for (std::size_t u = 0; u < p.layout.units.size(); ++u) acc_.emplace_back(Merge(merge));
   }
   Token allocate_leaf(std::size_t u) {
-    return rec_.allocate(p_.grad_extent(u) * 4,
-                         acc_[u].live_partials() == 0 ? train::category::grads : train::category::accum_partials);
+    return rec_.allocate(p_.grad_extent(u) * 4, train::accumulator_category(acc_[u].live_partials(), true));
   }
   void push_leaf(std::size_t u, Token leaf) { acc_[u].push(std::move(leaf)); }
   void push(std::size_t u) { push_leaf(u, allocate_leaf(u)); }
@@ -178,43 +172,34 @@ class StepReplay {
     std::size_t unit = 0;
     Token leaf, wire;
     std::deque<Token> buckets;
-    std::size_t next_bucket = 0;
+    std::size_t issued = 0;
   };
-  std::size_t bucket(std::size_t u) const {
-    return p_.bucket_elements && p_.reduce_scatters_grad ? p_.bucket_elements : p_.layout.units[u].full;
-  }
   void open(std::size_t u) {
     if (open_unit_ == u) return;
     complete();
-    const std::size_t full = p_.layout.units[u].full, shard = p_.layout.units[u].shard;
     Pending q;
     q.unit = u;
-    if (!p_.reduce_scatters_grad) {
-      if (p_.reduce_in_compute_type)
-        q.wire = rec_.allocate(full * t(), zero_category::reduce_wire);
-      else
-        q.leaf = rec_.allocate(full * 4, zero_category::grad_leaf);
-    } else if (p_.reduce_in_compute_type) {
-      q.wire = rec_.allocate(shard * t(), zero_category::reduce_wire);
-    } else {
+    if (schedule::wire16(p_.landing))
+      q.wire = rec_.allocate(p_.reduced_extent(u) * t(), zero_category::reduce_wire);
+    else if (schedule::scatters(p_.landing))
       q.leaf = acc_.allocate_leaf(u);
-    }
-    q.next_bucket = (full + bucket(u) - 1) / bucket(u);
+    else
+      q.leaf = rec_.allocate(p_.layout.units[u].full * 4, zero_category::grad_leaf);
     pending_.push_back(std::move(q));
     open_unit_ = u;
   }
   void issue_ready(std::size_t u, std::size_t from) {
     Pending& q = pending_.back();
-    const std::size_t full = p_.layout.units[u].full, b = bucket(u);
-    while (q.next_bucket > 0 && (q.next_bucket - 1) * b >= from) {
-      const std::size_t a = --q.next_bucket * b, z = std::min(full, a + b);
-      if (!p_.reduce_scatters_grad) continue;  // the all-reduce works on the buffer opened above
-      if (q.buckets.size() == kBucketsInFlight) {
+    const schedule::UnitBuckets& buckets = p_.buckets[u];
+    for (const std::size_t ready = schedule::buckets_ready(buckets, from); q.issued < ready; ++q.issued) {
+      if (!schedule::scatters(p_.landing)) continue;  // the all-reduce works on the buffer opened above
+      if (q.buckets.size() == schedule::kBucketsInFlight) {
         rec_.release(q.buckets.front());
         q.buckets.pop_front();
       }
-      q.buckets.push_back(q.wire.live ? rec_.allocate((z - a) * t(), zero_category::reduce_wire)
-                                      : rec_.allocate((z - a) * 4, zero_category::grad_leaf));
+      const std::size_t n = buckets.issue_order[q.issued].size();
+      q.buckets.push_back(q.wire.live ? rec_.allocate(n * t(), zero_category::reduce_wire)
+                                      : rec_.allocate(n * 4, zero_category::grad_leaf));
     }
   }
   void close(std::size_t u) {
@@ -229,7 +214,7 @@ class StepReplay {
       q.buckets.clear();
       if (q.wire.live) {
         keep_grad16(q.unit);
-      } else if (p_.reduce_scatters_grad) {
+      } else if (schedule::scatters(p_.landing)) {
         acc_.push_leaf(q.unit, q.leaf);  // the reduce-scatter landed in the unit's next leaf
         q.leaf.live = false;
       } else {
@@ -251,7 +236,6 @@ class StepReplay {
   }
 
   static constexpr std::size_t kNoUnit = static_cast<std::size_t>(-1);
-  static constexpr std::size_t kBucketsInFlight = GradReducer<float>::kBucketsInFlight;  // C_B's two buffers
 
   const ZeroPlan& p_;
   bool overlap_;
@@ -263,28 +247,9 @@ class StepReplay {
   std::size_t open_unit_ = kNoUnit;
 };
 
-/// train_zero.cc's allocate(), in its order; the sizes are the persistent categories' predictions.
+/// train_zero.cc's allocate(), in its order (setup_allocations: the sharding description's sizes).
 void replay_setup(const ZeroPlan& p, Recorder& rec, std::vector<Token>& kept) {
-  const std::map<std::string, std::size_t> m = predict_zero_memory(p);
-  const auto one = [&](const std::string& category) {
-    if (auto it = m.find(category); it != m.end()) kept.push_back(rec.allocate(it->second, category));
-  };
-  one(train::category::params);
-  one(offload::kParamBuffersCategory);
-  one(train::category::master);
-  one(train::category::optimizer);
-  one(train::category::activations);
-  if (p.model_options().checkpoint_activations && !p.partition_activations)
-    one(train::category::activation_checkpoints);
-  one(train::category::scratch);
-  one(train::category::batch);
-  one(train::category::norm_blocks);
-  one(train::category::eval);  // HeldoutEvaluator's predictions
-  if (p.partition_activations && !p.offload_activations) one(train::category::activation_checkpoints);
-  if (p.offload_activations)  // P_a+cpu: two staging slices (zero_r/partitioned_checkpoints.h)
-    for (int i = 0; i < 2; ++i)
-      kept.push_back(
-          rec.allocate(checkpoint_slice_of(p) * model::bytes_of(p.shape.precision), zero_r::category::staging));
+  for (const auto& a : setup_allocations(p)) kept.push_back(rec.allocate(a.bytes, a.category));
 }
 
 /// HeldoutEvaluator::evaluate at stage 3: P = ceil(R / N) passes, each the forward's acquires and
@@ -324,15 +289,25 @@ std::vector<ArenaEvent> predicted_trace(const ZeroPlan& p, bool overlap, std::si
   return rec.take();
 }
 
-std::vector<zero_r::ReplayRegion> md_regions(const ZeroPlan& p) {
+std::vector<ArenaEvent> gradient_events(const ZeroPlan& p, bool overlap) {
+  std::vector<ArenaEvent> events;
+  for (auto& e : predicted_trace(p, overlap, 0))
+    if (e.category == train::category::grads || e.category == train::category::accum_partials)
+      events.push_back(std::move(e));
+  return events;
+}
+
+std::vector<zero_r::ReplayRegion> md_regions(const ZeroPlan& p, bool overlap) {
   std::vector<zero_r::ReplayRegion> regions;
   // exactly what first-fit needs for this plan's gradient allocations
   regions.push_back({"gradients",
                      {train::category::grads, train::category::accum_partials},
-                     zero_r::min_capacity(gradient_events(p))});
-  const auto predicted = predict_zero_memory(p);
-  if (auto it = predicted.find(train::category::activation_checkpoints); it != predicted.end())
-    regions.push_back({"checkpoints", {train::category::activation_checkpoints}, Arena::aligned_size(it->second)});
+                     zero_r::min_capacity(gradient_events(p, overlap))});
+  std::size_t checkpoints = 0;  // allocated once, at set-up
+  for (const auto& a : setup_allocations(p))
+    if (a.category == train::category::activation_checkpoints) checkpoints += a.bytes;
+  if (checkpoints)
+    regions.push_back({"checkpoints", {train::category::activation_checkpoints}, Arena::aligned_size(checkpoints)});
   return regions;
 }
 

@@ -9,15 +9,20 @@
 // trace through an Arena of the run's capacity (zero_r::replay) answers all three exactly.
 //
 // What it replays, on tokens (bytes and a category, no data), in the engine's order:
-//   set-up      train_zero.cc's allocate(): params, the parameter tier's ring, master, optimizer,
-//               activations, checkpoints, scratch, batch, norm blocks, the evaluator's ids, P_a's
-//               slices (or P_a+cpu's two staging slices);
-//   one step    each micro-batch's provider calls (model/param_provider.h) through the same logic
-//               as UnitGatherer (gathers issued --prefetch ahead), GradReducer (buckets issued at
-//               param_grad_done, at most two in flight, completed when the next unit opens or at
-//               once without --overlap) and the canonical accumulators (reduce/canonical_tree.h,
-//               run here on tokens); then the step's sums, 16-bit wires, and their release;
+//   set-up      train_zero.cc's allocate(), as zero_memory.h's setup_allocations lists it: params,
+//               the parameter tier's ring, master, optimizer, activations, checkpoints, scratch,
+//               batch, norm blocks, the evaluator's ids, P_a's slices (or P_a+cpu's two staging
+//               slices);
+//   one step    each micro-batch's provider calls (model/param_provider.h) through UnitGatherer's
+//               and GradReducer's schedules, the same functions the engine calls
+//               (schedule/gather_window.h: gathers issued --prefetch ahead; schedule/buckets.h:
+//               buckets issued at param_grad_done, at most kBucketsInFlight, the landing), completed
+//               when the next unit opens or at once without --overlap, and the canonical
+//               accumulators (reduce/canonical_tree.h, run here on tokens); then the step's sums,
+//               16-bit wires, and their release;
 //   evaluation  the held-out forward passes of this rank (stage 3: their gathers).
+// The transient categories' predicted peaks (zero_memory.h) are read off this trace, and M_D's
+// gradient events are its `grads` and `accum_partials` events.
 // Not here: the host tier's arena (everything in it is allocated at set-up, so its high-water
 // mark is the sum of its categories), and the single-rank reference loop
 // (train::predicted_single_rank_trace in train/memory_plan.h).
@@ -40,10 +45,17 @@ namespace zt::zero {
 /// numbered from 0 in allocation order as the arena numbers them (zero-byte requests are not events).
 std::vector<ArenaEvent> predicted_trace(const ZeroPlan& p, bool overlap, std::size_t heldout_rounds);
 
+/// The allocations and releases of one step's gradient storage and partial sums, in the engine's
+/// order: predicted_trace's `grads` and `accum_partials` events (ids as there). M_D sizes its
+/// gradient region by replaying them alone (zero_r/allocation_replay.h).
+/// @param p the rank's plan. @param overlap as for predicted_trace. @return the events.
+std::vector<ArenaEvent> gradient_events(const ZeroPlan& p, bool overlap);
+
 /// M_D's regions for --allocator zero (ZeRO paper, Sec. 6.3): the gradients (the step's storage and
 /// the canonical tree's partial sums), sized by replaying gradient_events alone, and the
 /// activation checkpoints. The engine sets these aside; a replay of the trace uses the same.
-/// @param p the rank's plan. @return the regions, in the order they are set aside.
-std::vector<zero_r::ReplayRegion> md_regions(const ZeroPlan& p);
+/// @param p the rank's plan. @param overlap as for predicted_trace. @return the regions, in the
+/// order they are set aside.
+std::vector<zero_r::ReplayRegion> md_regions(const ZeroPlan& p, bool overlap);
 
 }  // namespace zt::zero

@@ -4,18 +4,16 @@
 // On a GPU this is a copy stream with pinned host buffers (cudaMemcpyAsync, events); on the CPU
 // path both tiers are RAM and a copy is a memcpy, but it runs on a separate thread all the same, so
 // that compute and transfers overlap exactly where they would on a device, and so that the bytes,
-// calls and time of every transfer are real measurements. It moves bytes; it knows nothing of
-// checkpoints or models.
+// calls and time of every transfer are real measurements. The thread and its FIFO are
+// core/job_thread.h's; this file adds what a job is (a memcpy between the tiers) and what is
+// counted. It moves bytes; it knows nothing of checkpoints or models.
 #pragma once
 
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
-#include <functional>
-#include <memory>
 #include <mutex>
-#include <thread>
+
+#include "core/job_thread.h"
 
 namespace zt::zero_r {
 
@@ -43,21 +41,20 @@ class CopyHandle {
   /// Block until the copy has finished (returns at once for an empty handle).
   void wait();
   /// @return whether this handle refers to a copy.
-  bool valid() const { return static_cast<bool>(state_); }
+  bool valid() const { return engine_ != nullptr; }
 
  private:
   friend class CopyEngine;
-  struct State;
-  std::shared_ptr<State> state_;
+  Work work_;
   class CopyEngine* engine_ = nullptr;
 };
 
 /// One copy thread and its counters.
 class CopyEngine {
  public:
-  CopyEngine();
-  /// Finishes every queued copy, then stops the thread.
-  ~CopyEngine();
+  CopyEngine() = default;
+  /// Finishes every queued copy, then stops the thread (jobs_, the last member, goes first).
+  ~CopyEngine() = default;
   CopyEngine(const CopyEngine&) = delete;
   CopyEngine& operator=(const CopyEngine&) = delete;
 
@@ -70,21 +67,10 @@ class CopyEngine {
 
  private:
   friend class CopyHandle;
-  void run();
   void add_wait(double seconds);
-  struct Job {
-    void* dst;
-    const void* src;
-    std::size_t bytes;
-    CopyDirection direction;
-    std::shared_ptr<CopyHandle::State> state;
-  };
-  mutable std::mutex mutex_;
-  std::condition_variable wake_;
-  std::deque<Job> queue_;
-  bool stop_ = false;
+  mutable std::mutex mutex_;  // guards stats_ (the thread counts copies, the caller its waits)
   TransferStats stats_;
-  std::thread thread_;
+  JobThread jobs_;  // last: destroyed first, so every queued copy runs while the rest still exists
 };
 
 }  // namespace zt::zero_r

@@ -156,7 +156,7 @@ TEST_CASE("chapter-02 prints the training loop's own losses", "[ch2]") {
   const zt::AdditionDataset data(a);
   const char* precisions[3] = {"fp32", "fp16", "bf16"};
   for (int p = 0; p < 3; ++p) {
-    c.precision = precisions[p];
+    c.precision = zt::parse_word<zt::model::Precision>(precisions[p], "precision");
     const auto direct = zt::train::train_single_rank(c, data, {}, nullptr);
     for (int step : {1, 10, 12}) {
       char expected[32];

@@ -11,55 +11,23 @@
 #include <vector>
 
 #include "core/check.h"
+#include "core/cli.h"
 #include "fuzz/fuzz_support.h"
 #include "fuzz/print_config_check.h"
 #include "train/ds_config.h"
 #include "train/train_config.h"
+#include "train/train_flags.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   using namespace zt::train;
   const std::string text = zt::fuzz::as_text(data, size);
-  // every flag zero-train declares, as config_as_flags names them
+  // every flag zero-train declares (train_flags.h's registry)
   static const std::vector<std::string> every_flag = [] {
+    TrainConfig scratch;
+    zt::ArgParser flags("zero-train", "");
+    declare_train_flags(flags, scratch);
     std::vector<std::string> names;
-    for (const char* f : {"model",
-                          "layers",
-                          "heads",
-                          "width",
-                          "context",
-                          "vocab",
-                          "precision",
-                          "optimizer",
-                          "reduce-dtype",
-                          "lr",
-                          "min-lr",
-                          "warmup-steps",
-                          "weight-decay",
-                          "beta1",
-                          "beta2",
-                          "eps",
-                          "momentum",
-                          "clip-grad-norm",
-                          "norm-block",
-                          "loss-scale-init",
-                          "loss-scale-growth-interval",
-                          "global-batch",
-                          "micro-batch",
-                          "stage",
-                          "world-size",
-                          "mp-size",
-                          "checkpoint-activations",
-                          "partition-activations",
-                          "allocator",
-                          "bucket-mb",
-                          "prefetch",
-                          "persist-below-mb",
-                          "overlap",
-                          "stage1-reduce",
-                          "offload-optimizer",
-                          "offload-params",
-                          "offload-buffers"})
-      names.emplace_back(f);
+    for (const auto& f : flags.flags()) names.push_back(f.name);
     return names;
   }();
   for (const auto* given : {static_cast<const std::vector<std::string>*>(nullptr), &every_flag}) {

@@ -6,7 +6,7 @@
 
 #include "core/check.h"
 #include "fuzz/fuzz_support.h"
-#include "train/ds_config.h"
+#include "train/train_flags.h"
 
 namespace zt::fuzz {
 
@@ -15,7 +15,7 @@ void check_print_config(const train::TrainConfig& c) {
   // cannot survive, so such settings are not checked
   for (const std::string* text :
        {&c.data, &c.summary_json, &c.dump_manifest, &c.dump_params, &c.dump_grads, &c.dump_batch, &c.memory_trace,
-        &c.trace, &c.save_dir, &c.resume, &c.offload_optimizer, &c.offload_params})
+        &c.trace, &c.save_dir, &c.resume, &c.offload_optimizer.dir, &c.offload_params.dir})
     if (text->find_first_of(" \t\n") != std::string::npos) return;
   const std::string flags = train::config_as_flags(c);
   std::vector<std::string> words = flags.empty() ? std::vector<std::string>{} : split(flags, " ");

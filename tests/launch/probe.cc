@@ -10,8 +10,6 @@
 #include <gloo/allreduce.h>
 #include <gloo/math.h>
 #include <gloo/rendezvous/context.h>
-#include <gloo/rendezvous/file_store.h>
-#include <gloo/rendezvous/redis_store.h>
 #include <gloo/transport/tcp/device.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -28,8 +26,8 @@
 #include "core/check.h"
 #include "core/cli.h"
 #include "core/error_report.h"
+#include "launch/open_store.h"
 #include "launch/rank_env.h"
-#include "launch/store_spec.h"
 
 namespace {
 
@@ -43,22 +41,7 @@ void on_sigterm(int) {
   ::_exit(128 + SIGTERM);
 }
 
-// The store ZT_STORE (or MASTER_ADDR/MASTER_PORT) selects; File and Redis are Gloo's own.
-std::unique_ptr<gloo::rendezvous::Store> open_store(const zt::launch::RankEnv& env, std::chrono::milliseconds timeout) {
-  auto spec = zt::launch::select_store(env);
-  using Kind = zt::launch::StoreSpec::Kind;
-  switch (spec.kind) {
-    case Kind::kFile:
-      return std::make_unique<gloo::rendezvous::FileStore>(spec.path);
-    case Kind::kRedis:
-      return std::make_unique<gloo::rendezvous::RedisStore>(spec.host, spec.port);
-    case Kind::kTcp:
-      return zt::launch::open_tcp_store(spec, env.rank, timeout);
-    case Kind::kNone:
-      break;
-  }
-  ZT_FAIL("--rendezvous needs a store: set ZT_STORE or MASTER_ADDR and MASTER_PORT");
-}
+using zt::launch::open_store;  // the one every program uses (launch/open_store.h)
 
 // Every rank sets one key and reads everyone's, then the same store carries Gloo's own
 // rendezvous and a sum of (rank + 1) over the ranks, which must be W(W+1)/2.
@@ -93,7 +76,7 @@ void rendezvous(const zt::launch::RankEnv& env, std::chrono::milliseconds timeou
 
 // Announce "ready/R" through the store; the failing rank then waits for every rank's.
 void announce_ready(const zt::launch::RankEnv& env, bool failing, std::chrono::milliseconds timeout) {
-  static std::unique_ptr<gloo::rendezvous::Store> store;  // kept open while this rank lives
+  static std::shared_ptr<gloo::rendezvous::Store> store;  // kept open while this rank lives
   store = open_store(env, timeout);
   const std::string mine = "ready/" + std::to_string(env.rank);
   store->set(mine, std::vector<char>{'1'});

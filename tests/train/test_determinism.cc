@@ -13,7 +13,7 @@ using namespace zt;
 TEST_CASE("same seed, same bits: final weights and every step's numbers", "[ch2][train]") {
   for (const char* precision : {"fp32", "fp16", "bf16"}) {
     train::TrainConfig c = test::tiny_config();
-    c.precision = precision;
+    c.precision = test::word<model::Precision>(precision);
     c.micro_batch = 1;  // A = 4: the canonical accumulator is on the path
     train::RunArtifacts a, b;
     c.dump_params = "x";
@@ -61,9 +61,9 @@ TEST_CASE("zero steps dump the initial weights, the batch dump is the dataset's 
 
 TEST_CASE("step records: fp16 starts at the configured scale, bf16/fp32 at 1", "[ch2][train]") {
   train::TrainConfig c = test::tiny_config();
-  c.precision = "fp16";
+  c.precision = model::Precision::fp16;
   c.loss_scale_init = 1024;
   CHECK(test::run(c).steps.front().loss_scale == 1024.0f);
-  c.precision = "bf16";
+  c.precision = model::Precision::bf16;
   CHECK(test::run(c).steps.front().loss_scale == 1.0f);
 }

@@ -13,6 +13,9 @@
 #include "train/ds_config.h"
 
 namespace {
+using zt::train::Allocator;
+using zt::train::Optimizer;
+using zt::train::PartitionActivations;
 using zt::train::TrainConfig;
 
 TrainConfig applied(const std::string& json, const std::vector<std::string>& given = {}, TrainConfig c = {}) {
@@ -32,10 +35,10 @@ std::string error_of(const std::string& json, const std::vector<std::string>& gi
 
 TEST_CASE("ds config: element counts become MiB exactly", "[ch6][config]") {
   TrainConfig c;
-  c.precision = "fp16";
+  c.precision = zt::model::Precision::fp16;
   // fp32 gradients (the default --reduce-dtype): 4 bytes an element; 5e8 elements = 1907.3486328125 MiB
   CHECK(zt::train::bucket_mb_from_elements(5e8, c) == 1907.3486328125);
-  c.reduce_dtype = "compute";
+  c.reduce_dtype = zt::train::ReduceDtype::compute;
   CHECK(zt::train::bucket_mb_from_elements(5e8, c) == 953.67431640625);
   // and back: zero_plan's floor(MiB * 2^20) / width gives the element count again
   for (double e : {1.0, 1000.0, 12345.0, 5e8, 2e8 + 3}) {
@@ -47,11 +50,11 @@ TEST_CASE("ds config: element counts become MiB exactly", "[ch6][config]") {
 }
 
 TEST_CASE("ds config: Adam decays weights the AdamW way unless adam_w_mode is false", "[ch5][config]") {
-  CHECK(applied(R"({"optimizer": {"type": "Adam", "params": {"weight_decay": 0.1}}})").optimizer == "adamw");
-  CHECK(applied(R"({"optimizer": {"type": "Adam", "params": {"adam_w_mode": false}}})").optimizer == "adam");
-  CHECK(applied(R"({"optimizer": {"type": "AdamW"}})").optimizer == "adamw");
+  CHECK(applied(R"({"optimizer": {"type": "Adam", "params": {"weight_decay": 0.1}}})").optimizer == Optimizer::adamw);
+  CHECK(applied(R"({"optimizer": {"type": "Adam", "params": {"adam_w_mode": false}}})").optimizer == Optimizer::adam);
+  CHECK(applied(R"({"optimizer": {"type": "AdamW"}})").optimizer == Optimizer::adamw);
   const TrainConfig s = applied(R"({"optimizer": {"type": "SGD", "params": {"lr": 0.5, "momentum": 0.8}}})");
-  CHECK((s.optimizer == "sgd" && s.lr == 0.5 && s.momentum == 0.8));
+  CHECK((s.optimizer == Optimizer::sgd && s.lr == 0.5 && s.momentum == 0.8));
   const TrainConfig b = applied(R"({"optimizer": {"type": "adam", "params": {"betas": [0.8, 0.99], "eps": 1e-6}}})");
   CHECK((b.beta1 == 0.8 && b.beta2 == 0.99 && b.eps == 1e-6));
 }
@@ -120,11 +123,14 @@ TEST_CASE("ds config: offload devices map to the host and file tiers", "[ch5][co
   const TrainConfig o = applied(R"({"zero_optimization": {"stage": 3,
       "offload_optimizer": {"device": "nvme", "nvme_path": "/tmp/a", "buffer_count": 5},
       "offload_param": {"device": "nvme", "nvme_path": "/tmp/b"}}})");
-  CHECK((o.offload_optimizer == "file:/tmp/a" && o.offload_buffers == 5 && o.offload_params == "file:/tmp/b"));
-  CHECK(applied(R"({"zero_optimization": {"offload_optimizer": {"device": "cpu"}}})").offload_optimizer == "host");
+  CHECK((o.offload_optimizer.text() == "file:/tmp/a" && o.offload_buffers == 5 &&
+         o.offload_params.text() == "file:/tmp/b"));
+  CHECK(applied(R"({"zero_optimization": {"offload_optimizer": {"device": "cpu"}}})").offload_optimizer.text() ==
+        "host");
   const TrainConfig r = applied(R"({"activation_checkpointing": {"partition_activations": true,
       "cpu_checkpointing": true}})");
-  CHECK((r.checkpoint_activations && r.partition_activations == "cpu" && r.allocator == "general"));
+  CHECK((r.checkpoint_activations && r.partition_activations == PartitionActivations::cpu &&
+         r.allocator == Allocator::general));
 }
 
 namespace {

@@ -20,7 +20,7 @@ train::TrainConfig learning_config(const char* precision) {
   c.steps = 150;
   c.warmup_steps = 10;
   c.eval_every = 0;
-  c.precision = precision;
+  c.precision = test::word<model::Precision>(precision);
   return c;
 }
 

@@ -14,9 +14,9 @@ TEST_CASE("ledger: measured peak == predicted, category by category", "[ch3][tra
       for (const char* reduce : {"fp32", "compute"})
         for (int64_t micro : {4, 2, 1}) {  // A = 1, 2, 4 micro-batches... and 3 below
           train::TrainConfig c = test::tiny_config();
-          c.precision = precision;
-          c.optimizer = optimizer;
-          c.reduce_dtype = reduce;
+          c.precision = test::word<model::Precision>(precision);
+          c.optimizer = test::word<train::Optimizer>(optimizer);
+          c.reduce_dtype = test::word<train::ReduceDtype>(reduce);
           c.micro_batch = micro;
           c.steps = 2;
           INFO(precision << " " << optimizer << " " << reduce << " micro " << micro);
@@ -31,7 +31,7 @@ TEST_CASE("ledger: measured peak == predicted, category by category", "[ch3][tra
   train::TrainConfig c = test::tiny_config();
   c.global_batch = 6;
   c.micro_batch = 2;  // A = 3: floor(log2 3) + 1 = 2 partial sums
-  c.precision = "bf16";
+  c.precision = model::Precision::bf16;
   const auto m = test::run(c).memory.at(0);
   CHECK(m.by_category == m.by_category_predicted);
   CHECK(m.by_category.at(train::category::accum_partials) ==
@@ -40,9 +40,9 @@ TEST_CASE("ledger: measured peak == predicted, category by category", "[ch3][tra
 
 TEST_CASE("fp16 + AdamW + reduce in compute dtype is the paper's 16 psi", "[ch3][train][memory]") {
   train::TrainConfig c = test::tiny_config();
-  c.precision = "fp16";
-  c.optimizer = "adamw";
-  c.reduce_dtype = "compute";
+  c.precision = model::Precision::fp16;
+  c.optimizer = train::Optimizer::adamw;
+  c.reduce_dtype = train::ReduceDtype::compute;
   const auto r = test::run(c);
   const auto psi = static_cast<std::size_t>(r.param_count);
   const auto& m = r.memory.at(0);
@@ -52,10 +52,10 @@ TEST_CASE("fp16 + AdamW + reduce in compute dtype is the paper's 16 psi", "[ch3]
   CHECK(m.by_category.at("master") == 4 * psi);
   CHECK(m.by_category.at("optimizer") == 8 * psi);
   // SGD with momentum: K = 8, so 2 + 2 + 4 + 4 = 12 psi; FP32 precision with Adam: 4 + 4 + 8
-  c.optimizer = "sgd";
+  c.optimizer = train::Optimizer::sgd;
   CHECK(test::run(c).memory.at(0).model_states_bytes == 12 * psi);
-  c.optimizer = "adam";
-  c.precision = "fp32";
+  c.optimizer = train::Optimizer::adam;
+  c.precision = model::Precision::fp32;
   CHECK(test::run(c).memory.at(0).model_states_bytes == 16 * psi);
 }
 

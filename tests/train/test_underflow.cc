@@ -21,8 +21,8 @@ train::TrainConfig chapter2_step(const std::string& loss_scale) {
   c.steps = 1;
   c.warmup_steps = 1;
   c.eval_every = 0;
-  c.precision = "fp16";
-  c.loss_scale = loss_scale;
+  c.precision = model::Precision::fp16;
+  c.loss_scale = test::word<train::LossScale>(loss_scale);
   c.dump_grads = "kept-in-memory";  // asks the loop for step 1's gradient; nothing is written
   return c;
 }
@@ -56,9 +56,9 @@ TEST_CASE("loss scale dynamic: fewer 16-bit zeros than without scaling, and the 
 
 TEST_CASE("grad16_zeros: counted for fp16 and bf16, not for FP32", "[ch2][train]") {
   train::TrainConfig c = test::tiny_config();
-  c.precision = "fp32";
+  c.precision = model::Precision::fp32;
   CHECK(test::run(c).steps.front().grad16_zeros == -1);
-  c.precision = "bf16";
+  c.precision = model::Precision::bf16;
   CHECK(test::run(c).steps.front().grad16_zeros >= 0);
 }
 

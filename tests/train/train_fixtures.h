@@ -2,7 +2,9 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
+#include "core/words.h"
 #include "data/addition.h"
 #include "train/single_rank.h"
 #include "train/train_config.h"
@@ -23,6 +25,13 @@ inline train::TrainConfig tiny_config() {
   c.warmup_steps = 0;
   c.memory_budget_mb = 64;
   return c;
+}
+
+/// A setting's value from the word its flag takes: test tables keep the words they print.
+/// @param text e.g. "fp16". @return the enum value (zt::Error for a word the flag refuses).
+template <typename E>
+E word(const std::string& text) {
+  return parse_word<E>(text, "test setting");
 }
 
 /// The embedded dataset for a config's context.

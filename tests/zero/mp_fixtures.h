@@ -48,10 +48,10 @@ struct MpCase {
 /// reference never partitions). @return the run (for further checks).
 inline ZeroRun check_mp_equal(const MpCase& cs, const char* partition = "off") {
   train::TrainConfig c = cs.config();
-  c.partition_activations = partition;
+  c.partition_activations = word<train::PartitionActivations>(partition);
   train::TrainConfig ref_config = reference_of(c);
   ref_config.checkpoint_activations = false;
-  ref_config.partition_activations = "off";
+  ref_config.partition_activations = train::PartitionActivations::off;
   train::RunArtifacts ref_art;
   const train::RunResult ref = run(ref_config, &ref_art);
   ZeroRun z = run_zero(c);

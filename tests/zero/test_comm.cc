@@ -26,7 +26,7 @@ TEST_CASE("bytes and calls per step equal the closed form, every stage", "[ch7]"
       const int stage = cs.stage, world = cs.world;
       const char* sync = cs.sync;
       auto c = zero_config(stage, world, 2, cs.precision);
-      c.grad_sync = sync;
+      c.grad_sync = word<train::GradSync>(sync);
       c.bucket_mb = 0.001;
       const ZeroRun z = run_zero(c);
       REQUIRE(z.errors == "");
@@ -60,7 +60,7 @@ TEST_CASE("the paper's volumes: 2(N-1)/N psi for stages 0-2, about 3(N-1)/N psi 
   for (int stage : {0, 1, 2, 3}) {
     auto c = base;
     c.stage = stage;
-    c.reduce_dtype = "compute";
+    c.reduce_dtype = train::ReduceDtype::compute;
     c.bucket_mb = 1;  // one bucket per unit
     const ZeroRun z = run_zero(c);
     REQUIRE(z.errors == "");
@@ -90,7 +90,7 @@ TEST_CASE("stage 3 with persistent units: closed form, and one gather per persis
     for (const char* sync : {"step", "micro-batch"}) {
       auto c = zero_config(3, world, 2, world == 2 ? "bf16" : "fp16");
       c.layers = 2;
-      c.grad_sync = sync;
+      c.grad_sync = word<train::GradSync>(sync);
       c.steps = 2;
       auto off = c;
       c.persist_below_mb = persist_all_but_largest(c);

@@ -19,8 +19,9 @@ train::RunResult check_equal(const train::TrainConfig& c) {
   train::RunArtifacts ref_art;
   const train::RunResult ref = run(reference_of(c), &ref_art);
   const ZeroRun z = run_zero(c);
-  INFO("stage " << c.stage << " N=" << c.world_size << " " << c.precision << " " << c.optimizer << " mb/rank="
-                << c.micro_batches_per_rank() << " sync=" << c.resolved_grad_sync() << " reduce=" << c.reduce_dtype);
+  INFO("stage " << c.stage << " N=" << c.world_size << " " << word_of(c.precision) << " " << word_of(c.optimizer)
+                << " mb/rank=" << c.micro_batches_per_rank() << " sync=" << word_of(c.resolved_grad_sync())
+                << " reduce=" << word_of(c.reduce_dtype));
   REQUIRE(z.errors == "");
   for (const auto& r : z.ranks) CHECK(compare_steps(r.value->run.steps, ref.steps) == "");
   CHECK(compare_params(z.artifacts.final_params, ref_art.final_params) == "");
@@ -45,7 +46,7 @@ TEST_CASE("stages 0 and 1, one micro-batch per rank: bitwise equal to the refere
   for (const Case& cs : cases)
     DYNAMIC_SECTION("stage " << cs.stage << ", N " << cs.world << ", " << cs.precision << ", " << cs.optimizer) {
       auto c = zero_config(cs.stage, cs.world, 1, cs.precision);
-      c.optimizer = cs.optimizer;
+      c.optimizer = word<train::Optimizer>(cs.optimizer);
       c.clip_grad_norm = 0.5;
       const auto ref = check_equal(c);
       bool clipped = false;
@@ -77,8 +78,8 @@ TEST_CASE("stages 0-3 under the schedule conditions: several micro-batches per r
       auto c = zero_config(cs.stage, cs.world, cs.per_rank, cs.precision);
       c.micro_batch = 1;
       c.global_batch = cs.world * cs.per_rank;
-      c.grad_sync = cs.sync;
-      c.optimizer = cs.optimizer;
+      c.grad_sync = word<train::GradSync>(cs.sync);
+      c.optimizer = word<train::Optimizer>(cs.optimizer);
       c.bucket_mb = 0.002;  // stage 2: ~500-float buckets, cutting units
       check_equal(c);
     }
@@ -104,7 +105,7 @@ TEST_CASE("stage 2: buckets that cut units, overlap on and off, N = 1..5", "[ch6
       auto c = zero_config(2, cs.world, 1, cs.precision);
       c.bucket_mb = cs.bucket_mb;
       c.overlap = cs.overlap;
-      c.optimizer = cs.optimizer;
+      c.optimizer = word<train::Optimizer>(cs.optimizer);
       c.clip_grad_norm = 0.5;
       check_equal(c);
     }
@@ -128,7 +129,7 @@ TEST_CASE("stage 3: parameters only as shards, N = 1..5 and 7", "[ch7]") {
     DYNAMIC_SECTION("stage 3, N " << cs.world << ", " << cs.precision << ", " << cs.optimizer << ", overlap "
                                   << on_off(cs.overlap) << ", prefetch " << cs.prefetch) {
       auto c = zero_config(3, cs.world, 1, cs.precision);
-      c.optimizer = cs.optimizer;
+      c.optimizer = word<train::Optimizer>(cs.optimizer);
       c.overlap = cs.overlap;
       c.prefetch = cs.prefetch;
       c.clip_grad_norm = 0.5;
@@ -155,7 +156,7 @@ TEST_CASE("outside the schedule conditions: deterministic, and equal across stag
   std::vector<ZeroRun> runs;
   for (int stage : {0, 1, 2, 3}) {
     auto c = zero_config(stage, 2, 3, "fp32");
-    c.grad_sync = "step";
+    c.grad_sync = train::GradSync::step;
     runs.push_back(run_zero(c));
     REQUIRE(runs.back().errors == "");
   }
@@ -171,12 +172,12 @@ TEST_CASE("outside the schedule conditions: deterministic, and equal across stag
 TEST_CASE("reduce-dtype compute: one rank equals the reference, N ranks agree across stages", "[ch6]") {
   for (const char* precision : {"fp16", "bf16"}) {
     auto one = zero_config(2, 1, 1, precision);
-    one.reduce_dtype = "compute";
+    one.reduce_dtype = train::ReduceDtype::compute;
     check_equal(one);
     std::vector<ZeroRun> runs;
     for (int stage : {0, 1, 2, 3}) {
       auto c = zero_config(stage, 3, 1, precision);
-      c.reduce_dtype = "compute";
+      c.reduce_dtype = train::ReduceDtype::compute;
       runs.push_back(run_zero(c));
       REQUIRE(runs.back().errors == "");
     }
@@ -196,8 +197,8 @@ TEST_CASE("stage 1, all-reduce variant: bitwise equal, with the comm closed form
   for (const Case& cs : cases)
     DYNAMIC_SECTION("stage 1, N " << cs.world << ", " << cs.sync << " sync, " << cs.precision) {
       auto c = zero_config(1, cs.world, 2, cs.precision);
-      c.stage1_reduce = "all-reduce";
-      c.grad_sync = cs.sync;
+      c.stage1_reduce = train::Stage1Reduce::all_reduce;
+      c.grad_sync = word<train::GradSync>(cs.sync);
       if (cs.world == 3) c.micro_batch = 4, c.global_batch = 12;  // A = 1: every schedule holds
       check_equal(c);
       const ZeroRun z = run_zero(c);
@@ -238,7 +239,7 @@ TEST_CASE("stage 3 with persistent small units (--persist-below-mb): bitwise equ
       auto c = zero_config(3, cs.world, 1, cs.precision);
       c.layers = 2;
       c.steps = 4;
-      c.optimizer = cs.optimizer;
+      c.optimizer = word<train::Optimizer>(cs.optimizer);
       c.overlap = cs.overlap;
       c.prefetch = cs.prefetch;
       c.clip_grad_norm = 0.5;

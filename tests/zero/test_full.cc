@@ -54,7 +54,7 @@ TEST_CASE("full product: every stage, N, precision, optimizer, overlap, prefetch
                              << ", overlap " << (cs.overlap ? "on" : "off") << ", prefetch " << cs.prefetch
                              << ", bucket " << cs.bucket_mb << " MiB") {
       auto c = zero_config(cs.stage, cs.world, 1, cs.precision);
-      c.optimizer = cs.optimizer;
+      c.optimizer = word<train::Optimizer>(cs.optimizer);
       c.overlap = cs.overlap;
       c.prefetch = cs.prefetch;
       c.bucket_mb = cs.bucket_mb;

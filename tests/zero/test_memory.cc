@@ -35,8 +35,8 @@ struct LedgerCase {
   /// @return the tiny config with this row's settings, two steps.
   train::TrainConfig config() const {
     auto c = zero_config(stage, world, per_rank, precision);
-    c.grad_sync = sync;
-    c.reduce_dtype = reduce;
+    c.grad_sync = word<train::GradSync>(sync);
+    c.reduce_dtype = word<train::ReduceDtype>(reduce);
     c.prefetch = prefetch;
     c.steps = 2;
     return c;
@@ -48,9 +48,9 @@ void check_ledger(const train::TrainConfig& c) {
   REQUIRE(z.errors == "");
   for (const auto& r : z.ranks) {
     const auto& m = r.value->run.memory.front();
-    INFO("stage " << c.stage << " N=" << c.world_size << " A=" << c.micro_batches_per_rank() << " " << c.precision
-                  << " " << c.resolved_grad_sync() << " reduce " << c.reduce_dtype << " prefetch " << c.prefetch
-                  << " rank " << m.rank);
+    INFO("stage " << c.stage << " N=" << c.world_size << " A=" << c.micro_batches_per_rank() << " "
+                  << word_of(c.precision) << " " << word_of(c.resolved_grad_sync()) << " reduce "
+                  << word_of(c.reduce_dtype) << " prefetch " << c.prefetch << " rank " << m.rank);
     CHECK(m.by_category == m.by_category_predicted);
     CHECK(m.model_states_bytes == m.model_states_bytes_predicted);
     CHECK(m.peak_bytes <= m.peak_bytes_predicted);
@@ -94,7 +94,7 @@ TEST_CASE("model states: ranks together hold N x the paper's per-rank bytes, plu
     for (int stage : {0, 1, 2, 3})
       for (int world : {1, 2, 3, 4}) {
         auto c = zero_config(stage, world, 1, "fp16");
-        c.reduce_dtype = reduce;
+        c.reduce_dtype = word<train::ReduceDtype>(reduce);
         c.steps = 1;
         const ZeroRun z = run_zero(c);
         REQUIRE(z.errors == "");
@@ -163,7 +163,7 @@ TEST_CASE("model states with persistent units: sum over units of the per-unit pa
   for (int world : {1, 2, 3, 4}) {
     auto c = zero_config(3, world, 1, "fp16");
     c.layers = 2;
-    c.reduce_dtype = "compute";
+    c.reduce_dtype = train::ReduceDtype::compute;
     c.steps = 1;
     c.persist_below_mb = persist_all_but_largest(c);
     const auto plan = plan_of(c);

@@ -88,7 +88,7 @@ TEST_CASE("model parallel: model states are the paper's, the split parameters di
       DYNAMIC_SECTION("stage " << stage << ", N_d " << dp << ", N_m " << mp) {
         MpCase cs{dp, mp, stage, "fp16", false};
         train::TrainConfig c = cs.config();
-        c.reduce_dtype = "compute";
+        c.reduce_dtype = train::ReduceDtype::compute;
         c.global_batch = dp * c.micro_batch;
         c.loss_scale_init = 65536;
         c.steps = 1;

@@ -13,6 +13,7 @@
 #include "support/run_program.h"
 #include "zero/mp_fixtures.h"
 #include "zero/zero_memory.h"
+#include "zero/zero_trace.h"
 #include "zero_r/allocation_replay.h"
 #include "zero_r/partitioned_checkpoints.h"
 
@@ -27,7 +28,7 @@ struct PaCase {
   std::string name() const { return grid.name() + ", P_a " + partition; }
   train::TrainConfig config() const {
     train::TrainConfig c = grid.config();
-    c.partition_activations = partition;
+    c.partition_activations = word<train::PartitionActivations>(partition);
     return c;
   }
 };
@@ -93,7 +94,7 @@ TEST_CASE("P_a traffic: one model-parallel all-gather per block per micro-batch,
         const std::size_t pa_bytes = A * L * (n - 1) * S * t;  // a ring all-gather sends N-1 slices
         // the rest is the norm's block sums, as in the same run without P_a
         train::TrainConfig off = c;
-        off.partition_activations = "off";
+        off.partition_activations = train::PartitionActivations::off;
         const ZeroRun z_off = run_zero(off);
         REQUIRE(z_off.errors == "");
         const auto& ag_off = z_off.ranks[0].value->mp.per_step[CollKind::all_gather];
@@ -162,7 +163,7 @@ TEST_CASE("M_D: on a real step's allocations one first-fit region fails with eno
   CHECK(g.free_bytes >= g.request);  // a genuine fragmentation failure
   CHECK(g.largest_free < g.request);
   // the engine sizes its gradient region from the plan alone: the replay's region, exactly
-  CHECK(zero_r::min_capacity(zero::gradient_events(plan_of(c))) == regions.at(0).bytes);
+  CHECK(zero_r::min_capacity(zero::gradient_events(plan_of(c), c.overlap)) == regions.at(0).bytes);
   // zero-plan's question, "does this trace run in this capacity?", needs the replay: the ledger's
   // high-water mark is under the capacity, yet one first-fit region fails there
   CHECK(ledger_high_water(events) <= zero);

@@ -31,8 +31,9 @@ struct ZeroRun {
 inline ZeroRun run_zero(const train::TrainConfig& c, const train::StepCallback& on_step = {}) {
   auto data = addition_for(c);
   const int n = static_cast<int>(c.world_size);
-  const bool compute = c.reduce_dtype == "compute";
-  ThreadGroup group = thread_group(n, c.collective_mode == "fast" ? ReduceMode::fast : ReduceMode::deterministic);
+  const bool compute = c.reduce_dtype == train::ReduceDtype::compute;
+  ThreadGroup group =
+      thread_group(n, c.collective_mode == train::CollectiveMode::fast ? ReduceMode::fast : ReduceMode::deterministic);
   if (compute) group.base.accumulation = Accumulation::storage;
   std::vector<train::RunArtifacts> arts(static_cast<std::size_t>(n));
   ZeroRun out;
@@ -75,11 +76,11 @@ inline train::TrainConfig zero_config(int stage, int world, int micro_per_rank, 
   c.world_size = world;
   c.micro_batch = 2;
   c.global_batch = static_cast<int64_t>(world) * micro_per_rank * c.micro_batch;
-  c.precision = precision;
+  c.precision = word<model::Precision>(precision);
   c.norm_block = 32;
   c.dump_params = "unused";  // asks for final_params in the artifacts
   c.dump_grads = "unused";   // and for step 1's gathered FP32 gradient
-  c.ranks_as = "threads";
+  c.ranks_as = train::RanksAs::threads;
   return c;
 }
 
@@ -104,7 +105,7 @@ inline double persist_all_but_largest(const train::TrainConfig& c) {
   const auto p = plan_of(c);
   std::size_t largest = 0;
   for (const auto& u : p.layout.units) largest = std::max(largest, u.numel);
-  return static_cast<double>(largest * (c.precision == "fp32" ? 4 : 2)) / 1048576.0;
+  return static_cast<double>(largest * (c.precision == model::Precision::fp32 ? 4 : 2)) / 1048576.0;
 }
 
 /// How many units of `c`'s plan keep their parameters whole.

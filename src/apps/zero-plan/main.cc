@@ -34,21 +34,18 @@ using zt::train::TrainConfig;
 
 /// The planner's own settings (everything else is zero-train's).
 struct PlanFlags {
-  std::optional<double> params;         // ψ: paper scale instead of the shape
-  double alpha_us = 10;                 // α per collective call
-  double beta_gbs = 100;                // β per rank, GB/s (1e9 bytes/s)
-  double tflops = 150;                  // sustained per rank
-  double comm_fraction = 0.05;          // breakeven: communication at most this share of compute
-  std::optional<int64_t> seq;           // S for the estimate; default --context
-  std::optional<int64_t> batch;         // B sequences per rank per step; default --global-batch / N_d
-  std::string traffic_model = "exact";  // exact | paper
+  std::optional<double> params;  // ψ: paper scale instead of the shape
+  double alpha_us = 10;          // α per collective call
+  double beta_gbs = 100;         // β per rank, GB/s (1e9 bytes/s)
+  double tflops = 150;           // sustained per rank
+  double comm_fraction = 0.05;   // breakeven: communication at most this share of compute
+  std::optional<int64_t> seq;    // S for the estimate; default --context
+  std::optional<int64_t> batch;  // B sequences per rank per step; default --global-batch / N_d
+  zt::plan::TrafficModel traffic_model = zt::plan::TrafficModel::exact;
   bool max_model = false;
   double budget_gb = 80;  // --max-model at paper scale
   std::string json;
 };
-
-const std::vector<std::string> kPlanFlagsWithValue = {
-    "params", "alpha-us", "beta-gbs", "tflops", "comm-fraction", "seq", "batch", "traffic-model", "budget-gb", "json"};
 
 zt::ArgParser plan_parser(PlanFlags& f) {
   zt::ArgParser p("zero-plan",
@@ -64,8 +61,8 @@ zt::ArgParser plan_parser(PlanFlags& f) {
   p.add_int("seq", &f.seq, "tokens per sequence S of the estimate", "--context", 1, int64_t{1} << 40);
   p.add_int("batch", &f.batch, "sequences per rank per step B of the estimate", "--global-batch / N_d (at least 1)", 1,
             int64_t{1} << 40);
-  p.add_choice("traffic-model", &f.traffic_model, {"exact", "paper"},
-               "paper-scale traffic: exact keeps (N-1)/N, paper drops it (seed 001's 6 psi bytes for ZeRO-3)");
+  p.add_enum("traffic-model", &f.traffic_model,
+             "paper-scale traffic: exact keeps (N-1)/N, paper drops it (seed 001's 6 psi bytes for ZeRO-3)");
   p.add_flag("max-model", &f.max_model,
              "find the largest model that fits: psi under --budget-gb (with --params), else --layers under "
              "--memory-budget-mb");
@@ -74,8 +71,10 @@ zt::ArgParser plan_parser(PlanFlags& f) {
   return p;
 }
 
-/// Split argv into the planner's flags and zero-train's (both keep argv[0]).
-void split_args(int argc, char** argv, std::vector<char*>& plan, std::vector<char*>& train, bool& help) {
+/// Split argv into the planner's flags (those its parser declares) and zero-train's (both keep
+/// argv[0]).
+void split_args(const zt::ArgParser& planner, int argc, char** argv, std::vector<char*>& plan,
+                std::vector<char*>& train, bool& help) {
   plan.push_back(argv[0]);
   train.push_back(argv[0]);
   for (int i = 1; i < argc; ++i) {
@@ -87,11 +86,9 @@ void split_args(int argc, char** argv, std::vector<char*>& plan, std::vector<cha
     const std::string name = a.rfind("--", 0) == 0
                                  ? a.substr(2, a.find('=') == std::string::npos ? std::string::npos : a.find('=') - 2)
                                  : std::string();
-    const bool with_value =
-        std::find(kPlanFlagsWithValue.begin(), kPlanFlagsWithValue.end(), name) != kPlanFlagsWithValue.end();
-    if (name == "max-model" || with_value) {
+    if (const zt::ArgParser::Flag* own = name.empty() ? nullptr : planner.flag(name)) {
       plan.push_back(argv[i]);
-      if (with_value && a.find('=') == std::string::npos && i + 1 < argc) plan.push_back(argv[++i]);
+      if (own->takes_value && a.find('=') == std::string::npos && i + 1 < argc) plan.push_back(argv[++i]);
     } else {
       train.push_back(argv[i]);
     }
@@ -187,8 +184,8 @@ void time_section(const PlanFlags& f, const TrainConfig& c, double psi_rank, dou
   std::printf(
       "breakeven: communication <= %g of compute from B = %lld sequences of S = %lld tokens per rank per step "
       "(%s traffic model: %.0f B and %.0f calls per step at psi = %.6g)\n",
-      f.comm_fraction, static_cast<long long>(b), static_cast<long long>(seq), paper_q.traffic_model.c_str(),
-      a.bytes_per_step, a.calls_per_step, paper_q.psi);
+      f.comm_fraction, static_cast<long long>(b), static_cast<long long>(seq),
+      zt::word_of(paper_q.traffic_model).c_str(), a.bytes_per_step, a.calls_per_step, paper_q.psi);
   out["time_estimate"] = {{"alpha_us", f.alpha_us}, {"beta_gbs", f.beta_gbs},
                           {"tflops", f.tflops},     {"flops_per_param_token", in.flops_per_param_token},
                           {"batch", batch},         {"seq", seq},
@@ -198,7 +195,7 @@ void time_section(const PlanFlags& f, const TrainConfig& c, double psi_rank, dou
   out["breakeven"] = {{"comm_fraction", f.comm_fraction},
                       {"batch", b},
                       {"seq", seq},
-                      {"traffic_model", paper_q.traffic_model},
+                      {"traffic_model", zt::word_of(paper_q.traffic_model)},
                       {"bytes_per_step", a.bytes_per_step},
                       {"calls_per_step", a.calls_per_step},
                       {"psi", paper_q.psi}};
@@ -207,7 +204,7 @@ void time_section(const PlanFlags& f, const TrainConfig& c, double psi_rank, dou
 zt::plan::PaperQuestion paper_question(const TrainConfig& c, const PlanFlags& f, double psi) {
   zt::plan::PaperQuestion q;
   q.psi = psi / static_cast<double>(c.mp_size);  // a model-parallel rank holds ψ / N_m
-  q.k = zt::optimizer_k(c.optimizer);
+  q.k = zt::optimizer_k(zt::word_of(c.optimizer));
   q.stage = static_cast<int>(c.stage);
   q.dp = static_cast<std::size_t>(c.dp_size());
   q.layers = c.layers;
@@ -221,7 +218,7 @@ int plan_paper(const TrainConfig& c, const PlanFlags& f, ordered_json& out) {
   const auto a = zt::plan::paper_answer(q);
   const auto n = static_cast<long long>(q.dp);
   std::printf("zero-plan: paper scale, psi = %.6g parameters, %s (K = %d), stage %lld (%s), N_d = %lld, N_m = %lld\n",
-              psi, c.optimizer.c_str(), q.k, static_cast<long long>(c.stage), stage_name(c.stage), n,
+              psi, zt::word_of(c.optimizer).c_str(), q.k, static_cast<long long>(c.stage), stage_name(c.stage), n,
               static_cast<long long>(c.mp_size));
   std::printf("model states per rank (GB = 1e9 bytes):\n");
   const auto spec = zt::shard_spec_for_stage(q.stage, q.dp);
@@ -235,7 +232,8 @@ int plan_paper(const TrainConfig& c, const PlanFlags& f, ordered_json& out) {
   bytes_line("", what, a.states.optimizer);
   bytes_line("", "total", a.states.total);
   std::printf("traffic per rank per step: %g psi elements of 2 B x %.6g (%s) = %.0f B = %s in %.6g calls (L = %lld)\n",
-              a.elements_factor, a.ring_factor, f.traffic_model == "paper" ? "paper model, no (N-1)/N" : "(N-1)/N",
+              a.elements_factor, a.ring_factor,
+              f.traffic_model == zt::plan::TrafficModel::paper ? "paper model, no (N-1)/N" : "(N-1)/N",
               a.bytes_per_step, gb(a.bytes_per_step).c_str(), a.calls_per_step, static_cast<long long>(c.layers));
   out["mode"] = "paper";
   out["psi"] = psi;
@@ -247,7 +245,7 @@ int plan_paper(const TrainConfig& c, const PlanFlags& f, ordered_json& out) {
                          {"grads", a.states.grads},
                          {"optimizer", a.states.optimizer},
                          {"total", a.states.total}};
-  out["traffic"] = {{"model", f.traffic_model},
+  out["traffic"] = {{"model", zt::word_of(f.traffic_model)},
                     {"elements_factor", a.elements_factor},
                     {"ring_factor", a.ring_factor},
                     {"bytes_per_step", a.bytes_per_step},
@@ -269,8 +267,8 @@ int plan_shape(const TrainConfig& c, const PlanFlags& f, ordered_json& out) {
       "zero-plan: gpt L=%lld H=%lld C=%lld T=%lld V=%lld, psi = %zu, %s, %s (K = %d), stage %lld, N_d = %lld, N_m = "
       "%lld, %lld x %lld sequences per rank per step, %s\n",
       static_cast<long long>(c.layers), static_cast<long long>(c.heads), static_cast<long long>(c.width),
-      static_cast<long long>(c.context), static_cast<long long>(vocab), run.psi, c.precision.c_str(),
-      c.optimizer.c_str(), zt::optimizer_k(c.optimizer), static_cast<long long>(c.stage),
+      static_cast<long long>(c.context), static_cast<long long>(vocab), run.psi, zt::word_of(c.precision).c_str(),
+      zt::word_of(c.optimizer).c_str(), zt::optimizer_k(zt::word_of(c.optimizer)), static_cast<long long>(c.stage),
       static_cast<long long>(c.dp_size()), static_cast<long long>(c.mp_size),
       static_cast<long long>(c.micro_batches_per_rank()), static_cast<long long>(c.micro_batch),
       run.reference_loop ? "single-rank reference loop" : "ZeRO engine");
@@ -360,11 +358,11 @@ int plan_shape(const TrainConfig& c, const PlanFlags& f, ordered_json& out) {
 }
 
 int run(int argc, char** argv) {
-  std::vector<char*> plan_argv, train_argv;
-  bool help = false;
-  split_args(argc, argv, plan_argv, train_argv, help);
   PlanFlags f;
   zt::ArgParser p = plan_parser(f);
+  std::vector<char*> plan_argv, train_argv;
+  bool help = false;
+  split_args(p, argc, argv, plan_argv, train_argv, help);
   if (help) {
     std::fputs(p.usage().c_str(), stdout);
     std::printf("\nzero-train's flags (the plan's inputs):\n");

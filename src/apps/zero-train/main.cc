@@ -21,7 +21,6 @@
 
 #include "collective/gloo_collective.h"
 #include "collective/grid.h"
-#include "collective/store.h"
 #include "collective/thread_ranks.h"
 #include "core/atomic_file.h"
 #include "core/check.h"
@@ -32,6 +31,7 @@
 #include "data/dataset.h"
 #include "device/cuda_probe.h"
 #include "launch/bind_address.h"
+#include "launch/open_store.h"
 #include "launch/rank_env.h"
 #include "launch/spawn.h"
 #include "launch/store_spec.h"
@@ -63,7 +63,7 @@ RunMode run_mode(const TrainConfig& c, const zt::launch::LaunchDecision& d) {
   using Mode = zt::launch::LaunchDecision::Mode;
   // a launcher's world of one needs no rendezvous: it runs like a plain single process
   if (d.mode == Mode::kLaunched && c.world_size > 1) return RunMode::launched_rank;
-  if (d.mode == Mode::kSpawn && c.ranks_as == "processes") return RunMode::spawned_processes;
+  if (d.mode == Mode::kSpawn && c.ranks_as == zt::train::RanksAs::processes) return RunMode::spawned_processes;
   // ZeRO-R's partitioned checkpoints and ZeRO-Offload live in the ZeRO engine (even on one rank);
   // zero-plan predicts the same choice from the same function
   return zt::plan::uses_reference_loop(c) ? RunMode::reference : RunMode::thread_ranks;
@@ -111,7 +111,7 @@ zt::train::StepCallback progress_printer(const TrainConfig& c) {
 
 void print_summary(const TrainConfig& c, const RunResult& r) {
   std::printf("zero-train: %s, %lld parameters, %s, %s\n", r.dataset.c_str(), static_cast<long long>(r.param_count),
-              c.precision.c_str(), c.optimizer.c_str());
+              zt::word_of(c.precision).c_str(), zt::word_of(c.optimizer).c_str());
   if (!r.steps.empty()) {
     std::printf("  loss  step %lld: %.6f   step %lld: %.6f\n", static_cast<long long>(r.steps.front().step),
                 static_cast<double>(r.steps.front().loss), static_cast<long long>(r.steps.back().step),
@@ -158,7 +158,7 @@ void print_offload(const TrainConfig& c, const zt::zero::ZeroRunResult& z) {
   std::printf(
       "  offload (%s), rank 0's last step: %llu B gradients down in %llu copies, %llu B parameters up in %llu "
       "(predicted %llu B and %llu B)\n",
-      c.offload_optimizer.c_str(), static_cast<unsigned long long>(t.to_host_bytes),
+      c.offload_optimizer.text().c_str(), static_cast<unsigned long long>(t.to_host_bytes),
       static_cast<unsigned long long>(t.to_host_calls), static_cast<unsigned long long>(t.to_device_bytes),
       static_cast<unsigned long long>(t.to_device_calls), static_cast<unsigned long long>(p.to_host_bytes),
       static_cast<unsigned long long>(p.to_device_bytes));
@@ -190,10 +190,10 @@ zt::train::RunComparison verify(const TrainConfig& c, const zt::Dataset& data, c
   ref.stage = 0;
   ref.world_size = 1;
   ref.mp_size = 1;
-  ref.mp_blocks = c.resolved_mp_blocks();  // the same numerics: B blocks, all on one device
-  ref.partition_activations = "off";       // where checkpoints are kept changes no bit
-  ref.offload_optimizer = "none";          // nor where the optimizer runs
-  ref.dump_params = "verify";              // asks the reference for its final master weights
+  ref.mp_blocks = c.resolved_mp_blocks();                            // the same numerics: B blocks, all on one device
+  ref.partition_activations = zt::train::PartitionActivations::off;  // where checkpoints are kept changes no bit
+  ref.offload_optimizer = {};                                        // nor where the optimizer runs
+  ref.dump_params = "verify";                                        // asks the reference for its final master weights
   RunArtifacts ref_artifacts;
   const RunResult ref_result = zt::train::train_single_rank(ref, data, {}, &ref_artifacts);
   const int64_t vocab = c.vocab ? c.vocab : data.vocab_size();
@@ -221,7 +221,7 @@ int write_outputs(const TrainConfig& c, const zt::Dataset& data, const RunResult
   sections.emplace_back("mp_size", std::to_string(c.mp_size));
   sections.emplace_back("dp_size", std::to_string(c.dp_size()));
   if (comm) sections.emplace_back("comm", zt::zero::comm_json(comm->dp, comm->mp));
-  if (comm && (c.partition_activations == "cpu" || c.offloads_optimizer()))
+  if (comm && (c.partition_activations == zt::train::PartitionActivations::cpu || c.offloads_optimizer()))
     sections.emplace_back(
         "host_transfers",
         zt::zero::transfers_json(comm->transfers_per_step, comm->transfers_predicted_per_step, comm->transfers_total));
@@ -262,9 +262,10 @@ int run_reference(const TrainConfig& c, const zt::Dataset& data) {
 zt::GlooOptions rank_options(const TrainConfig& c) {
   zt::GlooOptions o;
   o.size = static_cast<int>(c.world_size);
-  o.mode = c.collective_mode == "fast" ? zt::ReduceMode::fast : zt::ReduceMode::deterministic;
+  o.mode = c.collective_mode == zt::train::CollectiveMode::fast ? zt::ReduceMode::fast : zt::ReduceMode::deterministic;
   // --reduce-dtype compute: 16-bit sums round after every add, as a 16-bit wire format would
-  o.accumulation = c.reduce_dtype == "compute" ? zt::Accumulation::storage : zt::Accumulation::fp32;
+  o.accumulation =
+      c.reduce_dtype == zt::train::ReduceDtype::compute ? zt::Accumulation::storage : zt::Accumulation::fp32;
   o.timeout = std::chrono::milliseconds(static_cast<int64_t>(std::ceil(c.timeout_s * 1000.0)));
   return o;
 }
@@ -328,23 +329,6 @@ int run_spawned_processes(const TrainConfig& c, int argc, char** argv) {
   return zt::launch::spawn_ranks(command, o).status;
 }
 
-std::shared_ptr<gloo::rendezvous::Store> open_rank_store(const zt::launch::RankEnv& env,
-                                                         std::chrono::milliseconds timeout) {
-  const zt::launch::StoreSpec spec = zt::launch::select_store(env);
-  switch (spec.kind) {
-    case zt::launch::StoreSpec::Kind::kTcp:
-      return zt::launch::open_tcp_store(spec, env.rank, timeout);
-    case zt::launch::StoreSpec::Kind::kFile:
-      return zt::make_store("file:" + spec.path);
-    case zt::launch::StoreSpec::Kind::kRedis:
-      return zt::make_store("redis:" + spec.host + ":" + std::to_string(spec.port));
-    case zt::launch::StoreSpec::Kind::kNone:
-      break;
-  }
-  ZT_FAIL("rank ", env.rank, " of ", env.world_size,
-          ": no rendezvous store (set MASTER_ADDR and MASTER_PORT, or ZT_STORE)");
-}
-
 /// What a launched rank does once it has joined the job: train, then send its report to rank 0.
 int launched_rank_body(const TrainConfig& c, const zt::Dataset& data, const zt::launch::RankEnv& env,
                        gloo::rendezvous::Store& store, zt::GlooCollective& coll) {
@@ -395,7 +379,7 @@ int run_launched_rank(const TrainConfig& c, const zt::Dataset& data, const zt::l
   o.hostname = bind.address;
   o.bind_reason = bind.reason;
   o.check_reachability = true;
-  const auto store = open_rank_store(env, o.timeout);
+  const auto store = zt::launch::open_store(env, o.timeout);
   o.store = store;
   zt::GlooCollective coll(o);
   return zt::announcing_errors([&] { return launched_rank_body(c, data, env, *store, coll); });

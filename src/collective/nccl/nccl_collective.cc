@@ -200,7 +200,7 @@ void NcclCollective::start_streams() {
     close_communicator(true);
     throw;
   }
-  thread_ = std::make_unique<CommThread>();
+  thread_ = std::make_unique<JobThread>();
 }
 
 NcclCollective::~NcclCollective() {

@@ -31,7 +31,7 @@
 //  uneven ones (each rank sends its range to every peer); broadcast is ncclBroadcast; barrier is
 //  an ncclAllReduce of one float (NCCL has no barrier). These move data without arithmetic.
 //
-// Asynchrony: every call is queued on the instance's communication thread (work.h), in issue
+// Asynchrony: every call is queued on the instance's communication thread (core/job_thread.h), in issue
 // order. At issue time an event is recorded on the caller's stream (NcclOptions::user_stream),
 // so the communication stream (a non-blocking cudaStream_t of this instance) starts only after
 // the work that produced the inputs. The communication thread enqueues the NCCL calls and kernels
@@ -166,7 +166,7 @@ class NcclCollective : public Collective {
   bool broken_ = false;                             // communication thread only
   std::string broken_reason_;                       // communication thread only
   CommStatsCounter stats_;
-  std::unique_ptr<CommThread> thread_;  // last member: joined first on destruction
+  std::unique_ptr<JobThread> thread_;  // last member: joined first on destruction
 };
 
 }  // namespace zt

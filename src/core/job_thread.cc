@@ -1,5 +1,5 @@
-// collective/work.cc — Work handles and the FIFO communication thread (see work.h).
-#include "collective/work.h"
+// core/job_thread.cc — Work handles and the FIFO job thread (see job_thread.h).
+#include "core/job_thread.h"
 
 namespace zt {
 
@@ -16,9 +16,9 @@ bool Work::ready() const {
   return state_->done;
 }
 
-CommThread::CommThread() : thread_([this] { loop(); }) {}
+JobThread::JobThread() : thread_([this] { loop(); }) {}
 
-CommThread::~CommThread() {
+JobThread::~JobThread() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stopping_ = true;
@@ -27,7 +27,7 @@ CommThread::~CommThread() {
   thread_.join();
 }
 
-Work CommThread::submit(std::function<void()> task) {
+Work JobThread::submit(std::function<void()> task) {
   Work work;
   work.state_ = std::make_shared<Work::State>();
   {
@@ -38,7 +38,7 @@ Work CommThread::submit(std::function<void()> task) {
   return work;
 }
 
-void CommThread::loop() {
+void JobThread::loop() {
   for (;;) {
     std::function<void()> task;
     std::shared_ptr<Work::State> state;

@@ -2,12 +2,12 @@
 // update of a rank's owned elements live in the host tier (or, ZeRO-Infinity style, in a file
 // streamed through the host tier); the accelerator tier keeps the compute copy and the gradients.
 //
-// Per unit u, in one applied step (the engine calls update(u, ...) where it would call
-// apply_update(owned(u), ...)):
+// One of the three places a rank's optimizer states can live (offload/state_store.h: the host and
+// the file store). Per unit u, in one applied step (the engine's update(u, owned) on the store):
 //   1. copy down: the rank's reduced gradient of its owned elements, accelerator → host
 //      (s_g bytes each: 4 with the FP32 accumulator, 2 with --reduce-dtype compute and one
 //      micro-batch per rank — the ZeRO-Offload paper's 2ψ assumes 16-bit gradients);
-//   2. the update on the host: apply_update (train/owned_slice.h), the very per-element code of
+//   2. the update on the host: apply_update (step/owned_slice.h), the very per-element code of
 //      the run without offload, on the same values — the reason the runs are bitwise equal;
 //   3. copy up: the refreshed compute copy of the owned elements, host → accelerator (2 bytes each;
 //      fp32 precision: the updated FP32 values themselves, 4 bytes each — there the compute copy
@@ -28,6 +28,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -37,18 +38,19 @@
 #include "memory/arena.h"
 #include "memory/buffer.h"
 #include "offload/file_tier.h"
+#include "offload/state_store.h"
 #include "offload/tier.h"
 #include "optim/grad_norm.h"
-#include "train/element_optimizer.h"
-#include "train/memory_plan.h"
-#include "train/owned_slice.h"
+#include "step/categories.h"
+#include "step/element_optimizer.h"
+#include "step/owned_slice.h"
 #include "zero_r/copy_engine.h"
 
 namespace zt::offload {
 
 /// The host (or file) tier of one rank's optimizer; T is the compute type.
 template <typename T>
-class OptimizerTier {
+class OptimizerTier final : public StateStore<T> {
   static constexpr bool kFp32 = std::is_same_v<T, float>;
 
  public:
@@ -64,8 +66,8 @@ class OptimizerTier {
       largest = std::max(largest, shape_.counts[u]);
     }
     if (settings.kind == TierKind::host) {
-      master_ = make_buffer<float>(host, total, train::category::master);
-      state_ = make_buffer<float>(host, total * shape_.moments, train::category::optimizer);
+      master_ = make_buffer<float>(host, total, step::category::master);
+      state_ = make_buffer<float>(host, total * shape_.moments, step::category::optimizer);
       std::memset(state_.data(), 0, state_.size() * sizeof(float));
     } else {
       std::vector<std::size_t> records;  // unit u's record: its master, then each moment, e_u floats each
@@ -82,8 +84,7 @@ class OptimizerTier {
 
   /// Write unit u's initial master (units in order 0, 1, ...; the state starts at zero).
   /// @param u the unit. @param fill called with e_u floats to fill.
-  template <typename Fill>
-  void initialise(std::size_t u, Fill fill) {
+  void initialise(std::size_t u, const std::function<void(float*)>& fill) override {
     if (!file_) return fill(master_.data() + offsets_[u]);
     fill(file_->begin(u, /*fresh=*/true));
     file_->end(u);
@@ -95,8 +96,8 @@ class OptimizerTier {
   /// grad: the reduced gradient; state_index: its offset in the S_o-extent state).
   /// @param inv_scale 1/S. @param clip the step's clipping. @param opt the step's optimizer
   /// (its state pointer is this tier's).
-  void update(std::size_t u, const train::OwnedSlice<T>& device, float inv_scale, const ClipDecision& clip,
-              train::ElementOptimizer opt) {
+  void update(std::size_t u, const step::OwnedSlice<T>& device, float inv_scale, const ClipDecision& clip,
+              step::ElementOptimizer opt) override {
     const std::size_t n = shape_.counts[u];
     ZT_CHECK(device.count == n && device.state_index == offsets_[u], "optimizer tier: unit ", u,
              " differs from the engine's owned slice");
@@ -104,16 +105,16 @@ class OptimizerTier {
     const StateView s = open(u);
     opt.state = s.state;
     opt.n = s.n;
-    train::GradSpan<T> g;
+    step::GradSpan<T> g;
     if (shape_.grad_16bit)
       g.compute = reinterpret_cast<const T*>(grad_stage_.data());
     else
       g.fp32 = reinterpret_cast<const float*>(grad_stage_.data());
     if constexpr (kFp32) {  // the master is the value the optimizer updates; it goes up itself
-      train::apply_update(train::OwnedSlice<T>{s.master, nullptr, s.index, g, n}, inv_scale, clip, opt);  // 2.
+      step::apply_update(step::OwnedSlice<T>{s.master, nullptr, s.index, g, n}, inv_scale, clip, opt);  // 2.
       copy_up(device.params, s.master, n * sizeof(T)).wait();  // 3. host → accelerator
     } else {                                                   // FP32 update, then the refreshed 16-bit copy goes up
-      train::apply_update(train::OwnedSlice<T>{param_stage_.data(), s.master, s.index, g, n}, inv_scale, clip, opt);
+      step::apply_update(step::OwnedSlice<T>{param_stage_.data(), s.master, s.index, g, n}, inv_scale, clip, opt);
       copy_up(device.params, param_stage_.data(), n * sizeof(T)).wait();
     }
     close(u);
@@ -122,8 +123,7 @@ class OptimizerTier {
   /// Between steps: unit u's owned state in memory (a file tier's record brought into a buffer);
   /// fn(const StateView&) returns whether it changed it (written back before this returns).
   /// @param u the unit. @param fn the visitor (checkpoints: save and resume).
-  template <typename Fn>
-  void with_owned_state(std::size_t u, Fn fn) {
+  void with_owned_state(std::size_t u, const typename StateStore<T>::Visit& fn) override {
     if (!file_) {
       fn(host_view(u));
       return;
@@ -132,14 +132,14 @@ class OptimizerTier {
   }
 
   /// The file tier's I/O so far (zeros for the host tier). @return the counters.
-  FileIoStats file_stats() const { return file_ ? file_->stats() : FileIoStats{}; }
+  FileIoStats file_stats() const override { return file_ ? file_->stats() : FileIoStats{}; }
   /// @return the file tier (null for the host tier).
   const FileTier* file() const { return file_.get(); }
 
  private:
   std::size_t units() const { return shape_.extents.size(); }
   std::size_t grad_width() const { return shape_.grad_16bit ? sizeof(T) : sizeof(float); }
-  static const void* gradient_bytes(const train::GradSpan<T>& g) {
+  static const void* gradient_bytes(const step::GradSpan<T>& g) {
     return g.fp32 ? static_cast<const void*>(g.fp32) : static_cast<const void*>(g.compute);
   }
   // the two directions, named by tier (on a GPU: cudaMemcpyAsync on the copy stream)

@@ -3,7 +3,7 @@
 // tier's ledger categories.
 //
 // Plain data shared by the tier (offload/optimizer_tier.h), the engine's plan and the memory and
-// traffic predictions (zero/zero_plan.h, zero/zero_memory.h, zero/zero_comm.h), so those need
+// traffic predictions (zero/zero_plan.h, predict/zero_memory.h, predict/zero_comm.h), so those need
 // not include the tier itself. It allocates and moves nothing.
 #pragma once
 

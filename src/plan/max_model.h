@@ -5,7 +5,7 @@
 // Paper scale: model states are linear in ψ (paper_model_states), so ψ_max = floor(budget /
 // bytes per parameter), checked against the formula at ψ_max and ψ_max + 1. Activations and
 // buffers are not counted: the paper's "largest model" questions count model states only.
-// Runnable shape: a --layers fits when every rank's predicted arena trace (zero/zero_trace.h: the
+// Runnable shape: a --layers fits when every rank's predicted arena trace (predict/zero_trace.h: the
 // engine's allocations and releases of set-up, one step and one evaluation, in order) replays
 // through a first-fit arena of --memory-budget-mb with the run's M_D regions, so the answer
 // accounts for the moment the categories peak together, each block's round-up to 256 bytes and

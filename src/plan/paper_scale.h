@@ -7,7 +7,7 @@
 //   exact model (default): stages 0-2 send 2ψ · (N−1)/N elements (an all-reduce, or a
 //     reduce-scatter of gradients and an all-gather of parameters), stage 3 sends 3ψ · (N−1)/N
 //     (two parameter all-gathers and a gradient reduce-scatter) — the paper's Sec. 7 figures
-//     with the ring's (N−1)/N kept, as zero/zero_comm.h counts them for runnable shapes;
+//     with the ring's (N−1)/N kept, as predict/zero_comm.h counts them for runnable shapes;
 //   paper model (--traffic-model paper): the same without (N−1)/N, i.e. 2ψ and 3ψ elements
 //     (4ψ and 6ψ bytes): seed 001's breakeven counts 6Ψ bytes per step for ZeRO-3.
 // Calls per step (for the latency term): one per layer per collective — stage 0 one all-reduce,

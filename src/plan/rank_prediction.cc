@@ -4,12 +4,12 @@
 #include "data/addition.h"
 #include "data/dataset.h"
 #include "model/manifest.h"
+#include "predict/zero_comm.h"
+#include "predict/zero_memory.h"
+#include "predict/zero_trace.h"
 #include "train/heldout.h"
 #include "train/memory_plan.h"
-#include "zero/zero_comm.h"
-#include "zero/zero_memory.h"
 #include "zero/zero_plan.h"
-#include "zero/zero_trace.h"
 
 namespace zt::plan {
 
@@ -34,7 +34,7 @@ namespace {
 
 std::size_t model_states_of(const std::map<std::string, std::size_t>& device) {
   std::size_t total = 0;
-  for (const char* const* name = train::model_state_categories(); *name; ++name)
+  for (const char* const* name = step::model_state_categories(); *name; ++name)
     if (auto it = device.find(*name); it != device.end()) total += it->second;
   return total;
 }
@@ -81,17 +81,17 @@ RunPrediction predict_run(const train::TrainConfig& c, int64_t vocab) {
       r.rank = dp * n_m + mp;
       r.dp_rank = dp;
       r.mp_rank = mp;
-      r.device = zero::predict_zero_memory(p, c.overlap, heldout_rounds);
-      r.host = zero::predict_host_memory(p);
+      r.device = predict::predict_zero_memory(p, c.overlap, heldout_rounds);
+      r.host = predict::predict_host_memory(p);
       r.peak_bytes = sum_of(r.device);
       r.model_states_bytes = model_states_of(r.device);
-      r.trace = zero::predicted_trace(p, c.overlap, heldout_rounds);
-      if (c.allocator == train::Allocator::zero) r.regions = zero::md_regions(p, c.overlap);
+      r.trace = predict::predicted_trace(p, c.overlap, heldout_rounds);
+      if (c.allocator == train::Allocator::zero) r.regions = predict::md_regions(p, c.overlap);
       finish_memory(r, out.arena_capacity);
-      r.dp_comm = zero::predict_comm_per_step(p);
-      r.mp_comm = zero::predict_mp_comm_per_step(p);
-      r.transfers = zero::predict_transfers_per_step(p);
-      r.file_io = zero::predict_file_io_per_step(p);
+      r.dp_comm = predict::predict_comm_per_step(p);
+      r.mp_comm = predict::predict_mp_comm_per_step(p);
+      r.transfers = predict::predict_transfers_per_step(p);
+      r.file_io = predict::predict_file_io_per_step(p);
       out.ranks.push_back(std::move(r));
     }
   return out;

@@ -4,7 +4,7 @@
 // It picks the path zero-train itself takes: one rank at stage 0 with nothing that needs the
 // ZeRO engine runs the single-rank reference loop (train/memory_plan.h predicts it, no
 // communication); everything else runs the ZeRO engine, one ZeroPlan per (dp, mp) rank
-// (zero/zero_plan.h), whose predictions are zero/zero_memory.h and zero/zero_comm.h. Nothing is
+// (zero/zero_plan.h), whose predictions are predict/zero_memory.h and predict/zero_comm.h. Nothing is
 // re-derived here: this file only calls those functions and collects their answers per rank.
 // It allocates no arena and starts no rank.
 #pragma once
@@ -36,10 +36,10 @@ struct RankPrediction {
   /// ledger's real high-water mark from above (categories need not peak at the same moment).
   std::size_t peak_bytes = 0;
   /// The device arena's events for set-up, one step and one evaluation, in the engine's order
-  /// (zero/zero_trace.h; the reference loop: train::predicted_single_rank_trace): what
+  /// (predict/zero_trace.h; the reference loop: train::predicted_single_rank_trace): what
   /// zero-train --memory-trace writes for this rank with --steps 1.
   std::vector<ArenaEvent> trace;
-  /// M_D's regions with --allocator zero (zero::md_regions), else none.
+  /// M_D's regions with --allocator zero (predict::md_regions), else none.
   std::vector<zero_r::ReplayRegion> regions;
   /// The ledger's high-water mark: the peak of the trace's running sum (zero-train's measured
   /// peak_bytes). At most peak_bytes; the arena also rounds each block up to 256 bytes and can

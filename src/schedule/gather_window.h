@@ -6,7 +6,7 @@
 // (--persist-below-mb: parameters whole on every rank) is never gathered, so prefetch looks past it
 // to the next sharded use; gathers do not cross micro-batches (the list ends with the order).
 //
-// zero/unit_gatherer.h issues real all-gathers along this window, zero/zero_trace.cc replays the
+// zero/unit_gatherer.h issues real all-gathers along this window, predict/zero_trace.cc replays the
 // same window as arena tokens, and the chapter's closed form (the gathered window's peak) is computed
 // from it. It allocates nothing and knows nothing of collectives, units' contents or the arena.
 #pragma once

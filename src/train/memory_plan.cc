@@ -73,7 +73,7 @@ std::vector<ArenaEvent> predicted_single_rank_trace(const SingleRankShape& s) {
     const auto merge = [&](ArenaEvent&, ArenaEvent&& right) { events.push_back(right); };
     CanonicalAccumulator<ArenaEvent, decltype(merge)> acc(merge);
     for (std::size_t j = 0; j < s.micro_batches; ++j)
-      acc.push(allocate(s.psi * 4, accumulator_category(acc.live_partials(), /*holds_storage=*/false)));
+      acc.push(allocate(s.psi * 4, step::accumulator_category(acc.live_partials(), /*holds_storage=*/false)));
     events.push_back(acc.finish());  // the sum lives to the step's end
   }
   return events;

@@ -5,9 +5,8 @@
 // and this file predicts each category's peak from the settings alone (closed forms in ψ, the
 // micro-batch count A, the model's workspace sizes). Tests assert measured == predicted exactly.
 // Model states follow the paper's accounting (widths 2, s_g, 4, K−4 bytes per element); the rest
-// are the residual states. It is the single-rank plan; the ZeRO stages have their own. The rule that
-// names a gradient accumulator's buffers (accumulator_category) is here, beside the categories it
-// returns, for both engines and both predicted traces.
+// are the residual states. It is the single-rank plan; the ZeRO stages have their own. The categories
+// themselves, and the rule that names a gradient accumulator's buffers, are step/categories.h.
 #pragma once
 
 #include <cstddef>
@@ -19,39 +18,12 @@
 #include "model/gpt_config.h"
 #include "model/precision.h"
 #include "model/workspace.h"
+#include "step/categories.h"
 #include "train/train_config.h"
 
 namespace zt::train {
 
-/// Ledger category names (one per kind of buffer).
-namespace category {
-inline constexpr const char* params = "params";                                  ///< compute copy (fp32: the master)
-inline constexpr const char* master = "master";                                  ///< FP32 master copy
-inline constexpr const char* optimizer = "optimizer";                            ///< Adam m, v / SGD momentum
-inline constexpr const char* grads = "grads";                                    ///< gradient storage, width s_g
-inline constexpr const char* grad_staging = "grad_staging";                      ///< 16-bit model output when s_g = 4
-inline constexpr const char* accum_partials = "accum_partials";                  ///< FP32 canonical-tree partials
-inline constexpr const char* activations = "activations";                        ///< what backward needs
-inline constexpr const char* activation_checkpoints = "activation_checkpoints";  ///< block inputs kept by checkpointing
-inline constexpr const char* scratch = "scratch";                                ///< per-op temporaries
-inline constexpr const char* batch = "batch";                                    ///< one micro-batch of token ids
-inline constexpr const char* norm_blocks = "norm_blocks";                        ///< block sums + one block of FP32
-inline constexpr const char* eval = "eval";                                      ///< argmax predictions
-inline constexpr const char* diagnostics = "diagnostics";  ///< 16-bit snapshot for the stall metric
-}  // namespace category
-
-/// The ledger category of a new buffer of a canonical gradient accumulator (optim/grad_accumulator.h),
-/// the one rule for the engines and their predicted traces. The first buffer alive in a step survives
-/// every merge (it holds the leftmost leaves): where the accumulator is the step's gradient storage
-/// (the ZeRO engine, S_g's extent) that buffer is `grads` and the others are the canonical tree's
-/// extra partial sums, `accum_partials`; the reference loop keeps its storage in a buffer of its own,
-/// so every buffer of its accumulator is a partial sum.
-/// @param live_partials buffers the accumulator holds before this one (its live_partials()).
-/// @param holds_storage whether the accumulator's first buffer is the step's gradient storage.
-/// @return the category.
-inline const char* accumulator_category(std::size_t live_partials, bool holds_storage) {
-  return holds_storage && live_partials == 0 ? category::grads : category::accum_partials;
-}
+namespace category = step::category;  // the ledger categories every loop shares
 
 /// Steps over which the stall metric compares the 16-bit copy (or all steps, if fewer).
 inline constexpr int64_t kFrozenWindowSteps = 20;
@@ -84,20 +56,12 @@ SingleRankShape single_rank_shape(const TrainConfig& config, int64_t vocab);
 /// absent). @param shape the run. @return category name -> bytes.
 std::map<std::string, std::size_t> predict_single_rank(const SingleRankShape& shape);
 
-/// The arena events of the reference loop's set-up and one step, predicted (as zero/zero_trace.h
+/// The arena events of the reference loop's set-up and one step, predicted (as predict/zero_trace.h
 /// for the ZeRO engine): single_rank.cc's allocations in its order with predict_single_rank's
 /// sizes, then with A > 1 the step's FP32 leaves through the canonical tree (a merge frees its
 /// right operand) and the sum's release. Everything else is allocated once, so the running sum's
 /// peak equals the sum of the category peaks here; the trace still matters for a first-fit replay.
 /// @param shape the run. @return the events (ids from 0 in allocation order).
 std::vector<ArenaEvent> predicted_single_rank_trace(const SingleRankShape& shape);
-
-/// The four model-state categories, whose peaks add up to model_states_bytes.
-/// @return their names.
-inline const char* const* model_state_categories() {
-  static const char* const names[] = {category::params, category::grads, category::master, category::optimizer,
-                                      nullptr};
-  return names;
-}
 
 }  // namespace zt::train

@@ -44,7 +44,7 @@ struct RankMemory {
   std::size_t model_states_bytes_predicted = 0;  ///< from the sharding description
   std::size_t peak_bytes = 0;                    ///< peak of the whole arena ledger
   std::size_t peak_bytes_predicted = 0;          ///< sum of the categories' predicted peaks
-  /// The predicted arena trace's high-water mark (zero/zero_trace.h, train::predicted_single_rank_trace):
+  /// The predicted arena trace's high-water mark (predict/zero_trace.h, train::predicted_single_rank_trace):
   /// when the categories do not peak together, lower than peak_bytes_predicted; equal to peak_bytes.
   std::size_t high_water_bytes_predicted = 0;
   std::size_t padding_bytes = 0;                                  ///< model-state bytes holding padding

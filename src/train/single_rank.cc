@@ -20,12 +20,12 @@
 #include "optim/grad_accumulator.h"
 #include "optim/loss_scaler.h"
 #include "reduce/canonical_tree.h"
-#include "train/element_optimizer.h"
+#include "step/element_optimizer.h"
+#include "step/init_units.h"
+#include "step/owned_slice.h"
 #include "train/grad16_zeros.h"
 #include "train/heldout.h"
-#include "train/init_units.h"
 #include "train/memory_plan.h"
-#include "train/owned_slice.h"
 #include "train/rank_memory.h"
 #include "train/run_loop.h"
 #include "train/stall_diagnostic.h"
@@ -34,6 +34,8 @@
 
 namespace zt::train {
 namespace {
+
+using namespace zt::step;
 
 template <typename T>
 class SingleRankLoop {
@@ -109,7 +111,7 @@ class SingleRankLoop {
     stall_.emplace(arena_, shape_.psi, c_.steps);
   }
 
-  /// Every unit from the counter-based initialiser (train/init_units.h), through a b-float window
+  /// Every unit from the counter-based initialiser (step/init_units.h), through a b-float window
   /// (the norm temporary), so no full-size FP32 copy exists when there is no master.
   void initialise() {
     float* window = norm_.data() + shape_.norm_blocks;
@@ -184,7 +186,8 @@ class SingleRankLoop {
     const StepDecision decision = decide_step(c_, scaler_, nonfinite, norm_sums, rec);  // train/step_decision.h
     if (artifacts_ && step == 1 && !c_.dump_grads.empty()) artifacts_->step1_grad = unscaled_grads(inv_scale);
     if (!decision.apply) return;
-    const ElementOptimizer opt = element_optimizer(c_, lr, ++optimizer_step_, optimizer_state_.data(), shape_.psi);
+    const ElementOptimizer opt =
+        element_optimizer(optimizer_settings(c_), lr, ++optimizer_step_, optimizer_state_.data(), shape_.psi);
     std::size_t unchanged = 0;
     for (std::size_t u = 0; u < units(); ++u) unchanged += apply_update(owned(u), inv_scale, decision.clip, opt);
     stall_->after_update(step, unchanged);
@@ -247,8 +250,10 @@ class SingleRankLoop {
       desc.units.push_back(unit_elements(u.name, static_cast<std::size_t>(u.numel), 1, 1));
     StateWidths widths = state_widths(kFp32, shape_.grad_width, shape_.optimizer_k);
     if (c_.no_master_weights) widths.master = 0;
-    return rank_memory(arena_, 0, predict_single_rank(shape_), model_states_bytes(desc, widths, 0),
-                       ledger_high_water(predicted_single_rank_trace(shape_)));
+    RankMemory m = rank_memory(arena_, 0);
+    add_memory_predictions(m, predict_single_rank(shape_), model_states_bytes(desc, widths, 0),
+                           ledger_high_water(predicted_single_rank_trace(shape_)));
+    return m;
   }
 
   const TrainConfig& c_;

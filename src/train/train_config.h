@@ -17,6 +17,7 @@
 #include "device/cuda_probe.h"
 #include "kernels/blas.h"
 #include "model/precision.h"
+#include "step/element_optimizer.h"
 #include "train/offload_target.h"
 #include "train/settings_enums.h"
 
@@ -171,5 +172,17 @@ void resolve_micro_batch(TrainConfig& config);
 /// Checks that need only the settings (sizes, divisibility, batch arithmetic).
 /// @param config the settings to check; throws zt::Error naming the first problem.
 void validate(const TrainConfig& config);
+
+/// The optimizer the settings choose, with its hyper-parameters, for step/element_optimizer.h.
+/// @param c the settings. @return --optimizer with --beta1/--beta2/--eps/--weight-decay/--momentum.
+inline step::OptimizerSettings optimizer_settings(const TrainConfig& c) {
+  return {.adam = c.optimizer != Optimizer::sgd,
+          .adam_config = {.beta1 = c.beta1,
+                          .beta2 = c.beta2,
+                          .eps = c.eps,
+                          .weight_decay = c.weight_decay,
+                          .decoupled = c.optimizer == Optimizer::adamw},
+          .sgd_config = {.momentum = c.momentum, .weight_decay = c.weight_decay, .nesterov = false}};
+}
 
 }  // namespace zt::train

@@ -11,7 +11,13 @@ namespace zt::train {
 // (zero/config_check.h) unless it says not_hashed(): what a rank may hold alone is an output path,
 // an address, a timeout, a capacity or how the ranks are started; every setting that changes the
 // numbers or the collectives a rank issues is hashed. A derived default hashes its resolved value
-// (hash_as): ranks agree on what runs, however each got there.
+// (hash_as): ranks agree on what runs, however each got there; a path whose presence changes the
+// collectives (a dump, a checkpoint, a resume) hashes whether it is given, not where it points.
+namespace {
+/// What the config hash sees of a path whose presence changes the collectives a rank issues.
+std::string given(const std::string& path) { return path.empty() ? "" : "given"; }
+}  // namespace
+
 void declare_train_flags(ArgParser& p, TrainConfig& c) {
   const int64_t big = int64_t{1} << 40;
   const auto number = [](int64_t v) { return std::to_string(v); };
@@ -81,8 +87,13 @@ void declare_train_flags(ArgParser& p, TrainConfig& c) {
   p.set_default_text("socket-ifname", "GLOO_SOCKET_IFNAME, else the route to MASTER_ADDR");
   p.add_string("summary-json", &c.summary_json, "write the run summary as JSON").not_hashed();
   p.add_string("dump-manifest", &c.dump_manifest, "write the parameter manifest as JSON").not_hashed();
-  p.add_string("dump-params", &c.dump_params, "write final FP32 master weights (raw float32 LE)").not_hashed();
-  p.add_string("dump-grads", &c.dump_grads, "write step 1's FP32 gradient (raw float32 LE)").not_hashed();
+  // the dumps gather over every rank (zero/dense_readback.h): whether they are asked is hashed, the path is not
+  p.add_string("dump-params", &c.dump_params, "write final FP32 master weights (raw float32 LE)").hash_as([&c] {
+    return given(c.dump_params);
+  });
+  p.add_string("dump-grads", &c.dump_grads, "write step 1's FP32 gradient (raw float32 LE)").hash_as([&c] {
+    return given(c.dump_grads);
+  });
   p.add_string("dump-batch", &c.dump_batch, "write step 1's global batch (int32 [B, T+1])").not_hashed();
   p.add_int("stage", &c.stage, "ZeRO stage: 0 (data parallel), 1, 2, 3", 0, 3);
   p.add_int("world-size", &c.world_size, "ranks in all: N_d data-parallel x N_m model-parallel", 1, 4096);
@@ -128,18 +139,19 @@ void declare_train_flags(ArgParser& p, TrainConfig& c) {
       .hash_as([&c] { return word_of(c.resolved_grad_sync()); });
   p.add_enum("stage1-reduce", &c.stage1_reduce, "stage 1 gradient reduction variant");
   p.add_enum("collective-mode", &c.collective_mode, "reduction order");
-  p.add_flag("verify", &c.verify, "also run the single-rank reference and compare master weights").not_hashed();
+  p.add_flag("verify", &c.verify, "also run the single-rank reference and compare master weights");  // gathers: hashed
   p.add_string("trace", &c.trace, "write a Chrome-trace timeline (compute, blocked on collectives)").not_hashed();
+  // every rank enters the checkpoint's barriers at the same steps: whether it saves (not where) and
+  // when are hashed, and whether it resumes
   p.add_string("save-dir", &c.save_dir,
                "write sharded checkpoints into DIR/step-<N>/ (every rank its own shards, one manifest; atomic)")
-      .not_hashed();
-  // every rank enters the checkpoint's barriers at the same steps: hashed
+      .hash_as([&c] { return given(c.save_dir); });
   p.add_int("save-every", &c.save_every, "with --save-dir: save every K steps and after the last (0: the last only)", 0,
             big);
   p.add_string("resume", &c.resume,
                "continue from this checkpoint (a step-<N> directory, or a --save-dir: its latest complete one) at "
                "any stage, N_d and N_m; the other settings come from this command line")
-      .not_hashed();
+      .hash_as([&c] { return given(c.resume); });
   // where every rank keeps its optimizer and parameters (the same DIR text on every rank): hashed
   p.add_value(
       "offload-optimizer", "STR",

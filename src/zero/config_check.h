@@ -29,4 +29,10 @@ uint64_t config_hash(const train::TrainConfig& config);
 /// @param config this rank's settings. @param coll the group.
 void check_same_config(const train::TrainConfig& config, Collective& coll);
 
+/// The settings fit the groups (--world-size / --mp-size data-parallel ranks, --mp-size
+/// model-parallel ones) and every rank of both groups has the same settings.
+/// @param config this rank's settings. @param dp its data-parallel group.
+/// @param mp its model-parallel group (null: N_m = 1).
+void check_job_config(const train::TrainConfig& config, Collective& dp, Collective* mp);
+
 }  // namespace zt::zero

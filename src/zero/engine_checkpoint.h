@@ -7,9 +7,9 @@
 // (fp32 precision: the parameters themselves), then the optimizer's moments. Reading is by the same
 // canonical pieces over whatever extent the rank keeps now (S_p for the compute copy, S_o for the
 // master and moments), so resharding is the reader's interval intersection
-// (checkpoint/reader.h). What it is not: the protocol's order (begin, write, publish with barriers
-// between) stays in train_zero.cc, and it owns no state: the engine lends each unit's compute copy
-// and owned state through callables, wherever a tier keeps them.
+// (checkpoint/reader.h). The protocol (begin, write, publish, with a job-wide agreement between the
+// phases) is save_rank_checkpoint; resuming is load_rank_checkpoint. It owns no state: the engine
+// lends each unit's compute copy and owned state through callables, wherever a tier keeps them.
 #pragma once
 
 #include <cstddef>
@@ -120,6 +120,51 @@ void together(Collective& dp, Collective* mp, const std::string& what, Phase&& p
   if (mp) mp->all_reduce(std::span<float>(&failed, 1), ReduceOp::max);
   if (error) std::rethrow_exception(error);
   ZT_CHECK_PEERS(failed == 0.0f, what, ": another rank failed (its message says why)");
+}
+
+/// Save the job's checkpoint of `step` (checkpoint/writer.h's protocol): rank 0 opens the temporary
+/// directory, every rank writes its pieces, rank 0 publishes; nobody goes on (or is killed) before
+/// the checkpoint is visible. @param dp the data-parallel group. @param mp the model-parallel
+/// group (null: N_m = 1). @param world_rank this rank in the job. @param c the settings (--save-dir).
+/// @param plan this rank's plan. @param dataset its description. @param s the run's scalars.
+/// @param with_owned_state as for write_rank_pieces.
+template <typename WithOwnedState>
+void save_rank_checkpoint(Collective& dp, Collective* mp, int world_rank, const train::TrainConfig& c,
+                          const ZeroPlan& plan, const std::string& dataset, const RunScalars& s,
+                          WithOwnedState&& with_owned_state) {
+  const std::string where = checkpoint::step_dir(c.save_dir, s.step);
+  together(dp, mp, where, [&] {
+    if (world_rank == 0) checkpoint::begin_save(c.save_dir, s.step);
+  });
+  together(dp, mp, where, [&] {
+    checkpoint::RankFileWriter writer(where + ".tmp", world_rank);
+    write_rank_pieces(writer, plan, checkpoint_states(c), with_owned_state);
+    writer.finish();
+  });
+  together(dp, mp, where, [&] {
+    if (world_rank == 0)
+      checkpoint::publish(c.save_dir, s.step, checkpoint_header(c, plan, dataset, s),
+                          dp.size() * (mp ? mp->size() : 1));
+  });
+}
+
+/// Continue from --resume: every state this rank keeps, read by canonical pieces from whatever
+/// ranks saved them (resharding is the reader's interval intersection), checked against this run.
+/// @param dp the data-parallel group. @param mp the model-parallel group (null: N_m = 1).
+/// @param c the settings (--resume). @param plan this rank's plan. @param dataset its description.
+/// @param with_params as for read_rank_states. @param with_owned_state as for read_rank_states.
+/// @return the run's scalars at the checkpoint.
+template <typename T, typename WithParams, typename WithOwnedState>
+RunScalars load_rank_checkpoint(Collective& dp, Collective* mp, const train::TrainConfig& c, const ZeroPlan& plan,
+                                const std::string& dataset, WithParams&& with_params,
+                                WithOwnedState&& with_owned_state) {
+  RunScalars s;
+  together(dp, mp, c.resume, [&] {
+    checkpoint::Reader reader(checkpoint::resolve_checkpoint(c.resume));
+    s = check_resumable(reader.manifest(), reader.dir(), c, plan, dataset);
+    read_rank_states<T>(reader, plan, checkpoint_states(c), with_params, with_owned_state);
+  });
+  return s;
 }
 
 }  // namespace zt::zero

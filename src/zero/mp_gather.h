@@ -6,7 +6,8 @@
 // tensor-parallel unit and a copy of the replicated ones (model/manifest.h). The one-device norm
 // tree and the one-device parameter order need everyone's parts, each in its place; that mapping
 // is the whole content here. Not here: the data-parallel gathers (a rank's shards within its own
-// units), which stay in the step (zero/train_zero.cc); ordering the sums of a tree (optim/grad_norm.h).
+// units), which are zero/step_agreement.cc and zero/dense_readback.h; ordering the sums of a tree
+// (optim/grad_norm.h).
 #pragma once
 
 #include <vector>

@@ -20,7 +20,9 @@
 #include "train/single_rank.h"
 #include "train/train_config.h"
 #include "zero/config_check.h"
+#include "zero/step_counters.h"
 #include "zero/timeline.h"
+#include "zero_r/allocation_replay.h"
 #include "zero_r/copy_engine.h"
 
 namespace zt::zero {
@@ -29,7 +31,7 @@ namespace zt::zero {
 struct GroupComm {
   CommStats total;               ///< over all training steps (not evaluations)
   CommStats per_step;            ///< the last step alone
-  CommStats predicted_per_step;  ///< closed form of one applied step (zero/zero_comm.h)
+  CommStats predicted_per_step;  ///< closed form of one applied step (predict/zero_comm.h)
 };
 
 /// What one rank reports besides the usual run records.
@@ -50,6 +52,15 @@ struct ZeroRunResult {
   int mp_rank = 0;                                     ///< this rank in its model-parallel group
   std::vector<TimelineEvent> timeline;                 ///< compute and blocked spans (with config.trace set)
   std::vector<ArenaEvent> arena_trace;                 ///< every allocation and release (with config.memory_trace set)
+
+  /// Record the measured counters. @param last the last step's. @param training every training step's.
+  void set_counters(const StepCounters& last, const StepCounters& training) {
+    dp.per_step = last.dp, dp.total = training.dp;
+    mp.per_step = last.mp, mp.total = training.mp;
+    comm_per_step = last.dp + last.mp, comm_total = training.dp + training.mp;
+    transfers_per_step = last.transfers, transfers_total = training.transfers;
+    file_io_per_step = last.file_io, file_io_total = training.file_io;
+  }
 };
 
 /// The groups one rank trains in (collective/grid.h builds them from the world).
@@ -58,27 +69,22 @@ struct RankGroups {
   Collective* mp = nullptr;  ///< its model-parallel group (N_m ranks), null when N_m = 1
 };
 
-/// Train on this rank. Every rank of the job must call it with an identical config
-/// (config.dp_size() == groups.dp.size(), config.mp_size == groups.mp's size or 1; a differing
-/// config is detected and reported).
+/// Train on this rank: the engine alone. It measures and predicts nothing; predict::train_zero
+/// (predict/predicted_run.h) is the job's entry, which sizes the M_D regions from the plan and adds
+/// every prediction beside the measurement. Every rank of the job must call it with an identical
+/// config (config.dp_size() == groups.dp.size(), config.mp_size == groups.mp's size or 1; a
+/// differing config is detected and reported).
 /// @param config validated settings (stage, grad sync, buckets, ...).
 /// @param data the dataset (same on every rank).
 /// @param groups this rank's data-parallel and model-parallel groups; their reduce mode decides
 /// the reduction order.
+/// @param md_regions with --allocator zero, the contiguous regions M_D sets aside (ignored otherwise).
 /// @param on_step called after each step (may be empty).
 /// @param artifacts filled for the dump flags set in config; final_params and step1_grad are
 /// gathered in canonical order with padding stripped, on every rank (may be null).
-/// @return the records.
+/// @return the records, every predicted field empty.
 ZeroRunResult train_zero(const train::TrainConfig& config, const Dataset& data, RankGroups groups,
-                         const train::StepCallback& on_step, train::RunArtifacts* artifacts);
-
-/// Train without model parallelism: `collective` is the data-parallel group.
-/// @param config settings (mp_size 1). @param data the dataset. @param collective the group.
-/// @param on_step called after each step (may be empty). @param artifacts as above (may be null).
-/// @return the records.
-inline ZeroRunResult train_zero(const train::TrainConfig& config, const Dataset& data, Collective& collective,
-                                const train::StepCallback& on_step, train::RunArtifacts* artifacts) {
-  return train_zero(config, data, RankGroups{collective, nullptr}, on_step, artifacts);
-}
+                         const std::vector<zero_r::ReplayRegion>& md_regions, const train::StepCallback& on_step,
+                         train::RunArtifacts* artifacts);
 
 }  // namespace zt::zero

@@ -1,5 +1,5 @@
 // Communication of one step: measured collective counters against the closed form of
-// zero/zero_comm.h, and against the paper's 2ψ / 3ψ written out independently here. Case tables
+// predict/zero_comm.h, and against the paper's 2ψ / 3ψ written out independently here. Case tables
 // run one Catch2 section per row, named after it.
 #include <catch2/catch.hpp>
 

@@ -21,12 +21,12 @@
 #include "fp/bf16.h"
 #include "offload/file_tier.h"
 #include "offload/optimizer_tier.h"
+#include "predict/zero_comm.h"
+#include "predict/zero_memory.h"
 #include "support/run_program.h"
 #include "zero/config_check.h"
 #include "zero/offload_fixtures.h"
-#include "zero/zero_comm.h"
 #include "zero/zero_fixtures.h"
-#include "zero/zero_memory.h"
 
 using namespace zt;
 using namespace zt::test;
@@ -246,14 +246,15 @@ TEST_CASE(
   const train::TrainConfig c;
   const ClipDecision no_clip;
   for (int64_t step = 1; step <= 3; ++step) {
-    const train::ElementOptimizer opt = train::element_optimizer(c, 1e-2, step, state.data(), total);
+    const step::ElementOptimizer opt =
+        step::element_optimizer(train::optimizer_settings(c), 1e-2, step, state.data(), total);
     for (std::size_t u = 0; u < 2; ++u)
-      train::apply_update(train::OwnedSlice<bf16>{params_ref.data() + offsets[u],
-                                                  master.data() + offsets[u],
-                                                  offsets[u],
-                                                  {grads.data() + offsets[u], nullptr},
-                                                  shape.counts[u]},
-                          1.0f, no_clip, opt);
+      step::apply_update(step::OwnedSlice<bf16>{params_ref.data() + offsets[u],
+                                                master.data() + offsets[u],
+                                                offsets[u],
+                                                {grads.data() + offsets[u], nullptr},
+                                                shape.counts[u]},
+                         1.0f, no_clip, opt);
   }
   const ScratchDir dir;
   for (const offload::TierKind kind : {offload::TierKind::host, offload::TierKind::file})
@@ -263,14 +264,15 @@ TEST_CASE(
       offload::OptimizerTier<bf16> tier({kind, dir.path.string(), 2, true, 0}, shape, host, copies);
       for (std::size_t u = 0; u < 2; ++u) tier.initialise(u, [&](float* m) { init(u, m); });
       for (int64_t step = 1; step <= 3; ++step) {
-        const train::ElementOptimizer opt = train::element_optimizer(c, 1e-2, step, nullptr, 0);
+        const step::ElementOptimizer opt =
+            step::element_optimizer(train::optimizer_settings(c), 1e-2, step, nullptr, 0);
         for (std::size_t u = 0; u < 2; ++u)
           tier.update(u,
-                      train::OwnedSlice<bf16>{params.data() + offsets[u],
-                                              nullptr,
-                                              offsets[u],
-                                              {grads.data() + offsets[u], nullptr},
-                                              shape.counts[u]},
+                      step::OwnedSlice<bf16>{params.data() + offsets[u],
+                                             nullptr,
+                                             offsets[u],
+                                             {grads.data() + offsets[u], nullptr},
+                                             shape.counts[u]},
                       1.0f, no_clip, opt);
       }
       for (std::size_t i = 0; i < total; ++i) REQUIRE(params[i].bits == params_ref[i].bits);  // copied up

@@ -168,7 +168,7 @@ TEST_CASE("held-out evaluation: a text file has no held-out split, as in the ref
   ThreadGroup group = thread_group(2);
   auto out = run_thread_ranks(2, [&](int r) {
     GlooCollective coll(group.for_rank(r));
-    return zero::train_zero(c, *data, coll, {}, nullptr);
+    return predict::train_zero(c, *data, coll, {}, nullptr);
   });
   CHECK(ref.evals.empty());
   for (const auto& o : out) {

@@ -9,8 +9,8 @@
 #include <cmath>
 
 #include "model/manifest.h"
+#include "predict/zero_comm.h"
 #include "zero/mp_fixtures.h"
-#include "zero/zero_comm.h"
 
 using namespace zt;
 using namespace zt::test;

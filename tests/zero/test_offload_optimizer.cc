@@ -22,12 +22,12 @@
 #include "fp/bf16.h"
 #include "offload/file_tier.h"
 #include "offload/optimizer_tier.h"
+#include "predict/zero_comm.h"
+#include "predict/zero_memory.h"
 #include "support/run_program.h"
 #include "zero/config_check.h"
 #include "zero/offload_fixtures.h"
-#include "zero/zero_comm.h"
 #include "zero/zero_fixtures.h"
-#include "zero/zero_memory.h"
 
 using namespace zt;
 using namespace zt::test;

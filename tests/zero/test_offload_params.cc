@@ -19,12 +19,12 @@
 #include "fp/bf16.h"
 #include "offload/file_tier.h"
 #include "offload/optimizer_tier.h"
+#include "predict/zero_comm.h"
+#include "predict/zero_memory.h"
 #include "support/run_program.h"
 #include "zero/config_check.h"
 #include "zero/offload_fixtures.h"
-#include "zero/zero_comm.h"
 #include "zero/zero_fixtures.h"
-#include "zero/zero_memory.h"
 
 using namespace zt;
 using namespace zt::test;
@@ -69,7 +69,7 @@ void check_param_tier_accounting(const ZeroRun& z, const train::TrainConfig& c) 
     const auto A = static_cast<uint64_t>(c.micro_batches_per_rank());
     zero::ZeroPlan no_params = plan;  // the optimizer tier's share of the closed form
     no_params.offload_params = false;
-    const offload::FileIoStats opt = zero::predict_file_io_per_step(no_params);
+    const offload::FileIoStats opt = predict::predict_file_io_per_step(no_params);
     const auto& io = res.file_io_per_step;
     REQUIRE(!res.run.steps.back().skipped);
     CHECK(io.read_bytes == opt.read_bytes + A * gathered_bytes + sharded_bytes);

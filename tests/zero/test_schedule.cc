@@ -15,12 +15,12 @@
 #include <vector>
 
 #include "memory/arena.h"
+#include "predict/zero_memory.h"
+#include "predict/zero_trace.h"
 #include "schedule/buckets.h"
 #include "schedule/gather_window.h"
 #include "train/heldout.h"
 #include "zero/zero_fixtures.h"
-#include "zero/zero_memory.h"
-#include "zero/zero_trace.h"
 
 using namespace zt;
 using namespace zt::test;
@@ -64,7 +64,7 @@ void for_each_plan(int stage, const std::function<void(const train::TrainConfig&
                                     << reduce << " bucket " << bucket_mb << " MiB, prefetch " << prefetch
                                     << (persist ? ", persistent units" : "") << ", blocks " << blocks << ", overlap "
                                     << overlap << ", rank " << r);
-                      check(c, p, ledger_peaks(zero::predicted_trace(p, overlap, rounds)));
+                      check(c, p, ledger_peaks(predict::predicted_trace(p, overlap, rounds)));
                     }
                   }
 }
@@ -131,19 +131,19 @@ TEST_CASE("schedule: the gather window looks past persistent units and ends with
 
 TEST_CASE("stage-3 gathered window: the closed form equals the predicted trace's peak over a grid", "[ch7]") {
   for_each_plan(3, [](const train::TrainConfig& c, const zero::ZeroPlan& p, const auto& peaks) {
-    CHECK(zero::gathered_window_bytes(p) == peak_of(peaks, zero::zero_category::gathered_params));
+    CHECK(predict::gathered_window_bytes(p) == peak_of(peaks, zero::zero_category::gathered_params));
     // the chapter's bound where one unit is in use at a time (a whole block): it and --prefetch ahead
     std::size_t largest = 0;
     for (const auto& u : p.layout.units) largest = std::max(largest, u.full);
     if (c.resolved_mp_blocks() == 1)
-      CHECK(zero::gathered_window_bytes(p) <= (1 + p.prefetch) * largest * model::bytes_of(p.shape.precision));
+      CHECK(predict::gathered_window_bytes(p) <= (1 + p.prefetch) * largest * model::bytes_of(p.shape.precision));
   });
 }
 
 TEST_CASE("C_B: the bucket buffers' closed form equals the predicted trace's peak over a grid", "[ch8]") {
   for (int stage : {2, 3})
     for_each_plan(stage, [](const train::TrainConfig&, const zero::ZeroPlan& p, const auto& peaks) {
-      const zero::ReductionBuffers cb = zero::reduction_buffers_peak(p);
+      const predict::ReductionBuffers cb = predict::reduction_buffers_peak(p);
       REQUIRE(cb.category.empty() == (p.layout.world_size == 1));  // stages 2-3 reduce every micro-batch
       if (!cb.category.empty()) CHECK(cb.bytes == peak_of(peaks, cb.category));
       // the chapter's statement: FP32 buckets landing in the accumulator take at most 2 × --bucket-mb
@@ -160,10 +160,10 @@ TEST_CASE("persistent categories: the sharding description's closed forms equal 
   for (int stage : {2, 3})
     for_each_plan(stage, [](const train::TrainConfig& c, const zero::ZeroPlan& p, const auto& peaks) {
       const auto rounds = static_cast<std::size_t>(train::heldout_rounds(c.micro_batch));
-      const auto predicted = zero::predict_zero_memory(p, c.overlap, rounds);
+      const auto predicted = predict::predict_zero_memory(p, c.overlap, rounds);
       // S_g: the gradient storage's formula is what the step's accumulators hold at its end
       CHECK(predicted.at(train::category::grads) == peak_of(peaks, train::category::grads));
-      for (const auto& a : zero::setup_allocations(p)) {
+      for (const auto& a : predict::setup_allocations(p)) {
         INFO(a.category);
         CHECK(predicted.at(a.category) == peak_of(peaks, a.category));
       }

@@ -10,10 +10,10 @@
 
 #include "core/atomic_file.h"
 
+#include "predict/zero_memory.h"
+#include "predict/zero_trace.h"
 #include "support/run_program.h"
 #include "zero/mp_fixtures.h"
-#include "zero/zero_memory.h"
-#include "zero/zero_trace.h"
 #include "zero_r/allocation_replay.h"
 #include "zero_r/partitioned_checkpoints.h"
 
@@ -163,7 +163,7 @@ TEST_CASE("M_D: on a real step's allocations one first-fit region fails with eno
   CHECK(g.free_bytes >= g.request);  // a genuine fragmentation failure
   CHECK(g.largest_free < g.request);
   // the engine sizes its gradient region from the plan alone: the replay's region, exactly
-  CHECK(zero_r::min_capacity(zero::gradient_events(plan_of(c), c.overlap)) == regions.at(0).bytes);
+  CHECK(zero_r::min_capacity(predict::gradient_events(plan_of(c), c.overlap)) == regions.at(0).bytes);
   // zero-plan's question, "does this trace run in this capacity?", needs the replay: the ledger's
   // high-water mark is under the capacity, yet one first-fit region fails there
   CHECK(ledger_high_water(events) <= zero);

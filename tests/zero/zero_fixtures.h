@@ -11,9 +11,9 @@
 
 #include "collective/grid.h"
 #include "collective/thread_ranks.h"
+#include "predict/predicted_run.h"
 #include "train/compare_runs.h"
 #include "train/train_fixtures.h"
-#include "zero/train_zero.h"
 #include "zero/zero_plan.h"
 
 namespace zt::test {
@@ -39,9 +39,9 @@ inline ZeroRun run_zero(const train::TrainConfig& c, const train::StepCallback& 
   ZeroRun out;
   out.ranks = run_thread_ranks(n, [&](int r) {
     GlooCollective coll(group.for_rank(r));
-    if (c.mp_size == 1) return zero::train_zero(c, *data, coll, on_step, &arts[static_cast<std::size_t>(r)]);
+    if (c.mp_size == 1) return predict::train_zero(c, *data, coll, on_step, &arts[static_cast<std::size_t>(r)]);
     Grid grid = make_grid(coll, static_cast<int>(c.mp_size));
-    return zero::train_zero(c, *data, {*grid.dp, grid.mp.get()}, on_step, &arts[static_cast<std::size_t>(r)]);
+    return predict::train_zero(c, *data, {*grid.dp, grid.mp.get()}, on_step, &arts[static_cast<std::size_t>(r)]);
   });
   for (int r = 0; r < n; ++r)
     if (!out.ranks[static_cast<std::size_t>(r)].ok())
@@ -57,7 +57,7 @@ inline std::vector<std::string> run_two_configs(const train::TrainConfig& c0, co
   ThreadGroup group = thread_group(2);
   auto out = run_thread_ranks(2, [&](int r) {
     GlooCollective coll(group.for_rank(r));
-    return zero::train_zero(r == 0 ? c0 : c1, *data, coll, {}, nullptr);
+    return predict::train_zero(r == 0 ? c0 : c1, *data, coll, {}, nullptr);
   });
   return {out[0].ok() ? "" : out[0].error, out[1].ok() ? "" : out[1].error};
 }

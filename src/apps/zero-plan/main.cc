@@ -7,8 +7,9 @@
 // predicted arena trace, what zero-train --memory-trace writes for --steps 1) plus the planner's
 // flags below, which are taken out of argv first. Every number comes from the src/plan library,
 // which calls the same predictions the training engine checks itself against
-// (zero/zero_memory.h, zero/zero_trace.h, zero/zero_comm.h, train/memory_plan.h). The printed lines are a stable format
-// quoted by chapters and exercises: new lines may be added, existing ones are never reformatted. It trains nothing.
+// (predict/zero_memory.h, predict/zero_trace.h, predict/zero_comm.h, train/memory_plan.h). The printed lines are a
+// stable format quoted by chapters and exercises: new lines may be added, existing ones are never reformatted. It
+// trains nothing.
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -24,8 +25,8 @@
 #include "plan/paper_scale.h"
 #include "plan/rank_prediction.h"
 #include "plan/time_estimate.h"
+#include "predict/report.h"
 #include "train/train_config.h"
-#include "zero/report.h"
 
 namespace {
 
@@ -316,7 +317,7 @@ int plan_shape(const TrainConfig& c, const PlanFlags& f, ordered_json& out) {
       std::printf("  %s  does not fit: %s (at allocation event %zu)\n", rank_label(r).c_str(), r.fit.message.c_str(),
                   r.fit.failed_event);
   if (!c.memory_trace.empty())  // rank 0's predicted trace, as zero-train --memory-trace writes it for --steps 1
-    zt::write_file_atomic(c.memory_trace, zt::zero::arena_trace_json(run.ranks.front().trace, c));
+    zt::write_file_atomic(c.memory_trace, zt::predict::arena_trace_json(run.ranks.front().trace, c));
   std::printf("traffic per step, predicted calls and bytes sent by collective and group:\n");
   bool any = false;
   for (const auto& r : run.ranks) {

@@ -37,13 +37,13 @@
 #include "launch/store_spec.h"
 #include "model/manifest.h"
 #include "plan/rank_prediction.h"
+#include "predict/predicted_run.h"
+#include "predict/report.h"
 #include "train/compare_runs.h"
 #include "train/single_rank.h"
 #include "train/step_report.h"
 #include "train/step_start.h"
 #include "train/summary_json.h"
-#include "zero/report.h"
-#include "zero/train_zero.h"
 
 namespace {
 
@@ -151,7 +151,7 @@ void print_summary(const TrainConfig& c, const RunResult& r) {
   std::printf("  speed: %.0f tokens/s over %.2f s\n", r.tokens_per_s, r.seconds);
 }
 
-/// ZeRO-Offload's traffic of rank 0's last step beside its closed form (zero/zero_comm.h).
+/// ZeRO-Offload's traffic of rank 0's last step beside its closed form (predict/zero_comm.h).
 void print_offload(const TrainConfig& c, const zt::zero::ZeroRunResult& z) {
   const auto& t = z.transfers_per_step;
   const auto& p = z.transfers_predicted_per_step;
@@ -220,15 +220,15 @@ int write_outputs(const TrainConfig& c, const zt::Dataset& data, const RunResult
   std::vector<zt::train::JsonSection> sections;
   sections.emplace_back("mp_size", std::to_string(c.mp_size));
   sections.emplace_back("dp_size", std::to_string(c.dp_size()));
-  if (comm) sections.emplace_back("comm", zt::zero::comm_json(comm->dp, comm->mp));
+  if (comm) sections.emplace_back("comm", zt::predict::comm_json(comm->dp, comm->mp));
   if (comm && (c.partition_activations == zt::train::PartitionActivations::cpu || c.offloads_optimizer()))
-    sections.emplace_back(
-        "host_transfers",
-        zt::zero::transfers_json(comm->transfers_per_step, comm->transfers_predicted_per_step, comm->transfers_total));
+    sections.emplace_back("host_transfers",
+                          zt::predict::transfers_json(comm->transfers_per_step, comm->transfers_predicted_per_step,
+                                                      comm->transfers_total));
   if (comm && !c.offload_optimizer_dir().empty())
     sections.emplace_back(
         "offload_file_io",
-        zt::zero::file_io_json(comm->file_io_per_step, comm->file_io_predicted_per_step, comm->file_io_total));
+        zt::predict::file_io_json(comm->file_io_per_step, comm->file_io_predicted_per_step, comm->file_io_total));
   if (c.verify) {
     const zt::train::RunComparison v = verify(c, data, r, artifacts);
     if (v.equal())
@@ -277,10 +277,10 @@ zt::GlooOptions rank_options(const TrainConfig& c) {
 zt::zero::ZeroRunResult train_on_grid(const TrainConfig& c, const zt::Dataset& data, zt::Collective& world,
                                       const zt::train::StepCallback& on_step, RunArtifacts* artifacts) {
   if (c.mp_size == 1)
-    return zt::announcing_errors([&] { return zt::zero::train_zero(c, data, world, on_step, artifacts); });
+    return zt::announcing_errors([&] { return zt::predict::train_zero(c, data, world, on_step, artifacts); });
   zt::Grid grid = zt::make_grid(world, static_cast<int>(c.mp_size));
   return zt::announcing_errors([&] {
-    return zt::zero::train_zero(c, data, {*grid.dp, grid.mp.get()}, on_step, artifacts);
+    return zt::predict::train_zero(c, data, {*grid.dp, grid.mp.get()}, on_step, artifacts);
   });
 }
 
@@ -315,7 +315,7 @@ int run_thread_ranks(const TrainConfig& c, const zt::Dataset& data) {
   }
   if (!c.trace.empty()) zt::write_file_atomic(c.trace, zt::zero::chrome_trace_json(timelines));
   if (!c.memory_trace.empty())
-    zt::write_file_atomic(c.memory_trace, zt::zero::arena_trace_json(outcomes[0].value->arena_trace, c));
+    zt::write_file_atomic(c.memory_trace, zt::predict::arena_trace_json(outcomes[0].value->arena_trace, c));
   return write_outputs(c, data, r, arts[0], &*outcomes[0].value);
 }
 
@@ -343,7 +343,7 @@ int launched_rank_body(const TrainConfig& c, const zt::Dataset& data, const zt::
     const auto bytes = store.get("zero-train/" + key + "/" + std::to_string(q));
     return std::string(bytes.begin(), bytes.end());
   };
-  put("memory", zt::zero::rank_memory_to_json(res.run.memory.front()));
+  put("memory", zt::predict::rank_memory_to_json(res.run.memory.front()));
   if (!c.trace.empty()) put("timeline", zt::zero::timeline_to_json(res.timeline));
   int status = 0;
   if (env.rank == 0) {
@@ -351,11 +351,12 @@ int launched_rank_body(const TrainConfig& c, const zt::Dataset& data, const zt::
     r.memory.clear();
     std::vector<std::vector<zt::zero::TimelineEvent>> timelines;
     for (int q = 0; q < env.world_size; ++q) {
-      r.memory.push_back(zt::zero::rank_memory_from_json(get("memory", q)));
+      r.memory.push_back(zt::predict::rank_memory_from_json(get("memory", q)));
       if (!c.trace.empty()) timelines.push_back(zt::zero::timeline_from_json(get("timeline", q)));
     }
     if (!c.trace.empty()) zt::write_file_atomic(c.trace, zt::zero::chrome_trace_json(timelines));
-    if (!c.memory_trace.empty()) zt::write_file_atomic(c.memory_trace, zt::zero::arena_trace_json(res.arena_trace, c));
+    if (!c.memory_trace.empty())
+      zt::write_file_atomic(c.memory_trace, zt::predict::arena_trace_json(res.arena_trace, c));
     status = write_outputs(c, data, r, artifacts, &res);
   }
   coll.barrier();  // rank 0 has read every report before the store (served by rank 0 or the launcher) goes away

@@ -1,4 +1,4 @@
-// train/owned_slice.h — the elements one loop updates, and the per-element arithmetic of protocol
+// step/owned_slice.h — the elements one loop updates, and the per-element arithmetic of protocol
 // steps 4-6 on them: the non-finite check, the norm's block sums, unscale + clip + optimizer +
 // refresh of the 16-bit copy.
 //
@@ -19,9 +19,9 @@
 
 #include "optim/grad_norm.h"
 #include "optim/loss_scaler.h"
-#include "train/element_optimizer.h"
+#include "step/element_optimizer.h"
 
-namespace zt::train {
+namespace zt::step {
 
 /// A gradient span stored either in FP32 (the accumulator, s_g = 4) or in the compute type T
 /// (--reduce-dtype compute with one micro-batch per rank, s_g = 2); read as FP32 either way.
@@ -98,4 +98,4 @@ std::size_t apply_update(const OwnedSlice<T>& s, float inv_scale, const ClipDeci
   return unchanged;
 }
 
-}  // namespace zt::train
+}  // namespace zt::step

@@ -1,4 +1,4 @@
-// zero/report.h — what zero-train writes for a ZeRO run beyond the single-rank summary: per-rank
+// predict/report.h — what zero-train writes for a ZeRO run beyond the single-rank summary: per-rank
 // memory moved between processes (as JSON text through the rendezvous store) and the `comm`
 // object. The --verify comparison is train/compare_runs.h. Plain conversions; no training and no
 // collectives here.
@@ -13,7 +13,7 @@
 #include "train/train_config.h"
 #include "zero/train_zero.h"
 
-namespace zt::zero {
+namespace zt::predict {
 
 /// One rank's memory as compact JSON (the summary's per_rank layout).
 /// @param m the report. @return JSON text.
@@ -32,7 +32,7 @@ std::string comm_json(const CommStats& measured, const CommStats& predicted);
 /// over both groups, and `groups` = {dp: {...}, mp: {...}} with the same fields per group.
 /// @param dp the data-parallel group's counters. @param mp the model-parallel group's (zero
 /// without model parallelism). @return JSON text.
-std::string comm_json(const GroupComm& dp, const GroupComm& mp);
+std::string comm_json(const zero::GroupComm& dp, const zero::GroupComm& mp);
 
 /// The `host_transfers` object (P_a+cpu, ZeRO-Offload): bytes and calls each way in the last step, measured and
 /// predicted, and the copy thread's and the compute thread's seconds over all training steps.
@@ -64,4 +64,4 @@ inline constexpr std::size_t kMaxTraceBytes = std::size_t{1} << 50;
 /// event. @param text the JSON. @return the events.
 std::vector<ArenaEvent> arena_trace_from_json(const std::string& text);
 
-}  // namespace zt::zero
+}  // namespace zt::predict

@@ -1,22 +1,24 @@
-// zero/zero_trace.cc — a ZeRO rank's arena events replayed from its plan (see zero_trace.h).
+// predict/zero_trace.cc — a ZeRO rank's arena events replayed from its plan (see zero_trace.h).
 // Each class below mirrors one engine component's allocations and releases, nothing else; the
 // comments name the code they follow. The rules themselves are not restated here: which gathers
 // an acquire issues, how a unit is cut into buckets and where its reduction lands come from
 // schedule/ (as for the engine), the sizes of the set-up from setup_allocations, and a new
-// accumulator buffer's category from train::accumulator_category.
-#include "zero/zero_trace.h"
+// accumulator buffer's category from step::accumulator_category.
+#include "predict/zero_trace.h"
 
 #include <deque>
 #include <functional>
 #include <memory>
 #include <string>
 
+#include "predict/zero_memory.h"
 #include "reduce/canonical_tree.h"
 #include "schedule/buckets.h"
 #include "schedule/gather_window.h"
-#include "zero/zero_memory.h"
 
-namespace zt::zero {
+namespace zt::predict {
+
+using namespace zt::zero;
 
 namespace {
 
@@ -83,7 +85,7 @@ class GathererReplay {
 };
 
 /// The engine's per-unit CanonicalGradAccumulator: FP32 leaves of grad_extent(u) elements in
-/// train::accumulator_category's categories (the accumulator is the gradient storage); a merge frees
+/// step::accumulator_category's categories (the accumulator is the gradient storage); a merge frees
 /// its right operand (optim/grad_accumulator.h).
 class AccumulatorReplay {
  public:
@@ -92,7 +94,7 @@ class AccumulatorReplay {
     for (std::size_t u = 0; u < p.layout.units.size(); ++u) acc_.emplace_back(Merge(merge));
   }
   Token allocate_leaf(std::size_t u) {
-    return rec_.allocate(p_.grad_extent(u) * 4, train::accumulator_category(acc_[u].live_partials(), true));
+    return rec_.allocate(p_.grad_extent(u) * 4, step::accumulator_category(acc_[u].live_partials(), true));
   }
   void push_leaf(std::size_t u, Token leaf) { acc_[u].push(std::move(leaf)); }
   void push(std::size_t u) { push_leaf(u, allocate_leaf(u)); }
@@ -311,4 +313,4 @@ std::vector<zero_r::ReplayRegion> md_regions(const ZeroPlan& p, bool overlap) {
   return regions;
 }
 
-}  // namespace zt::zero
+}  // namespace zt::predict

@@ -1,4 +1,4 @@
-// zero/zero_trace.h — the arena events of a ZeRO rank, predicted from its plan alone: what
+// predict/zero_trace.h — the arena events of a ZeRO rank, predicted from its plan alone: what
 // zero-train --memory-trace records for a one-step run, in the same order, with the same sizes.
 //
 // Why a whole trace and not only per-category peaks (zero_memory.h): the categories need not peak
@@ -36,26 +36,26 @@
 #include "zero/zero_plan.h"
 #include "zero_r/allocation_replay.h"
 
-namespace zt::zero {
+namespace zt::predict {
 
 /// The predicted events of set-up, one training step and one held-out evaluation of this rank.
 /// @param p the rank's plan. @param overlap --overlap on (a unit's reduction completes when the
 /// next unit opens; off: at once). @param heldout_rounds R, the held-out rounds of an evaluation
 /// (train::heldout_rounds; 0 when the dataset has no held-out split). @return the events, ids
 /// numbered from 0 in allocation order as the arena numbers them (zero-byte requests are not events).
-std::vector<ArenaEvent> predicted_trace(const ZeroPlan& p, bool overlap, std::size_t heldout_rounds);
+std::vector<ArenaEvent> predicted_trace(const zero::ZeroPlan& p, bool overlap, std::size_t heldout_rounds);
 
 /// The allocations and releases of one step's gradient storage and partial sums, in the engine's
 /// order: predicted_trace's `grads` and `accum_partials` events (ids as there). M_D sizes its
 /// gradient region by replaying them alone (zero_r/allocation_replay.h).
 /// @param p the rank's plan. @param overlap as for predicted_trace. @return the events.
-std::vector<ArenaEvent> gradient_events(const ZeroPlan& p, bool overlap);
+std::vector<ArenaEvent> gradient_events(const zero::ZeroPlan& p, bool overlap);
 
 /// M_D's regions for --allocator zero (ZeRO paper, Sec. 6.3): the gradients (the step's storage and
 /// the canonical tree's partial sums), sized by replaying gradient_events alone, and the
 /// activation checkpoints. The engine sets these aside; a replay of the trace uses the same.
 /// @param p the rank's plan. @param overlap as for predicted_trace. @return the regions, in the
 /// order they are set aside.
-std::vector<zero_r::ReplayRegion> md_regions(const ZeroPlan& p, bool overlap);
+std::vector<zero_r::ReplayRegion> md_regions(const zero::ZeroPlan& p, bool overlap);
 
-}  // namespace zt::zero
+}  // namespace zt::predict

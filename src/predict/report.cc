@@ -1,5 +1,5 @@
-// zero/report.cc — JSON conversions and the bitwise comparison of zero-train (see report.h).
-#include "zero/report.h"
+// predict/report.cc — the JSON conversions of zero-train's reports (see report.h).
+#include "predict/report.h"
 
 #include "core/check.h"
 #include "train/summary_json.h"
@@ -10,7 +10,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-namespace zt::zero {
+namespace zt::predict {
+
+using namespace zt::zero;
 
 using nlohmann::ordered_json;
 
@@ -153,4 +155,4 @@ std::vector<ArenaEvent> arena_trace_from_json(const std::string& text) {
   return events;
 }
 
-}  // namespace zt::zero
+}  // namespace zt::predict

@@ -1,7 +1,7 @@
-// zero/zero_memory.cc — a ZeRO rank's ledger: the persistent categories' closed forms, the
+// predict/zero_memory.cc — a ZeRO rank's ledger: the persistent categories' closed forms, the
 // transient ones read off the predicted trace, and the chapters' closed forms of C_B and of the
 // stage-3 gathered window (see zero_memory.h).
-#include "zero/zero_memory.h"
+#include "predict/zero_memory.h"
 
 #include <algorithm>
 #include <set>
@@ -10,12 +10,14 @@
 #include "model/workspace.h"
 #include "offload/param_file_tier.h"
 #include "offload/tier.h"
+#include "predict/zero_trace.h"
 #include "schedule/buckets.h"
 #include "schedule/gather_window.h"
-#include "zero/zero_trace.h"
 #include "zero_r/partitioned_checkpoints.h"
 
-namespace zt::zero {
+namespace zt::predict {
+
+using namespace zt::zero;
 
 std::vector<SetupAllocation> setup_allocations(const ZeroPlan& p) {
   std::vector<SetupAllocation> out;
@@ -147,4 +149,4 @@ std::map<std::string, std::size_t> predict_host_memory(const ZeroPlan& p) {
   return m;
 }
 
-}  // namespace zt::zero
+}  // namespace zt::predict

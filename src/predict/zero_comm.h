@@ -1,4 +1,4 @@
-// zero/zero_comm.h — closed-form communication of one training step of a ZeRO rank.
+// predict/zero_comm.h — closed-form communication of one training step of a ZeRO rank.
 //
 // From the unit and bucket layout alone, in the deterministic collectives' cost model
 // (collective/stats.h): a reduce-scatter sends every range but the rank's own, a ring all-gather
@@ -17,12 +17,12 @@
 #include "zero/zero_plan.h"
 #include "zero_r/copy_engine.h"
 
-namespace zt::zero {
+namespace zt::predict {
 
 /// Predicted calls and bytes sent by this rank in one applied (not skipped) step, per kind, with
 /// deterministic collectives (call-check headers not included).
 /// @param plan the rank's plan. @return the counters.
-CommStats predict_comm_per_step(const ZeroPlan& plan);
+CommStats predict_comm_per_step(const zero::ZeroPlan& plan);
 
 /// The same for the model-parallel group (zero without model parallelism): per micro-batch and
 /// block, 2 all-reduces of the [B T, C] FP32 partial sums in forward (Megatron's g), 2 in backward
@@ -30,7 +30,7 @@ CommStats predict_comm_per_step(const ZeroPlan& plan);
 /// 12 (N_m − 1)/N_m · T · C elements sent per block with checkpointing, the paper's Sec. 8 figure
 /// with its factor kept; then the overflow flag and the whole model's norm block sums per step.
 /// @param plan the rank's plan. @return the counters.
-CommStats predict_mp_comm_per_step(const ZeroPlan& plan);
+CommStats predict_mp_comm_per_step(const zero::ZeroPlan& plan);
 
 /// The host tier's transfers per applied step (zero without one). P_a+cpu: per micro-batch every
 /// block's checkpoint slice goes to the host tier in forward and comes back in backward, L copies
@@ -39,13 +39,13 @@ CommStats predict_mp_comm_per_step(const ZeroPlan& plan);
 /// one copy up of the owned refreshed parameters (2 bytes, 4 in fp32): over all N ranks
 /// s_g·ψ down and 2ψ up per step, the paper's 2ψ + 2ψ when s_g = 2.
 /// @param plan the rank's plan. @return bytes and calls (times are measurements only).
-zero_r::TransferStats predict_transfers_per_step(const ZeroPlan& plan);
+zero_r::TransferStats predict_transfers_per_step(const zero::ZeroPlan& plan);
 
 /// The file tiers' I/O per applied step (zero without one): every unit's record (e_u elements of
 /// K bytes: FP32 master and moments) read once and written once; with --offload-params also
 /// every sharded use of the acquire order's shard read per micro-batch, and every sharded unit's
 /// shard read and written once by the update (t bytes per element).
 /// @param plan the rank's plan. @return bytes and calls (times are measurements only).
-offload::FileIoStats predict_file_io_per_step(const ZeroPlan& plan);
+offload::FileIoStats predict_file_io_per_step(const zero::ZeroPlan& plan);
 
-}  // namespace zt::zero
+}  // namespace zt::predict

@@ -1,5 +1,5 @@
-// zero/zero_comm.cc — the closed forms of zero_comm.h, call by call as the engine issues them.
-#include "zero/zero_comm.h"
+// predict/zero_comm.cc — the closed forms of zero_comm.h, call by call as the engine issues them.
+#include "predict/zero_comm.h"
 
 #include <algorithm>
 #include <vector>
@@ -7,7 +7,9 @@
 #include "collective/padding.h"
 #include "optim/grad_norm.h"
 
-namespace zt::zero {
+namespace zt::predict {
+
+using namespace zt::zero;
 namespace {
 
 std::size_t sum(const std::vector<std::size_t>& v) {
@@ -161,4 +163,4 @@ offload::FileIoStats predict_file_io_per_step(const ZeroPlan& p) {
   return io;
 }
 
-}  // namespace zt::zero
+}  // namespace zt::predict

@@ -1,4 +1,4 @@
-// train/init_units.h — initial parameter values of any range of a unit, without a full FP32 copy.
+// step/init_units.h — initial parameter values of any range of a unit, without a full FP32 copy.
 //
 // The counter-based initialiser (model/init.h) gives each element a value that depends only on
 // (seed, canonical parameter, index), so a range can be produced in any pieces and any layout (a
@@ -16,7 +16,7 @@
 #include "model/init.h"
 #include "model/manifest.h"
 
-namespace zt::train {
+namespace zt::step {
 
 /// Initial values of unit u's elements [first, first + count) in unit coordinates, written by
 /// put(k, value) for k in [0, count); elements past the unit's real ones (padding) get 0.
@@ -47,4 +47,4 @@ void init_unit_range(const model::GptConfig& cfg, const model::Manifest& manifes
   }
 }
 
-}  // namespace zt::train
+}  // namespace zt::step

@@ -1,4 +1,4 @@
-// train/element_optimizer.h — the optimizer as one function per element, with this step's scalars.
+// step/element_optimizer.h — the optimizer as one function per element, with this step's scalars.
 //
 // The ZT_HD bodies of optim/adam.h and optim/sgd.h with the step's scalars computed once. The
 // single-rank reference loop and the ZeRO engine both update through it; the state arrays are
@@ -10,9 +10,8 @@
 
 #include "optim/adam.h"
 #include "optim/sgd.h"
-#include "train/train_config.h"
 
-namespace zt::train {
+namespace zt::step {
 
 /// Per-element optimizer for one step.
 struct ElementOptimizer {
@@ -32,27 +31,29 @@ struct ElementOptimizer {
   }
 };
 
+/// Which optimizer a run uses and its hyper-parameters (train/train_config.h fills it from the
+/// flags; this module knows nothing of flags).
+struct OptimizerSettings {
+  bool adam = true;  ///< Adam/AdamW, else SGD with momentum
+  AdamConfig adam_config;
+  SgdConfig sgd_config;
+};
+
 /// The optimizer of a run at one step.
-/// @param c the settings. @param lr this step's learning rate. @param step optimizer steps
-/// applied so far, this one included (Adam's bias correction). @param state the state arrays.
-/// @param n elements per moment. @return the per-element optimizer.
-inline ElementOptimizer element_optimizer(const TrainConfig& c, double lr, int64_t step, float* state, std::size_t n) {
+/// @param s the optimizer and its hyper-parameters. @param lr this step's learning rate.
+/// @param step optimizer steps applied so far, this one included (Adam's bias correction).
+/// @param state the state arrays. @param n elements per moment. @return the per-element optimizer.
+inline ElementOptimizer element_optimizer(const OptimizerSettings& s, double lr, int64_t step, float* state,
+                                          std::size_t n) {
   ElementOptimizer opt;
-  opt.adam = c.optimizer != Optimizer::sgd;
+  opt.adam = s.adam;
   opt.state = state;
   opt.n = n;
-  if (opt.adam) {
-    AdamConfig a{.beta1 = c.beta1,
-                 .beta2 = c.beta2,
-                 .eps = c.eps,
-                 .weight_decay = c.weight_decay,
-                 .decoupled = c.optimizer == Optimizer::adamw};
-    opt.adam_scalars = adam_step_scalars(a, lr, step);
-  } else {
-    SgdConfig s{.momentum = c.momentum, .weight_decay = c.weight_decay, .nesterov = false};
-    opt.sgd_scalars = sgd_step_scalars(s, lr);
-  }
+  if (opt.adam)
+    opt.adam_scalars = adam_step_scalars(s.adam_config, lr, step);
+  else
+    opt.sgd_scalars = sgd_step_scalars(s.sgd_config, lr);
   return opt;
 }
 
-}  // namespace zt::train
+}  // namespace zt::step

@@ -1,0 +1,111 @@
+// offload/state_store.h — where a rank's optimizer states live (S_o's storage: the FP32 master and
+// the moments of its owned elements), behind one interface chosen once at set-up.
+//
+// The ZeRO step does not ask where the states are: per unit it calls update(u, owned) with the
+// slice of u it owns (step/owned_slice.h), and the store runs protocol steps 4-6 wherever the
+// states are. Three places, one choice made when the engine is built:
+//   device  ArenaStates (this file): two arrays in the rank's own arena, the run without offload;
+//   host    OptimizerTier (offload/optimizer_tier.h): arrays in the host tier, the gradient copied
+//           down and the refreshed compute copy copied up (ZeRO-Offload);
+//   file    OptimizerTier over a FileTier: records streamed through a bounded ring (ZeRO-Infinity).
+// Every store updates through step::apply_update, the very per-element code of the reference
+// loop, so where the states live changes no bit. Readers and writers of the whole state (dumps,
+// --verify, checkpoints) reach a unit's states between steps through with_owned_state.
+// It does not reduce, gather or decide a step (zero/train_zero.cc does).
+#pragma once
+
+#include <cstddef>
+#include <cstring>
+#include <functional>
+#include <type_traits>
+#include <vector>
+
+#include "memory/arena.h"
+#include "memory/buffer.h"
+#include "offload/tier.h"
+#include "optim/grad_norm.h"
+#include "step/categories.h"
+#include "step/element_optimizer.h"
+#include "step/owned_slice.h"
+
+namespace zt::offload {
+
+/// A rank's optimizer states; T is the compute type.
+template <typename T>
+class StateStore {
+ public:
+  /// Visits one unit's owned states; returns whether it changed them (then written back).
+  using Visit = std::function<bool(const StateView&)>;
+
+  virtual ~StateStore() = default;
+  /// Write unit u's initial master (units in order 0, 1, ...; the moments start at zero).
+  /// @param u the unit. @param fill called with the e_u FP32 values to fill.
+  virtual void initialise(std::size_t u, const std::function<void(float*)>& fill) = 0;
+  /// Protocol steps 4-6 on unit u's owned elements. @param u the unit (0, 1, ... within a step).
+  /// @param owned the rank's slice of u: its compute copy (where the refreshed values go), its
+  /// reduced gradient, its index in the S_o-extent state; its master pointer is the store's.
+  /// @param inv_scale 1/S. @param clip the step's clipping. @param opt the step's optimizer; its
+  /// state arrays are the store's.
+  virtual void update(std::size_t u, const step::OwnedSlice<T>& owned, float inv_scale, const ClipDecision& clip,
+                      step::ElementOptimizer opt) = 0;
+  /// Between steps: unit u's owned master and moments in memory. @param u the unit.
+  /// @param fn the visitor (dumps, --verify, checkpoints).
+  virtual void with_owned_state(std::size_t u, const Visit& fn) = 0;
+  /// @return the file I/O so far (zeros unless the states are in a file).
+  virtual FileIoStats file_stats() const { return {}; }
+};
+
+/// The states in the rank's own arena (no offload): the master (none in fp32, where the compute
+/// copy is the master) and the moments, each of S_o's extent.
+template <typename T>
+class ArenaStates final : public StateStore<T> {
+  static constexpr bool kFp32 = std::is_same_v<T, float>;
+
+ public:
+  /// Reaches unit u's compute copy as FP32 master (fp32 only): calls fn with its owned elements
+  /// and writes them back when fn returns true (the compute copy may be in a parameter file).
+  using MasterInParams = std::function<void(std::size_t u, const std::function<bool(float*)>& fn)>;
+
+  /// Allocate the master (below fp32) and the zeroed moments in `arena`.
+  /// @param offsets per unit: its owned elements' offset in the S_o-extent arrays.
+  /// @param extents per unit: e_u. @param moments optimizer floats per element besides the master.
+  /// @param arena the rank's arena. @param in_params fp32: how to reach the master.
+  ArenaStates(std::vector<std::size_t> offsets, std::vector<std::size_t> extents, std::size_t moments, Arena& arena,
+              MasterInParams in_params)
+      : offsets_(std::move(offsets)), extents_(std::move(extents)), in_params_(std::move(in_params)) {
+    for (std::size_t e : extents_) total_ += e;
+    if constexpr (!kFp32) master_ = make_buffer<float>(arena, total_, step::category::master);
+    state_ = make_buffer<float>(arena, total_ * moments, step::category::optimizer);
+    std::memset(state_.data(), 0, state_.size() * sizeof(float));
+  }
+
+  void initialise(std::size_t u, const std::function<void(float*)>& fill) override {
+    if constexpr (!kFp32) fill(master_.data() + offsets_[u]);  // fp32: the compute copy is initialised as such
+  }
+  void update(std::size_t u, const step::OwnedSlice<T>& owned, float inv_scale, const ClipDecision& clip,
+              step::ElementOptimizer opt) override {
+    step::OwnedSlice<T> s = owned;
+    s.master = master_.size() ? master_.data() + offsets_[u] : nullptr;
+    opt.state = state_.data();
+    opt.n = total_;
+    step::apply_update(s, inv_scale, clip, opt);
+  }
+  void with_owned_state(std::size_t u, const typename StateStore<T>::Visit& fn) override {
+    const auto view = [&](float* master) {
+      return fn(StateView{master, state_.data(), offsets_[u], total_, extents_[u]});
+    };
+    if constexpr (kFp32)
+      in_params_(u, view);
+    else
+      view(master_.data() + offsets_[u]);
+  }
+
+ private:
+  std::vector<std::size_t> offsets_, extents_;
+  std::size_t total_ = 0;
+  MasterInParams in_params_;
+  TypedBuffer<float> master_;  // FP32 master θ32, extent S_o (none in fp32)
+  TypedBuffer<float> state_;   // m then v (or momentum), extent S_o
+};
+
+}  // namespace zt::offload

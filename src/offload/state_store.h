@@ -79,9 +79,14 @@ class ArenaStates final : public StateStore<T> {
     std::memset(state_.data(), 0, state_.size() * sizeof(float));
   }
 
+  /// Unit u's initial master (none in fp32: the compute copy is initialised as the master).
+  /// @param u the unit. @param fill called with the e_u FP32 values to fill.
   void initialise(std::size_t u, const std::function<void(float*)>& fill) override {
     if constexpr (!kFp32) fill(master_.data() + offsets_[u]);  // fp32: the compute copy is initialised as such
   }
+  /// Protocol steps 4-6 on unit u's owned elements, in this arena. @param u the unit.
+  /// @param owned the rank's slice of u (its master pointer is this store's). @param inv_scale 1/S.
+  /// @param clip the step's clipping. @param opt the step's optimizer (its state arrays are this store's).
   void update(std::size_t u, const step::OwnedSlice<T>& owned, float inv_scale, const ClipDecision& clip,
               step::ElementOptimizer opt) override {
     step::OwnedSlice<T> s = owned;
@@ -90,6 +95,7 @@ class ArenaStates final : public StateStore<T> {
     opt.n = total_;
     step::apply_update(s, inv_scale, clip, opt);
   }
+  /// Unit u's owned master and moments, in this arena. @param u the unit. @param fn the visitor.
   void with_owned_state(std::size_t u, const typename StateStore<T>::Visit& fn) override {
     const auto view = [&](float* master) {
       return fn(StateView{master, state_.data(), offsets_[u], total_, extents_[u]});

@@ -34,9 +34,9 @@ struct ElementOptimizer {
 /// Which optimizer a run uses and its hyper-parameters (train/train_config.h fills it from the
 /// flags; this module knows nothing of flags).
 struct OptimizerSettings {
-  bool adam = true;  ///< Adam/AdamW, else SGD with momentum
-  AdamConfig adam_config;
-  SgdConfig sgd_config;
+  bool adam = true;        ///< Adam/AdamW, else SGD with momentum
+  AdamConfig adam_config;  ///< Adam's betas, epsilon, weight decay (decoupled: AdamW)
+  SgdConfig sgd_config;    ///< SGD's momentum and weight decay
 };
 
 /// The optimizer of a run at one step.

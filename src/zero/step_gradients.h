@@ -44,6 +44,8 @@ class StepGradients {
   /// Add a gradient of unit u to the step's sum: the model's micro-batch output (g16: the whole
   /// unit, compute type), or a reduction's result for this rank (g16 or g32, reduced extent, or
   /// the reduce-scatter's own buffer `leaf`). s_g = 2: the one micro-batch's output is the sum.
+  /// @param u the unit. @param g16 a compute-type gradient, or null. @param g32 an FP32 one, or
+  /// null. @param leaf a buffer of u's tree holding the reduction's result, or null.
   void keep(std::size_t u, const T* g16, const float* g32, TypedBuffer<float>* leaf) {
     if (leaf) return acc_[u]->push_leaf(std::move(*leaf));
     if (g32) return acc_[u]->push(g32);

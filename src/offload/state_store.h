@@ -66,16 +66,15 @@ class ArenaStates final : public StateStore<T> {
   /// and writes them back when fn returns true (the compute copy may be in a parameter file).
   using MasterInParams = std::function<void(std::size_t u, const std::function<bool(float*)>& fn)>;
 
-  /// Allocate the master (below fp32) and the zeroed moments in `arena`.
-  /// @param offsets per unit: its owned elements' offset in the S_o-extent arrays.
-  /// @param extents per unit: e_u. @param moments optimizer floats per element besides the master.
-  /// @param arena the rank's arena. @param in_params fp32: how to reach the master.
-  ArenaStates(std::vector<std::size_t> offsets, std::vector<std::size_t> extents, std::size_t moments, Arena& arena,
-              MasterInParams in_params)
-      : offsets_(std::move(offsets)), extents_(std::move(extents)), in_params_(std::move(in_params)) {
-    for (std::size_t e : extents_) total_ += e;
+  /// Allocate the master (below fp32) and the zeroed moments in `arena`, unit after unit in the
+  /// order of the engine's S_o-extent state (as the other stores lay it out).
+  /// @param shape the owned elements (zero/zero_plan.h's offload_tier_shape). @param arena the
+  /// rank's arena. @param in_params fp32: how to reach the master.
+  ArenaStates(const TierShape& shape, Arena& arena, MasterInParams in_params)
+      : extents_(shape.extents), in_params_(std::move(in_params)) {
+    for (std::size_t e : extents_) offsets_.push_back(total_), total_ += e;
     if constexpr (!kFp32) master_ = make_buffer<float>(arena, total_, step::category::master);
-    state_ = make_buffer<float>(arena, total_ * moments, step::category::optimizer);
+    state_ = make_buffer<float>(arena, total_ * shape.moments, step::category::optimizer);
     std::memset(state_.data(), 0, state_.size() * sizeof(float));
   }
 

@@ -103,25 +103,21 @@ template <typename T>
 std::unique_ptr<offload::StateStore<T>> make_state_store(const ZeroPlan& plan, const train::TrainConfig& c,
                                                          Arena& arena, Arena* host, zero_r::CopyEngine* copies,
                                                          int world_rank, ParamStore<T>& params) {
+  const offload::TierShape shape = offload_tier_shape(plan);  // the owned elements, S_o's extent per unit
   if (plan.offload_optimizer) {
     const offload::TierSettings where{plan.offload_to_file ? offload::TierKind::file : offload::TierKind::host,
                                       c.offload_optimizer_dir(), static_cast<std::size_t>(c.offload_buffers),
                                       c.offload_read_ahead, world_rank};
-    return std::make_unique<offload::OptimizerTier<T>>(where, offload_tier_shape(plan), *host, *copies);
+    return std::make_unique<offload::OptimizerTier<T>>(where, shape, *host, *copies);
   }
-  const Layout& lay = plan.layout;
-  const bool o = plan.spec.optimizer;
-  std::vector<std::size_t> offsets, extents;
-  for (std::size_t u = 0; u < lay.units.size(); ++u)
-    offsets.push_back(lay.offset(u, o)), extents.push_back(lay.extent(u, o));
   typename offload::ArenaStates<T>::MasterInParams in_params;  // fp32: the owned part of the compute copy
   if constexpr (std::is_same_v<T, float>)
-    in_params = [&plan, &params, o](std::size_t u, const std::function<bool(float*)>& fn) {
-      const std::size_t begin = plan.params_sharded(u) || !o ? 0 : plan.layout.rank * plan.layout.units[u].shard;
+    in_params = [&plan, &params](std::size_t u, const std::function<bool(float*)>& fn) {
+      const bool whole = plan.params_sharded(u) || !plan.spec.optimizer;  // the stored copy is the owned part
+      const std::size_t begin = whole ? 0 : plan.layout.rank * plan.layout.units[u].shard;
       params.with_params(u, [&](float* p) { return fn(p + begin); });
     };
-  return std::make_unique<offload::ArenaStates<T>>(offsets, extents, (plan.shape.optimizer_k - 4) / 4, arena,
-                                                   in_params);
+  return std::make_unique<offload::ArenaStates<T>>(shape, arena, in_params);
 }
 
 }  // namespace zt::zero

@@ -32,13 +32,12 @@ class StepGradients {
 
  public:
   /// @param plan the rank's plan. @param arena its arena (the buffers come and go during a step).
-  StepGradients(const ZeroPlan& plan, Arena& arena) : plan_(plan), sum32_(units()), sum16_(units()) {
+  StepGradients(const ZeroPlan& plan, Arena& arena) : plan_(plan), arena_(arena), sum32_(units()), sum16_(units()) {
     for (std::size_t u = 0; u < units(); ++u)  // S_g: each buffer is the shard, else the whole unit
-      acc_.push_back(std::make_unique<Accumulator>(plan.grad_extent(u), [this, &arena, u](std::size_t n) {
+      acc_.push_back(std::make_unique<Accumulator>(plan.grad_extent(u), [this, u](std::size_t n) {
         // the accumulator is the unit's gradient storage: its first buffer `grads`, the rest partials
-        return make_buffer<float>(arena, n, step::accumulator_category(acc_[u]->live_partials(), true));
+        return make_buffer<float>(arena_, n, step::accumulator_category(acc_[u]->live_partials(), true));
       }));
-    arena_ = &arena;
   }
 
   /// Add a gradient of unit u to the step's sum: the model's micro-batch output (g16: the whole
@@ -52,7 +51,7 @@ class StepGradients {
     const std::size_t n =
         plan_.reduce_each_micro_batch && N() > 1 ? plan_.reduced_extent(u) : plan_.layout.units[u].full;
     if (plan_.grad_storage_16bit) {
-      sum16_[u] = make_buffer<T>(*arena_, n, step::category::grads);
+      sum16_[u] = make_buffer<T>(arena_, n, step::category::grads);
       std::memcpy(static_cast<void*>(sum16_[u].data()), g16, n * sizeof(T));
       return;
     }
@@ -98,7 +97,7 @@ class StepGradients {
   std::size_t N() const { return plan_.layout.world_size; }
 
   const ZeroPlan& plan_;
-  Arena* arena_ = nullptr;
+  Arena& arena_;
   std::vector<std::unique_ptr<Accumulator>> acc_;  // per unit: FP32 sum over micro-batches, extent S_g
   std::vector<TypedBuffer<float>> sum32_;          // per unit: the step's FP32 sum (the accumulator's tree)
   std::vector<TypedBuffer<T>> sum16_;              // per unit: the step's 16-bit gradient (s_g = 2)

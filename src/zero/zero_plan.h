@@ -134,8 +134,9 @@ struct NormContribution {
 /// @param p a rank's plan. @return one list per model-parallel rank.
 std::vector<std::vector<NormContribution>> mp_norm_contributions(const ZeroPlan& p);
 
-/// The owned elements an optimizer tier (ZeRO-Offload) keeps for this rank: e_u (S_o extent),
-/// the real count, (K − 4)/4 moments, the gradient width. @param p a plan. @return the shape.
+/// The owned elements a state store (offload/state_store.h: this arena, the host tier, a file)
+/// keeps for this rank: e_u (S_o extent), the real count, (K − 4)/4 moments, the gradient width.
+/// @param p a plan. @return the shape.
 offload::TierShape offload_tier_shape(const ZeroPlan& p);
 
 /// Values of one P_a checkpoint slice: ceil(B T C / N_m) (zero_r/partitioned_checkpoints.h).

@@ -12,15 +12,18 @@
 //  1      0   0   1   | reduce-scatter, once per step      | all-gather the updated    | -
 //                     |   (finish_unit_grads)              |   shard (share_updated)   |
 //  2      0   1   1   | reduce-scatter after every micro-  | all-gather (as stage 1)   | -
-//                     |   batch, in buckets (grad_done,    |                           |
-//                     |   param_grad_done → GradReducer)   |                           |
+//                     |   batch, in buckets (the provider's|                           |
+//                     |   grad_done → GradReducer)         |                           |
 //  3      1   1   1   | as stage 2                         | - (parameters stay shards)| all-gather the unit
-//                     |                                    |                           |   (acquire → UnitGatherer)
+//                     |                                    |                           |   (the provider's
+//                     |                                    |                           |   acquire → UnitGatherer)
 //
-// Stage 2 over stage 1, in one function: grad_done reduces each micro-batch's gradient as soon as
-// backward has produced it, so a rank keeps only its shard of the gradient (S_g = 1); stage 1
-// keeps the whole gradient until the step's one reduction. Stage 3 over stage 2: acquire gathers a
-// unit's parameters just before use, and nothing is gathered after the update (S_p = 1).
+// The provider (zero/sharded_provider.h) is how the model reaches S_p and hands back gradients.
+// Stage 2 over stage 1, in one function: its grad_done reduces each micro-batch's gradient as
+// soon as backward has produced it, so a rank keeps only its shard of the gradient (S_g = 1);
+// stage 1 keeps the whole gradient until the step's one reduction. Stage 3 over stage 2: its
+// acquire gathers a unit's parameters just before use, and nothing is gathered after the update
+// (S_p = 1).
 // With S_o every rank updates only its shard (owned) and agrees with the others on the skip
 // (agree_nonfinite) and the norm (gather_norm_block_sums).
 //
@@ -32,8 +35,8 @@
 // compute copy S_p (params_), the step's gradient S_g (grads_), the optimizer states S_o (states_).
 // What is not here: the predictions of its memory and traffic (predict/, which never sees this
 // file's internals), the checkpoint format (zero/engine_checkpoint.h), the dumps' gathers
-// (zero/dense_readback.h). `diff` against the reference loop: fewer than 560 changed lines
-// (tests/docs/check_structure.py).
+// (zero/dense_readback.h), the order of micro-batches over ranks (zero/micro_batch_order.h).
+// `diff` against the reference loop: fewer than 490 changed lines (tests/docs/check_structure.py).
 #include "zero/train_zero.h"
 
 #include <cstring>
@@ -62,7 +65,9 @@
 #include "zero/engine_checkpoint.h"
 #include "zero/grad_reducer.h"
 #include "zero/heldout_eval.h"
+#include "zero/micro_batch_order.h"
 #include "zero/model_state_stores.h"
+#include "zero/sharded_provider.h"
 #include "zero/step_agreement.h"
 #include "zero/step_gradients.h"
 #include "zero/unit_gatherer.h"
@@ -81,7 +86,7 @@ using namespace zt::step;
 int world_rank(const RankGroups& g) { return g.dp.rank() * (g.mp ? g.mp->size() : 1) + (g.mp ? g.mp->rank() : 0); }
 
 template <typename T>
-class ZeroLoop final : public model::ParamProvider<T> {
+class ZeroLoop {
   static constexpr bool kFp32 = std::is_same_v<T, float>;
 
  public:
@@ -139,45 +144,6 @@ class ZeroLoop final : public model::ParamProvider<T> {
     return out;
   }
 
-  // ---- ParamProvider: the model reaches parameters and hands back gradients unit by unit ----
-  const T* acquire(int unit) override {
-    const auto u = static_cast<std::size_t>(unit);
-    // S_p (stage 3, paper Sec. 5.3): gathered just before use (a persistent unit: its whole copy)
-    const T* p = gatherer_ ? gatherer_->acquire(u) : params_->resident(u);
-    compute_start_[u] = timeline_.now_us();
-    return p;
-  }
-  void release(int unit) override {
-    const auto u = static_cast<std::size_t>(unit);
-    timeline_.add(phase_ + lay_.units[u].name, "compute", compute_start_[u]);
-    if (gatherer_) gatherer_->release(u);
-  }
-  T* grad(int unit) override {
-    const auto u = static_cast<std::size_t>(unit);
-    staging_[u] = make_buffer<T>(arena_, lay_.units[u].full, category::grad_staging);
-    std::memset(static_cast<void*>(staging_[u].data()), 0, lay_.units[u].full * sizeof(T));
-    return staging_[u].data();
-  }
-  /// Unit u's micro-batch gradient is final. Reduced now when every micro-batch is (S_g: only the
-  /// shard is kept), else added to the rank's local sum for the step's one reduction.
-  void grad_done(int unit) override {
-    const auto u = static_cast<std::size_t>(unit);
-    if (plan_.reduce_each_micro_batch && N() > 1)
-      reducer_->close(u, staging_[u].data());  // whatever buckets are left (all, without buckets)
-    else
-      grads_->keep(u, staging_[u].data(), nullptr, nullptr);
-    staging_[u].reset();
-  }
-  /// Stage 2 buckets start as soon as backward has finished every parameter they cover
-  /// (parameters finish from a unit's end towards its start, model/param_provider.h).
-  void param_grad_done(int param) override {
-    if (!plan_.bucket_elements || !plan_.reduce_each_micro_batch || N() == 1) return;
-    const auto& info = gpt_.manifest().params[static_cast<std::size_t>(param)];
-    const auto u = static_cast<std::size_t>(info.unit);
-    reducer_->open(u);
-    reducer_->issue_ready(u, staging_[u].data(), static_cast<std::size_t>(info.offset_in_unit));
-  }
-
  private:
   std::size_t N() const { return lay_.world_size; }  // the data-parallel ranks ZeRO shards over
   /// Every counter, now (zero/step_counters.h); file I/O of both file tiers, the optimizer's and
@@ -214,7 +180,6 @@ class ZeroLoop final : public model::ParamProvider<T> {
                   scratch_.bytes(),    checkpoints_.data(),  checkpoints_.bytes()};
     batch_ = make_buffer<int32_t>(arena_, shape_.micro_batch * (shape_.context + 1), category::batch);
     norm_ = make_buffer<float>(arena_, plan_.norm_floats, category::norm_blocks);
-    staging_.resize(units());
     grads_.emplace(plan_, arena_);  // S_g: per unit the step's sum, the shard or the whole unit
     reducer_ = std::make_unique<GradReducer<T>>(
         plan_, coll_, arena_, c_.overlap,
@@ -224,9 +189,9 @@ class ZeroLoop final : public model::ParamProvider<T> {
         [this](std::size_t u) { return grads_->allocate_leaf(u); }, tl());
     if (plan_.spec.params)
       gatherer_ = std::make_unique<UnitGatherer<T>>(plan_, coll_, arena_, params_->resident(), tl(), params_->file());
+    provider_.emplace(plan_, gpt_.manifest(), arena_, *params_, gatherer_.get(), *reducer_, *grads_, timeline_);
     evaluator_ =
         std::make_unique<HeldoutEvaluator<T>>(c_, data_, plan_, coll_, arena_, params_->resident(), params_->file());
-    compute_start_.resize(units());
     if (plan_.partition_activations) {  // ZeRO-R P_a (and P_a+cpu): zero_r/partitioned_checkpoints.h
       keeper_ = std::make_unique<zero_r::PartitionedCheckpoints<T>>(
           mp_, shape_.micro_batch * shape_.context * static_cast<std::size_t>(shape_.model.width),
@@ -271,18 +236,16 @@ class ZeroLoop final : public model::ParamProvider<T> {
     const std::size_t A = plan_.micro_batches_per_rank;
     std::vector<float> loss_sums(A);
     for (std::size_t j = 0; j < A; ++j) {
-      sample_micro_batch(step, global_micro_batch(rank(), j));
+      sample_micro_batch(step, global_micro_batch(plan_, rank(), j));  // zero/micro_batch_order.h
       const auto in = model::batch_inputs(batch_.data(), c_.micro_batch, c_.context);
       const auto tg = model::batch_targets(batch_.data(), c_.micro_batch, c_.context);
-      phase_ = "forward ";
-      loss_sums[j] = gpt_.forward(*this, in, tg, workspace_);
-      phase_ = "backward ";
-      gpt_.backward(*this, in, tg, grad_scale, workspace_);
+      loss_sums[j] = gpt_.forward(provider_->in("forward"), in, tg, workspace_);
+      gpt_.backward(provider_->in("backward"), in, tg, grad_scale, workspace_);
       reducer_->complete();
       if (gatherer_) gatherer_->restart();
     }
     // the loss: canonical tree over every rank's micro-batch sums, divided once by the token count
-    rec.loss = global_loss(loss_sums) / tokens;
+    rec.loss = global_loss(plan_, coll_, loss_sums) / tokens;
     for (std::size_t u = 0; u < units(); ++u) finish_unit_grads(u);  // 1. reduce (stages 2-3: done in grad_done)
     const double t_update = timeline_.now_us();
     finish_step(step, lr, rec);  // 2. update the owned shard, 3. share it (not with S_p)
@@ -291,29 +254,10 @@ class ZeroLoop final : public model::ParamProvider<T> {
     return rec;
   }
 
-  /// Global micro-batch m of the step into batch_: sequences [mB, (m+1)B) of the global batch.
-  void sample_micro_batch(int64_t step, std::size_t m) {
-    fill_batch(data_, static_cast<uint64_t>(c_.seed), static_cast<uint64_t>(step), m * shape_.micro_batch,
+  /// Global micro-batch j of the step into batch_: sequences [jB, (j+1)B) of the global batch.
+  void sample_micro_batch(int64_t step, std::size_t j) {
+    fill_batch(data_, static_cast<uint64_t>(c_.seed), static_cast<uint64_t>(step), j * shape_.micro_batch,
                shape_.micro_batch, batch_.data());
-  }
-
-  /// Global micro-batch index of (rank, micro-step) under the schedule (chapter 5): strided when
-  /// every micro-batch is reduced (each reduction is then a level of the canonical tree),
-  /// contiguous when each rank sums its own first (its local sum is then a subtree).
-  std::size_t global_micro_batch(std::size_t r, std::size_t j) const {
-    return plan_.reduce_each_micro_batch ? j * N() + r : r * plan_.micro_batches_per_rank + j;
-  }
-
-  /// The canonical tree over all M micro-batch loss sums in global order.
-  float global_loss(const std::vector<float>& local_sums) {
-    if (N() == 1) return canonical_sum(local_sums);
-    const std::size_t A = local_sums.size();
-    std::vector<float> all(A * N());
-    coll_.all_gather(std::span<const float>(local_sums), std::span<float>(all));
-    std::vector<float> ordered(all.size());
-    for (std::size_t r = 0; r < N(); ++r)
-      for (std::size_t j = 0; j < A; ++j) ordered[global_micro_batch(r, j)] = all[r * A + j];
-    return canonical_sum(ordered);
   }
 
   // ---- the step's gradient: reduced over ranks, this rank's part kept (zero/step_gradients.h) --
@@ -448,15 +392,15 @@ class ZeroLoop final : public model::ParamProvider<T> {
   model::Gpt<T> gpt_;
   Arena arena_;
   std::optional<ParamStore<T>> params_;    // compute copy θ16 (fp32: the master), extent S_p
-  std::vector<TypedBuffer<T>> staging_;    // per unit: the model's gradient output g16
   std::optional<StepGradients<T>> grads_;  // per unit: the step's gradient, extent S_g
   ArenaAllocation activations_, checkpoints_, scratch_;
   model::Workspace workspace_;
   TypedBuffer<int32_t> batch_;
   TypedBuffer<float> norm_;
-  std::unique_ptr<GradReducer<T>> reducer_;         // gradient reduce-scatters / all-reduces
-  std::unique_ptr<UnitGatherer<T>> gatherer_;       // stage 3: parameter all-gathers
-  std::unique_ptr<HeldoutEvaluator<T>> evaluator_;  // held-out rounds split over ranks
+  std::unique_ptr<GradReducer<T>> reducer_;          // gradient reduce-scatters / all-reduces
+  std::unique_ptr<UnitGatherer<T>> gatherer_;        // stage 3: parameter all-gathers
+  std::optional<ShardedParamProvider<T>> provider_;  // the model's way to S_p and back to S_g
+  std::unique_ptr<HeldoutEvaluator<T>> evaluator_;   // held-out rounds split over ranks
   // ZeRO-R P_a / P_a+cpu, ZeRO-Offload (declared last: the keeper and the state store go first,
   // while the arenas and the copy engine they use exist)
   std::unique_ptr<zero_r::CopyEngine> copies_;  // transfers between the tiers
@@ -464,8 +408,6 @@ class ZeroLoop final : public model::ParamProvider<T> {
   std::unique_ptr<zero_r::PartitionedCheckpoints<T>> keeper_;
   std::unique_ptr<offload::StateStore<T>> states_;  // S_o: master, moments and their update
   Timeline timeline_{!c_.trace.empty()};            // --trace: compute and blocked spans
-  std::vector<double> compute_start_;               // per unit: when its compute began
-  std::string phase_;                               // "forward " or "backward "
   Timeline* tl() { return timeline_.enabled() ? &timeline_ : nullptr; }
   LossScaler scaler_ = LossScaler::none();
   int64_t optimizer_step_ = 0;

@@ -1,0 +1,85 @@
+// device/cuda_runtime.h — the Runtime on a CUDA device, through the CUDA runtime API: cudaMalloc
+// and cudaMallocHost, non-blocking streams, events without timing, cudaMemcpyAsync, and kernels
+// enqueued by their cuda_body.
+//
+// Why so thin: every rule the engine must follow (device memory is not host memory, streams are
+// unordered without events) is the GPU's own; the emulated device (device/emulated_runtime.h)
+// checks them on the host, and this class only passes the calls on. Stream{0} is a non-blocking
+// stream of its own, not CUDA's legacy default stream, so that it is as unordered with the other
+// streams as the emulated device's. An event is a fresh cudaEvent_t per record(); a synchronize of
+// its stream destroys it (it is complete, and waiting for a complete event does nothing), so a
+// loop that synchronizes keeps a bounded number.
+//
+// Compiled only in a build with CUDA (ZT_HAVE_CUDA); the header names no CUDA type, so including
+// it needs no CUDA headers. Not here: the kernels (kernels/cuda/), NCCL (collective/nccl/),
+// choosing a device (the current device of the calling thread is used).
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "device/runtime.h"
+
+namespace zt::device {
+
+/// The CUDA runtime behind the Runtime interface (see the file comment).
+class CudaRuntime final : public Runtime {
+ public:
+  /// Creates Stream{0} ("default") on the calling thread's current device.
+  CudaRuntime();
+  /// Waits for the device, then destroys events and streams and frees what is still allocated.
+  ~CudaRuntime() override;
+  CudaRuntime(const CudaRuntime&) = delete;
+  CudaRuntime& operator=(const CudaRuntime&) = delete;
+
+  /// @return "cuda".
+  std::string name() const override { return "cuda"; }
+  /// @param bytes its size (> 0). @param name what it holds, for messages. @return cudaMalloc'd memory.
+  std::byte* allocate(std::size_t bytes, const std::string& name) override;
+  /// @param ptr what allocate() returned (cudaFree).
+  void release(std::byte* ptr) override;
+  /// @param bytes its size (> 0). @param name what it holds. @return cudaMallocHost'd memory.
+  std::byte* allocate_pinned(std::size_t bytes, const std::string& name) override;
+  /// @param ptr what allocate_pinned() returned (cudaFreeHost).
+  void release_pinned(std::byte* ptr) override;
+  /// @param name the stream's name. @return a new non-blocking stream.
+  Stream create_stream(const std::string& name) override;
+  /// @param dst where the bytes go. @param src where they come from. @param bytes how many.
+  /// @param kind which side is device memory. @param stream the stream (cudaMemcpyAsync).
+  void copy_async(void* dst, const void* src, std::size_t bytes, CopyKind kind, Stream stream) override;
+  /// @param stream the stream. @return a new event recorded on it.
+  Event record(Stream stream) override;
+  /// @param stream the stream that waits. @param event from record() (a retired one: nothing to do).
+  void wait(Stream stream, Event event) override;
+  /// @param stream the stream to wait for (cudaStreamSynchronize).
+  void synchronize(Stream stream) override;
+  /// Wait for the whole device (cudaDeviceSynchronize).
+  void synchronize() override;
+  /// @param stream the stream. @param kernel the launch; its cuda_body must be set.
+  void launch(Stream stream, const KernelLaunch& kernel) override;
+  /// @return the copies enqueued so far, by kind.
+  CopyStats stats() const override;
+
+ private:
+  void* stream_at(Stream stream) const;
+  void retire_events(int stream);
+
+  mutable std::mutex mutex_;  // guards everything below except the counters
+  std::vector<std::string> stream_names_;
+  std::vector<void*> streams_;                   // cudaStream_t, index = Stream::id
+  std::unordered_map<int, void*> events_;        // cudaEvent_t of events not yet retired
+  std::vector<std::vector<int>> stream_events_;  // per stream, its events not yet retired
+  int next_event_ = 1;
+  std::unordered_map<std::byte*, std::string> device_;  // live device allocations and their names
+  std::unordered_map<std::byte*, std::string> pinned_;  // live pinned allocations and their names
+  std::array<std::atomic<int64_t>, kCopyKinds> copies_{};
+  std::array<std::atomic<int64_t>, kCopyKinds> bytes_{};
+};
+
+}  // namespace zt::device

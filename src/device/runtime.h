@@ -1,0 +1,167 @@
+// device/runtime.h — the one interface through which the training engine does everything
+// device-side: device memory, host staging memory, streams, events, asynchronous copies and kernel
+// launches. Two implementations stand behind it: the CUDA runtime (device/cuda_runtime.h) and an
+// emulated device that runs on the host (device/emulated_runtime.h).
+//
+// Why an interface, and why small: the engine must run the same code on a GPU and on a machine
+// without one, and the emulated device is there to be *strict where a GPU is strict* (host code
+// cannot read device memory, streams run concurrently, a missing event is a bug), so that the
+// engine's device path is proven on a CPU. Everything here is what both can honour: the CUDA
+// stream/event model (work on one stream runs in order; work on two streams is unordered unless
+// an event orders it; the host waits only at a synchronize).
+//
+// Not here: what a kernel computes (kernels/, run through device/kernel_launch.h), which memory
+// holds which tensor (memory/), collectives (collective/), choosing a runtime
+// (device/make_runtime.h).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/words.h"
+
+namespace zt::device {
+
+/// Which way a copy moves bytes (cudaMemcpyKind without the "default" guess).
+enum class CopyKind { host_to_device, device_to_host, device_to_device };
+/// @return the words that name the copy kinds in printed lines, in enum order.
+constexpr auto words(CopyKind) {
+  return std::array{Word{"host_to_device", CopyKind::host_to_device}, Word{"device_to_host", CopyKind::device_to_host},
+                    Word{"device_to_device", CopyKind::device_to_device}};
+}
+/// The number of copy kinds (the size of CopyStats' arrays).
+inline constexpr std::size_t kCopyKinds = 3;
+
+/// A stream: a queue of device work that runs in the order it was enqueued. Stream{0} is the
+/// stream every runtime has from the start ("default"); create_stream() makes the others.
+struct Stream {
+  int id = 0;  ///< the runtime's number for the stream
+  /// @param other another handle. @return whether both name the same stream.
+  bool operator==(const Stream& other) const = default;
+};
+
+/// An event: a point in one stream's queue, captured by Runtime::record(). Another stream that
+/// waits for it runs its later work only after everything enqueued before the point has run.
+struct Event {
+  int id = -1;  ///< the runtime's number for the event (-1: no event)
+  /// @param other another handle. @return whether both name the same event.
+  bool operator==(const Event& other) const = default;
+};
+
+/// Copies and bytes moved, by CopyKind (counted when a copy is enqueued). Snapshots subtract, so
+/// a caller measures one phase as `after - before`.
+struct CopyStats {
+  std::array<int64_t, kCopyKinds> copies{};  ///< copies enqueued, indexed by CopyKind
+  std::array<int64_t, kCopyKinds> bytes{};   ///< bytes those copies move, indexed by CopyKind
+
+  /// @param kind a copy kind. @return the copies of that kind.
+  int64_t copies_of(CopyKind kind) const { return copies[static_cast<std::size_t>(kind)]; }
+  /// @param kind a copy kind. @return the bytes moved by copies of that kind.
+  int64_t bytes_of(CopyKind kind) const { return bytes[static_cast<std::size_t>(kind)]; }
+
+  /// @param a one count. @param b another. @return their element-wise sum.
+  friend CopyStats operator+(const CopyStats& a, const CopyStats& b) {
+    CopyStats s;
+    for (std::size_t k = 0; k < kCopyKinds; ++k) {
+      s.copies[k] = a.copies[k] + b.copies[k];
+      s.bytes[k] = a.bytes[k] + b.bytes[k];
+    }
+    return s;
+  }
+  /// @param a a later snapshot. @param b an earlier one. @return what happened between them.
+  friend CopyStats operator-(const CopyStats& a, const CopyStats& b) {
+    CopyStats s;
+    for (std::size_t k = 0; k < kCopyKinds; ++k) {
+      s.copies[k] = a.copies[k] - b.copies[k];
+      s.bytes[k] = a.bytes[k] - b.bytes[k];
+    }
+    return s;
+  }
+  /// @param other another count. @return whether every count is equal.
+  bool operator==(const CopyStats& other) const = default;
+};
+
+/// A range of device memory that an operation reads or writes.
+struct DeviceSpan {
+  const void* ptr = nullptr;  ///< its first byte (device memory)
+  std::size_t bytes = 0;      ///< its length
+};
+
+/// The span of `count` elements starting at a device pointer.
+/// @param ptr the first element (device memory). @param count elements. @return the span.
+template <typename T>
+DeviceSpan span_of(const T* ptr, std::size_t count) {
+  return {ptr, count * sizeof(T)};
+}
+
+/// One kernel launch, type-erased: its name (for messages), the device ranges it reads and
+/// writes (what the emulated device checks for missing synchronisation), and its body for each
+/// runtime. device/kernel_launch.h builds one from an item op.
+struct KernelLaunch {
+  std::string name;                      ///< e.g. "gelu_forward"
+  std::vector<DeviceSpan> reads;         ///< device ranges the kernel reads
+  std::vector<DeviceSpan> writes;        ///< device ranges the kernel writes
+  std::function<void()> host_body;       ///< the kernel run on the host (the emulated device)
+  std::function<void(void*)> cuda_body;  ///< enqueue on a cudaStream_t (empty without CUDA kernels)
+};
+
+/// The device as the engine sees it. Every method is called from host code; the work that copies
+/// and launches enqueue runs later, on the stream, and its errors surface at a synchronize.
+class Runtime {
+ public:
+  virtual ~Runtime() = default;
+
+  /// @return the runtime's name ("cuda", "emulated").
+  virtual std::string name() const = 0;
+
+  /// Allocate device memory (like cudaMalloc): host code must not read or write it; copies and
+  /// kernels do. @param bytes its size (> 0). @param name what it holds, for messages.
+  /// @return its first byte, aligned to at least 256 bytes.
+  virtual std::byte* allocate(std::size_t bytes, const std::string& name) = 0;
+  /// Free device memory from allocate(); waits for the device's queued work first (like cudaFree).
+  /// @param ptr what allocate() returned.
+  virtual void release(std::byte* ptr) = 0;
+
+  /// Allocate page-locked host memory for staging copies (like cudaMallocHost): ordinary host
+  /// memory to the host. @param bytes its size (> 0). @param name what it holds, for messages.
+  /// @return its first byte, aligned to at least 256 bytes.
+  virtual std::byte* allocate_pinned(std::size_t bytes, const std::string& name) = 0;
+  /// Free memory from allocate_pinned(). @param ptr what allocate_pinned() returned.
+  virtual void release_pinned(std::byte* ptr) = 0;
+
+  /// Create a stream that runs concurrently with every other (CUDA: non-blocking).
+  /// @param name what it is for ("h2d", "compute"), for messages. @return its handle.
+  virtual Stream create_stream(const std::string& name) = 0;
+
+  /// Enqueue a copy on a stream; returns at once. The source must not be written, nor the
+  /// destination read, until the copy is known to be done (an event or a synchronize).
+  /// @param dst where the bytes go. @param src where they come from. @param bytes how many.
+  /// @param kind which side of each is device memory. @param stream the stream.
+  virtual void copy_async(void* dst, const void* src, std::size_t bytes, CopyKind kind, Stream stream) = 0;
+
+  /// Capture the current end of a stream's queue (like cudaEventRecord on a fresh event).
+  /// @param stream the stream. @return the event, reached once the work before it has run.
+  virtual Event record(Stream stream) = 0;
+  /// Make a stream's later work wait for an event (like cudaStreamWaitEvent); the host does not
+  /// wait. @param stream the stream that waits. @param event an event from record().
+  virtual void wait(Stream stream, Event event) = 0;
+
+  /// Block the host until a stream's queued work has run; rethrow (zt::Error) the first error
+  /// that work met. @param stream the stream.
+  virtual void synchronize(Stream stream) = 0;
+  /// Block the host until every stream's queued work has run; rethrow the first error.
+  virtual void synchronize() = 0;
+
+  /// Enqueue a kernel on a stream; returns at once.
+  /// @param stream the stream. @param kernel the launch (its spans name device memory).
+  virtual void launch(Stream stream, const KernelLaunch& kernel) = 0;
+
+  /// @return the copies enqueued so far, by kind.
+  virtual CopyStats stats() const = 0;
+};
+
+}  // namespace zt::device

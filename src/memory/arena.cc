@@ -59,9 +59,18 @@ std::map<std::string, std::size_t> ledger_peaks(const std::vector<ArenaEvent>& e
 }
 
 Arena::Arena(std::size_t capacity_bytes, std::string name)
-    : capacity_(capacity_bytes), name_(std::move(name)), region_(nullptr, std::free) {
+    : capacity_(capacity_bytes), name_(std::move(name)), region_(nullptr, [](std::byte* p) { std::free(p); }) {
   ZT_CHECK(capacity_bytes > 0, "arena '", name_, "': capacity must be positive");
   region_.reset(reserve_region(capacity_bytes));
+  regions_.push_back({"general", {{0, capacity_bytes}}, 0, capacity_bytes});
+}
+
+Arena::Arena(std::byte* slab, std::size_t capacity_bytes, std::string name, std::function<void(std::byte*)> release)
+    : capacity_(capacity_bytes), name_(std::move(name)), region_(nullptr, std::move(release)) {
+  ZT_CHECK(capacity_bytes > 0, "arena '", name_, "': capacity must be positive");
+  ZT_CHECK(slab != nullptr && reinterpret_cast<std::uintptr_t>(slab) % kAlignment == 0, "arena '", name_,
+           "': the slab must start at a multiple of ", kAlignment, " bytes");
+  region_.reset(slab);
   regions_.push_back({"general", {{0, capacity_bytes}}, 0, capacity_bytes});
 }
 

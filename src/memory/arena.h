@@ -14,11 +14,14 @@
 // Accounting: the ledger counts the REQUESTED bytes (what the data needs), never the alignment
 // round-up, so predicted == measured can hold exactly from element counts alone. The round-up is
 // visible as reserved_bytes() - ledger().total().current_bytes and in the fragmentation stats.
+// The arena never touches the bytes it manages, so it may manage a slab the caller reserved: on a
+// device, one allocation of device memory (device/runtime.h) carved under the same ledger.
 // Not thread-safe: one arena per rank, used by that rank's thread only.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -107,6 +110,13 @@ class Arena {
   /// Reserve the region. @param capacity_bytes the budget (> 0). @param name used in errors
   /// (e.g. "rank 3").
   explicit Arena(std::size_t capacity_bytes, std::string name = "arena");
+  /// An arena over a slab the caller reserved, e.g. device memory from device::Runtime::allocate.
+  /// The arena only hands out offsets into it: the free list and the ledger live on the host and
+  /// the slab's bytes are never read or written here, so the same allocator and the same ledger
+  /// categories manage a GPU's memory. @param slab its first byte (aligned to kAlignment).
+  /// @param capacity_bytes its size (> 0). @param name used in errors. @param release called
+  /// with `slab` when the arena is destroyed (e.g. the runtime's release).
+  Arena(std::byte* slab, std::size_t capacity_bytes, std::string name, std::function<void(std::byte*)> release);
   /// Aborts with a message if allocations are still alive (they would dangle).
   ~Arena();
   Arena(const Arena&) = delete;
@@ -158,7 +168,7 @@ class Arena {
 
   std::size_t capacity_;
   std::string name_;
-  std::unique_ptr<std::byte, void (*)(void*)> region_;
+  std::unique_ptr<std::byte, std::function<void(std::byte*)>> region_;  // the slab and how it is given back
   std::vector<Region> regions_;  // [0]: the general region; then M_D's (add_region)
   std::map<std::string, std::size_t, std::less<>> region_by_category_;
   std::size_t reserved_ = 0;

@@ -8,10 +8,14 @@
 // model-parallel rank and all-gathers it back (zero_r/partitioned_checkpoints.h), P_a+cpu keeps the
 // slices in host memory. The model knows none of that: like ParamProvider this is its window to
 // the outside, and it never communicates itself.
+// The x a keeper is given lives where the model's ops compute (model/model_ops.h): on a device it
+// is device memory, so a keeper moves it with copies, never by reading it on the host;
+// FullCheckpoints copies through the model's own ops.
 #pragma once
 
 #include <cstddef>
-#include <cstring>
+
+#include "model/model_ops.h"
 
 namespace zt::model {
 
@@ -28,23 +32,27 @@ class CheckpointKeeper {
   virtual void restore(int layer, T* x) = 0;
 };
 
-/// The default keeper: full copies in one caller buffer, block l's at l · count.
+/// The default keeper: full copies in one caller buffer, block l's at l · count, made by the
+/// model's ops (the buffer is the Workspace's, in the same memory as the activations).
 template <typename T>
 class FullCheckpoints final : public CheckpointKeeper<T> {
  public:
+  /// @param ops the model's ops, which make the copies (kept by reference).
   /// @param buffer room for layers · stride values. @param count values per checkpoint (N · C).
   /// @param stride values between consecutive checkpoints (count rounded up to the alignment).
-  FullCheckpoints(T* buffer, std::size_t count, std::size_t stride) : buffer_(buffer), count_(count), stride_(stride) {}
+  FullCheckpoints(ModelOps<T>& ops, T* buffer, std::size_t count, std::size_t stride)
+      : ops_(ops), buffer_(buffer), count_(count), stride_(stride) {}
   /// @param layer the block. @param x its input.
   void keep(int layer, const T* x) override {
-    std::memcpy(static_cast<void*>(buffer_ + static_cast<std::size_t>(layer) * stride_), x, count_ * sizeof(T));
+    ops_.copy(buffer_ + static_cast<std::size_t>(layer) * stride_, x, count_ * sizeof(T));
   }
   /// @param layer the block. @param x where its input goes.
   void restore(int layer, T* x) override {
-    std::memcpy(static_cast<void*>(x), buffer_ + static_cast<std::size_t>(layer) * stride_, count_ * sizeof(T));
+    ops_.copy(x, buffer_ + static_cast<std::size_t>(layer) * stride_, count_ * sizeof(T));
   }
 
  private:
+  ModelOps<T>& ops_;
   T* buffer_;
   std::size_t count_, stride_;
 };

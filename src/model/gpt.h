@@ -22,6 +22,12 @@
 // calls the caller's ModelParallelSum, Megatron's g and f operators. With activation
 // checkpointing, forward keeps only each block's input and backward recomputes the block first;
 // recomputation runs the same calls on the same values, so it changes no bit.
+//
+// Where it computes: every operation on activations, parameters, gradients and scratch goes
+// through a ModelOps (model/model_ops.h), and the model itself only computes addresses. By default
+// that is the host's CPU kernels (model/host_ops.h); set_ops() gives another, e.g. a device
+// runtime's (model/device_ops.h), and then the Workspace, the ParamProvider's pointers and the
+// checkpoints are device memory while the same forward and backward run unchanged.
 #pragma once
 
 #include <cstdint>
@@ -35,6 +41,7 @@
 #include "model/checkpoint_keeper.h"
 #include "model/gpt_config.h"
 #include "model/manifest.h"
+#include "model/model_ops.h"
 #include "model/param_provider.h"
 #include "model/precision.h"
 #include "model/workspace.h"
@@ -100,9 +107,17 @@ class Gpt {
   /// @param ws the workspace used by forward. @param out B*T predicted ids (written).
   void predictions(const Workspace& ws, int32_t* out) const;
 
-  /// Per-position FP32 losses of the last forward. @param ws the workspace used by forward.
-  /// @return B*T losses in position order.
+  /// Per-position FP32 losses of the last forward, in the ops' memory (device memory when the
+  /// ops are a device's: copy them out, never read them there).
+  /// @param ws the workspace used by forward. @return B*T losses in position order.
   const float* token_losses(const Workspace& ws) const;
+
+  /// Run every later operation through `ops` (kept by pointer; it must outlive every forward,
+  /// backward and predictions() call); null returns to the host's CPU kernels, the default.
+  /// @param ops the ops, or null.
+  void set_ops(ModelOps<T>* ops) { ops_ = ops; }
+  /// The ops every operation goes through. @return set_ops()'s, else the shared HostOps.
+  ModelOps<T>& ops() const;
 
   /// The configuration. @return it.
   const GptConfig& config() const { return cfg_; }
@@ -131,6 +146,7 @@ class Gpt {
   ModelOptions opts_;
   ModelParallelSum mp_sum_;                // empty when every block is here
   CheckpointKeeper<T>* keeper_ = nullptr;  // external checkpoints (options().external_checkpoints)
+  ModelOps<T>* ops_ = nullptr;             // null: host_ops<T>() (a pointer, so a Gpt stays copyable)
   Manifest manifest_;
   int64_t J_;  // tensor-parallel blocks held here
   ActivationLayout act_;

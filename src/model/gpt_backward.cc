@@ -4,16 +4,9 @@
 // Activation gradients live in the scratch regions of workspace.h, rounded to T when stored.
 // Within a block, the residual stream's gradient d_x flows through unchanged and each branch's
 // gradient (a LayerNorm input gradient) is joined to it by residual_grad_join (FP32 add, one
-// rounding): d_res1 = d_res2 + dLN2, d_x_in = d_res1 + dLN1.
+// rounding): d_res1 = d_res2 + dLN2, d_x_in = d_res1 + dLN1. Every access to a tensor is an op of
+// ops() (model/model_ops.h), as in the forward.
 #include "core/check.h"
-#include "kernels/attention.h"
-#include "kernels/cross_entropy.h"
-#include "kernels/embedding.h"
-#include "kernels/gelu.h"
-#include "kernels/layernorm.h"
-#include "kernels/linear.h"
-#include "kernels/parallel_linear.h"
-#include "kernels/residual.h"
 #include "model/gpt.h"
 
 namespace zt::model {
@@ -21,7 +14,8 @@ namespace zt::model {
 template <typename T>
 void Gpt<T>::block_backward(ParamProvider<T>& params, int layer, const LayerTensors<const T>& p,
                             const LayerTensors<T>& g, const T* x_in, char* acts, char* scr, float* fs) {
-  using namespace kernels;
+  using kernels::LinearBlock, kernels::LinearBlockGrad;
+  ModelOps<T>& op = ops();
   const LayerActivations& a = act_.layers[static_cast<std::size_t>(layer)];
   const auto at = [&](std::size_t off) { return reinterpret_cast<T*>(acts + off); };
   const auto stat = [&](std::size_t off) { return reinterpret_cast<float*>(acts + off); };
@@ -53,31 +47,32 @@ void Gpt<T>::block_backward(ParamProvider<T>& params, int layer, const LayerTens
     params.param_grad_done(first + k0 + 1);
   };
   // MLP branch: res2 = res1 + c_proj(gelu(c_fc(ln_2(res1))))
-  row_parallel_backward(d_h, g_mlp_proj, g.mlp_proj_b, d_x, at(a.gelu), mlp_proj, N, 4 * Cb, C, fs);
+  op.row_parallel_backward(d_h, g_mlp_proj, g.mlp_proj_b, d_x, at(a.gelu), mlp_proj, N, 4 * Cb, C, fs);
   done(10);
-  gelu_backward(d_h, d_h, at(a.fc), N * 4 * Cm);
-  column_parallel_backward(d_c, g_fc, d_h, at(a.ln2), fc, N, C, 1, 4 * Cb, mp_sum_, fs);  // f: sum of dx
+  op.gelu_backward(d_h, d_h, at(a.fc), N * 4 * Cm);
+  op.column_parallel_backward(d_c, g_fc, d_h, at(a.ln2), fc, N, C, 1, 4 * Cb, mp_sum_, fs);  // f: sum of dx
   done(8);
-  layernorm_backward(d_branch, g.ln_2_w, g.ln_2_b, d_c, at(a.res1), stat(a.ln2_mean), stat(a.ln2_rstd), p.ln_2_w, N, C,
-                     fs);
+  op.layernorm_backward(d_branch, g.ln_2_w, g.ln_2_b, d_c, at(a.res1), stat(a.ln2_mean), stat(a.ln2_rstd), p.ln_2_w, N,
+                        C, fs);
   done(6);
-  residual_grad_join(d_x, d_branch, N * C);  // now the gradient of res1
+  op.residual_grad_join(d_x, d_branch, N * C);  // now the gradient of res1
   // attention branch: res1 = x_in + c_proj(attn(c_attn(ln_1(x_in))))
-  row_parallel_backward(d_c, g_attn_proj, g.attn_proj_b, d_x, at(a.att_y), attn_proj, N, Cb, C, fs);
+  op.row_parallel_backward(d_c, g_attn_proj, g.attn_proj_b, d_x, at(a.att_y), attn_proj, N, Cb, C, fs);
   done(4);
-  attention_backward(d_qkv, d_c, at(a.qkv), at(a.att_p), B_, cfg_.context, Cm, Hm, fs);
-  column_parallel_backward(d_c, g_attn, d_qkv, at(a.ln1), attn, N, C, 3, Cb, mp_sum_, fs);  // f: sum of dx
+  op.attention_backward(d_qkv, d_c, at(a.qkv), at(a.att_p), B_, cfg_.context, Cm, Hm, fs);
+  op.column_parallel_backward(d_c, g_attn, d_qkv, at(a.ln1), attn, N, C, 3, Cb, mp_sum_, fs);  // f: sum of dx
   done(2);
-  layernorm_backward(d_branch, g.ln_1_w, g.ln_1_b, d_c, x_in, stat(a.ln1_mean), stat(a.ln1_rstd), p.ln_1_w, N, C, fs);
+  op.layernorm_backward(d_branch, g.ln_1_w, g.ln_1_b, d_c, x_in, stat(a.ln1_mean), stat(a.ln1_rstd), p.ln_1_w, N, C,
+                        fs);
   done(0);
-  residual_grad_join(d_x, d_branch, N * C);  // now the gradient of x_in
+  op.residual_grad_join(d_x, d_branch, N * C);  // now the gradient of x_in
 }
 
 template <typename T>
 void Gpt<T>::backward(ParamProvider<T>& params, const kernels::TokenView& inputs, const kernels::TokenView& targets,
                       float grad_scale, const Workspace& ws) {
-  using namespace kernels;
   check(inputs, targets, ws);
+  ModelOps<T>& op = ops();
   char* acts = static_cast<char*>(ws.activations);
   char* scr = static_cast<char*>(ws.scratch);
   float* fs = reinterpret_cast<float*>(scr + scr_.op_floats);
@@ -90,20 +85,24 @@ void Gpt<T>::backward(ParamProvider<T>& params, const kernels::TokenView& inputs
   std::unique_ptr<CheckpointKeeper<T>> own;
   CheckpointKeeper<T>* keeper = keeper_;
   if (act_.checkpointing && !keeper) keeper = (own = default_keeper(ws)).get();
+  // staged again rather than kept from the forward: the ops' copies live until the next tokens()
+  // call, and another model may share the ops in between
+  const kernels::TokenView in = op.tokens(TokenGrid::inputs, inputs);
+  const kernels::TokenView tg = op.tokens(TokenGrid::targets, targets);
 
   // Head: logits = lnf wte^T. Its wte gradient is written into grad(0) now; the embedding's part
   // is added at the very end (kernels/embedding.h), so grad(0) stays open across the backward.
   T* d_logits = sc(scr_.d_logits);
-  cross_entropy_backward(d_logits, at(act_.logits), stat(act_.ce_max), stat(act_.ce_sum), targets, V, grad_scale);
+  op.cross_entropy_backward(d_logits, at(act_.logits), stat(act_.ce_max), stat(act_.ce_sum), tg, V, grad_scale);
   const T* wte = params.acquire(0);
   T* g0 = params.grad(0);
-  linear_backward(sc(scr_.d_c), g0, static_cast<T*>(nullptr), d_logits, at(act_.lnf), wte, N, C, V, fs);
+  op.linear_backward(sc(scr_.d_c), g0, static_cast<T*>(nullptr), d_logits, at(act_.lnf), wte, N, C, V, fs);
   params.release(0);
 
   const T* lnf = params.acquire(ln_f);
   T* g_lnf = params.grad(ln_f);
-  layernorm_backward(sc(scr_.d_x), g_lnf, g_lnf + C, sc(scr_.d_c), block_input(ws, L), stat(act_.lnf_mean),
-                     stat(act_.lnf_rstd), lnf, N, C, fs);
+  op.layernorm_backward(sc(scr_.d_x), g_lnf, g_lnf + C, sc(scr_.d_c), block_input(ws, L), stat(act_.lnf_mean),
+                        stat(act_.lnf_rstd), lnf, N, C, fs);
   const int lnf_first = manifest_.units[static_cast<std::size_t>(ln_f)].first_param;
   params.param_grad_done(lnf_first);
   params.param_grad_done(lnf_first + 1);
@@ -136,7 +135,7 @@ void Gpt<T>::backward(ParamProvider<T>& params, const kernels::TokenView& inputs
   }
 
   int32_t* is = reinterpret_cast<int32_t*>(scr + scr_.op_ints);
-  embedding_backward(g0, g0 + V * C, static_cast<const T*>(sc(scr_.d_x)), inputs, V, C, fs, is);
+  op.embedding_backward(g0, g0 + V * C, static_cast<const T*>(sc(scr_.d_x)), in, V, C, fs, is);
   params.param_grad_done(1);  // wpe
   params.param_grad_done(0);  // wte
   params.grad_done(0);

@@ -1,18 +1,11 @@
 // model/gpt_forward.cc — the GPT's construction, forward pass and prediction helpers.
-// The backward pass is in gpt_backward.cc; the op formulas are in kernels/*.h.
-#include <cstring>
+// The backward pass is in gpt_backward.cc; the op formulas are in kernels/*.h. Every access to a
+// tensor is an op of ops() (model/model_ops.h); here only addresses are computed.
 #include <vector>
 
 #include "core/check.h"
-#include "kernels/attention.h"
-#include "kernels/cross_entropy.h"
-#include "kernels/embedding.h"
-#include "kernels/gelu.h"
-#include "kernels/layernorm.h"
-#include "kernels/linear.h"
-#include "kernels/parallel_linear.h"
-#include "kernels/residual.h"
 #include "model/gpt.h"
+#include "model/host_ops.h"
 
 namespace zt::model {
 
@@ -47,6 +40,11 @@ void Gpt<T>::check(const kernels::TokenView& inputs, const kernels::TokenView& t
 }
 
 template <typename T>
+ModelOps<T>& Gpt<T>::ops() const {
+  return ops_ ? *ops_ : host_ops<T>();
+}
+
+template <typename T>
 T* Gpt<T>::block_input(const Workspace& ws, int64_t l) const {
   char* acts = static_cast<char*>(ws.activations);
   // checkpointing: one stream buffer; otherwise x0 and each block's output, all kept
@@ -58,7 +56,7 @@ T* Gpt<T>::block_input(const Workspace& ws, int64_t l) const {
 
 template <typename T>
 std::unique_ptr<CheckpointKeeper<T>> Gpt<T>::default_keeper(const Workspace& ws) const {
-  return std::make_unique<FullCheckpoints<T>>(static_cast<T*>(ws.checkpoints),
+  return std::make_unique<FullCheckpoints<T>>(ops(), static_cast<T*>(ws.checkpoints),
                                               static_cast<std::size_t>(B_ * cfg_.context * cfg_.width),
                                               act_.checkpoint_stride);
 }
@@ -96,7 +94,8 @@ LayerTensors<P> Gpt<T>::layer_tensors(int layer, const std::vector<P*>& ptrs) co
 
 template <typename T>
 void Gpt<T>::block_forward(int layer, const LayerTensors<const T>& p, const T* x_in, char* acts, float* fs) {
-  using namespace kernels;
+  using kernels::LinearBlock;
+  ModelOps<T>& op = ops();
   const LayerActivations& a = act_.layers[static_cast<std::size_t>(layer)];
   const auto at = [&](std::size_t off) { return reinterpret_cast<T*>(acts + off); };
   const auto stat = [&](std::size_t off) { return reinterpret_cast<float*>(acts + off); };
@@ -109,23 +108,23 @@ void Gpt<T>::block_forward(int layer, const LayerTensors<const T>& p, const T* x
     fc[j] = {p.fc_w[j], p.fc_b[j]};
     mlp_proj[j] = {p.mlp_proj_w[j], nullptr};
   }
-  layernorm_forward(at(a.ln1), stat(a.ln1_mean), stat(a.ln1_rstd), x_in, p.ln_1_w, p.ln_1_b, N, C);
-  column_parallel_forward(at(a.qkv), at(a.ln1), attn, N, C, 3, Cb, fs);  // QKV of the heads here
-  attention_forward(at(a.att_y), at(a.att_p), at(a.qkv), B_, cfg_.context, Cm, Hm, fs);
-  row_parallel_forward(at(a.res1), at(a.att_y), attn_proj, p.attn_proj_b, N, Cb, C, mp_sum_, fs);  // g: sum
-  residual_forward(at(a.res1), x_in, at(a.res1), N * C);
-  layernorm_forward(at(a.ln2), stat(a.ln2_mean), stat(a.ln2_rstd), at(a.res1), p.ln_2_w, p.ln_2_b, N, C);
-  column_parallel_forward(at(a.fc), at(a.ln2), fc, N, C, 1, 4 * Cb, fs);  // hidden units here
-  gelu_forward(at(a.gelu), at(a.fc), N * 4 * Cm);
-  row_parallel_forward(at(a.res2), at(a.gelu), mlp_proj, p.mlp_proj_b, N, 4 * Cb, C, mp_sum_, fs);  // g: sum
-  residual_forward(at(a.res2), at(a.res1), at(a.res2), N * C);
+  op.layernorm_forward(at(a.ln1), stat(a.ln1_mean), stat(a.ln1_rstd), x_in, p.ln_1_w, p.ln_1_b, N, C);
+  op.column_parallel_forward(at(a.qkv), at(a.ln1), attn, N, C, 3, Cb, fs);  // QKV of the heads here
+  op.attention_forward(at(a.att_y), at(a.att_p), at(a.qkv), B_, cfg_.context, Cm, Hm, fs);
+  op.row_parallel_forward(at(a.res1), at(a.att_y), attn_proj, p.attn_proj_b, N, Cb, C, mp_sum_, fs);  // g: sum
+  op.residual_forward(at(a.res1), x_in, at(a.res1), N * C);
+  op.layernorm_forward(at(a.ln2), stat(a.ln2_mean), stat(a.ln2_rstd), at(a.res1), p.ln_2_w, p.ln_2_b, N, C);
+  op.column_parallel_forward(at(a.fc), at(a.ln2), fc, N, C, 1, 4 * Cb, fs);  // hidden units here
+  op.gelu_forward(at(a.gelu), at(a.fc), N * 4 * Cm);
+  op.row_parallel_forward(at(a.res2), at(a.gelu), mlp_proj, p.mlp_proj_b, N, 4 * Cb, C, mp_sum_, fs);  // g: sum
+  op.residual_forward(at(a.res2), at(a.res1), at(a.res2), N * C);
 }
 
 template <typename T>
 float Gpt<T>::forward(ParamProvider<T>& params, const kernels::TokenView& inputs, const kernels::TokenView& targets,
                       const Workspace& ws) {
-  using namespace kernels;
   check(inputs, targets, ws);
+  ModelOps<T>& op = ops();
   char* acts = static_cast<char*>(ws.activations);
   float* fs = reinterpret_cast<float*>(static_cast<char*>(ws.scratch) + scr_.op_floats);
   const auto at = [&](std::size_t off) { return reinterpret_cast<T*>(acts + off); };
@@ -137,8 +136,11 @@ float Gpt<T>::forward(ParamProvider<T>& params, const kernels::TokenView& inputs
   std::unique_ptr<CheckpointKeeper<T>> own;
   CheckpointKeeper<T>* keeper = keeper_;
   if (act_.checkpointing && !keeper) keeper = (own = default_keeper(ws)).get();
+  // the ids where the ops read them (host data; on a device, staged copies)
+  const kernels::TokenView in = op.tokens(TokenGrid::inputs, inputs);
+  const kernels::TokenView tg = op.tokens(TokenGrid::targets, targets);
   const T* emb = params.acquire(0);
-  embedding_forward(block_input(ws, 0), inputs, emb, emb + V * C, V, C);
+  op.embedding_forward(block_input(ws, 0), in, emb, emb + V * C, V, C);
   params.release(0);
   for (int l = 0; l < L; ++l) {
     const auto& units = manifest_.layer_units[static_cast<std::size_t>(l)];
@@ -150,24 +152,24 @@ float Gpt<T>::forward(ParamProvider<T>& params, const kernels::TokenView& inputs
     // with checkpointing the block's output becomes the stream buffer's next input; without, the
     // output already is the next block's input (block_input(l + 1) is this block's res2)
     if (act_.checkpointing)
-      std::memcpy(block_input(ws, l + 1), at(act_.layers[static_cast<std::size_t>(l)].res2),
-                  static_cast<std::size_t>(N * C) * sizeof(T));
+      op.copy(block_input(ws, l + 1), at(act_.layers[static_cast<std::size_t>(l)].res2),
+              static_cast<std::size_t>(N * C) * sizeof(T));
   }
   const T* lnf = params.acquire(ln_f);
-  layernorm_forward(at(act_.lnf), stat(act_.lnf_mean), stat(act_.lnf_rstd), block_input(ws, L), lnf, lnf + C, N, C);
+  op.layernorm_forward(at(act_.lnf), stat(act_.lnf_mean), stat(act_.lnf_rstd), block_input(ws, L), lnf, lnf + C, N, C);
   params.release(ln_f);
   const T* wte = params.acquire(0);
-  linear_forward(at(act_.logits), at(act_.lnf), wte, static_cast<const T*>(nullptr), N, C, V, fs);
+  op.linear_forward(at(act_.logits), at(act_.lnf), wte, static_cast<const T*>(nullptr), N, C, V, fs);
   params.release(0);
   float* losses = stat(act_.losses);
-  cross_entropy_forward(losses, stat(act_.ce_max), stat(act_.ce_sum), at(act_.logits), targets, V);
-  return canonical_sum_f(static_cast<std::size_t>(N), [&](std::size_t n) { return losses[n]; });
+  op.cross_entropy_forward(losses, stat(act_.ce_max), stat(act_.ce_sum), at(act_.logits), tg, V);
+  return op.loss_sum(losses, N);  // the canonical tree in position order, on the host
 }
 
 template <typename T>
 void Gpt<T>::predictions(const Workspace& ws, int32_t* out) const {
   const char* acts = static_cast<const char*>(ws.activations);
-  kernels::argmax_rows(out, reinterpret_cast<const T*>(acts + act_.logits), B_ * cfg_.context, cfg_.vocab);
+  ops().argmax_rows(out, reinterpret_cast<const T*>(acts + act_.logits), B_ * cfg_.context, cfg_.vocab);
 }
 
 template <typename T>

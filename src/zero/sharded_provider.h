@@ -88,6 +88,7 @@ class ShardedParamProvider final : public model::ParamProvider<T> {
   }
   /// Unit u's micro-batch gradient is final. Reduced now when every micro-batch is (S_g: only the
   /// shard is kept), else added to the rank's local sum for the step's one reduction.
+  /// @param unit the unit index.
   void grad_done(int unit) override {
     const auto u = static_cast<std::size_t>(unit);
     if (plan_.reduce_each_micro_batch && plan_.layout.world_size > 1)
@@ -98,6 +99,7 @@ class ShardedParamProvider final : public model::ParamProvider<T> {
   }
   /// Stage 2 buckets start as soon as backward has finished every parameter they cover
   /// (parameters finish from a unit's end towards its start, model/param_provider.h).
+  /// @param param the parameter's index in the manifest.
   void param_grad_done(int param) override {
     if (!plan_.bucket_elements || !plan_.reduce_each_micro_batch || plan_.layout.world_size == 1) return;
     const auto& info = manifest_.params[static_cast<std::size_t>(param)];

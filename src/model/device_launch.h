@@ -1,0 +1,116 @@
+// model/device_launch.h — the launch helpers shared by DeviceOps' two source files
+// (device_ops.cc, device_ops_gemm.cc): the device ranges an op touches, an item op as a kernel on
+// a stream, and the canonical GEMM and triangular product as kernels. Private to model/device_ops*.
+//
+// The spans are what the emulated device's race checker sees (device/emulated_runtime.h), so each
+// names every byte its kernel reads or writes: a whole tensor for an element or row op, the
+// rectangle a strided GEMM operand covers (row stride times rows: the gaps between its rows are
+// included, an over-statement that can only make the checker stricter).
+// The GEMM kernels run gemm/canonical_gemm_kernel.h's one-thread-per-element bodies: the host body
+// enumerates the grid a GPU would run (device/host_launch.h), so every element is the canonical
+// chain, bitwise the CPU's `--gemm canonical`. Their CUDA body is left empty: gemm/cuda/ launches
+// these bodies only from host pointers so far (canonical_gemm_cuda.h), and the CUDA runtime refuses
+// a kernel without a body by name rather than skip it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "device/host_launch.h"
+#include "device/item_grid.h"
+#include "device/kernel_launch.h"
+#include "device/runtime.h"
+#include "gemm/canonical_gemm_kernel.h"
+
+namespace zt::model::device_launch {
+
+using device::DeviceSpan;
+
+/// The span of n elements at p. @param p the first (device memory). @param n count.
+/// @return the span.
+template <typename U>
+DeviceSpan span(const U* p, int64_t n) {
+  return device::span_of(p, static_cast<std::size_t>(n));
+}
+
+/// The bytes a row-major [rows, cols] matrix with row stride ld covers.
+/// @param p its first element. @param rows rows. @param cols columns. @param ld row stride.
+/// @return the span (empty for an empty matrix).
+inline DeviceSpan matrix_span(const float* p, int64_t rows, int64_t cols, int64_t ld) {
+  return rows == 0 || cols == 0 ? DeviceSpan{p, 0} : span(p, (rows - 1) * ld + cols);
+}
+
+/// The bytes op(X) [rows, cols] covers in its stored layout.
+/// @param x the operand. @param rows rows of op(X). @param cols columns of op(X). @return the span.
+inline DeviceSpan operand_span(const gemm::Operand& x, int64_t rows, int64_t cols) {
+  return x.trans ? matrix_span(x.data, cols, rows, x.ld) : matrix_span(x.data, rows, cols, x.ld);
+}
+
+/// Enqueue an item op of kernels/threads/ (device/kernel_launch.h: a CUDA body where the build
+/// has the CUDA kernels). @param rt the runtime. @param s the stream. @param name the kernel's
+/// name. @param op the op. @param reads what it reads. @param writes what it writes.
+template <typename Op>
+void launch_items(device::Runtime& rt, device::Stream s, const char* name, const Op& op, std::vector<DeviceSpan> reads,
+                  std::vector<DeviceSpan> writes) {
+  if (op.items() == 0) return;
+  rt.launch(s, device::item_kernel(name, op, std::move(reads), std::move(writes)));
+}
+
+/// Enqueue an item op that has no CUDA launcher in kernels/cuda yet: host body only (the CUDA
+/// runtime refuses it by name). @param rt the runtime. @param s the stream. @param name the
+/// kernel's name. @param op the op. @param reads what it reads. @param writes what it writes.
+template <typename Op>
+void launch_host_items(device::Runtime& rt, device::Stream s, const char* name, const Op& op,
+                       std::vector<DeviceSpan> reads, std::vector<DeviceSpan> writes) {
+  if (op.items() == 0) return;
+  device::KernelLaunch k;
+  k.name = name;
+  k.reads = std::move(reads);
+  k.writes = std::move(writes);
+  k.host_body = [op] { device::run_items_on_host(op); };
+  rt.launch(s, k);
+}
+
+/// Enqueue C[m,n] = op(A) op(B), each element the canonical chain (gemm/canonical_dot.h).
+/// @param rt the runtime. @param s the stream. @param name the kernel's name. @param a op(A),
+/// [m,k]. @param b op(B), [k,n]. @param m rows. @param n columns. @param k the summed dimension.
+/// @param c the result. @param ldc its row stride.
+inline void launch_gemm(device::Runtime& rt, device::Stream s, const std::string& name, const gemm::Operand& a,
+                        const gemm::Operand& b, int64_t m, int64_t n, int64_t k, float* c, int64_t ldc) {
+  if (m == 0 || n == 0) return;
+  device::KernelLaunch l;
+  l.name = name;
+  l.reads = {operand_span(a, m, k), operand_span(b, k, n)};
+  l.writes = {matrix_span(c, m, n, ldc)};
+  const gemm::GemmArgs g{a, b, m, n, k, c, ldc};
+  l.host_body = [g] {
+    device::launch_on_host(gemm::element_grid(g.m, g.n), {gemm::kElementBlock, gemm::kElementBlock, 1},
+                           [&](const device::ThreadIndex& t) { gemm::canonical_gemm_thread(t, g); });
+  };
+  rt.launch(s, l);
+}
+
+/// Enqueue out[m,n] = op(A) src with A [m,m] lower triangular (A^T upper when a.trans), each
+/// element the chain over the triangle's k (gemm::canonical_trmm_thread): the CPU's in-place
+/// trmm_canonical_f32, written to a separate output. @param rt the runtime. @param s the stream.
+/// @param name the kernel's name. @param a the triangle. @param src [m,n]. @param m order.
+/// @param n columns. @param out the result (must not overlap src). @param ldo its row stride.
+inline void launch_trmm(device::Runtime& rt, device::Stream s, const std::string& name, const gemm::Operand& a,
+                        const gemm::Operand& src, int64_t m, int64_t n, float* out, int64_t ldo) {
+  if (m == 0 || n == 0) return;
+  device::KernelLaunch l;
+  l.name = name;
+  l.reads = {operand_span(a, m, m), operand_span(src, m, n)};
+  l.writes = {matrix_span(out, m, n, ldo)};
+  const gemm::TrmmArgs g{a, src, m, n, out, ldo};
+  l.host_body = [g] {
+    device::launch_on_host(gemm::element_grid(g.m, g.n), {gemm::kElementBlock, gemm::kElementBlock, 1},
+                           [&](const device::ThreadIndex& t) { gemm::canonical_trmm_thread(t, g); });
+  };
+  rt.launch(s, l);
+}
+
+}  // namespace zt::model::device_launch

@@ -1,0 +1,239 @@
+// model/device_ops.cc — DeviceOps' element, row and column ops (embedding, LayerNorm, GELU,
+// residual, cross-entropy, argmax), its crossings to the host (token ids in, loss sum and
+// predictions out) and its own buffers. The GEMM-based ops (linear layers, attention) are in
+// device_ops_gemm.cc.
+//
+// Each op launches the item ops of kernels/threads/ whose bodies the CPU kernel of the same name
+// loops over (tests/kernels/test_host_launch.cc proves every one bitwise), with the spans of
+// every tensor it reads and writes. Where the CPU kernel makes one pass and a thread could not
+// (a column sum over rows other threads are writing), the op is two launches in stream order.
+#include "model/device_ops.h"
+
+#include <cstring>
+#include <type_traits>
+
+#include "core/check.h"
+#include "kernels/row_sum.h"
+#include "kernels/threads/argmax.h"
+#include "kernels/threads/cross_entropy.h"
+#include "kernels/threads/elementwise.h"
+#include "kernels/threads/embedding.h"
+#include "kernels/threads/gelu.h"
+#include "kernels/threads/layernorm.h"
+#include "model/device_launch.h"
+
+namespace zt::model {
+
+using device_launch::launch_host_items;
+using device_launch::launch_items;
+using device_launch::span;
+
+namespace {
+
+// The ids a compact [rows, cols] view holds.
+int64_t id_count(const kernels::TokenView& v) { return v.rows * v.cols; }
+
+}  // namespace
+
+template <typename T>
+DeviceOps<T>::DeviceOps(device::Runtime& runtime, device::Stream stream) : rt_(runtime), stream_(stream) {}
+
+template <typename T>
+DeviceOps<T>::~DeviceOps() {
+  for (Owned* b : {&ids_[0], &ids_[1], &argmax_})
+    if (b->ptr) rt_.release(b->ptr);
+  for (Owned* b : {&ids_pinned_[0], &ids_pinned_[1], &losses_pinned_, &argmax_pinned_})
+    if (b->ptr) rt_.release_pinned(b->ptr);
+}
+
+template <typename T>
+std::byte* DeviceOps<T>::device_room(Owned& b, std::size_t bytes, const char* name) {
+  if (b.bytes < bytes) {
+    if (b.ptr) rt_.release(b.ptr);  // waits for queued work, which may still read it
+    b = {};
+    b = {rt_.allocate(bytes, name), bytes};
+  }
+  return b.ptr;
+}
+
+template <typename T>
+std::byte* DeviceOps<T>::pinned_room(Owned& b, std::size_t bytes, const char* name) {
+  if (b.bytes < bytes) {
+    if (b.ptr) rt_.release_pinned(b.ptr);  // waits for queued copies, which may still use it
+    b = {};
+    b = {rt_.allocate_pinned(bytes, name), bytes};
+  }
+  return b.ptr;
+}
+
+template <typename T>
+void DeviceOps<T>::synchronize() {
+  rt_.synchronize(stream_);
+  ids_pending_[0] = ids_pending_[1] = false;  // every staging copy was on this stream
+}
+
+// For float both are the identity: the GEMM ops read and write float tensors in place and never
+// call them; should one, it is a plain copy (kernels/cuda has no float-to-float cast).
+template <typename T>
+void DeviceOps<T>::widen(float* dst, const T* src, int64_t n) {
+  if constexpr (std::is_same_v<T, float>)
+    copy(dst, src, static_cast<std::size_t>(n) * sizeof(float));
+  else
+    launch_items(rt_, stream_, "widen", kernels::CastElements<float, T>{dst, src, n}, {span(src, n)}, {span(dst, n)});
+}
+
+template <typename T>
+void DeviceOps<T>::narrow(T* dst, const float* src, int64_t n) {
+  if constexpr (std::is_same_v<T, float>)
+    copy(dst, src, static_cast<std::size_t>(n) * sizeof(float));
+  else
+    launch_items(rt_, stream_, "narrow", kernels::CastElements<T, float>{dst, src, n}, {span(src, n)}, {span(dst, n)});
+}
+
+template <typename T>
+void DeviceOps<T>::check_one_block(std::size_t blocks, bool finish) {
+  ZT_CHECK(blocks == 1 && !finish, "tensor parallelism (", blocks, " blocks here",
+           finish ? ", sums completed across a model-parallel group" : "", ") is not on a device yet");
+}
+
+template <typename T>
+kernels::TokenView DeviceOps<T>::tokens(TokenGrid grid, const kernels::TokenView& host) {
+  const auto g = static_cast<std::size_t>(grid);
+  const int64_t n = id_count(host);
+  const std::size_t bytes = static_cast<std::size_t>(n) * sizeof(int32_t);
+  if (n == 0) return {nullptr, host.rows, host.cols, host.cols};
+  if (ids_pending_[g]) synchronize();  // its staging may still be read by the last copy
+  const char* what = grid == TokenGrid::inputs ? "input ids" : "target ids";
+  auto* dev = reinterpret_cast<int32_t*>(device_room(ids_[g], bytes, what));
+  auto* staged = reinterpret_cast<int32_t*>(pinned_room(ids_pinned_[g], bytes, what));
+  // the rows side by side (a batch's views have a row stride of T+1): a compact [B,T] copy
+  for (int64_t b = 0; b < host.rows; ++b)
+    std::memcpy(staged + b * host.cols, host.data + b * host.stride,
+                static_cast<std::size_t>(host.cols) * sizeof(int32_t));
+  rt_.copy_async(dev, staged, bytes, device::CopyKind::host_to_device, stream_);
+  ids_pending_[g] = true;
+  return {dev, host.rows, host.cols, host.cols};
+}
+
+template <typename T>
+void DeviceOps<T>::embedding_forward(T* out, const kernels::TokenView& tokens, const T* wte, const T* wpe,
+                                     int64_t vocab, int64_t C) {
+  const int64_t N = id_count(tokens);
+  launch_items(rt_, stream_, "embedding_forward", kernels::EmbeddingForwardElements<T>{out, tokens, wte, wpe, vocab, C},
+               {span(tokens.data, N), span(wte, vocab * C), span(wpe, tokens.cols * C)}, {span(out, N * C)});
+}
+
+template <typename T>
+void DeviceOps<T>::embedding_backward(T* dwte, T* dwpe, const T* dx, const kernels::TokenView& tokens, int64_t vocab,
+                                      int64_t C, float* scratch, int32_t* iscratch) {
+  (void)scratch;  // the threads sum straight from dx
+  const int64_t B = tokens.rows, Tc = tokens.cols, N = B * Tc;
+  int32_t* start = iscratch;              // [V+1] group boundaries, as the CPU kernel lays them out
+  int32_t* order = iscratch + vocab + 1;  // [N] positions grouped by token
+  launch_items(rt_, stream_, "embedding_dwpe", kernels::EmbeddingDwpeElements<T>{dwpe, dx, B, Tc, C}, {span(dx, N * C)},
+               {span(dwpe, Tc * C)});
+  launch_items(rt_, stream_, "embedding_group_positions", kernels::EmbeddingGroupPositions{start, order, tokens, vocab},
+               {span(tokens.data, N)}, {span(start, vocab + 1), span(order, N)});
+  launch_items(rt_, stream_, "embedding_dwte", kernels::EmbeddingDwteElements<T>{dwte, dx, start, order, vocab, C},
+               {span(dx, N * C), span(start, vocab + 1), span(order, N), span(dwte, vocab * C)},
+               {span(dwte, vocab * C)});
+}
+
+template <typename T>
+void DeviceOps<T>::layernorm_forward(T* out, float* mean, float* rstd, const T* in, const T* w, const T* b, int64_t N,
+                                     int64_t C) {
+  launch_items(rt_, stream_, "layernorm_forward", kernels::LayerNormForwardRows<T>{out, mean, rstd, in, w, b, N, C},
+               {span(in, N * C), span(w, C), span(b, C)}, {span(out, N * C), span(mean, N), span(rstd, N)});
+}
+
+template <typename T>
+void DeviceOps<T>::layernorm_backward(T* din, T* dw, T* db, const T* dout, const T* in, const float* mean,
+                                      const float* rstd, const T* w, int64_t N, int64_t C, float* scratch) {
+  (void)scratch;  // the column pass recomputes the leaves the CPU kernel stages
+  const std::vector<device::DeviceSpan> cached = {span(dout, N * C), span(in, N * C), span(mean, N), span(rstd, N)};
+  std::vector<device::DeviceSpan> row_reads = cached;
+  row_reads.push_back(span(w, C));
+  launch_items(rt_, stream_, "layernorm_backward_rows",
+               kernels::LayerNormBackwardRows<T>{din, dout, in, mean, rstd, w, N, C}, row_reads, {span(din, N * C)});
+  launch_items(rt_, stream_, "layernorm_param_grad",
+               kernels::LayerNormParamGradColumns<T>{dw, db, dout, in, mean, rstd, N, C}, cached,
+               {span(dw, C), span(db, C)});
+}
+
+template <typename T>
+void DeviceOps<T>::gelu_forward(T* y, const T* x, int64_t n) {
+  launch_items(rt_, stream_, "gelu_forward", kernels::GeluForwardElements<T>{y, x, n}, {span(x, n)}, {span(y, n)});
+}
+
+template <typename T>
+void DeviceOps<T>::gelu_backward(T* dx, const T* dy, const T* x, int64_t n) {
+  launch_items(rt_, stream_, "gelu_backward", kernels::GeluBackwardElements<T>{dx, dy, x, n}, {span(dy, n), span(x, n)},
+               {span(dx, n)});
+}
+
+template <typename T>
+void DeviceOps<T>::residual_forward(T* out, const T* a, const T* b, int64_t n) {
+  launch_items(rt_, stream_, "residual_forward", kernels::ResidualForwardElements<T>{out, a, b, n},
+               {span(a, n), span(b, n)}, {span(out, n)});
+}
+
+template <typename T>
+void DeviceOps<T>::residual_grad_join(T* skip, const T* branch, int64_t n) {
+  launch_items(rt_, stream_, "residual_grad_join", kernels::ResidualGradJoinElements<T>{skip, branch, n},
+               {span(skip, n), span(branch, n)}, {span(skip, n)});
+}
+
+template <typename T>
+void DeviceOps<T>::cross_entropy_forward(float* loss, float* row_max, float* row_sum, const T* logits,
+                                         const kernels::TokenView& targets, int64_t V) {
+  const int64_t N = id_count(targets);
+  launch_items(rt_, stream_, "cross_entropy_forward",
+               kernels::CrossEntropyForwardRows<T>{loss, row_max, row_sum, logits, targets, V},
+               {span(logits, N * V), span(targets.data, N)}, {span(loss, N), span(row_max, N), span(row_sum, N)});
+}
+
+template <typename T>
+void DeviceOps<T>::cross_entropy_backward(T* dlogits, const T* logits, const float* row_max, const float* row_sum,
+                                          const kernels::TokenView& targets, int64_t V, float grad_scale) {
+  const int64_t N = id_count(targets);
+  launch_items(rt_, stream_, "cross_entropy_backward",
+               kernels::CrossEntropyBackwardElements<T>{dlogits, logits, row_max, row_sum, targets, V, grad_scale},
+               {span(logits, N * V), span(row_max, N), span(row_sum, N), span(targets.data, N)},
+               {span(dlogits, N * V)});
+}
+
+template <typename T>
+void DeviceOps<T>::argmax_rows(int32_t* out, const T* logits, int64_t N, int64_t V) {
+  if (N == 0) return;
+  const std::size_t bytes = static_cast<std::size_t>(N) * sizeof(int32_t);
+  auto* ids = reinterpret_cast<int32_t*>(device_room(argmax_, bytes, "predicted ids"));
+  auto* staged = pinned_room(argmax_pinned_, bytes, "predicted ids");
+  // no CUDA launcher for this op yet (kernels/threads/argmax.h): host body only
+  launch_host_items(rt_, stream_, "argmax_rows", kernels::ArgmaxRows<T>{ids, logits, N, V}, {span(logits, N * V)},
+                    {span(ids, N)});
+  rt_.copy_async(staged, ids, bytes, device::CopyKind::device_to_host, stream_);
+  synchronize();
+  std::memcpy(out, staged, bytes);
+}
+
+template <typename T>
+float DeviceOps<T>::loss_sum(const float* losses, int64_t n) {
+  if (n == 0) return 0.0f;
+  const std::size_t bytes = static_cast<std::size_t>(n) * sizeof(float);
+  auto* staged = reinterpret_cast<float*>(pinned_room(losses_pinned_, bytes, "token losses"));
+  rt_.copy_async(staged, losses, bytes, device::CopyKind::device_to_host, stream_);
+  synchronize();
+  // the host's sum, HostOps' exactly: the same tree over the same FP32 leaves
+  return kernels::canonical_sum_f(static_cast<std::size_t>(n), [&](std::size_t i) { return staged[i]; });
+}
+
+template <typename T>
+void DeviceOps<T>::copy(void* dst, const void* src, std::size_t bytes) {
+  rt_.copy_async(dst, src, bytes, device::CopyKind::device_to_device, stream_);
+}
+
+template class DeviceOps<float>;
+template class DeviceOps<fp16>;
+template class DeviceOps<bf16>;
+
+}  // namespace zt::model

@@ -1,0 +1,148 @@
+// model/device_ops.h — the model's ops on a device runtime (device/runtime.h): every op is
+// enqueued as kernels on one compute stream, so a Gpt<T> whose Workspace, parameters, gradients
+// and checkpoints are device memory runs its unchanged forward and backward there.
+//
+// What runs: the item ops of kernels/threads/ (one thread per element, row or column, the CPU
+// kernels' own ZT_HD bodies), launched through device/kernel_launch.h, and the GEMMs and
+// triangular products of the linear layers and attention as the canonical GEMM's
+// one-thread-per-element bodies (gemm/canonical_gemm_kernel.h). Each op makes the roundings its
+// CPU kernel makes, in the same order: 16-bit inputs widened exactly into the same FP32 scratch,
+// the FP32 GEMM, bias added in FP32, one rounding to T. So with the canonical GEMM (`--gemm
+// canonical`, the default) every bit equals HostOps'; with `--gemm blas` the host's bits are
+// OpenBLAS's and these are still the canonical GEMM's.
+//
+// Token ids: tokens() copies a [B,T] view into a device buffer these ops own (two, one for the
+// inputs and one for the targets), through pinned staging they own too. Not the Workspace's: its
+// sizes are the memory ledger's exact prediction of activations and scratch, and the ids (2 B T
+// int32) belong to no op's scratch. A staging buffer is rewritten only once its last copy is known
+// to be done: after a synchronize of the stream, which loss_sum() makes in every forward; a
+// tokens() call that finds its buffer's copy still pending synchronises first (in a training loop:
+// a forward after the previous backward waits for that backward's kernels).
+//
+// Crossings to the host: loss_sum() and argmax_rows() copy to pinned memory and synchronise the
+// stream; nothing else waits. copy() is a device-to-device copy on the stream. Work of the
+// caller's on other streams (parameters uploaded or gathered, gradients taken away) is ordered
+// against this stream by the caller's events, as the emulated device's race checker demands.
+//
+// Not on a device yet: tensor parallelism with more than one block held here or with a
+// FinishBlockSum (mp_blocks > 1 split here, or a model-parallel group): those calls throw zt::Error
+// "not on a device yet". Attention runs head by head (a few launches per head), not as one fused
+// kernel. On the CUDA runtime the GEMMs and the argmax have no CUDA body yet
+// (model/device_launch.h, kernels/threads/argmax.h), so it refuses them by name.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "device/runtime.h"
+#include "fp/bf16.h"
+#include "fp/fp16.h"
+#include "model/model_ops.h"
+
+namespace zt::model {
+
+/// The model's ops as kernels on one stream of a device runtime (see the file comment). One
+/// instance serves one model on one host thread at a time (its staging buffers are its state).
+template <typename T>
+class DeviceOps final : public ModelOps<T> {
+ public:
+  /// @param runtime the device (kept by reference; it must outlive these ops).
+  /// @param stream the compute stream every op is enqueued on.
+  DeviceOps(device::Runtime& runtime, device::Stream stream);
+  /// Frees the ops' own buffers (the runtime waits for queued work first).
+  ~DeviceOps() override;
+  DeviceOps(const DeviceOps&) = delete;
+  DeviceOps& operator=(const DeviceOps&) = delete;
+
+  /// @return the compute stream.
+  device::Stream stream() const { return stream_; }
+
+  /// @param grid which of the two device buffers. @param host the ids, host memory.
+  /// @return a compact [B,T] view of the device copy.
+  kernels::TokenView tokens(TokenGrid grid, const kernels::TokenView& host) override;
+  /// @copydoc ModelOps::embedding_forward
+  void embedding_forward(T* out, const kernels::TokenView& tokens, const T* wte, const T* wpe, int64_t vocab,
+                         int64_t C) override;
+  /// @copydoc ModelOps::embedding_backward
+  void embedding_backward(T* dwte, T* dwpe, const T* dx, const kernels::TokenView& tokens, int64_t vocab, int64_t C,
+                          float* scratch, int32_t* iscratch) override;
+  /// @copydoc ModelOps::layernorm_forward
+  void layernorm_forward(T* out, float* mean, float* rstd, const T* in, const T* w, const T* b, int64_t N,
+                         int64_t C) override;
+  /// @copydoc ModelOps::layernorm_backward
+  void layernorm_backward(T* din, T* dw, T* db, const T* dout, const T* in, const float* mean, const float* rstd,
+                          const T* w, int64_t N, int64_t C, float* scratch) override;
+  /// @copydoc ModelOps::linear_forward
+  void linear_forward(T* y, const T* x, const T* W, const T* b, int64_t N, int64_t in, int64_t out,
+                      float* scratch) override;
+  /// @copydoc ModelOps::linear_backward
+  void linear_backward(T* dx, T* dW, T* db, const T* dy, const T* x, const T* W, int64_t N, int64_t in, int64_t out,
+                       float* scratch) override;
+  /// @copydoc ModelOps::column_parallel_forward
+  void column_parallel_forward(T* y, const T* x, const std::vector<kernels::LinearBlock<T>>& blocks, int64_t N,
+                               int64_t in, int64_t G, int64_t outb, float* scratch) override;
+  /// @copydoc ModelOps::column_parallel_backward
+  void column_parallel_backward(T* dx, const std::vector<kernels::LinearBlockGrad<T>>& grads, const T* dy, const T* x,
+                                const std::vector<kernels::LinearBlock<T>>& blocks, int64_t N, int64_t in, int64_t G,
+                                int64_t outb, const kernels::FinishBlockSum& finish_sum, float* scratch) override;
+  /// @copydoc ModelOps::row_parallel_forward
+  void row_parallel_forward(T* y, const T* x, const std::vector<kernels::LinearBlock<T>>& blocks, const T* b, int64_t N,
+                            int64_t inb, int64_t out, const kernels::FinishBlockSum& finish_sum,
+                            float* scratch) override;
+  /// @copydoc ModelOps::row_parallel_backward
+  void row_parallel_backward(T* dx, const std::vector<kernels::LinearBlockGrad<T>>& grads, T* db, const T* dy,
+                             const T* x, const std::vector<kernels::LinearBlock<T>>& blocks, int64_t N, int64_t inb,
+                             int64_t out, float* scratch) override;
+  /// @copydoc ModelOps::attention_forward
+  void attention_forward(T* out, T* P, const T* qkv, int64_t B, int64_t Tc, int64_t C, int64_t H,
+                         float* scratch) override;
+  /// @copydoc ModelOps::attention_backward
+  void attention_backward(T* dqkv, const T* dout, const T* qkv, const T* P, int64_t B, int64_t Tc, int64_t C, int64_t H,
+                          float* scratch) override;
+  /// @copydoc ModelOps::gelu_forward
+  void gelu_forward(T* y, const T* x, int64_t n) override;
+  /// @copydoc ModelOps::gelu_backward
+  void gelu_backward(T* dx, const T* dy, const T* x, int64_t n) override;
+  /// @copydoc ModelOps::residual_forward
+  void residual_forward(T* out, const T* a, const T* b, int64_t n) override;
+  /// @copydoc ModelOps::residual_grad_join
+  void residual_grad_join(T* skip, const T* branch, int64_t n) override;
+  /// @copydoc ModelOps::cross_entropy_forward
+  void cross_entropy_forward(float* loss, float* row_max, float* row_sum, const T* logits,
+                             const kernels::TokenView& targets, int64_t V) override;
+  /// @copydoc ModelOps::cross_entropy_backward
+  void cross_entropy_backward(T* dlogits, const T* logits, const float* row_max, const float* row_sum,
+                              const kernels::TokenView& targets, int64_t V, float grad_scale) override;
+  /// @copydoc ModelOps::argmax_rows
+  void argmax_rows(int32_t* out, const T* logits, int64_t N, int64_t V) override;
+  /// @copydoc ModelOps::loss_sum
+  float loss_sum(const float* losses, int64_t n) override;
+  /// @copydoc ModelOps::copy
+  void copy(void* dst, const void* src, std::size_t bytes) override;
+
+ private:
+  // A buffer these ops own, grown on demand (device or pinned host memory).
+  struct Owned {
+    std::byte* ptr = nullptr;
+    std::size_t bytes = 0;
+  };
+  std::byte* device_room(Owned& b, std::size_t bytes, const char* name);
+  std::byte* pinned_room(Owned& b, std::size_t bytes, const char* name);
+  void synchronize();                                     // the stream; every staging copy is done after it
+  void widen(float* dst, const T* src, int64_t n);        // dst = src in FP32 (exact)
+  void narrow(T* dst, const float* src, int64_t n);       // dst = src rounded once to T
+  void check_one_block(std::size_t blocks, bool finish);  // tensor parallelism is not on a device yet
+
+  device::Runtime& rt_;
+  device::Stream stream_;
+  Owned ids_[2], ids_pinned_[2];          // per TokenGrid: the device copy and its staging
+  bool ids_pending_[2] = {false, false};  // a copy from ids_pinned_[g] may not have run yet
+  Owned losses_pinned_, argmax_, argmax_pinned_;
+};
+
+extern template class DeviceOps<float>;
+extern template class DeviceOps<fp16>;
+extern template class DeviceOps<bf16>;
+
+}  // namespace zt::model

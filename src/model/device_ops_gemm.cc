@@ -1,0 +1,254 @@
+// model/device_ops_gemm.cc — DeviceOps' ops built on GEMMs: the linear layers (the tied head, and
+// the split Linears of a block with one block here) and attention, as the canonical GEMM's
+// per-element kernels plus the item ops around them.
+//
+// Each reproduces its CPU kernel's sequence of roundings with the `--gemm canonical` GEMM, in the
+// same FP32 scratch at the same offsets (so it needs exactly the floats the Workspace sizes):
+//   linear forward:  x, W widened to FP32 (16-bit T only; exact), y_f = x W^T, then the bias
+//                    epilogue y = round(y_f + b) (kernels/threads/linear.h);
+//   linear backward: dy, W, x widened, dx_f = dy W and dW_f = dy^T x, each rounded once to T;
+//                    db = the canonical column sums of dy (the CPU's row-wise sum, same tree);
+//   attention:       per sequence and head, S = Q K^T, the softmax rows, O = P V through the
+//                    triangular product; backward dP = dO V^T, the dS rows, dV = P^T dO,
+//                    dQ = dS K, dK = dS^T Q; one rounding of O and dqkv per sequence.
+// For T = float a widening is the identity, so the kernels read the tensors themselves, and a
+// result the CPU copies out of scratch unchanged is written in place; the values are the same.
+// With one block and no FinishBlockSum, the column- and row-parallel ops are linear.h's calls
+// (kernels/parallel_linear.h says so), and that is what runs here.
+#include <type_traits>
+
+#include "kernels/attention.h"
+#include "kernels/threads/attention.h"
+#include "kernels/threads/linear.h"
+#include "model/device_launch.h"
+#include "model/device_ops.h"
+
+namespace zt::model {
+
+using device_launch::launch_gemm;
+using device_launch::launch_items;
+using device_launch::launch_trmm;
+using device_launch::span;
+using gemm::Operand;
+
+namespace {
+
+template <typename T>
+constexpr bool kNarrow = !std::is_same_v<T, float>;
+
+// The FP32 view of a T tensor: the tensor itself for float, else `stage` (which the caller fills).
+template <typename T>
+const float* as_f(const T* p, float* stage) {
+  if constexpr (std::is_same_v<T, float>) {
+    (void)stage;
+    return p;
+  } else {
+    (void)p;
+    return stage;
+  }
+}
+
+// Where an FP32 result that is rounded to T goes: the tensor itself for float, else `stage`.
+template <typename T>
+float* out_f(T* p, float* stage) {
+  if constexpr (std::is_same_v<T, float>) {
+    (void)stage;
+    return p;
+  } else {
+    (void)p;
+    return stage;
+  }
+}
+
+}  // namespace
+
+template <typename T>
+void DeviceOps<T>::linear_forward(T* y, const T* x, const T* W, const T* b, int64_t N, int64_t in, int64_t out,
+                                  float* scratch) {
+  // the CPU kernel's scratch: y_f [N,out], then (16-bit) x_f [N,in], W_f [out,in]
+  float* y_f = scratch;
+  float* x_stage = scratch + N * out;
+  float* W_stage = x_stage + N * in;
+  if constexpr (kNarrow<T>) {
+    widen(x_stage, x, N * in);
+    widen(W_stage, W, out * in);
+  }
+  const float* x_f = as_f(x, x_stage);
+  const float* W_f = as_f(W, W_stage);
+  launch_gemm(rt_, stream_, "linear_forward x W^T", Operand{x_f, in, false}, Operand{W_f, in, true}, N, out, in, y_f,
+              out);
+  std::vector<device::DeviceSpan> reads = {span(y_f, N * out)};
+  if (b) reads.push_back(span(b, out));
+  launch_items(rt_, stream_, "linear_bias", kernels::LinearBiasElements<T>{y, y_f, b, N, out}, reads,
+               {span(y, N * out)});
+}
+
+template <typename T>
+void DeviceOps<T>::linear_backward(T* dx, T* dW, T* db, const T* dy, const T* x, const T* W, int64_t N, int64_t in,
+                                   int64_t out, float* scratch) {
+  // the CPU kernel's scratch: dy_f [N,out], then (16-bit) W_f [out,in], x_f [N,in], dx_f [N,in],
+  // dW_f [out,in]
+  float* dy_stage = scratch;
+  float* W_stage = scratch + N * out;
+  float* x_stage = W_stage + out * in;
+  float* dx_stage = x_stage + N * in;
+  float* dW_stage = dx_stage + N * in;
+  if constexpr (kNarrow<T>) {
+    widen(dy_stage, dy, N * out);
+    widen(W_stage, W, out * in);
+    widen(x_stage, x, N * in);
+  }
+  const float* dy_f = as_f(dy, dy_stage);
+  const float* W_f = as_f(W, W_stage);
+  const float* x_f = as_f(x, x_stage);
+  float* dx_f = out_f(dx, dx_stage);
+  float* dW_f = out_f(dW, dW_stage);
+  launch_gemm(rt_, stream_, "linear_backward dy W", Operand{dy_f, out, false}, Operand{W_f, in, false}, N, in, out,
+              dx_f, in);
+  launch_gemm(rt_, stream_, "linear_backward dy^T x", Operand{dy_f, out, true}, Operand{x_f, in, false}, out, in, N,
+              dW_f, in);
+  if constexpr (kNarrow<T>) {
+    narrow(dx, dx_f, N * in);
+    narrow(dW, dW_f, out * in);
+  }
+  if (db)
+    launch_items(rt_, stream_, "linear_bias_grad", kernels::LinearBiasGradColumns<T>{db, dy, N, out},
+                 {span(dy, N * out)}, {span(db, out)});
+}
+
+template <typename T>
+void DeviceOps<T>::column_parallel_forward(T* y, const T* x, const std::vector<kernels::LinearBlock<T>>& blocks,
+                                           int64_t N, int64_t in, int64_t G, int64_t outb, float* scratch) {
+  check_one_block(blocks.size(), false);
+  linear_forward(y, x, blocks[0].W, blocks[0].b, N, in, G * outb, scratch);
+}
+
+template <typename T>
+void DeviceOps<T>::column_parallel_backward(T* dx, const std::vector<kernels::LinearBlockGrad<T>>& grads, const T* dy,
+                                            const T* x, const std::vector<kernels::LinearBlock<T>>& blocks, int64_t N,
+                                            int64_t in, int64_t G, int64_t outb,
+                                            const kernels::FinishBlockSum& finish_sum, float* scratch) {
+  check_one_block(blocks.size(), static_cast<bool>(finish_sum));
+  linear_backward(dx, grads[0].dW, grads[0].db, dy, x, blocks[0].W, N, in, G * outb, scratch);
+}
+
+template <typename T>
+void DeviceOps<T>::row_parallel_forward(T* y, const T* x, const std::vector<kernels::LinearBlock<T>>& blocks,
+                                        const T* b, int64_t N, int64_t inb, int64_t out,
+                                        const kernels::FinishBlockSum& finish_sum, float* scratch) {
+  check_one_block(blocks.size(), static_cast<bool>(finish_sum));
+  linear_forward(y, x, blocks[0].W, b, N, inb, out, scratch);
+}
+
+template <typename T>
+void DeviceOps<T>::row_parallel_backward(T* dx, const std::vector<kernels::LinearBlockGrad<T>>& grads, T* db,
+                                         const T* dy, const T* x, const std::vector<kernels::LinearBlock<T>>& blocks,
+                                         int64_t N, int64_t inb, int64_t out, float* scratch) {
+  check_one_block(blocks.size(), false);
+  linear_backward(dx, grads[0].dW, db, dy, x, blocks[0].W, N, inb, out, scratch);
+}
+
+template <typename T>
+void DeviceOps<T>::attention_forward(T* out, T* P, const T* qkv, int64_t B, int64_t Tc, int64_t C, int64_t H,
+                                     float* scratch) {
+  const int64_t D = C / H, C3 = 3 * C, TT = Tc * Tc;
+  const float scale = kernels::attention_scale(D);
+  // the CPU kernel's scratch: out_f [T,C], S [T,T], then (16-bit) qkv_f [T,3C], P_f [T,T]
+  float* out_stage = scratch;
+  float* S = out_stage + Tc * C;
+  float* qkv_stage = S + TT;
+  float* P_stage = qkv_stage + Tc * C3;
+  for (int64_t b = 0; b < B; ++b) {
+    const T* qkv_b = qkv + b * Tc * C3;
+    T* out_b = out + b * Tc * C;
+    if constexpr (kNarrow<T>) widen(qkv_stage, qkv_b, Tc * C3);
+    const float* qkv_f = as_f(qkv_b, qkv_stage);
+    float* o_f = out_f(out_b, out_stage);
+    for (int64_t h = 0; h < H; ++h) {
+      const float* q = qkv_f + h * D;
+      const float* k = qkv_f + C + h * D;
+      const float* v = qkv_f + 2 * C + h * D;
+      T* Pbh = P + (b * H + h) * TT;
+      launch_gemm(rt_, stream_, "attention Q K^T", Operand{q, C3, false}, Operand{k, C3, true}, Tc, Tc, D, S, Tc);
+      launch_items(rt_, stream_, "attention_softmax", kernels::AttentionSoftmaxRows<T>{Pbh, S, 1, Tc, scale},
+                   {span(S, TT)}, {span(Pbh, TT), span(S, TT)});
+      if constexpr (kNarrow<T>) widen(P_stage, Pbh, TT);
+      launch_trmm(rt_, stream_, "attention P V", Operand{as_f(static_cast<const T*>(Pbh), P_stage), Tc, false},
+                  Operand{v, C3, false}, Tc, D, o_f + h * D, C);
+    }
+    if constexpr (kNarrow<T>) narrow(out_b, out_stage, Tc * C);
+  }
+}
+
+template <typename T>
+void DeviceOps<T>::attention_backward(T* dqkv, const T* dout, const T* qkv, const T* P, int64_t B, int64_t Tc,
+                                      int64_t C, int64_t H, float* scratch) {
+  const int64_t D = C / H, C3 = 3 * C, TT = Tc * Tc;
+  const float scale = kernels::attention_scale(D);
+  // the CPU kernel's scratch: dqkv_f [T,3C], dP [T,T], dS [T,T], then (16-bit) qkv_f [T,3C],
+  // dout_f [T,C], P_f [T,T]
+  float* dqkv_stage = scratch;
+  float* dP = dqkv_stage + Tc * C3;
+  float* dS = dP + TT;
+  float* qkv_stage = dS + TT;
+  float* dout_stage = qkv_stage + Tc * C3;
+  float* P_stage = dout_stage + Tc * C;
+  for (int64_t b = 0; b < B; ++b) {
+    const T* qkv_b = qkv + b * Tc * C3;
+    const T* dout_b = dout + b * Tc * C;
+    T* dqkv_b = dqkv + b * Tc * C3;
+    if constexpr (kNarrow<T>) {
+      widen(qkv_stage, qkv_b, Tc * C3);
+      widen(dout_stage, dout_b, Tc * C);
+    }
+    const float* qkv_f = as_f(qkv_b, qkv_stage);
+    const float* dout_f = as_f(dout_b, dout_stage);
+    float* d_f = out_f(dqkv_b, dqkv_stage);
+    for (int64_t h = 0; h < H; ++h) {
+      const int64_t q = h * D, k = C + h * D, v = 2 * C + h * D;
+      const T* Pbh = P + (b * H + h) * TT;
+      if constexpr (kNarrow<T>) widen(P_stage, Pbh, TT);
+      const float* P_f = as_f(Pbh, P_stage);
+      launch_gemm(rt_, stream_, "attention dO V^T", Operand{dout_f + h * D, C, false}, Operand{qkv_f + v, C3, true}, Tc,
+                  Tc, D, dP, Tc);
+      // dS rows from P itself (the CPU reads P_f, the same values widened)
+      launch_items(rt_, stream_, "attention_dscores", kernels::AttentionDscoresRows<T>{dS, Pbh, dP, 1, Tc, scale},
+                   {span(Pbh, TT), span(dP, TT)}, {span(dS, TT)});
+      launch_trmm(rt_, stream_, "attention dV = P^T dO", Operand{P_f, Tc, true}, Operand{dout_f + h * D, C, false}, Tc,
+                  D, d_f + v, C3);
+      launch_trmm(rt_, stream_, "attention dQ = dS K", Operand{dS, Tc, false}, Operand{qkv_f + k, C3, false}, Tc, D,
+                  d_f + q, C3);
+      launch_trmm(rt_, stream_, "attention dK = dS^T Q", Operand{dS, Tc, true}, Operand{qkv_f + q, C3, false}, Tc, D,
+                  d_f + k, C3);
+    }
+    if constexpr (kNarrow<T>) narrow(dqkv_b, dqkv_stage, Tc * C3);
+  }
+}
+
+// DeviceOps<T> is explicitly instantiated in device_ops.cc; the members defined here are
+// instantiated here, one by one.
+#define ZT_DEVICE_OPS_GEMM_INSTANCE(T)                                                                                 \
+  template void DeviceOps<T>::linear_forward(T*, const T*, const T*, const T*, int64_t, int64_t, int64_t, float*);     \
+  template void DeviceOps<T>::linear_backward(T*, T*, T*, const T*, const T*, const T*, int64_t, int64_t, int64_t,     \
+                                              float*);                                                                 \
+  template void DeviceOps<T>::column_parallel_forward(T*, const T*, const std::vector<kernels::LinearBlock<T>>&,       \
+                                                      int64_t, int64_t, int64_t, int64_t, float*);                     \
+  template void DeviceOps<T>::column_parallel_backward(T*, const std::vector<kernels::LinearBlockGrad<T>>&, const T*,  \
+                                                       const T*, const std::vector<kernels::LinearBlock<T>>&, int64_t, \
+                                                       int64_t, int64_t, int64_t, const kernels::FinishBlockSum&,      \
+                                                       float*);                                                        \
+  template void DeviceOps<T>::row_parallel_forward(T*, const T*, const std::vector<kernels::LinearBlock<T>>&,          \
+                                                   const T*, int64_t, int64_t, int64_t,                                \
+                                                   const kernels::FinishBlockSum&, float*);                            \
+  template void DeviceOps<T>::row_parallel_backward(T*, const std::vector<kernels::LinearBlockGrad<T>>&, T*, const T*, \
+                                                    const T*, const std::vector<kernels::LinearBlock<T>>&, int64_t,    \
+                                                    int64_t, int64_t, float*);                                         \
+  template void DeviceOps<T>::attention_forward(T*, T*, const T*, int64_t, int64_t, int64_t, int64_t, float*);         \
+  template void DeviceOps<T>::attention_backward(T*, const T*, const T*, const T*, int64_t, int64_t, int64_t, int64_t, \
+                                                 float*);
+ZT_DEVICE_OPS_GEMM_INSTANCE(float)
+ZT_DEVICE_OPS_GEMM_INSTANCE(fp16)
+ZT_DEVICE_OPS_GEMM_INSTANCE(bf16)
+#undef ZT_DEVICE_OPS_GEMM_INSTANCE
+
+}  // namespace zt::model

@@ -1,0 +1,169 @@
+// step_device/device_step_ops.cc — the device StepOps: launches, scratch and read-backs (see the
+// header); the per-thread arithmetic is step_threads.h's.
+#include "step_device/device_step_ops.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "core/check.h"
+#include "device/item_grid.h"
+#include "step_device/step_threads.h"
+
+#if defined(ZT_WITH_STEP_CUDA)
+#include "step_device/cuda/step_cuda.h"
+#endif
+
+namespace zt::step {
+
+namespace {
+
+using device::CopyKind;
+using device::DeviceSpan;
+using device::span_of;
+
+// An op as a launch with the spans it reads and writes. Built by hand rather than by
+// device::item_kernel: these ops' CUDA launcher is step_device/cuda/, not kernels/cuda/.
+template <typename Op>
+device::KernelLaunch launch_of(std::string name, const Op& op, std::vector<DeviceSpan> reads,
+                               std::vector<DeviceSpan> writes) {
+  device::KernelLaunch k;
+  k.name = std::move(name);
+  k.reads = std::move(reads);
+  k.writes = std::move(writes);
+  k.host_body = [op] { device::run_items_on_host(op); };
+#if defined(ZT_WITH_STEP_CUDA)
+  k.cuda_body = [op](void* stream) { cuda::launch(op, static_cast<cudaStream_t>(stream)); };
+#endif
+  return k;
+}
+
+// The device bytes of `count` gradient values, in whichever storage the span uses.
+template <typename T>
+DeviceSpan grad_bytes(const GradSpan<T>& g, std::size_t count) {
+  return g.fp32 ? span_of(g.fp32, count) : span_of(g.compute, count);
+}
+
+template <typename T>
+GradReader<T> reader(const GradSpan<T>& g) {
+  return {g.fp32, g.compute};
+}
+
+}  // namespace
+
+template <typename T>
+DeviceStepOps<T>::DeviceStepOps(device::Runtime& runtime, device::Stream stream) : rt_(runtime), stream_(stream) {
+  reserve(flag_, 2 * sizeof(uint32_t), "step nonfinite flag", true);
+  auto* pinned = reinterpret_cast<uint32_t*>(flag_.pinned);
+  pinned[0] = 0;  // the source of every zeroing copy, never written again
+  pinned[1] = 0;  // the answer
+}
+
+template <typename T>
+DeviceStepOps<T>::~DeviceStepOps() {
+  release(flag_);
+  release(sums_);
+  release(kept_);
+  release(count_);
+}
+
+template <typename T>
+void DeviceStepOps<T>::reserve(Scratch& s, std::size_t bytes, const char* name, bool with_pinned) {
+  if (s.bytes >= bytes) return;
+  release(s);
+  s.device = rt_.allocate(bytes, name);
+  if (with_pinned) s.pinned = rt_.allocate_pinned(bytes, std::string(name) + " (read-back)");
+  s.bytes = bytes;
+}
+
+template <typename T>
+void DeviceStepOps<T>::release(Scratch& s) {
+  if (s.device) rt_.release(s.device);
+  if (s.pinned) rt_.release_pinned(s.pinned);
+  s = Scratch{};
+}
+
+template <typename T>
+bool DeviceStepOps<T>::any_nonfinite(GradSpan<T> g, std::size_t count) {
+  if (count == 0) return false;
+  auto* flag = reinterpret_cast<uint32_t*>(flag_.device);
+  auto* pinned = reinterpret_cast<uint32_t*>(flag_.pinned);
+  rt_.copy_async(flag, &pinned[0], sizeof(uint32_t), CopyKind::host_to_device, stream_);
+  const NonfiniteFlagItems<T> op{reader(g), static_cast<int64_t>(count), flag};
+  rt_.launch(stream_, launch_of("step_nonfinite_flag", op, {grad_bytes(g, count)}, {span_of(flag, 1)}));
+  rt_.copy_async(&pinned[1], flag, sizeof(uint32_t), CopyKind::device_to_host, stream_);
+  rt_.synchronize(stream_);
+  return pinned[1] != 0;
+}
+
+template <typename T>
+void DeviceStepOps<T>::append_norm_block_sums(GradSpan<T> g, std::size_t real, std::size_t block, float inv_scale,
+                                              std::vector<float>& sums) {
+  if (real == 0) return;
+  const std::size_t blocks = norm_block_count(real, block);  // checks that b is a power of two
+  reserve(sums_, blocks * sizeof(float), "step norm block sums", true);
+  auto* out = reinterpret_cast<float*>(sums_.device);
+  const NormBlockItems<T> op{reader(g), static_cast<int64_t>(real), static_cast<int64_t>(block), inv_scale, out};
+  rt_.launch(stream_, launch_of("step_norm_block_sums", op, {grad_bytes(g, real)}, {span_of(out, blocks)}));
+  rt_.copy_async(sums_.pinned, out, blocks * sizeof(float), CopyKind::device_to_host, stream_);
+  rt_.synchronize(stream_);
+  const auto* back = reinterpret_cast<const float*>(sums_.pinned);
+  sums.insert(sums.end(), back, back + blocks);
+}
+
+template <typename T>
+std::size_t DeviceStepOps<T>::apply_update(const OwnedSlice<T>& s, float inv_scale, const ClipDecision& clip,
+                                           const ElementOptimizer& opt) {
+  if (s.count == 0) return 0;
+  constexpr bool wide = std::is_same_v<T, float>;
+  const std::size_t n = s.count;
+  UpdateItems<T> op;
+  op.params = s.params;
+  op.master = s.master;
+  op.g = reader(s.grad);
+  op.n = static_cast<int64_t>(n);
+  op.state_index = s.state_index;
+  op.inv_scale = inv_scale;
+  op.clipped = clip.clipped;
+  op.coefficient = clip.coefficient;
+  op.opt = opt;
+  std::vector<DeviceSpan> state = {span_of(opt.state + s.state_index, n)};
+  if (opt.adam) state.push_back(span_of(opt.state + opt.n + s.state_index, n));
+  std::vector<DeviceSpan> reads = {grad_bytes(s.grad, n), span_of(s.params, n)}, writes = {span_of(s.params, n)};
+  if (s.master) {
+    reads.push_back(span_of(s.master, n));
+    writes.push_back(span_of(s.master, n));
+  }
+  reads.insert(reads.end(), state.begin(), state.end());
+  writes.insert(writes.end(), state.begin(), state.end());
+  if (!wide) {
+    reserve(kept_, n, "step kept flags", false);
+    op.kept = reinterpret_cast<uint8_t*>(kept_.device);
+    writes.push_back(span_of(op.kept, n));
+  }
+  rt_.launch(stream_, launch_of("step_update", op, std::move(reads), std::move(writes)));
+  if constexpr (wide) {
+    return 0;
+  } else {
+    const KeptCountItems count{op.kept, op.n, nullptr};
+    const auto groups = static_cast<std::size_t>(count.items());
+    reserve(count_, groups * sizeof(uint32_t), "step kept counts", true);
+    auto* counts = reinterpret_cast<uint32_t*>(count_.device);
+    rt_.launch(stream_, launch_of("step_kept_count", KeptCountItems{op.kept, op.n, counts}, {span_of(op.kept, n)},
+                                  {span_of(counts, groups)}));
+    rt_.copy_async(count_.pinned, counts, groups * sizeof(uint32_t), CopyKind::device_to_host, stream_);
+    rt_.synchronize(stream_);
+    const auto* back = reinterpret_cast<const uint32_t*>(count_.pinned);
+    std::size_t unchanged = 0;
+    for (std::size_t j = 0; j < groups; ++j) unchanged += back[j];
+    return unchanged;
+  }
+}
+
+template class DeviceStepOps<float>;
+template class DeviceStepOps<fp16>;
+template class DeviceStepOps<bf16>;
+
+}  // namespace zt::step

@@ -1,0 +1,76 @@
+// step_device/device_step_ops.h — protocol steps 4-6 on a device runtime (device/runtime.h): the
+// StepOps whose slices, gradients and optimizer states are device memory that host code never
+// touches.
+//
+// Each call enqueues item kernels (step_threads.h) on one stream and, where it has an answer for
+// the host, copies that answer into pinned memory and synchronises the stream: the non-finite
+// flag (one integer, zeroed by a copy before the kernel), the block sums (appended in block
+// order), the per-group counts of kept 16-bit values (summed on the host). Every launch names the
+// device bytes it reads and writes, so the emulated device's race checker sees all of them. The
+// caller orders its own work on other streams before these calls (an event on this stream).
+// Not here: the decisions between the steps, the state's placement, any allocation of the
+// slices themselves; this object allocates only its few bytes of scratch, grown on demand.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "device/runtime.h"
+#include "fp/bf16.h"
+#include "fp/fp16.h"
+#include "step/step_ops.h"
+
+namespace zt::step {
+
+/// The steps on a device runtime, all work on one stream (see the file comment).
+template <typename T>
+class DeviceStepOps final : public StepOps<T> {
+ public:
+  /// @param runtime the device (outlives this object). @param stream where the work runs.
+  DeviceStepOps(device::Runtime& runtime, device::Stream stream);
+  /// Frees the scratch (the runtime waits for queued work first).
+  ~DeviceStepOps() override;
+  DeviceStepOps(const DeviceStepOps&) = delete;
+  DeviceStepOps& operator=(const DeviceStepOps&) = delete;
+
+  /// Flag zeroed, one thread per element, flag read back (synchronises the stream).
+  /// @param g the gradient (device memory). @param count elements. @return true on inf or NaN.
+  bool any_nonfinite(GradSpan<T> g, std::size_t count) override;
+
+  /// One thread per block, sums read back (synchronises the stream) and appended in block order.
+  /// @param g the gradient (device memory). @param real non-padding elements. @param block b.
+  /// @param inv_scale 1/S. @param sums appended to (host memory).
+  void append_norm_block_sums(GradSpan<T> g, std::size_t real, std::size_t block, float inv_scale,
+                              std::vector<float>& sums) override;
+
+  /// One thread per element; for 16-bit T the kept flags are counted per group on the device and
+  /// the counts read back (synchronises the stream); for fp32 nothing is read back.
+  /// @param s the slice (device memory). @param inv_scale 1/S. @param clip the decision.
+  /// @param opt the optimizer, its state in device memory. @return values that kept their bits.
+  std::size_t apply_update(const OwnedSlice<T>& s, float inv_scale, const ClipDecision& clip,
+                           const ElementOptimizer& opt) override;
+
+ private:
+  // A device buffer and its pinned twin, grown to at least `bytes` (contents not kept).
+  struct Scratch {
+    std::byte* device = nullptr;
+    std::byte* pinned = nullptr;
+    std::size_t bytes = 0;
+  };
+  void reserve(Scratch& s, std::size_t bytes, const char* name, bool with_pinned);
+  void release(Scratch& s);
+
+  device::Runtime& rt_;
+  device::Stream stream_;
+  Scratch flag_;   // one uint32 on the device; its pinned side holds 0 (upload) and the answer
+  Scratch sums_;   // block sums
+  Scratch kept_;   // one uint8 per element (device only)
+  Scratch count_;  // one uint32 per group of kept flags
+};
+
+extern template class DeviceStepOps<float>;
+extern template class DeviceStepOps<fp16>;
+extern template class DeviceStepOps<bf16>;
+
+}  // namespace zt::step

@@ -1,0 +1,145 @@
+// step_device/step_threads.h — protocol steps 4-6 as item ops (device/item_grid.h): the
+// non-finite flag, the norm block sums and the update of an owned slice, each thread running the
+// ZT_HD element functions the host loop of step/owned_slice.h runs, in the same order.
+//
+// Why it gives the host's bits: each element's update is the same unscale_element, clip_element
+// and adam_update_element / sgd_update_element calls, then the same rounding to T; a norm block's
+// sum is canonical_sum_f (kernels/row_sum.h), the canonical tree that block_sum_of_squares
+// evaluates with canonical_reduce (tests/kernels checks the two trees bit for bit); the overflow
+// answer is an integer flag that every writer sets to 1 (never a float maximum or a race on a
+// float). Nothing here allocates, copies or synchronises (device_step_ops.h does); items never
+// cooperate. The CUDA launcher of these ops is step_device/cuda/ (built only with CUDA).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include "fp/hd.h"
+#include "kernels/row_sum.h"
+#include "optim/grad_norm.h"
+#include "optim/loss_scaler.h"
+#include "step/element_optimizer.h"
+
+namespace zt::step {
+
+/// A gradient read as FP32 on a host or a device: FP32 storage, or the compute type T when fp32 is
+/// null (the ZT_HD twin of GradSpan's reader, over the same two pointers).
+template <typename T>
+struct GradReader {
+  const float* fp32 = nullptr;  ///< FP32 storage, or null
+  const T* compute = nullptr;   ///< compute-type storage when fp32 is null
+  /// @param k element index. @return the value widened to FP32 (exact).
+  ZT_HD float operator[](int64_t k) const { return fp32 ? fp32[k] : static_cast<float>(compute[k]); }
+};
+
+/// One element of ElementOptimizer::update, callable on a device: the same dispatch to the same
+/// ZT_HD bodies (optim/adam.h, optim/sgd.h). @param o the step's optimizer (state in device
+/// memory). @param p the parameter (FP32, in place). @param g the unscaled, clipped gradient.
+/// @param i the element's index in the state arrays.
+ZT_HD void update_element(const ElementOptimizer& o, float& p, float g, std::size_t i) {
+  if (o.adam)
+    adam_update_element(p, g, o.state[i], o.state[o.n + i], o.adam_scalars);
+  else
+    sgd_update_element(p, g, o.state[i], o.sgd_scalars);
+}
+
+/// Overflow check: item i sets *flag to 1 when gradient i is inf or NaN (nonfinite_bits). The
+/// caller zeroes *flag first; afterwards it is 1 exactly when any_nonfinite is true.
+template <typename T>
+struct NonfiniteFlagItems {
+  GradReader<T> g;           ///< the gradient
+  int64_t n = 0;             ///< elements
+  uint32_t* flag = nullptr;  ///< one integer, set to 1 on a non-finite value, never cleared
+  /// @return n, one thread per element.
+  ZT_HD int64_t items() const { return n; }
+  /// @param i the element.
+  ZT_HD void operator()(int64_t i) const {
+    if (nonfinite_bits(g[i])) *flag = 1;
+  }
+};
+
+/// Norm block sums: item b writes block_sum_of_squares of the unscaled values of block b (blocks
+/// of `block` elements from the span's first, the last one partial) to sums[b].
+template <typename T>
+struct NormBlockItems {
+  GradReader<T> g;        ///< the gradient, from a block boundary of its unit
+  int64_t real = 0;       ///< non-padding elements
+  int64_t block = 0;      ///< b
+  float inv_scale = 1;    ///< 1/S
+  float* sums = nullptr;  ///< [ceil(real / b)] block sums
+  /// @return the number of blocks, one thread per block.
+  ZT_HD int64_t items() const { return (real + block - 1) / block; }
+  /// @param b the block.
+  ZT_HD void operator()(int64_t b) const {
+    const int64_t first = b * block;
+    const int64_t count = real - first < block ? real - first : block;
+    const GradReader<T> x = g;
+    const float inv = inv_scale;
+    sums[b] = kernels::canonical_sum_f(static_cast<std::size_t>(count), [x, inv, first](std::size_t k) {
+      const float u = unscale_element(x[first + static_cast<int64_t>(k)], inv);
+      return u * u;
+    });
+  }
+};
+
+/// Steps 5-6 on a slice: item i unscales and clips gradient i, updates the master (or, without
+/// one, the widened 16-bit value) and the state, refreshes params[i] = T(master), and for 16-bit
+/// T sets kept[i] to whether params[i] kept its bits (apply_update's count, element by element).
+template <typename T>
+struct UpdateItems {
+  T* params = nullptr;          ///< [n] compute copy (for fp32: the master itself)
+  float* master = nullptr;      ///< [n] FP32 master, or null
+  GradReader<T> g;              ///< [n] the summed, still scaled gradient
+  int64_t n = 0;                ///< elements
+  std::size_t state_index = 0;  ///< element 0's index in the state arrays
+  float inv_scale = 1;          ///< 1/S
+  bool clipped = false;         ///< the step's clipping decision
+  float coefficient = 1;        ///< its coefficient
+  ElementOptimizer opt;         ///< the step's optimizer, state in device memory
+  uint8_t* kept = nullptr;      ///< [n] 1 where params kept its bits (16-bit T only)
+  /// @return n, one thread per element.
+  ZT_HD int64_t items() const { return n; }
+  /// @param i the element.
+  ZT_HD void operator()(int64_t i) const {
+    float grad = unscale_element(g[i], inv_scale);
+    if (clipped) grad = clip_element(grad, coefficient);
+    const std::size_t at = state_index + static_cast<std::size_t>(i);
+    if constexpr (std::is_same_v<T, float>) {
+      update_element(opt, params[i], grad, at);
+    } else {
+      const uint16_t before = params[i].bits;
+      if (master) {
+        update_element(opt, master[i], grad, at);
+        params[i] = T(master[i]);
+      } else {
+        float p = static_cast<float>(params[i]);
+        update_element(opt, p, grad, at);
+        params[i] = T(p);
+      }
+      kept[i] = params[i].bits == before ? 1 : 0;
+    }
+  }
+};
+
+/// Elements per group of the kept-flag count.
+inline constexpr int64_t kKeptGroup = 1024;
+
+/// The kept flags counted per group: item j writes the number of ones among kept[j·G, (j+1)·G)
+/// to counts[j] (integers: the host's total of the groups is exact in any order).
+struct KeptCountItems {
+  const uint8_t* kept = nullptr;  ///< [n] flags
+  int64_t n = 0;                  ///< flags
+  uint32_t* counts = nullptr;     ///< [ceil(n / G)] per-group counts
+  /// @return the number of groups, one thread per group.
+  ZT_HD int64_t items() const { return (n + kKeptGroup - 1) / kKeptGroup; }
+  /// @param j the group.
+  ZT_HD void operator()(int64_t j) const {
+    const int64_t first = j * kKeptGroup, last = first + kKeptGroup < n ? first + kKeptGroup : n;
+    uint32_t c = 0;
+    for (int64_t k = first; k < last; ++k) c += kept[k];
+    counts[j] = c;
+  }
+};
+
+}  // namespace zt::step

@@ -23,9 +23,10 @@ answer cannot be typed in by hand and go stale. Everything these programs print 
 (the canonical GEMM is the default; no wall-clock figure may be quoted or set in bold).
 
 The script also checks the structure: chapters 1-8 each have exercises.md with 3-5 exercises, each
+heading ending in [paper] (answered with the chapter's formulas) or [lab] (answered by a run), each
 with a solution that runs at least one command. `--print` prints each command's output instead of
 checking (for writing a solution); `--chapter NN` limits the run to one chapter; `BUILD --self-test`
-checks the checker on the fixtures in tests/docs/fixtures/exercises (one good, one with three
+checks the checker on the fixtures in tests/docs/fixtures/exercises (one good, one with four
 planted faults). Exit 0 when all
 holds, else one line per failure and exit 1.
 """
@@ -38,6 +39,7 @@ import sys
 import tempfile
 
 EXERCISE = re.compile(r"^### Exercise (\d+)\.(\d+)\b")
+KIND_TAG = re.compile(r"\[(paper|lab)\]$")  # answered with the chapter's formulas, or by a run
 HEADING = re.compile(r"^#{1,3} ")
 BOLD = re.compile(r"\*\*(.+?)\*\*")
 EXIT = re.compile(r"^\(exit status (\d+)\)$")
@@ -160,6 +162,8 @@ def check(root, build, only=None, printing=False):
             failures.append("%s: %d exercises, expected %d-%d" % (os.path.relpath(path, root), len(found), MIN_EXERCISES,
                                                                  MAX_EXERCISES))
         for e in found:
+            if not KIND_TAG.search(e.name):
+                failures.append("%s: %s has no [paper] or [lab] tag at the end of its heading" % (e.where, e.name))
             if not e.has_solution:
                 failures.append("%s: %s has no **Solution.** line" % (e.where, e.name))
             elif not e.commands:
@@ -192,11 +196,11 @@ def check(root, build, only=None, printing=False):
 
 
 def self_test(build):
-    """The checker accepts a good fixture and finds each of the three faults planted in a bad one."""
+    """The checker accepts a good fixture and finds each of the four faults planted in a bad one."""
     here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "exercises")
     good, _, _ = check(os.path.join(here, "good"), build, only=1)
     bad, _, _ = check(os.path.join(here, "bad"), build, only=1)
-    wanted = ["exited 3, expected 0", "did not print, in order", "bold answer '43 GB'"]
+    wanted = ["exited 3, expected 0", "did not print, in order", "bold answer '43 GB'", "has no [paper] or [lab] tag"]
     problems = ["good fixture: " + f for f in good]
     problems += ["bad fixture: not reported: " + w for w in wanted if not any(w in f for f in bad)]
     if len(bad) != len(wanted):

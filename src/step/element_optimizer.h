@@ -8,6 +8,7 @@
 
 #include <cstddef>
 
+#include "fp/hd.h"
 #include "optim/adam.h"
 #include "optim/sgd.h"
 
@@ -23,7 +24,8 @@ struct ElementOptimizer {
 
   /// Update one element. @param p parameter (FP32, in place). @param g unscaled, clipped
   /// gradient. @param i the element's index in the state arrays.
-  void update(float& p, float g, std::size_t i) const {
+  /// ZT_HD: the device's update kernel (step_device/step_threads.h) calls this same function.
+  ZT_HD void update(float& p, float g, std::size_t i) const {
     if (adam)
       adam_update_element(p, g, state[i], state[n + i], adam_scalars);
     else

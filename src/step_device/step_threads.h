@@ -33,17 +33,6 @@ struct GradReader {
   ZT_HD float operator[](int64_t k) const { return fp32 ? fp32[k] : static_cast<float>(compute[k]); }
 };
 
-/// One element of ElementOptimizer::update, callable on a device: the same dispatch to the same
-/// ZT_HD bodies (optim/adam.h, optim/sgd.h). @param o the step's optimizer (state in device
-/// memory). @param p the parameter (FP32, in place). @param g the unscaled, clipped gradient.
-/// @param i the element's index in the state arrays.
-ZT_HD void update_element(const ElementOptimizer& o, float& p, float g, std::size_t i) {
-  if (o.adam)
-    adam_update_element(p, g, o.state[i], o.state[o.n + i], o.adam_scalars);
-  else
-    sgd_update_element(p, g, o.state[i], o.sgd_scalars);
-}
-
 /// Overflow check: item i sets *flag to 1 when gradient i is inf or NaN (nonfinite_bits). The
 /// caller zeroes *flag first; afterwards it is 1 exactly when any_nonfinite is true.
 template <typename T>
@@ -106,15 +95,15 @@ struct UpdateItems {
     if (clipped) grad = clip_element(grad, coefficient);
     const std::size_t at = state_index + static_cast<std::size_t>(i);
     if constexpr (std::is_same_v<T, float>) {
-      update_element(opt, params[i], grad, at);
+      opt.update(params[i], grad, at);
     } else {
       const uint16_t before = params[i].bits;
       if (master) {
-        update_element(opt, master[i], grad, at);
+        opt.update(master[i], grad, at);
         params[i] = T(master[i]);
       } else {
         float p = static_cast<float>(params[i]);
-        update_element(opt, p, grad, at);
+        opt.update(p, grad, at);
         params[i] = T(p);
       }
       kept[i] = params[i].bits == before ? 1 : 0;

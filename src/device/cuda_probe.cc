@@ -27,7 +27,7 @@ CudaProbe probe_cuda() {
 }
 
 void require_device(Device device) {
-  if (device == Device::cpu) return;
+  if (device == Device::cpu || device == Device::emulated) return;
   const CudaProbe p = probe_cuda();
   ZT_CHECK(p.compiled,
            "--device cuda: this build has no CUDA support (nvcc was not found when it was configured); install "

@@ -15,10 +15,14 @@
 
 namespace zt::device {
 
-/// Where the engine runs (`--device`).
-enum class Device { cpu, cuda };
+/// Where the engine runs (`--device`): the host's CPU kernels, a CUDA device, or the emulated
+/// device (device/emulated_runtime.h), which runs the device path on the host and is strict where
+/// a GPU is strict.
+enum class Device { cpu, cuda, emulated };
 /// @return the words of --device, in the order --help lists them.
-constexpr auto words(Device) { return std::array{Word{"cpu", Device::cpu}, Word{"cuda", Device::cuda}}; }
+constexpr auto words(Device) {
+  return std::array{Word{"cpu", Device::cpu}, Word{"cuda", Device::cuda}, Word{"emulated", Device::emulated}};
+}
 
 /// The answer of probe_cuda().
 struct CudaProbe {
@@ -32,7 +36,8 @@ struct CudaProbe {
 CudaProbe probe_cuda();
 
 /// Fail with one line (zt::Error) unless `device` can run here: cpu always can; cuda needs a
-/// build with CUDA and at least one visible device, and the engine on the device.
+/// build with CUDA and at least one visible device, and the engine on the device; emulated
+/// always can (it needs no hardware).
 /// @param device the value of --device.
 void require_device(Device device);
 

@@ -203,6 +203,15 @@ void CudaRuntime::launch(Stream stream, const KernelLaunch& kernel) {
   kernel.cuda_body(s);
 }
 
+bool CudaRuntime::is_device(const void* ptr) const {
+  cudaPointerAttributes a{};
+  if (cudaPointerGetAttributes(&a, ptr) != cudaSuccess) {
+    (void)cudaGetLastError();  // an unregistered host pointer: clear the sticky-free error
+    return false;
+  }
+  return a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged;
+}
+
 CopyStats CudaRuntime::stats() const {
   CopyStats s;
   for (std::size_t k = 0; k < kCopyKinds; ++k) {

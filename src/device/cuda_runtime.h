@@ -65,6 +65,8 @@ class CudaRuntime final : public Runtime {
   void launch(Stream stream, const KernelLaunch& kernel) override;
   /// @return the copies enqueued so far, by kind.
   CopyStats stats() const override;
+  /// @param ptr any address. @return whether it is inside a live device allocation.
+  bool is_device(const void* ptr) const override;
 
  private:
   void* stream_at(Stream stream) const;

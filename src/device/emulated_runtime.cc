@@ -165,8 +165,11 @@ void EmulatedRuntime::copy_async(void* dst, const void* src, std::size_t bytes, 
   const uint64_t seq = clock_.enqueue(s.index, OpName{what, "copy"}, accesses);
   copies_[static_cast<std::size_t>(kind)].fetch_add(1);
   bytes_[static_cast<std::size_t>(kind)].fetch_add(static_cast<int64_t>(bytes));
-  submit(s, what + " (#" + std::to_string(seq) + ")", [this, dst, src, bytes] {
-    ProtectedMemory::OpenScope open(memory_);
+  std::vector<ProtectedMemory::Range> ranges;  // the device sides: all this copy may touch there
+  if (src_on_device) ranges.push_back({src, bytes});
+  if (dst_on_device) ranges.push_back({dst, bytes});
+  submit(s, what + " (#" + std::to_string(seq) + ")", [this, dst, src, bytes, ranges, what] {
+    ProtectedMemory::OpenScope open(memory_, ranges, what.c_str());
     std::memcpy(dst, src, bytes);
   });
 }
@@ -182,8 +185,11 @@ void EmulatedRuntime::launch(Stream stream, const KernelLaunch& kernel) {
   for (const DeviceSpan& span : kernel.writes)
     if (span.bytes > 0) accesses.push_back(device_range(span.ptr, span.bytes, true, what, "its written span"));
   const uint64_t seq = clock_.enqueue(s.index, OpName{what, "kernel"}, accesses);
-  submit(s, what + " (#" + std::to_string(seq) + ")", [this, body = kernel.host_body] {
-    ProtectedMemory::OpenScope open(memory_);
+  std::vector<ProtectedMemory::Range> ranges;  // its declared spans: all the kernel may touch
+  for (const DeviceSpan& span : kernel.reads) ranges.push_back({span.ptr, span.bytes});
+  for (const DeviceSpan& span : kernel.writes) ranges.push_back({span.ptr, span.bytes});
+  submit(s, what + " (#" + std::to_string(seq) + ")", [this, body = kernel.host_body, ranges, what] {
+    ProtectedMemory::OpenScope open(memory_, ranges, what.c_str());
     body();
   });
 }
@@ -269,6 +275,8 @@ void EmulatedRuntime::synchronize() {
   const std::string failure = drain(all);
   if (!failure.empty()) throw Error(failure);
 }
+
+bool EmulatedRuntime::is_device(const void* ptr) const { return memory_.find(ptr).has_value(); }
 
 CopyStats EmulatedRuntime::stats() const {
   CopyStats s;

@@ -85,6 +85,8 @@ class EmulatedRuntime final : public Runtime {
   void launch(Stream stream, const KernelLaunch& kernel) override;
   /// @return the copies enqueued so far, by kind.
   CopyStats stats() const override;
+  /// @param ptr any address. @return whether it is inside a live device allocation.
+  bool is_device(const void* ptr) const override;
 
   /// @return how many accesses the race checker remembers now; bounded by the work in flight,
   /// not by the work done (tests check that it does not grow with the number of steps).

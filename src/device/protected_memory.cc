@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cerrno>
@@ -36,6 +37,10 @@ std::mutex g_slots_mutex;               // claims, releases and the handler's in
 struct sigaction g_previous = {};       // the SIGSEGV disposition before ours
 volatile sig_atomic_t g_passed_on = 0;  // the handler has given one signal back since installed
 std::atomic<int64_t> g_next_id{1};
+
+// The device operation this thread is running (set by OpenScope), or null on a host thread's
+// own code: the handler reads it to tell a kernel's undeclared access from a host access.
+thread_local const char* t_operation = nullptr;
 
 // Async-signal-safe output: write(2) of a string, of a decimal number.
 void put(const char* text) {
@@ -68,7 +73,17 @@ void on_segv(int sig, siginfo_t* info, void*) {
       const std::uintptr_t begin = slot.begin.load(std::memory_order_acquire);
       if (begin == 0 || addr < begin || addr >= slot.end.load(std::memory_order_acquire)) continue;
       const std::size_t offset = addr - begin, bytes = slot.bytes.load(std::memory_order_acquire);
-      if (offset < bytes) {
+      if (offset < bytes && t_operation != nullptr) {
+        put("emulated device: ");
+        put(t_operation);
+        put(" touched device buffer '");
+        put(slot.name);
+        put("' at byte ");
+        put_number(offset);
+        put(" of ");
+        put_number(bytes);
+        put(", outside the spans it declared (name every device range an operation reads or writes)\n");
+      } else if (offset < bytes) {
         put("emulated device: host code touched device buffer '");
         put(slot.name);
         put("' at byte ");
@@ -169,10 +184,8 @@ std::byte* ProtectedMemory::allocate(std::size_t bytes, const std::string& name)
   ZT_CHECK(p != MAP_FAILED, "emulated device: cannot map ", bytes, " bytes for device buffer '", name,
            "': ", std::strerror(errno));
   a.begin = static_cast<std::byte*>(p);
-  std::memset(a.begin, 0xFF, bytes);  // what a fresh device buffer holds: not zeros
   std::lock_guard<std::mutex> lock(mutex_);
-  const bool ok = ::mprotect(a.begin + data_pages_bytes(a), page, PROT_NONE) == 0 &&
-                  (open_count_ > 0 || ::mprotect(a.begin, data_pages_bytes(a), PROT_NONE) == 0);
+  const bool ok = ::mprotect(a.begin, a.mapped, PROT_NONE) == 0;  // its 0xFF fill comes at first open
   if (ok) {
     try {
       publish(a);
@@ -185,6 +198,9 @@ std::byte* ProtectedMemory::allocate(std::size_t bytes, const std::string& name)
     ::munmap(a.begin, a.mapped);
     ZT_FAIL("emulated device: cannot protect device buffer '", name, "': ", std::strerror(error));
   }
+  const std::size_t data_pages = data_pages_bytes(a) / page;
+  pages_.emplace(reinterpret_cast<std::uintptr_t>(a.begin),
+                 Pages{std::vector<uint32_t>(data_pages, 0), std::vector<uint8_t>(data_pages, 0)});
   live_.emplace(reinterpret_cast<std::uintptr_t>(a.begin), a);
   return a.begin;
 }
@@ -196,6 +212,7 @@ DeviceAllocation ProtectedMemory::release(std::byte* ptr) {
            ", which is not the start of a live device allocation");
   DeviceAllocation a = std::move(it->second);
   live_.erase(it);
+  pages_.erase(reinterpret_cast<std::uintptr_t>(a.begin));
   withdraw(a.begin);
   ::munmap(a.begin, a.mapped);
   return a;
@@ -211,25 +228,82 @@ std::optional<DeviceAllocation> ProtectedMemory::find(const void* ptr) const {
   return it->second;
 }
 
-void ProtectedMemory::open() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (open_count_++ == 0) protect_all(PROT_READ | PROT_WRITE);
-}
-
-void ProtectedMemory::close() noexcept {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (--open_count_ == 0) protect_all(PROT_NONE);
-}
-
-void ProtectedMemory::protect_all(int prot) noexcept {
-  for (auto& [begin, a] : live_) {
-    if (::mprotect(a.begin, data_pages_bytes(a), prot) != 0) {
-      // the protection is the point of this class: a device that cannot enforce it must not go
-      // on pretending to
-      put("emulated device: mprotect failed on a device buffer; stopping\n");
-      std::abort();
-    }
+template <typename F>
+void ProtectedMemory::for_pages(const std::vector<Range>& ranges, F&& f) {
+  const std::size_t page = page_size();
+  for (const Range& r : ranges) {
+    if (r.bytes == 0) continue;
+    const auto addr = reinterpret_cast<std::uintptr_t>(r.ptr);
+    auto it = live_.upper_bound(addr);
+    if (it == live_.begin()) continue;  // the runtime checked every range before enqueueing it
+    --it;
+    const DeviceAllocation& a = it->second;
+    const std::size_t offset = addr - it->first;
+    if (offset >= a.bytes) continue;
+    const std::size_t first = offset / page, end = (std::min(offset + r.bytes, a.bytes) + page - 1) / page;
+    f(a, pages_.at(it->first), first, end);
   }
+}
+
+void ProtectedMemory::open(const std::vector<Range>& ranges) {
+  const std::size_t page = page_size();
+  std::lock_guard<std::mutex> lock(mutex_);
+  for_pages(ranges, [&](const DeviceAllocation& a, Pages& pages, std::size_t first, std::size_t end) {
+    // open each run of pages that nobody holds open yet with one mprotect
+    std::size_t k = first;
+    while (k < end) {
+      if (pages.opens[k]++ > 0) {
+        ++k;
+        continue;
+      }
+      std::size_t run_end = k + 1;
+      while (run_end < end && pages.opens[run_end] == 0) ++pages.opens[run_end++];
+      if (::mprotect(a.begin + k * page, (run_end - k) * page, PROT_READ | PROT_WRITE) != 0) {
+        // the protection is the point of this class: a device that cannot enforce it must not go
+        // on pretending to
+        put("emulated device: mprotect failed on a device buffer; stopping\n");
+        std::abort();
+      }
+      for (std::size_t q = k; q < run_end; ++q)
+        if (!pages.filled[q]) {
+          std::memset(a.begin + q * page, 0xFF, page);  // what a fresh device buffer holds: not zeros
+          pages.filled[q] = 1;
+        }
+      k = run_end;
+    }
+  });
+}
+
+void ProtectedMemory::close(const std::vector<Range>& ranges) noexcept {
+  const std::size_t page = page_size();
+  std::lock_guard<std::mutex> lock(mutex_);
+  for_pages(ranges, [&](const DeviceAllocation& a, Pages& pages, std::size_t first, std::size_t end) {
+    std::size_t k = first;
+    while (k < end) {
+      if (--pages.opens[k] > 0) {
+        ++k;
+        continue;
+      }
+      std::size_t run_end = k + 1;
+      while (run_end < end && pages.opens[run_end] == 1) --pages.opens[run_end++];
+      if (::mprotect(a.begin + k * page, (run_end - k) * page, PROT_NONE) != 0) {
+        put("emulated device: mprotect failed on a device buffer; stopping\n");
+        std::abort();
+      }
+      k = run_end;
+    }
+  });
+}
+
+ProtectedMemory::OpenScope::OpenScope(ProtectedMemory& memory, std::vector<Range> ranges, const char* operation)
+    : memory_(memory), ranges_(std::move(ranges)) {
+  memory_.open(ranges_);
+  t_operation = operation;
+}
+
+ProtectedMemory::OpenScope::~OpenScope() {
+  t_operation = nullptr;
+  memory_.close(ranges_);
 }
 
 }  // namespace zt::device

@@ -10,17 +10,24 @@
 // host, device memory "works" and the bug stays hidden until the engine meets a real device. The
 // protection makes the host path fail exactly where the device path would.
 //
-// Limitation: this machine has no memory protection keys, so the protection is per process, not
-// per thread. While any device operation executes (on any stream's thread) every device buffer
-// is open, and a host access made at that moment is not caught. Accesses between device
-// operations, the common bug, always are. Behind each region lies one guard page that is never
-// opened, so a kernel that runs past a buffer's last page is caught too (one that stays inside it
-// is not: the checker of device/hazard_clock.h bounds the spans it is told about, not the
-// accesses a kernel body makes).
+// What an operation may touch: exactly the device ranges it names (a copy's device side, a
+// kernel's read and written spans), rounded out to whole pages, and only while it runs. So a
+// kernel body that reads or writes device memory outside the spans it declared is caught too,
+// and named as such: the race checker (device/hazard_clock.h) trusts those spans, and a span
+// that is too small would hide a race. Pages are opened with a count per page, so operations on
+// concurrent streams that share a page open it once and the last to finish closes it.
 //
-// New allocations are filled with 0xFF bytes (a NaN in every float format the project uses), as
-// device memory holds whatever was there before: a kernel that reads bytes nothing wrote gets NaN,
-// not a plausible zero. Not here: streams, ordering, copies (device/emulated_runtime.h).
+// Limitation: this machine has no memory protection keys, so the protection is per process, not
+// per thread. While an operation runs on a stream's thread, the pages of its spans are open to
+// every thread, and a host access to those pages at that moment is not caught. Accesses to any
+// other page, and every access between operations, are. Behind each allocation lies one guard
+// page that is never opened.
+//
+// A fresh allocation holds 0xFF bytes (a NaN in every float format the project uses), as device
+// memory holds whatever was there before: a kernel that reads bytes nothing wrote gets NaN, not
+// a plausible zero. The fill happens to each page the first time an operation opens it, so an
+// arena's large slab costs host memory only for the pages the run uses.
+// Not here: streams, ordering, copies (device/emulated_runtime.h).
 #pragma once
 
 #include <cstddef>
@@ -29,6 +36,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace zt::device {
 
@@ -51,7 +59,7 @@ class ProtectedMemory {
   ProtectedMemory(const ProtectedMemory&) = delete;
   ProtectedMemory& operator=(const ProtectedMemory&) = delete;
 
-  /// Map a new device allocation, filled with 0xFF, closed unless an operation is running.
+  /// Map a new device allocation, closed (its pages get their 0xFF fill when first opened).
   /// @param bytes its size (> 0). @param name what it holds, for messages.
   /// @return its first byte.
   std::byte* allocate(std::size_t bytes, const std::string& name);
@@ -63,31 +71,50 @@ class ProtectedMemory {
   /// @param ptr any address. @return a copy of the allocation, or empty for host memory.
   std::optional<DeviceAllocation> find(const void* ptr) const;
 
-  /// Open every allocation for reading and writing while a device operation runs; nested and
-  /// concurrent opens are counted, the first one changes the protection.
-  void open();
-  /// End one open(); the last one closes every allocation again.
-  void close() noexcept;
+  /// A device range an operation touches.
+  struct Range {
+    const void* ptr = nullptr;  ///< its first byte, inside a live allocation
+    std::size_t bytes = 0;      ///< its length
+  };
+  /// Open the pages of these ranges for reading and writing while a device operation runs (a
+  /// first open of a page fills it with 0xFF); counted per page, so nested and concurrent opens
+  /// of one page close it only at the last close. @param ranges inside live allocations.
+  void open(const std::vector<Range>& ranges);
+  /// End one open() of the same ranges; a page whose count reaches zero is closed again.
+  /// @param ranges what open() was given.
+  void close(const std::vector<Range>& ranges) noexcept;
 
-  /// An open() for the lifetime of a scope.
+  /// An open() for the lifetime of a scope, on the thread that runs the operation: a fault on
+  /// that thread inside a device buffer is then reported as the operation's, not the host's.
   class OpenScope {
    public:
-    /// @param memory the memory to open now and close at the end of the scope.
-    explicit OpenScope(ProtectedMemory& memory) : memory_(memory) { memory_.open(); }
+    /// @param memory the memory. @param ranges the operation's device ranges.
+    /// @param operation its name, for the fault message (must outlive the scope).
+    OpenScope(ProtectedMemory& memory, std::vector<Range> ranges, const char* operation);
     /// Ends the scope's open().
-    ~OpenScope() { memory_.close(); }
+    ~OpenScope();
     OpenScope(const OpenScope&) = delete;
     OpenScope& operator=(const OpenScope&) = delete;
 
    private:
     ProtectedMemory& memory_;
+    std::vector<Range> ranges_;
   };
 
  private:
-  void protect_all(int prot) noexcept;
+  // The pages of a live allocation: how many running operations hold each open, and whether
+  // each has been given its 0xFF fill.
+  struct Pages {
+    std::vector<uint32_t> opens;
+    std::vector<uint8_t> filled;
+  };
+  // Apply f(allocation, pages, first page, end page) to each range's pages. Caller holds mutex_.
+  template <typename F>
+  void for_pages(const std::vector<Range>& ranges, F&& f);
+
   mutable std::mutex mutex_;
   std::map<std::uintptr_t, DeviceAllocation> live_;  // by first byte
-  int open_count_ = 0;                               // operations running now, on any stream
+  std::map<std::uintptr_t, Pages> pages_;            // by first byte, as live_
 };
 
 }  // namespace zt::device

@@ -162,6 +162,11 @@ class Runtime {
 
   /// @return the copies enqueued so far, by kind.
   virtual CopyStats stats() const = 0;
+
+  /// Whether an address is this runtime's device memory (what a collective must stage through
+  /// the host before a host-side library may read it). @param ptr any address.
+  /// @return true inside a live allocate() region.
+  virtual bool is_device(const void* ptr) const = 0;
 };
 
 }  // namespace zt::device

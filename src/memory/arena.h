@@ -102,6 +102,14 @@ class ArenaAllocation {
   const std::string* category_ = nullptr;  // interned in the arena, stable while it lives
 };
 
+/// Memory reserved elsewhere for an arena to manage (a device runtime's, pinned host memory), with
+/// the call that gives it back.
+struct ArenaSlab {
+  std::byte* ptr = nullptr;                 ///< its first byte (aligned to Arena::kAlignment)
+  std::size_t bytes = 0;                    ///< its size
+  std::function<void(std::byte*)> release;  ///< called with ptr when the arena is destroyed
+};
+
 /// A fixed-capacity region with a first-fit, coalescing allocator and a ledger by category.
 class Arena {
  public:
@@ -117,6 +125,8 @@ class Arena {
   /// @param capacity_bytes its size (> 0). @param name used in errors. @param release called
   /// with `slab` when the arena is destroyed (e.g. the runtime's release).
   Arena(std::byte* slab, std::size_t capacity_bytes, std::string name, std::function<void(std::byte*)> release);
+  /// The same, from an ArenaSlab. @param slab the slab, its size and its release. @param name used in errors.
+  Arena(ArenaSlab slab, std::string name) : Arena(slab.ptr, slab.bytes, std::move(name), std::move(slab.release)) {}
   /// Aborts with a message if allocations are still alive (they would dangle).
   ~Arena();
   Arena(const Arena&) = delete;

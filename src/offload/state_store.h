@@ -26,7 +26,9 @@
 #include "optim/grad_norm.h"
 #include "step/categories.h"
 #include "step/element_optimizer.h"
+#include "step/loop_ops.h"
 #include "step/owned_slice.h"
+#include "step/step_ops.h"
 
 namespace zt::offload {
 
@@ -69,13 +71,15 @@ class ArenaStates final : public StateStore<T> {
   /// Allocate the master (below fp32) and the zeroed moments in `arena`, unit after unit in the
   /// order of the engine's S_o-extent state (as the other stores lay it out).
   /// @param shape the owned elements (zero/zero_plan.h's offload_tier_shape). @param arena the
-  /// rank's arena. @param in_params fp32: how to reach the master.
-  ArenaStates(const TierShape& shape, Arena& arena, MasterInParams in_params)
-      : extents_(shape.extents), in_params_(std::move(in_params)) {
+  /// rank's arena. @param in_params fp32: how to reach the master. @param ops the loop's ops on
+  /// the arena's memory. @param steps protocol steps 4-6 there.
+  ArenaStates(const TierShape& shape, Arena& arena, MasterInParams in_params, step::LoopOps<T>& ops,
+              step::StepOps<T>& steps)
+      : extents_(shape.extents), in_params_(std::move(in_params)), steps_(steps) {
     for (std::size_t e : extents_) offsets_.push_back(total_), total_ += e;
     if constexpr (!kFp32) master_ = make_buffer<float>(arena, total_, step::category::master);
     state_ = make_buffer<float>(arena, total_ * shape.moments, step::category::optimizer);
-    std::memset(state_.data(), 0, state_.size() * sizeof(float));
+    ops.zero(state_.data(), state_.size() * sizeof(float));
   }
 
   /// Unit u's initial master (none in fp32: the compute copy is initialised as the master).
@@ -92,7 +96,7 @@ class ArenaStates final : public StateStore<T> {
     s.master = master_.size() ? master_.data() + offsets_[u] : nullptr;
     opt.state = state_.data();
     opt.n = total_;
-    step::apply_update(s, inv_scale, clip, opt);
+    steps_.apply_update(s, inv_scale, clip, opt);
   }
   /// Unit u's owned master and moments, in this arena. @param u the unit. @param fn the visitor.
   void with_owned_state(std::size_t u, const typename StateStore<T>::Visit& fn) override {
@@ -109,6 +113,7 @@ class ArenaStates final : public StateStore<T> {
   std::vector<std::size_t> offsets_, extents_;
   std::size_t total_ = 0;
   MasterInParams in_params_;
+  step::StepOps<T>& steps_;    // the host's step::apply_update, or its device kernels
   TypedBuffer<float> master_;  // FP32 master θ32, extent S_o (none in fp32)
   TypedBuffer<float> state_;   // m then v (or momentum), extent S_o
 };

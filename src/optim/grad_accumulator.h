@@ -27,9 +27,14 @@ class CanonicalGradAccumulator {
   /// Allocator of one FP32 buffer of n elements (contents may be uninitialised).
   using Allocate = std::function<Buffer(std::size_t n)>;
 
+  /// One merge's addition, left[i] = left[i] + right[i] for i < n: wherever the buffers live (a
+  /// device's buffers are added by a kernel, step/loop_ops.h). Empty: a host loop.
+  using Add = std::function<void(float* left, const float* right, std::size_t n)>;
+
   /// @param count elements per gradient. @param allocate the caller's allocator.
-  CanonicalGradAccumulator(std::size_t count, Allocate allocate)
-      : count_(count), allocate_(std::move(allocate)), acc_(Merge{count}) {}
+  /// @param add the merge's addition (default: a host loop).
+  CanonicalGradAccumulator(std::size_t count, Allocate allocate, Add add = {})
+      : count_(count), allocate_(std::move(allocate)), acc_(Merge{count, std::move(add)}) {}
 
   /// Add the next micro-batch: fill(float* leaf) writes its `count` FP32 gradient values into a
   /// freshly allocated leaf buffer (e.g. by widening 16-bit gradients).
@@ -69,11 +74,15 @@ class CanonicalGradAccumulator {
  private:
   struct Merge {
     std::size_t count;
+    Add add;
     // left holds the earlier micro-batches: left + right, element by element, then free right.
     void operator()(Buffer& left, Buffer&& right) const {
       float* l = left.data();
       const float* r = right.data();
-      for (std::size_t i = 0; i < count; ++i) l[i] = l[i] + r[i];
+      if (add)
+        add(l, r, count);
+      else
+        for (std::size_t i = 0; i < count; ++i) l[i] = l[i] + r[i];
       Buffer released = std::move(right);
     }
   };

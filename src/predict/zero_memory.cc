@@ -13,6 +13,7 @@
 #include "predict/zero_trace.h"
 #include "schedule/buckets.h"
 #include "schedule/gather_window.h"
+#include "train/memory_plan.h"
 #include "zero_r/partitioned_checkpoints.h"
 
 namespace zt::predict {
@@ -45,9 +46,11 @@ std::vector<SetupAllocation> setup_allocations(const ZeroPlan& p) {
         {train::category::activation_checkpoints, model::checkpoint_bytes(p.shape.model, B, p.shape.precision, o)});
   out.push_back({train::category::scratch, model::scratch_bytes(p.shape.model, B, p.shape.precision, o)});
   const auto tokens = p.shape.micro_batch * static_cast<std::size_t>(p.shape.model.context);
-  out.push_back({train::category::batch, (tokens + p.shape.micro_batch) * sizeof(int32_t)});
+  // the token ids and the held-out argmax ids (heldout_eval.h): on a device, host-side memory
+  // (predict_host_memory)
+  if (!p.shape.host_side) out.push_back({train::category::batch, (tokens + p.shape.micro_batch) * sizeof(int32_t)});
   out.push_back({train::category::norm_blocks, p.norm_floats * sizeof(float)});
-  out.push_back({train::category::eval, tokens * sizeof(int32_t)});  // held-out argmax ids (heldout_eval.h)
+  if (!p.shape.host_side) out.push_back({train::category::eval, tokens * sizeof(int32_t)});
   // ZeRO-R (zero_r/partitioned_checkpoints.h): P_a keeps L slices of S values here; P_a+cpu keeps
   // two staging slices here and the L slices on the host
   const std::size_t slice = checkpoint_slice_of(p) * t;
@@ -125,7 +128,7 @@ std::size_t gathered_window_bytes(const ZeroPlan& p) {
 }
 
 std::map<std::string, std::size_t> predict_host_memory(const ZeroPlan& p) {
-  std::map<std::string, std::size_t> m;
+  std::map<std::string, std::size_t> m = train::predict_single_rank_host_side(p.shape);  // on a device: ids
   if (p.offload_activations)
     m[train::category::activation_checkpoints] =
         static_cast<std::size_t>(p.shape.model.layers) * checkpoint_slice_of(p) * model::bytes_of(p.shape.precision);

@@ -70,7 +70,8 @@ std::size_t gathered_window_bytes(const zero::ZeroPlan& p);
 
 /// Predicted peaks of the host tier's ledger: P_a+cpu's checkpoint slices; ZeRO-Offload's master
 /// and optimizer state (host) or the file tier's ring of B records (file), and its staging of one
-/// unit's gradient and 16-bit values; empty without either.
+/// unit's gradient and 16-bit values; on a device, the token ids and predictions the loop keeps on
+/// the host (train::predict_single_rank_host_side); empty without any of these.
 /// @param p the rank's plan. @return category -> bytes.
 std::map<std::string, std::size_t> predict_host_memory(const zero::ZeroPlan& p);
 

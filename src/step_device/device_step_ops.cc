@@ -10,11 +10,8 @@
 
 #include "core/check.h"
 #include "device/item_grid.h"
+#include "step_device/step_launch.h"
 #include "step_device/step_threads.h"
-
-#if defined(ZT_WITH_STEP_CUDA)
-#include "step_device/cuda/step_cuda.h"
-#endif
 
 namespace zt::step {
 
@@ -23,22 +20,6 @@ namespace {
 using device::CopyKind;
 using device::DeviceSpan;
 using device::span_of;
-
-// An op as a launch with the spans it reads and writes. Built by hand rather than by
-// device::item_kernel: these ops' CUDA launcher is step_device/cuda/, not kernels/cuda/.
-template <typename Op>
-device::KernelLaunch launch_of(std::string name, const Op& op, std::vector<DeviceSpan> reads,
-                               std::vector<DeviceSpan> writes) {
-  device::KernelLaunch k;
-  k.name = std::move(name);
-  k.reads = std::move(reads);
-  k.writes = std::move(writes);
-  k.host_body = [op] { device::run_items_on_host(op); };
-#if defined(ZT_WITH_STEP_CUDA)
-  k.cuda_body = [op](void* stream) { cuda::launch(op, static_cast<cudaStream_t>(stream)); };
-#endif
-  return k;
-}
 
 // The device bytes of `count` gradient values, in whichever storage the span uses.
 template <typename T>

@@ -9,6 +9,17 @@
 
 namespace zt::train {
 
+namespace {
+
+// What the loop fills and reads on the host: one micro-batch's token ids (B sequences of T + 1)
+// and the evaluation's predictions (B T ids).
+std::map<std::string, std::size_t> host_side_categories(const SingleRankShape& s) {
+  const auto tokens = s.micro_batch * static_cast<std::size_t>(s.model.context);
+  return {{category::batch, (tokens + s.micro_batch) * sizeof(int32_t)}, {category::eval, tokens * sizeof(int32_t)}};
+}
+
+}  // namespace
+
 SingleRankShape single_rank_shape(const TrainConfig& c, int64_t vocab) {
   SingleRankShape s;
   s.model = {vocab, c.context, c.layers, c.heads, c.width, c.resolved_mp_blocks()};
@@ -26,6 +37,7 @@ SingleRankShape single_rank_shape(const TrainConfig& c, int64_t vocab) {
   s.optimizer_k = zt::optimizer_k(word_of(c.optimizer));
   s.master_weights = !c.no_master_weights;
   s.norm_block = static_cast<std::size_t>(c.norm_block);
+  s.host_side = c.device != device::Device::cpu;
   for (const auto& u : manifest.units)
     s.norm_blocks += zt::norm_block_count(static_cast<std::size_t>(u.numel), s.norm_block);
   return s;
@@ -47,12 +59,20 @@ std::map<std::string, std::size_t> predict_single_rank(const SingleRankShape& s)
   if (s.checkpoint_activations)
     p[category::activation_checkpoints] = model::checkpoint_bytes(s.model, B, s.precision, model_options(s));
   p[category::scratch] = model::scratch_bytes(s.model, B, s.precision, model_options(s));
-  const auto tokens = s.micro_batch * static_cast<std::size_t>(s.model.context);
-  p[category::batch] = (tokens + s.micro_batch) * sizeof(int32_t);
   p[category::norm_blocks] = (s.norm_blocks + s.norm_block) * sizeof(float);
-  p[category::eval] = tokens * sizeof(int32_t);
   if (!fp32) p[category::diagnostics] = psi * 2;
+  if (!s.host_side) p.merge(host_side_categories(s));
   return p;
+}
+
+std::map<std::string, std::size_t> predict_single_rank_host_side(const SingleRankShape& s) {
+  return s.host_side ? host_side_categories(s) : std::map<std::string, std::size_t>{};
+}
+
+std::size_t host_side_bytes(const SingleRankShape& s) {
+  std::size_t bytes = 0;
+  for (const auto& [name, b] : predict_single_rank_host_side(s)) bytes += Arena::aligned_size(b);
+  return bytes;
 }
 
 std::vector<ArenaEvent> predicted_single_rank_trace(const SingleRankShape& s) {

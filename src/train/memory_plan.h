@@ -42,6 +42,9 @@ struct SingleRankShape {
   std::size_t norm_blocks = 0;          ///< gradient-norm blocks over all units
   std::size_t norm_block = 256;         ///< b
   bool checkpoint_activations = false;  ///< forward keeps only block inputs (model/workspace.h)
+  /// On a device (--device emulated|cuda): the token ids and the predictions, which the loop
+  /// fills and reads on the host, live in a pinned host-side arena instead of the device arena.
+  bool host_side = false;
 };
 
 /// The model options of a one-rank run (no model parallelism; the run's checkpointing).
@@ -52,9 +55,17 @@ inline model::ModelOptions model_options(const SingleRankShape& shape) { return 
 /// @param config the settings. @param vocab the vocabulary size to use. @return the shape.
 SingleRankShape single_rank_shape(const TrainConfig& config, int64_t vocab);
 
-/// Predicted peak bytes of every category a run allocates (categories it never allocates are
-/// absent). @param shape the run. @return category name -> bytes.
+/// Predicted peak bytes of every category a run allocates in its arena (categories it never
+/// allocates there are absent). @param shape the run. @return category name -> bytes.
 std::map<std::string, std::size_t> predict_single_rank(const SingleRankShape& shape);
+
+/// Predicted peak bytes of the host-side arena's categories (empty unless shape.host_side).
+/// @param shape the run. @return category name -> bytes.
+std::map<std::string, std::size_t> predict_single_rank_host_side(const SingleRankShape& shape);
+
+/// The host-side arena's capacity: its categories, each rounded up to the arena's granule.
+/// @param shape the run. @return bytes (0 unless shape.host_side).
+std::size_t host_side_bytes(const SingleRankShape& shape);
 
 /// The arena events of the reference loop's set-up and one step, predicted (as predict/zero_trace.h
 /// for the ZeRO engine): single_rank.cc's allocations in its order with predict_single_rank's

@@ -6,7 +6,7 @@
 // `diff src/train/single_rank.cc src/zero/train_zero.cc` shows what ZeRO adds to the protocol.
 #include "train/single_rank.h"
 
-#include <cstring>
+#include <memory>
 #include <span>
 #include <type_traits>
 
@@ -23,9 +23,9 @@
 #include "step/element_optimizer.h"
 #include "step/init_units.h"
 #include "step/owned_slice.h"
-#include "train/grad16_zeros.h"
 #include "train/heldout.h"
 #include "train/memory_plan.h"
+#include "train/placement.h"
 #include "train/rank_memory.h"
 #include "train/run_loop.h"
 #include "train/stall_diagnostic.h"
@@ -45,16 +45,18 @@ class SingleRankLoop {
   SingleRankLoop(const TrainConfig& c, const Dataset& data, RunArtifacts* artifacts)
       : c_(c),
         data_(data),
+        place_(c.device),
         artifacts_(artifacts),
         shape_(single_rank_shape(c, c.vocab ? c.vocab : data.vocab_size())),
         gpt_(shape_.model, c.micro_batch, model_options(shape_)),
-        arena_(static_cast<std::size_t>(c.memory_budget_mb * 1024.0 * 1024.0), "rank 0") {
+        arena_(place_.slab(static_cast<std::size_t>(c.memory_budget_mb * 1024.0 * 1024.0), "arena"), "rank 0") {
     ZT_CHECK(shape_.model.vocab >= data.vocab_size(), "--vocab ", shape_.model.vocab,
              " is smaller than the dataset's alphabet of ", data.vocab_size(), " tokens");
     ZT_CHECK(data.context() == shape_.context, "dataset context ", data.context(), " differs from --context ",
              c.context);
     kernels::set_blas_threads(static_cast<int>(c.blas_threads));
     kernels::set_gemm_backend(c.gemm);
+    gpt_.set_ops(place_.model_ops());  // null: the host's CPU kernels
     allocate();
     initialise();
   }
@@ -88,7 +90,7 @@ class SingleRankLoop {
       if (!c_.no_master_weights) master_ = make_buffer<float>(arena_, psi, category::master);
     const std::size_t state_floats = psi * static_cast<std::size_t>(shape_.optimizer_k - 4) / 4;
     optimizer_state_ = make_buffer<float>(arena_, state_floats, category::optimizer);
-    std::memset(optimizer_state_.data(), 0, state_floats * sizeof(float));
+    ops().zero(optimizer_state_.data(), state_floats * sizeof(float));
     if (shape_.grad_width == sizeof(T)) {
       grads_model_ = make_buffer<T>(arena_, psi, category::grads);
     } else {  // 16-bit compute, FP32 gradient storage: the model writes 16 bits, we widen
@@ -105,24 +107,31 @@ class SingleRankLoop {
     scratch_ = arena_.allocate(model::scratch_bytes(shape_.model, B, shape_.precision, o), category::scratch);
     workspace_ = {activations_.data(), activations_.bytes(), scratch_.data(),
                   scratch_.bytes(),    checkpoints_.data(),  checkpoints_.bytes()};
-    batch_ = make_buffer<int32_t>(arena_, shape_.micro_batch * (shape_.context + 1), category::batch);
+    if (place_.on_device())  // what the loop fills and reads itself stays on the host (pinned)
+      host_side_ =
+          std::make_unique<Arena>(place_.host_slab(host_side_bytes(shape_), "rank 0 host side"), "host side of rank 0");
+    Arena& host_side = place_.on_device() ? *host_side_ : arena_;
+    batch_ = make_buffer<int32_t>(host_side, shape_.micro_batch * (shape_.context + 1), category::batch);
     norm_ = make_buffer<float>(arena_, shape_.norm_blocks + shape_.norm_block, category::norm_blocks);
-    predictions_ = make_buffer<int32_t>(arena_, shape_.micro_batch * shape_.context, category::eval);
-    stall_.emplace(arena_, shape_.psi, c_.steps);
+    predictions_ = make_buffer<int32_t>(host_side, shape_.micro_batch * shape_.context, category::eval);
+    stall_.emplace(arena_, ops(), shape_.psi, c_.steps);
   }
 
-  /// Every unit from the counter-based initialiser (step/init_units.h), through a b-float window
-  /// (the norm temporary), so no full-size FP32 copy exists when there is no master.
+  /// Every unit from the counter-based initialiser (step/init_units.h), one unit at a time on the
+  /// host, then uploaded, so no full-size host copy exists.
   void initialise() {
-    float* window = norm_.data() + shape_.norm_blocks;
+    std::vector<float> window(shape_.norm_block), m;
+    std::vector<T> p;
     for (std::size_t u = 0; u < units(); ++u) {
-      T* p = params_.data() + dense_offset(u);
-      float* m = master_.size() ? master_.data() + dense_offset(u) : nullptr;
-      init_unit_range(shape_.model, gpt_.manifest(), c_.seed, u, 0, numel(u), window, shape_.norm_block,
+      p.resize(numel(u));
+      m.resize(master_.size() ? numel(u) : 0);
+      init_unit_range(shape_.model, gpt_.manifest(), c_.seed, u, 0, numel(u), window.data(), shape_.norm_block,
                       [&](std::size_t k, float v) {
                         p[k] = T(v);
-                        if (m) m[k] = v;
+                        if (!m.empty()) m[k] = v;
                       });
+      ops().upload(params_.data() + dense_offset(u), p.data(), numel(u) * sizeof(T));
+      if (!m.empty()) ops().upload(master_.data() + dense_offset(u), m.data(), numel(u) * sizeof(float));
     }
   }
 
@@ -131,10 +140,14 @@ class SingleRankLoop {
     auto [rec, lr, tokens, grad_scale] = start_step(c_, step, scaler_.scale());  // train/step_start.h
     const std::size_t A = shape_.micro_batches;
     model::DenseParamProvider<T> provider(gpt_.manifest(), params_.data(), grads_model_.data());
-    CanonicalGradAccumulator<TypedBuffer<float>> accumulator(shape_.psi, [this, &accumulator](std::size_t n) {
-      // the step's gradient storage is grads_fp32_ (or grads_model_): these are partial sums only
-      return make_buffer<float>(arena_, n, accumulator_category(accumulator.live_partials(), /*holds_storage=*/false));
-    });
+    CanonicalGradAccumulator<TypedBuffer<float>> accumulator(
+        shape_.psi,
+        [this, &accumulator](std::size_t n) {
+          // the step's gradient storage is grads_fp32_ (or grads_model_): these are partial sums only
+          return make_buffer<float>(arena_, n,
+                                    accumulator_category(accumulator.live_partials(), /*holds_storage=*/false));
+        },
+        [this](float* left, const float* right, std::size_t n) { ops().add(left, right, n); });
     std::vector<float> loss_sums(A);
     for (std::size_t j = 0; j < A; ++j) {
       sample_micro_batch(step, j);
@@ -145,9 +158,9 @@ class SingleRankLoop {
       loss_sums[j] = gpt_.forward(provider, in, tg, workspace_);
       gpt_.backward(provider, in, tg, grad_scale, workspace_);
       if constexpr (!kFp32)
-        rec.grad16_zeros = (j ? rec.grad16_zeros : 0) + count_zeros(grads_model_.data(), shape_.psi);
+        rec.grad16_zeros = (j ? rec.grad16_zeros : 0) + ops().count_zeros(grads_model_.data(), shape_.psi);
       if (grads_fp32_.size())  // cast to the FP32 gradient storage (protocol step 3)
-        for (std::size_t i = 0; i < shape_.psi; ++i) grads_fp32_[i] = static_cast<float>(grads_model_[i]);
+        ops().widen(grads_fp32_.data(), grads_model_.data(), shape_.psi);
       if (A > 1) accumulator.push_with([&](float* leaf) { widen_model_grads(leaf); });
     }
     // the loss: canonical tree over the micro-batch sums, divided once by the token count
@@ -168,28 +181,29 @@ class SingleRankLoop {
   }
 
   /// The model's gradient of the micro-batch just done, as FP32 (a leaf of the accumulator).
-  void widen_model_grads(float* leaf) const {
+  void widen_model_grads(float* leaf) {
     if (grads_fp32_.size())
-      std::memcpy(leaf, grads_fp32_.data(), shape_.psi * sizeof(float));
+      ops().copy(leaf, grads_fp32_.data(), shape_.psi * sizeof(float));
     else
-      for (std::size_t i = 0; i < shape_.psi; ++i) leaf[i] = static_cast<float>(grads_model_[i]);
+      ops().widen(leaf, grads_model_.data(), shape_.psi);
   }
 
   /// Protocol steps 4-6 on the step's summed, still scaled gradient.
   void finish_step(int64_t step, double lr, StepRecord& rec) {
     bool nonfinite = false;
-    for (std::size_t u = 0; u < units(); ++u) nonfinite |= any_nonfinite(summed_grad(u), numel(u));
+    for (std::size_t u = 0; u < units(); ++u) nonfinite |= steps().any_nonfinite(summed_grad(u), numel(u));
     const float inv_scale = 1.0f / rec.loss_scale;  // S is a power of two: exact
     std::vector<float> norm_sums;                   // of fixed blocks that start at each unit's first element
     for (std::size_t u = 0; u < units(); ++u)
-      append_norm_block_sums(summed_grad(u), numel(u), shape_.norm_block, inv_scale, norm_window(), norm_sums);
+      steps().append_norm_block_sums(summed_grad(u), numel(u), shape_.norm_block, inv_scale, norm_sums);
     const StepDecision decision = decide_step(c_, scaler_, nonfinite, norm_sums, rec);  // train/step_decision.h
     if (artifacts_ && step == 1 && !c_.dump_grads.empty()) artifacts_->step1_grad = unscaled_grads(inv_scale);
     if (!decision.apply) return;
     const ElementOptimizer opt =
         element_optimizer(optimizer_settings(c_), lr, ++optimizer_step_, optimizer_state_.data(), shape_.psi);
     std::size_t unchanged = 0;
-    for (std::size_t u = 0; u < units(); ++u) unchanged += apply_update(owned(u), inv_scale, decision.clip, opt);
+    for (std::size_t u = 0; u < units(); ++u)
+      unchanged += steps().apply_update(owned(u), inv_scale, decision.clip, opt);
     stall_->after_update(step, unchanged);
   }
 
@@ -201,21 +215,30 @@ class SingleRankLoop {
     const std::size_t at = dense_offset(u);
     return {params_.data() + at, master_.size() ? master_.data() + at : nullptr, at, summed_grad(u), numel(u)};
   }
-  float* norm_window() { return norm_.data() + shape_.norm_blocks; }
+  LoopOps<T>& ops() { return place_.loop_ops(); }    // the loop's own tensor work, where they live
+  StepOps<T>& steps() { return place_.step_ops(); }  // protocol steps 4-6, where they live
 
   // dumps are in canonical order (model/manifest.h); with mp_blocks > 1 the storage differs
-  std::vector<float> unscaled_grads(float inv_scale) const {
-    std::vector<float> g(shape_.psi);
-    for (std::size_t i = 0; i < shape_.psi; ++i) g[i] = unscale_element(step_grad_[i], inv_scale);
+  std::vector<float> unscaled_grads(float inv_scale) {
+    std::vector<float> g32(step_grad_.fp32 ? shape_.psi : 0), g(shape_.psi);
+    std::vector<T> g16(step_grad_.fp32 ? 0 : shape_.psi);  // read back from where the gradient is
+    if (step_grad_.fp32)
+      ops().download(g32.data(), step_grad_.fp32, shape_.psi * sizeof(float));
+    else
+      ops().download(g16.data(), step_grad_.compute, shape_.psi * sizeof(T));
+    const GradSpan<T> held = step_grad_.fp32 ? GradSpan<T>{g32.data(), nullptr} : GradSpan<T>{nullptr, g16.data()};
+    for (std::size_t i = 0; i < shape_.psi; ++i) g[i] = unscale_element(held[i], inv_scale);
     return canonical(g);
   }
-  std::vector<float> master_values() const {
+  std::vector<float> master_values() {
     std::vector<float> out(shape_.psi);
-    for (std::size_t i = 0; i < shape_.psi; ++i)
-      if constexpr (kFp32)
-        out[i] = params_[i];
-      else
-        out[i] = master_.size() ? master_[i] : static_cast<float>(params_[i]);
+    if (master_.size()) {
+      ops().download(out.data(), master_.data(), shape_.psi * sizeof(float));
+    } else {  // FP32 compute (the compute copy is the master) or --no-master-weights
+      std::vector<T> p(shape_.psi);
+      ops().download(p.data(), params_.data(), shape_.psi * sizeof(T));
+      for (std::size_t i = 0; i < shape_.psi; ++i) out[i] = static_cast<float>(p[i]);
+    }
     return canonical(out);
   }
   std::vector<float> canonical(const std::vector<float>& stored) const {
@@ -250,18 +273,21 @@ class SingleRankLoop {
       desc.units.push_back(unit_elements(u.name, static_cast<std::size_t>(u.numel), 1, 1));
     StateWidths widths = state_widths(kFp32, shape_.grad_width, shape_.optimizer_k);
     if (c_.no_master_weights) widths.master = 0;
-    RankMemory m = rank_memory(arena_, 0);
+    RankMemory m = rank_memory(arena_, 0, host_side_.get());
     add_memory_predictions(m, predict_single_rank(shape_), model_states_bytes(desc, widths, 0),
                            ledger_high_water(predicted_single_rank_trace(shape_)));
+    if (host_side_) m.host_by_category_predicted = predict_single_rank_host_side(shape_);
     return m;
   }
 
   const TrainConfig& c_;
   const Dataset& data_;
+  Placement<T> place_;  // host or device: the arena's slab and the ops (train/placement.h)
   RunArtifacts* artifacts_;
   SingleRankShape shape_;
   model::Gpt<T> gpt_;
-  Arena arena_;
+  Arena arena_;                         // on a device: device memory
+  std::unique_ptr<Arena> host_side_;    // on a device: the pinned host side (batch, predictions)
   TypedBuffer<T> params_;               // compute copy θ16 (fp32: the master)
   TypedBuffer<float> master_;           // FP32 master θ32
   TypedBuffer<float> optimizer_state_;  // m then v (or momentum)
@@ -292,6 +318,7 @@ LossScaler loss_scaler_for(const TrainConfig& c) {
 RunResult train_single_rank(const TrainConfig& config, const Dataset& data, const StepCallback& on_step,
                             RunArtifacts* artifacts) {
   validate(config);
+  check_runs_on_device(config);  // train/placement.h
   if (config.precision == model::Precision::fp16) return SingleRankLoop<fp16>(config, data, artifacts).run(on_step);
   if (config.precision == model::Precision::bf16) return SingleRankLoop<bf16>(config, data, artifacts).run(on_step);
   return SingleRankLoop<float>(config, data, artifacts).run(on_step);

@@ -4,7 +4,8 @@
 // Without an FP32 master an update much smaller than a parameter's spacing rounds back to the same
 // 16-bit value; this counts how often that happens to the compute copy. It keeps one 16-bit
 // snapshot (ledger category `diagnostics`) taken at the start of the window, and compares bit
-// patterns — no tolerance. For FP32 compute it holds nothing and reports nothing.
+// patterns — no tolerance — through the loop's ops (step/loop_ops.h), so the snapshot and the
+// comparison stay where the parameters are. For FP32 compute it holds nothing and reports nothing.
 #pragma once
 
 #include <cstddef>
@@ -13,6 +14,7 @@
 
 #include "memory/arena.h"
 #include "memory/buffer.h"
+#include "step/loop_ops.h"
 #include "train/memory_plan.h"
 #include "train/run_result.h"
 
@@ -24,18 +26,18 @@ class StallDiagnostic {
   static constexpr bool kTracked = !std::is_same_v<T, float>;
 
  public:
-  /// @param arena where the snapshot lives. @param psi parameters. @param steps the run's T.
-  StallDiagnostic(Arena& arena, std::size_t psi, int64_t steps)
-      : psi_(psi), steps_(steps), window_(std::min(kFrozenWindowSteps, steps)) {
-    if constexpr (kTracked) snapshot_ = make_buffer<uint16_t>(arena, psi, category::diagnostics);
+  /// @param arena where the snapshot lives. @param ops the loop's ops on that memory.
+  /// @param psi parameters. @param steps the run's T.
+  StallDiagnostic(Arena& arena, step::LoopOps<T>& ops, std::size_t psi, int64_t steps)
+      : ops_(ops), psi_(psi), steps_(steps), window_(std::min(kFrozenWindowSteps, steps)) {
+    if constexpr (kTracked) snapshot_ = make_buffer<T>(arena, psi, category::diagnostics);
   }
 
   /// Before a step: take the snapshot when the window starts.
   /// @param step the step about to run. @param params the compute copy.
   void before_step(int64_t step, const T* params) {
     if constexpr (kTracked)
-      if (step == steps_ - window_ + 1)
-        for (std::size_t i = 0; i < psi_; ++i) snapshot_[i] = params[i].bits;
+      if (step == steps_ - window_ + 1) ops_.copy(snapshot_.data(), params, psi_ * sizeof(T));
   }
   /// After an applied update. @param step the step. @param unchanged parameters whose bits it did
   /// not move.
@@ -44,11 +46,10 @@ class StallDiagnostic {
   }
   /// Fill the run's frozen_* fields (16-bit compute, at least one step). @param params the compute
   /// copy after the last step. @param result the run.
-  void report(const T* params, RunResult& result) const {
+  void report(const T* params, RunResult& result) {
     if constexpr (kTracked) {
       if (steps_ == 0) return;
-      std::size_t unchanged = 0;
-      for (std::size_t i = 0; i < psi_; ++i) unchanged += snapshot_[i] == params[i].bits;
+      const auto unchanged = ops_.count_same_bits(snapshot_.data(), params, psi_);
       result.frozen_fraction = last_step_;
       result.frozen_window_fraction = static_cast<double>(unchanged) / static_cast<double>(psi_);
       result.frozen_window_steps = window_;
@@ -56,10 +57,11 @@ class StallDiagnostic {
   }
 
  private:
+  step::LoopOps<T>& ops_;
   std::size_t psi_;
   int64_t steps_, window_;
-  TypedBuffer<uint16_t> snapshot_;  // 16-bit copy at the start of the window
-  double last_step_ = -1;           // fraction unchanged by the last step (-1: it was skipped)
+  TypedBuffer<T> snapshot_;  // 16-bit copy at the start of the window
+  double last_step_ = -1;    // fraction unchanged by the last step (-1: it was skipped)
 };
 
 }  // namespace zt::train

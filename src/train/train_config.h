@@ -63,7 +63,8 @@ struct TrainConfig {
   double memory_budget_mb = 1024.0;                             ///< per-rank arena capacity, MiB
   int64_t blas_threads = 1;                                     ///< BLAS threads per rank
   kernels::GemmBackend gemm = kernels::GemmBackend::canonical;  ///< canonical | blas
-  device::Device device = device::Device::cpu;  ///< cpu | cuda (device/cuda_probe.h decides whether cuda can run)
+  device::Device device =
+      device::Device::cpu;  ///< cpu | cuda | emulated (device/cuda_probe.h decides whether cuda can run)
   // data and outputs
   std::string data;           ///< byte-level text file; empty means the embedded dataset
   int64_t digits = 2;         ///< operand digits of the embedded addition task

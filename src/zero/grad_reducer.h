@@ -44,13 +44,15 @@ class GradReducer {
   /// @param plan the rank's plan (kept by reference). @param coll the group. @param arena where
   /// the in-flight buffers live. @param overlap false: wait for every call at once.
   /// @param sink where completed reductions go. @param leaves where FP32 reduce-scatters land.
-  /// @param timeline where blocked time is recorded (may be null).
+  /// @param ops the loop's ops on the arena's memory. @param timeline where blocked time is
+  /// recorded (may be null).
   GradReducer(const ZeroPlan& plan, Collective& coll, Arena& arena, bool overlap, Sink sink, LeafSource leaves,
-              Timeline* timeline = nullptr)
+              step::LoopOps<T>& ops, Timeline* timeline = nullptr)
       : plan_(plan),
         lay_(plan.layout),
         coll_(coll),
         arena_(arena),
+        ops_(ops),
         overlap_(overlap),
         sink_(std::move(sink)),
         leaves_(std::move(leaves)),
@@ -105,10 +107,10 @@ class GradReducer {
       const schedule::Range r = buckets.issue_order[p.issued];
       if (!schedule::scatters(plan_.landing)) {  // one bucket: the whole unit, all-reduced in place
         if (p.wire.size()) {
-          std::memcpy(static_cast<void*>(p.wire.data()), grad, full * sizeof(T));
+          ops_.copy(p.wire.data(), grad, full * sizeof(T));
           p.works.push_back(coll_.all_reduce_async(p.wire.data(), full, dtype_of_v<T>));
         } else {
-          for (std::size_t i = 0; i < full; ++i) p.leaf[i] = static_cast<float>(grad[i]);
+          ops_.widen(p.leaf.data(), grad, full);
           p.works.push_back(coll_.all_reduce_async(p.leaf.data(), full, dtype_of_v<float>));
         }
       } else {
@@ -119,11 +121,11 @@ class GradReducer {
         InFlight f;
         if (p.wire.size()) {
           f.wire = make_buffer<T>(arena_, r.size(), zero_category::reduce_wire);
-          std::memcpy(static_cast<void*>(f.wire.data()), grad + r.begin, r.size() * sizeof(T));
+          ops_.copy(f.wire.data(), grad + r.begin, r.size() * sizeof(T));
           f.work = reduce_scatter(f.wire.data(), p.wire.data(), u, r);
         } else {
           f.leaf = make_buffer<float>(arena_, r.size(), zero_category::grad_leaf);
-          for (std::size_t i = r.begin; i < r.end; ++i) f.leaf[i - r.begin] = static_cast<float>(grad[i]);
+          ops_.widen(f.leaf.data(), grad + r.begin, r.size());
           f.work = reduce_scatter(f.leaf.data(), p.leaf.data(), u, r);
         }
         p.buckets.push_back(std::move(f));
@@ -225,6 +227,7 @@ class GradReducer {
   const Layout& lay_;
   Collective& coll_;
   Arena& arena_;
+  step::LoopOps<T>& ops_;
   bool overlap_;
   Sink sink_;
   LeafSource leaves_;

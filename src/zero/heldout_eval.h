@@ -63,16 +63,20 @@ class HeldoutEvaluator final : public model::ParamProvider<T> {
   /// @param plan the rank's plan (copied; stage 3 gathers follow its forward acquires).
   /// @param coll the group. @param arena where the predictions (category `eval`, B*T ids, as the
   /// reference) and gathered units live. @param params the compute-type parameters at the
-  /// stage's extent (full units, or this rank's shards in stage 3). @param file stage 3 with
+  /// stage's extent (full units, or this rank's shards in stage 3). @param ops the loop's ops on
+  /// the arena's memory. @param host_side where the predictions live (host memory: the arena
+  /// itself on the host, the pinned host side on a device). @param file stage 3 with
   /// --offload-params: the parameter tier holding the sharded units' shards (else null).
   HeldoutEvaluator(const train::TrainConfig& config, const Dataset& data, const ZeroPlan& plan, Collective& coll,
-                   Arena& arena, const T* params, offload::ParamFileTier* file = nullptr)
+                   Arena& arena, const T* params, step::LoopOps<T>& ops, Arena& host_side,
+                   offload::ParamFileTier* file = nullptr)
       : c_(config), heldout_(data.heldout()), plan_(plan), coll_(coll), params_(params) {
     predictions_ =
-        make_buffer<int32_t>(arena, static_cast<std::size_t>(c_.micro_batch * c_.context), train::category::eval);
+        make_buffer<int32_t>(host_side, static_cast<std::size_t>(c_.micro_batch * c_.context), train::category::eval);
     // one forward acquires 0, 1..L, L+1, then 0 again for the tied head (model/param_provider.h)
     plan_.acquire_order.resize(plan_.layout.units.size() + 1);
-    if (plan_.spec.params) gatherer_ = std::make_unique<UnitGatherer<T>>(plan_, coll_, arena, params_, nullptr, file);
+    if (plan_.spec.params)
+      gatherer_ = std::make_unique<UnitGatherer<T>>(plan_, coll_, arena, params_, ops, nullptr, file);
   }
   HeldoutEvaluator(const HeldoutEvaluator&) = delete;  // its gatherer keeps a reference to plan_
   HeldoutEvaluator& operator=(const HeldoutEvaluator&) = delete;

@@ -98,11 +98,13 @@ class ParamStore {
 /// @param arena the rank's arena. @param host the host tier's arena (with --offload-optimizer).
 /// @param copies the transfers between the tiers (with --offload-optimizer). @param world_rank
 /// names the file. @param params the compute copy (fp32 in the arena: it is the master).
+/// @param ops the loop's ops on the arena's memory. @param steps protocol steps 4-6 there.
 /// @return the store.
 template <typename T>
 std::unique_ptr<offload::StateStore<T>> make_state_store(const ZeroPlan& plan, const train::TrainConfig& c,
                                                          Arena& arena, Arena* host, zero_r::CopyEngine* copies,
-                                                         int world_rank, ParamStore<T>& params) {
+                                                         int world_rank, ParamStore<T>& params, step::LoopOps<T>& ops,
+                                                         step::StepOps<T>& steps) {
   const offload::TierShape shape = offload_tier_shape(plan);  // the owned elements, S_o's extent per unit
   if (plan.offload_optimizer) {
     const offload::TierSettings where{plan.offload_to_file ? offload::TierKind::file : offload::TierKind::host,
@@ -117,7 +119,7 @@ std::unique_ptr<offload::StateStore<T>> make_state_store(const ZeroPlan& plan, c
       const std::size_t begin = whole ? 0 : plan.layout.rank * plan.layout.units[u].shard;
       params.with_params(u, [&](float* p) { return fn(p + begin); });
     };
-  return std::make_unique<offload::ArenaStates<T>>(shape, arena, in_params);
+  return std::make_unique<offload::ArenaStates<T>>(shape, arena, in_params, ops, steps);
 }
 
 }  // namespace zt::zero

@@ -46,12 +46,15 @@ class ShardedParamProvider final : public model::ParamProvider<T> {
   /// @param plan the rank's plan. @param manifest the model's manifest. @param arena the rank's
   /// arena (the staging buffers). @param params S_p's storage. @param gatherer stage 3's gatherer
   /// (null: parameters are resident). @param reducer the gradient reducer. @param grads S_g's
-  /// storage. @param timeline where compute spans go (--trace).
+  /// storage. @param timeline where compute spans go (--trace). @param ops the loop's ops on
+  /// the arena's memory.
   ShardedParamProvider(const ZeroPlan& plan, const model::Manifest& manifest, Arena& arena, ParamStore<T>& params,
-                       UnitGatherer<T>* gatherer, GradReducer<T>& reducer, StepGradients<T>& grads, Timeline& timeline)
+                       UnitGatherer<T>* gatherer, GradReducer<T>& reducer, StepGradients<T>& grads, Timeline& timeline,
+                       step::LoopOps<T>& ops)
       : plan_(plan),
         manifest_(manifest),
         arena_(arena),
+        ops_(ops),
         params_(params),
         gatherer_(gatherer),
         reducer_(reducer),
@@ -83,7 +86,7 @@ class ShardedParamProvider final : public model::ParamProvider<T> {
     const auto u = static_cast<std::size_t>(unit);
     const std::size_t full = plan_.layout.units[u].full;
     staging_[u] = make_buffer<T>(arena_, full, step::category::grad_staging);
-    std::memset(static_cast<void*>(staging_[u].data()), 0, full * sizeof(T));
+    ops_.zero(staging_[u].data(), full * sizeof(T));
     return staging_[u].data();
   }
   /// Unit u's micro-batch gradient is final. Reduced now when every micro-batch is (S_g: only the
@@ -112,6 +115,7 @@ class ShardedParamProvider final : public model::ParamProvider<T> {
   const ZeroPlan& plan_;
   const model::Manifest& manifest_;
   Arena& arena_;
+  step::LoopOps<T>& ops_;
   ParamStore<T>& params_;
   UnitGatherer<T>* gatherer_;
   GradReducer<T>& reducer_;

@@ -20,6 +20,7 @@
 #include "memory/buffer.h"
 #include "optim/grad_accumulator.h"
 #include "step/categories.h"
+#include "step/loop_ops.h"
 #include "step/owned_slice.h"
 #include "zero/zero_plan.h"
 
@@ -32,12 +33,17 @@ class StepGradients {
 
  public:
   /// @param plan the rank's plan. @param arena its arena (the buffers come and go during a step).
-  StepGradients(const ZeroPlan& plan, Arena& arena) : plan_(plan), arena_(arena), sum32_(units()), sum16_(units()) {
+  /// @param ops the loop's ops on the arena's memory (host or device).
+  StepGradients(const ZeroPlan& plan, Arena& arena, step::LoopOps<T>& ops)
+      : plan_(plan), arena_(arena), ops_(ops), sum32_(units()), sum16_(units()) {
     for (std::size_t u = 0; u < units(); ++u)  // S_g: each buffer is the shard, else the whole unit
-      acc_.push_back(std::make_unique<Accumulator>(plan.grad_extent(u), [this, u](std::size_t n) {
-        // the accumulator is the unit's gradient storage: its first buffer `grads`, the rest partials
-        return make_buffer<float>(arena_, n, step::accumulator_category(acc_[u]->live_partials(), true));
-      }));
+      acc_.push_back(std::make_unique<Accumulator>(
+          plan.grad_extent(u),
+          [this, u](std::size_t n) {
+            // the accumulator is the unit's gradient storage: its first buffer `grads`, the rest partials
+            return make_buffer<float>(arena_, n, step::accumulator_category(acc_[u]->live_partials(), true));
+          },
+          [this](float* left, const float* right, std::size_t n) { ops_.add(left, right, n); }));
   }
 
   /// Add a gradient of unit u to the step's sum: the model's micro-batch output (g16: the whole
@@ -47,17 +53,15 @@ class StepGradients {
   /// null. @param leaf a buffer of u's tree holding the reduction's result, or null.
   void keep(std::size_t u, const T* g16, const float* g32, TypedBuffer<float>* leaf) {
     if (leaf) return acc_[u]->push_leaf(std::move(*leaf));
-    if (g32) return acc_[u]->push(g32);
+    if (g32) return acc_[u]->push_with([&](float* leaf) { ops_.copy(leaf, g32, acc_[u]->count() * sizeof(float)); });
     const std::size_t n =
         plan_.reduce_each_micro_batch && N() > 1 ? plan_.reduced_extent(u) : plan_.layout.units[u].full;
     if (plan_.grad_storage_16bit) {
       sum16_[u] = make_buffer<T>(arena_, n, step::category::grads);
-      std::memcpy(static_cast<void*>(sum16_[u].data()), g16, n * sizeof(T));
+      ops_.copy(sum16_[u].data(), g16, n * sizeof(T));
       return;
     }
-    acc_[u]->push_with([&](float* leaf) {
-      for (std::size_t i = 0; i < n; ++i) leaf[i] = static_cast<float>(g16[i]);
-    });
+    acc_[u]->push_with([&](float* leaf) { ops_.widen(leaf, g16, n); });
   }
   /// @param u the unit. @return a buffer for a reduce-scatter to land in (a leaf of u's tree).
   TypedBuffer<float> allocate_leaf(std::size_t u) { return acc_[u]->allocate_leaf(); }
@@ -98,6 +102,7 @@ class StepGradients {
 
   const ZeroPlan& plan_;
   Arena& arena_;
+  step::LoopOps<T>& ops_;
   std::vector<std::unique_ptr<Accumulator>> acc_;  // per unit: FP32 sum over micro-batches, extent S_g
   std::vector<TypedBuffer<float>> sum32_;          // per unit: the step's FP32 sum (the accumulator's tree)
   std::vector<TypedBuffer<T>> sum16_;              // per unit: the step's 16-bit gradient (s_g = 2)

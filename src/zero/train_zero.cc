@@ -36,7 +36,7 @@
 // What is not here: the predictions of its memory and traffic (predict/, which never sees this
 // file's internals), the checkpoint format (zero/engine_checkpoint.h), the dumps' gathers
 // (zero/dense_readback.h), the order of micro-batches over ranks (zero/micro_batch_order.h).
-// `diff` against the reference loop: fewer than 490 changed lines (tests/docs/check_structure.py).
+// `diff` against the reference loop: fewer than 520 changed lines (tests/docs/check_structure.py).
 #include "zero/train_zero.h"
 
 #include <cstring>
@@ -56,6 +56,7 @@
 #include "step/init_units.h"
 #include "step/owned_slice.h"
 #include "train/memory_plan.h"
+#include "train/placement.h"
 #include "train/rank_memory.h"
 #include "train/run_loop.h"
 #include "train/step_decision.h"
@@ -94,7 +95,8 @@ class ZeroLoop {
            RunArtifacts* artifacts)
       : c_(c),
         data_(data),
-        coll_(groups.dp),
+        place_(c.device),
+        coll_(place_.collective(groups.dp)),  // on a device: staged through pinned host memory
         mp_(groups.mp),
         world_rank_(world_rank(groups)),
         artifacts_(artifacts),
@@ -105,12 +107,13 @@ class ZeroLoop {
              [this](float* x, std::size_t n) {
                mp_->all_reduce(std::span<float>(x, n));  // Megatron's g / f: completes a sum over blocks
              }),
-        arena_(static_cast<std::size_t>(c.memory_budget_mb * 1024.0 * 1024.0),
+        arena_(place_.slab(static_cast<std::size_t>(c.memory_budget_mb * 1024.0 * 1024.0), "arena"),
                "rank " + std::to_string(world_rank(groups))) {
     ZT_CHECK(data.context() == shape_.context, "dataset context ", data.context(), " differs from --context ",
              c.context);
     kernels::set_blas_threads(static_cast<int>(c.blas_threads));
     kernels::set_gemm_backend(c.gemm);
+    gpt_.set_ops(place_.model_ops());  // null: the host's CPU kernels
     if (!c.memory_trace.empty()) arena_.enable_trace();
     if (c.allocator == train::Allocator::zero) set_aside_md_regions(md);
     allocate();
@@ -167,7 +170,8 @@ class ZeroLoop {
       host_arena_ = std::make_unique<Arena>(static_cast<std::size_t>(c_.host_memory_budget_mb * 1048576.0),
                                             "host tier of rank " + std::to_string(world_rank_));
     }
-    states_ = make_state_store<T>(plan_, c_, arena_, host_arena_.get(), copies_.get(), world_rank_, *params_);  // S_o
+    states_ = make_state_store<T>(plan_, c_, arena_, host_arena_.get(), copies_.get(), world_rank_, *params_, ops(),
+                                  steps());  // S_o
     const auto B = c_.micro_batch;
     const model::ModelOptions o = plan_.model_options();
     activations_ =
@@ -178,20 +182,25 @@ class ZeroLoop {
     scratch_ = arena_.allocate(model::scratch_bytes(shape_.model, B, shape_.precision, o), category::scratch);
     workspace_ = {activations_.data(), activations_.bytes(), scratch_.data(),
                   scratch_.bytes(),    checkpoints_.data(),  checkpoints_.bytes()};
-    batch_ = make_buffer<int32_t>(arena_, shape_.micro_batch * (shape_.context + 1), category::batch);
+    if (place_.on_device())  // what the loop fills and reads itself stays on the host (pinned)
+      host_side_ = std::make_unique<Arena>(place_.host_slab(host_side_bytes(shape_), "host side"),
+                                           "host side of rank " + std::to_string(world_rank_));
+    Arena& host_side = place_.on_device() ? *host_side_ : arena_;
+    batch_ = make_buffer<int32_t>(host_side, shape_.micro_batch * (shape_.context + 1), category::batch);
     norm_ = make_buffer<float>(arena_, plan_.norm_floats, category::norm_blocks);
-    grads_.emplace(plan_, arena_);  // S_g: per unit the step's sum, the shard or the whole unit
+    grads_.emplace(plan_, arena_, ops());  // S_g: per unit the step's sum, the shard or the whole unit
     reducer_ = std::make_unique<GradReducer<T>>(
         plan_, coll_, arena_, c_.overlap,
         [this](std::size_t u, const T* r16, const float* r32, TypedBuffer<float>* leaf) {
           grads_->keep(u, r16, r32, leaf);
         },
-        [this](std::size_t u) { return grads_->allocate_leaf(u); }, tl());
+        [this](std::size_t u) { return grads_->allocate_leaf(u); }, ops(), tl());
     if (plan_.spec.params)
-      gatherer_ = std::make_unique<UnitGatherer<T>>(plan_, coll_, arena_, params_->resident(), tl(), params_->file());
-    provider_.emplace(plan_, gpt_.manifest(), arena_, *params_, gatherer_.get(), *reducer_, *grads_, timeline_);
-    evaluator_ =
-        std::make_unique<HeldoutEvaluator<T>>(c_, data_, plan_, coll_, arena_, params_->resident(), params_->file());
+      gatherer_ =
+          std::make_unique<UnitGatherer<T>>(plan_, coll_, arena_, params_->resident(), ops(), tl(), params_->file());
+    provider_.emplace(plan_, gpt_.manifest(), arena_, *params_, gatherer_.get(), *reducer_, *grads_, timeline_, ops());
+    evaluator_ = std::make_unique<HeldoutEvaluator<T>>(c_, data_, plan_, coll_, arena_, params_->resident(), ops(),
+                                                       host_side, params_->file());
     if (plan_.partition_activations) {  // ZeRO-R P_a (and P_a+cpu): zero_r/partitioned_checkpoints.h
       keeper_ = std::make_unique<zero_r::PartitionedCheckpoints<T>>(
           mp_, shape_.micro_batch * shape_.context * static_cast<std::size_t>(shape_.model.width),
@@ -209,22 +218,23 @@ class ZeroLoop {
   }
 
   /// What this rank keeps of each unit from the counter-based initialiser (step/init_units.h):
-  /// the compute copy's shard or whole unit (S_p), the master's shard or whole unit (S_o).
+  /// the compute copy's shard or whole unit (S_p), the master's shard or whole unit (S_o), one
+  /// unit at a time on the host, then uploaded, so no full-size host copy exists.
   void initialise() {
+    std::vector<float> window(lay_.block), m;
+    std::vector<T> p;
     for (std::size_t u = 0; u < units(); ++u) {
       const bool p_sharded = plan_.params_sharded(u), o_sharded = plan_.spec.optimizer;
+      p.resize(lay_.extent(u, p_sharded));
+      init_unit_range(shape_.model, gpt_.manifest(), c_.seed, u, p_sharded ? shard_begin(u) : 0, p.size(),
+                      window.data(), lay_.block, [&](std::size_t k, float v) { p[k] = T(v); });
       params_->with_params(
-          u,
-          [&](T* p) {
-            init_unit_range(shape_.model, gpt_.manifest(), c_.seed, u, p_sharded ? shard_begin(u) : 0,
-                            lay_.extent(u, p_sharded), norm_.data(), lay_.block,
-                            [&](std::size_t k, float v) { p[k] = T(v); });
-            return true;
-          },
-          /*fresh=*/true);
-      const auto init_master = [&](float* m) {
-        init_unit_range(shape_.model, gpt_.manifest(), c_.seed, u, o_sharded ? shard_begin(u) : 0,
-                        lay_.extent(u, o_sharded), norm_.data(), lay_.block, [&](std::size_t k, float v) { m[k] = v; });
+          u, [&](T* stored) { return ops().upload(stored, p.data(), p.size() * sizeof(T)), true; }, /*fresh=*/true);
+      const auto init_master = [&](float* stored) {
+        m.resize(lay_.extent(u, o_sharded));
+        init_unit_range(shape_.model, gpt_.manifest(), c_.seed, u, o_sharded ? shard_begin(u) : 0, m.size(),
+                        window.data(), lay_.block, [&](std::size_t k, float v) { m[k] = v; });
+        ops().upload(stored, m.data(), m.size() * sizeof(float));
       };
       states_->initialise(u, init_master);  // fp32 in this arena: the compute copy is the master
     }
@@ -273,10 +283,10 @@ class ZeroLoop {
     if constexpr (!kFp32) {
       if (plan_.reduce_in_compute_type) {
         auto wire = make_buffer<T>(arena_, lay_.units[u].full, zero_category::reduce_wire);
-        for (std::size_t i = 0; i < wire.size(); ++i) wire[i] = T(g[i]);
+        ops().narrow(wire.data(), g, wire.size());
         reducer_->reduce_in_place(wire.data(), u);
         const std::size_t at = grads_->reduced_offset(u);
-        for (std::size_t i = 0; i < plan_.reduced_extent(u); ++i) g[at + i] = static_cast<float>(wire[at + i]);
+        ops().widen(g + at, wire.data() + at, plan_.reduced_extent(u));
         return;
       }
     }
@@ -286,12 +296,12 @@ class ZeroLoop {
   /// Protocol steps 4-6 on this rank's reduced gradient.
   void finish_step(int64_t step, double lr, StepRecord& rec) {
     bool nonfinite = false;
-    for (std::size_t u = 0; u < units(); ++u) nonfinite |= any_nonfinite(summed_grad(u), reduced_real(u));
+    for (std::size_t u = 0; u < units(); ++u) nonfinite |= steps().any_nonfinite(summed_grad(u), reduced_real(u));
     nonfinite = agree_nonfinite(plan_, coll_, mp_, nonfinite);  // zero/step_agreement.h
     const float inv_scale = 1.0f / rec.loss_scale;              // S is a power of two: exact
     std::vector<float> norm_sums;  // of fixed blocks that start at each unit's first element
     for (std::size_t u = 0; u < units(); ++u)
-      append_norm_block_sums(summed_grad(u), reduced_real(u), lay_.block, inv_scale, norm_window(), norm_sums);
+      steps().append_norm_block_sums(summed_grad(u), reduced_real(u), lay_.block, inv_scale, norm_sums);
     norm_sums = gather_norm_block_sums(plan_, coll_, mp_, norm_sums);
     const StepDecision decision = decide_step(c_, scaler_, nonfinite, norm_sums, rec);  // train/step_decision.h
     if (artifacts_ && step == 1 && !c_.dump_grads.empty()) artifacts_->step1_grad = unscaled_grads(inv_scale);
@@ -320,7 +330,8 @@ class ZeroLoop {
     const GradSpan<T> g = summed_grad(u).after(plan_.reduce_scatters_grad ? 0 : begin);
     return {p, nullptr, at, g, o_sharded ? lay_.shard_real(u, rank()) : numel(u)};  // the store adds its master
   }
-  float* norm_window() { return norm_.data(); }
+  LoopOps<T>& ops() { return place_.loop_ops(); }    // the loop's own tensor work, where they live
+  StepOps<T>& steps() { return place_.step_ops(); }  // protocol steps 4-6, where they live
 
   /// S_o without S_p (stages 1-2, stage-3 persistent units): every rank needs every updated
   /// parameter, so unit u's updated shard is all-gathered in place, while the next unit updates.
@@ -330,21 +341,36 @@ class ZeroLoop {
     gathers.push_back(coll_.all_gather_async(unit + shard_begin(u), unit, shard(u), dtype_of_v<T>));
   }
 
-  // dumps are in canonical order, gathered from the ranks' parts (zero/dense_readback.h)
+  // dumps are in canonical order, gathered from the ranks' parts (zero/dense_readback.h), each
+  // part read back to the host first
   std::vector<float> unscaled_grads(float inv_scale) {
-    return gather_canonical(
-        plan_, coll_, mp_, shape_.model, std::vector<bool>(units(), plan_.reduce_scatters_grad),
-        [&](std::size_t u, std::size_t k) { return unscale_element(summed_grad(u)[k], inv_scale); });
+    std::vector<std::vector<float>> held(units());  // this rank's part of each unit's step gradient
+    for (std::size_t u = 0; u < units(); ++u) {
+      const GradSpan<T> g = summed_grad(u);
+      held[u].resize(plan_.reduce_scatters_grad ? shard(u) : lay_.units[u].full);
+      std::vector<T> g16(g.fp32 ? 0 : held[u].size());
+      if (g.fp32)
+        ops().download(held[u].data(), g.fp32, held[u].size() * sizeof(float));
+      else
+        ops().download(g16.data(), g.compute, g16.size() * sizeof(T));
+      for (std::size_t k = 0; k < g16.size(); ++k) held[u][k] = static_cast<float>(g16[k]);
+    }
+    return gather_canonical(plan_, coll_, mp_, shape_.model, std::vector<bool>(units(), plan_.reduce_scatters_grad),
+                            [&](std::size_t u, std::size_t k) { return unscale_element(held[u][k], inv_scale); });
   }
   std::vector<float> master_values() {
     std::vector<std::vector<float>> held(units());  // what this rank holds of each unit's master, wherever it is
     for (std::size_t u = 0; u < units(); ++u)
       if constexpr (kFp32)  // the compute copy is the master: S_p's extent
-        params_->with_params(
-            u, [&](const float* p) { return held[u].assign(p, p + lay_.extent(u, plan_.params_sharded(u))), false; });
+        params_->with_params(u, [&](const float* p) {
+          held[u].resize(lay_.extent(u, plan_.params_sharded(u)));
+          return ops().download(held[u].data(), p, held[u].size() * sizeof(float)), false;
+        });
       else
-        states_->with_owned_state(
-            u, [&](const offload::StateView& s) { return held[u].assign(s.master, s.master + s.extent), false; });
+        states_->with_owned_state(u, [&](const offload::StateView& s) {
+          held[u].resize(s.extent);
+          return ops().download(held[u].data(), s.master, s.extent * sizeof(float)), false;
+        });
     const std::vector<bool> sharded =
         kFp32 ? plan_.params_layout.sharded : std::vector<bool>(units(), plan_.spec.optimizer);
     return gather_canonical(plan_, coll_, mp_, shape_.model, sharded,
@@ -374,7 +400,7 @@ class ZeroLoop {
 
   // ---- memory -------------------------------------------------------------------------------
   RankMemory memory_report() const {  // measured only: predict/ adds the predictions beside it
-    RankMemory m = rank_memory(arena_, world_rank_, host_arena_.get());
+    RankMemory m = rank_memory(arena_, world_rank_, host_arena_ ? host_arena_.get() : host_side_.get());
     m.dp_rank = static_cast<int>(rank());
     m.mp_rank = static_cast<int>(plan_.mp.rank);
     return m;
@@ -382,15 +408,17 @@ class ZeroLoop {
 
   const TrainConfig& c_;
   const Dataset& data_;
-  Collective& coll_;  // the data-parallel group
-  Collective* mp_;    // the model-parallel group (null: N_m = 1)
-  int world_rank_;    // dp_rank · N_m + mp_rank
+  Placement<T> place_;  // host or device: the arena's slab and the ops (train/placement.h)
+  Collective& coll_;    // the data-parallel group
+  Collective* mp_;      // the model-parallel group (null: N_m = 1)
+  int world_rank_;      // dp_rank · N_m + mp_rank
   RunArtifacts* artifacts_;
   ZeroPlan plan_;
   const Layout& lay_;
   const SingleRankShape& shape_;
   model::Gpt<T> gpt_;
   Arena arena_;
+  std::unique_ptr<Arena> host_side_;       // on a device: the pinned host side (batch, predictions)
   std::optional<ParamStore<T>> params_;    // compute copy θ16 (fp32: the master), extent S_p
   std::optional<StepGradients<T>> grads_;  // per unit: the step's gradient, extent S_g
   ArenaAllocation activations_, checkpoints_, scratch_;
@@ -421,6 +449,7 @@ ZeroRunResult train_zero(const train::TrainConfig& config, const Dataset& data, 
                          train::RunArtifacts* artifacts) {
   train::validate(config);
   check_job_config(config, groups.dp, groups.mp);  // zero/config_check.h
+  check_runs_on_device(config);                    // train/placement.h
   if (config.precision == model::Precision::fp16)
     return ZeroLoop<fp16>(config, data, groups, md_regions, artifacts).run(on_step);
   if (config.precision == model::Precision::bf16)

@@ -29,6 +29,7 @@
 #include "memory/buffer.h"
 #include "offload/param_file_tier.h"
 #include "schedule/gather_window.h"
+#include "step/loop_ops.h"
 #include "zero/timeline.h"
 #include "zero/zero_plan.h"
 
@@ -41,13 +42,15 @@ class UnitGatherer {
   /// @param plan the rank's plan (kept by reference). @param coll the group. @param arena where
   /// gathered units live. @param params this rank's parameter storage (plan.params_layout: the
   /// shard of a sharded unit, the whole of a persistent one).
-  /// @param timeline where blocked time is recorded (may be null). @param file the parameter
-  /// tier holding the sharded units' shards (null: they are in `params`).
-  UnitGatherer(const ZeroPlan& plan, Collective& coll, Arena& arena, const T* params, Timeline* timeline = nullptr,
-               offload::ParamFileTier* file = nullptr)
+  /// @param ops the loop's ops on the arena's memory. @param timeline where blocked time is
+  /// recorded (may be null). @param file the parameter tier holding the sharded units' shards
+  /// (null: they are in `params`).
+  UnitGatherer(const ZeroPlan& plan, Collective& coll, Arena& arena, const T* params, step::LoopOps<T>& ops,
+               Timeline* timeline = nullptr, offload::ParamFileTier* file = nullptr)
       : plan_(plan),
         coll_(coll),
         arena_(arena),
+        ops_(ops),
         params_(params),
         timeline_(timeline),
         file_(file),
@@ -108,7 +111,7 @@ class UnitGatherer {
     if (file_ && k == 0) file_->start_pass(window_.units);  // the micro-batch's reads of shards
     const T* shard = file_ ? reinterpret_cast<const T*>(file_->get(k)) : params_ + plan_.params_layout.offsets[u];
     if (plan_.layout.world_size == 1)
-      std::memcpy(static_cast<void*>(g.buffer.data()), shard, unit.shard * sizeof(T));
+      ops_.copy(g.buffer.data(), shard, unit.shard * sizeof(T));
     else
       g.work = coll_.all_gather_async(shard, g.buffer.data(), unit.shard, dtype_of_v<T>);
     in_flight_.push_back(std::move(g));
@@ -117,6 +120,7 @@ class UnitGatherer {
   const ZeroPlan& plan_;
   Collective& coll_;
   Arena& arena_;
+  step::LoopOps<T>& ops_;
   const T* params_;
   Timeline* timeline_;
   offload::ParamFileTier* file_;  // --offload-params file:DIR (null: shards in params_)

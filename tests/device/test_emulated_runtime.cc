@@ -286,6 +286,45 @@ TEST_CASE("emulated device: host code that reads or writes device memory dies na
   CHECK(std::equal(values.begin(), values.end(), staging));
 }
 
+TEST_CASE("emulated device: a kernel that touches device memory outside its declared spans dies naming the kernel",
+          "[ch9]") {
+  // The race checker trusts the spans a launch declares; a body that writes past them would hide
+  // a race, so only the declared spans' pages are open while it runs.
+  const ChildOutcome other_page = run_in_child([] {
+    EmulatedRuntime rt;
+    std::byte* grads = rt.allocate(3 * 4096, "grads");
+    KernelLaunch k;
+    k.name = "widen_first_page";
+    k.writes = {zt::device::DeviceSpan{grads, 4096}};
+    k.host_body = [grads] { *reinterpret_cast<volatile float*>(grads + 2 * 4096 + 8) = 1.0f; };  // the bug
+    rt.launch(Stream{0}, k);
+    rt.synchronize();
+  });
+  INFO(other_page.err);
+  CHECK(WIFEXITED(other_page.status));
+  CHECK(WEXITSTATUS(other_page.status) == 3);
+  CHECK(contains(other_page.err,
+                 "emulated device: kernel 'widen_first_page' touched device buffer 'grads' at byte "
+                 "8200 of 12288, outside the spans it declared"));
+
+  // a kernel whose spans name every byte it touches runs, and a page no operation has written
+  // reads as the 0xFF of fresh device memory
+  EmulatedRuntime rt;
+  std::byte* params = rt.allocate(2 * 4096, "params");
+  auto* staging = as<uint32_t>(rt.allocate_pinned(4096, "staging"));
+  KernelLaunch k;
+  k.name = "write_first_word";
+  k.writes = {zt::device::DeviceSpan{params, 4}};
+  k.host_body = [params] { *reinterpret_cast<uint32_t*>(params) = 7; };
+  rt.launch(Stream{0}, k);
+  rt.copy_async(staging, params, 8, kD2H, Stream{0});
+  rt.copy_async(staging + 2, params + 4096, 4, kD2H, Stream{0});
+  rt.synchronize();
+  CHECK(staging[0] == 7);
+  CHECK(staging[1] == 0xFFFFFFFFu);
+  CHECK(staging[2] == 0xFFFFFFFFu);
+}
+
 TEST_CASE("emulated device: reading a copy's bytes on another stream needs an event or a host synchronize", "[ch9]") {
   const std::vector<int32_t> values = iota_ints(1024);
   const std::size_t bytes = 4096;

@@ -3,6 +3,7 @@
 #include "fp/bf16.h"
 #include "fp/fp16.h"
 #include "step_device/cuda/step_cuda.h"
+#include "step_device/loop_threads.h"
 #include "step_device/step_threads.h"
 
 namespace zt::step::cuda {
@@ -22,5 +23,18 @@ template void launch(const UpdateItems<float>&, cudaStream_t);
 template void launch(const UpdateItems<fp16>&, cudaStream_t);
 template void launch(const UpdateItems<bf16>&, cudaStream_t);
 template void launch(const KeptCountItems&, cudaStream_t);
+template void launch(const ZeroItems&, cudaStream_t);
+template void launch(const NarrowItems<float>&, cudaStream_t);
+template void launch(const NarrowItems<fp16>&, cudaStream_t);
+template void launch(const NarrowItems<bf16>&, cudaStream_t);
+template void launch(const WidenItems<float>&, cudaStream_t);
+template void launch(const WidenItems<fp16>&, cudaStream_t);
+template void launch(const WidenItems<bf16>&, cudaStream_t);
+template void launch(const AddItems&, cudaStream_t);
+template void launch(const ZeroCountItems<float>&, cudaStream_t);
+template void launch(const ZeroCountItems<fp16>&, cudaStream_t);
+template void launch(const ZeroCountItems<bf16>&, cudaStream_t);
+template void launch(const SameBitsItems<fp16>&, cudaStream_t);
+template void launch(const SameBitsItems<bf16>&, cudaStream_t);
 
 }  // namespace zt::step::cuda

@@ -1,0 +1,83 @@
+// collective/staged_collective.h — a Collective over device buffers for a host-side backend:
+// every device buffer a call names is copied to pinned host memory, the wrapped collective (Gloo)
+// runs on the host copies, and the result is copied back (device → pinned host → collective →
+// device). Host buffers pass straight through, so one group serves both the engine's device
+// tensors and its host-side values (losses, flags, norm sums).
+//
+// Why: ranks without a device-side collective library — every run on the emulated device, and
+// ranks that share one GPU, where NCCL refuses two ranks on one device — still reduce with the
+// project's canonical tree, so the bits are the host run's. It is the slow way on purpose: the
+// GPU path between distinct devices is NCCL on the device buffers themselves.
+//
+// Each call is synchronous: the source is copied down after everything already queued on the
+// compute stream (which produced it), the host collective runs and is waited for, the result is
+// copied up and the stream synchronised, and the returned Work is already complete. So there is
+// no overlap of communication with computation here (--overlap changes nothing), and because
+// every rank issues its collectives in one order, completing each at once cannot deadlock.
+// The pinned buffers grow to the largest call and are reused (one call at a time).
+// Not here: the reduction itself (the wrapped backend's), device-side collectives (nccl/).
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "collective/collective.h"
+#include "device/runtime.h"
+
+namespace zt {
+
+/// A Collective that stages device buffers through pinned host memory (see the file comment).
+class StagedCollective final : public Collective {
+ public:
+  /// @param inner the host-side group (kept by reference; it must outlive this object).
+  /// @param runtime the device whose buffers are staged (outlives this object).
+  /// @param stream the stream the buffers' producers and consumers run on.
+  StagedCollective(Collective& inner, device::Runtime& runtime, device::Stream stream);
+  /// A sub-group's staging owns its inner group. @param inner the group (owned).
+  /// @param runtime the device. @param stream the stream.
+  StagedCollective(std::unique_ptr<Collective> inner, device::Runtime& runtime, device::Stream stream);
+  ~StagedCollective() override;
+  StagedCollective(const StagedCollective&) = delete;
+  StagedCollective& operator=(const StagedCollective&) = delete;
+
+  /// @return the wrapped group's rank.
+  int rank() const override { return inner_.rank(); }
+  /// @return the wrapped group's size.
+  int size() const override { return inner_.size(); }
+  /// @return the wrapped group's mode.
+  ReduceMode mode() const override { return inner_.mode(); }
+  /// @return the wrapped group's traffic (staging copies are the runtime's CopyStats).
+  CommStats stats() const override { return inner_.stats(); }
+
+ protected:
+  Work start_all_reduce(void* data, std::size_t count, DType dtype, ReduceOp op) override;
+  Work start_reduce_scatter_v(const void* input, void* output, const std::vector<std::size_t>& counts, DType dtype,
+                              ReduceOp op) override;
+  Work start_all_gather_v(const void* input, void* output, const std::vector<std::size_t>& counts,
+                          DType dtype) override;
+  Work start_broadcast(void* data, std::size_t count, DType dtype, int root) override;
+  Work start_barrier() override;
+  std::unique_ptr<Collective> make_subgroup(const std::vector<int>& members, const std::string& name) override;
+
+ private:
+  // A pinned buffer grown on demand.
+  struct Pinned {
+    std::byte* ptr = nullptr;
+    std::size_t bytes = 0;
+  };
+  // Where the host collective reads or writes a buffer: the buffer itself (host memory), or a
+  // pinned stand-in (device memory), filled from the device when `fill`.
+  void* host_side(Pinned& room, const void* buffer, std::size_t bytes, bool fill);
+  // Copy a stand-in's bytes back to the device buffer it stands for, if it is one.
+  void write_back(void* buffer, const void* host, std::size_t bytes);
+
+  std::unique_ptr<Collective> owned_;  // a sub-group's inner group
+  Collective& inner_;
+  device::Runtime& rt_;
+  device::Stream stream_;
+  Pinned in_, out_;
+};
+
+}  // namespace zt

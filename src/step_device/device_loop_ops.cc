@@ -1,0 +1,139 @@
+// step_device/device_loop_ops.cc — DeviceLoopOps: staging, launches and read-backs (see the
+// header); the per-thread arithmetic is loop_threads.h's.
+#include "step_device/device_loop_ops.h"
+
+#include <cstring>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "core/check.h"
+#include "device/item_grid.h"
+#include "step_device/loop_threads.h"
+#include "step_device/step_launch.h"
+
+namespace zt::step {
+
+using device::CopyKind;
+using device::span_of;
+
+template <typename T>
+DeviceLoopOps<T>::DeviceLoopOps(device::Runtime& runtime, device::Stream stream) : rt_(runtime), stream_(stream) {}
+
+template <typename T>
+DeviceLoopOps<T>::~DeviceLoopOps() {
+  if (staging_.ptr) rt_.release_pinned(staging_.ptr);
+  if (counts_.ptr) rt_.release(counts_.ptr);
+}
+
+template <typename T>
+std::byte* DeviceLoopOps<T>::pinned_room(std::size_t bytes) {
+  if (staging_.bytes < bytes) {
+    if (staging_.ptr) rt_.release_pinned(staging_.ptr);  // every copy through it was waited for
+    staging_ = {rt_.allocate_pinned(bytes, "loop staging"), bytes};
+  }
+  return staging_.ptr;
+}
+
+template <typename T>
+uint32_t* DeviceLoopOps<T>::count_room(std::size_t groups) {
+  const std::size_t bytes = groups * sizeof(uint32_t);
+  if (counts_.bytes < bytes) {
+    if (counts_.ptr) rt_.release(counts_.ptr);  // waits for queued work
+    counts_ = {rt_.allocate(bytes, "loop counts"), bytes};
+  }
+  return reinterpret_cast<uint32_t*>(counts_.ptr);
+}
+
+template <typename T>
+int64_t DeviceLoopOps<T>::read_counts(const uint32_t* counts, std::size_t groups) {
+  const std::size_t bytes = groups * sizeof(uint32_t);
+  auto* back = reinterpret_cast<const uint32_t*>(pinned_room(bytes));
+  rt_.copy_async(const_cast<uint32_t*>(back), counts, bytes, CopyKind::device_to_host, stream_);
+  rt_.synchronize(stream_);
+  int64_t total = 0;  // integers: exact in any order
+  for (std::size_t j = 0; j < groups; ++j) total += back[j];
+  return total;
+}
+
+template <typename T>
+void DeviceLoopOps<T>::upload(void* dst, const void* host, std::size_t bytes) {
+  if (bytes == 0) return;
+  std::byte* staged = pinned_room(bytes);
+  std::memcpy(staged, host, bytes);
+  rt_.copy_async(dst, staged, bytes, CopyKind::host_to_device, stream_);
+  rt_.synchronize(stream_);  // the staging (and the caller's bytes) are free again
+}
+
+template <typename T>
+void DeviceLoopOps<T>::download(void* host, const void* src, std::size_t bytes) {
+  if (bytes == 0) return;
+  std::byte* staged = pinned_room(bytes);
+  rt_.copy_async(staged, src, bytes, CopyKind::device_to_host, stream_);
+  rt_.synchronize(stream_);
+  std::memcpy(host, staged, bytes);
+}
+
+template <typename T>
+void DeviceLoopOps<T>::copy(void* dst, const void* src, std::size_t bytes) {
+  if (bytes) rt_.copy_async(dst, src, bytes, CopyKind::device_to_device, stream_);
+}
+
+template <typename T>
+void DeviceLoopOps<T>::zero(void* dst, std::size_t bytes) {
+  if (bytes == 0) return;
+  auto* d = static_cast<uint8_t*>(dst);
+  rt_.launch(stream_, launch_of("loop_zero", ZeroItems{d, static_cast<int64_t>(bytes)}, {}, {span_of(d, bytes)}));
+}
+
+template <typename T>
+void DeviceLoopOps<T>::narrow(T* dst, const float* src, std::size_t n) {
+  if (n == 0) return;
+  rt_.launch(stream_, launch_of("loop_narrow", NarrowItems<T>{dst, src, static_cast<int64_t>(n)}, {span_of(src, n)},
+                                {span_of(dst, n)}));
+}
+
+template <typename T>
+void DeviceLoopOps<T>::widen(float* dst, const T* src, std::size_t n) {
+  if (n == 0) return;
+  rt_.launch(stream_, launch_of("loop_widen", WidenItems<T>{dst, src, static_cast<int64_t>(n)}, {span_of(src, n)},
+                                {span_of(dst, n)}));
+}
+
+template <typename T>
+void DeviceLoopOps<T>::add(float* left, const float* right, std::size_t n) {
+  if (n == 0) return;
+  rt_.launch(stream_, launch_of("loop_accumulate", AddItems{left, right, static_cast<int64_t>(n)},
+                                {span_of(left, n), span_of(right, n)}, {span_of(left, n)}));
+}
+
+template <typename T>
+int64_t DeviceLoopOps<T>::count_zeros(const T* g, std::size_t n) {
+  if (n == 0) return 0;
+  ZeroCountItems<T> op{g, static_cast<int64_t>(n), nullptr};
+  const auto groups = static_cast<std::size_t>(op.items());
+  op.counts = count_room(groups);
+  rt_.launch(stream_, launch_of("loop_zero_count", op, {span_of(g, n)}, {span_of(op.counts, groups)}));
+  return read_counts(op.counts, groups);
+}
+
+template <typename T>
+int64_t DeviceLoopOps<T>::count_same_bits(const T* a, const T* b, std::size_t n) {
+  if constexpr (sizeof(T) != 2) {
+    ZT_CHECK(false, "the stall counter compares 16-bit parameters only");
+    return 0;
+  } else {
+    if (n == 0) return 0;
+    SameBitsItems<T> op{a, b, static_cast<int64_t>(n), nullptr};
+    const auto groups = static_cast<std::size_t>(op.items());
+    op.counts = count_room(groups);
+    rt_.launch(stream_, launch_of("loop_same_bits", op, {span_of(a, n), span_of(b, n)}, {span_of(op.counts, groups)}));
+    return read_counts(op.counts, groups);
+  }
+}
+
+template class DeviceLoopOps<float>;
+template class DeviceLoopOps<fp16>;
+template class DeviceLoopOps<bf16>;
+
+}  // namespace zt::step

@@ -1,0 +1,86 @@
+// train/placement.cc — the host's and the devices' answers (see placement.h).
+#include "train/placement.h"
+
+#include <cstdlib>
+
+#include "collective/staged_collective.h"
+#include "core/check.h"
+#include "device/make_runtime.h"
+#include "fp/bf16.h"
+#include "fp/fp16.h"
+#include "kernels/blas.h"
+#include "model/device_ops.h"
+#include "step_device/device_loop_ops.h"
+#include "step_device/device_step_ops.h"
+
+namespace zt::train {
+
+void check_runs_on_device(const TrainConfig& c) {
+  if (c.device == device::Device::cpu) return;
+  const std::string flag = "--device " + word_of(c.device);
+  const auto refuse = [&](bool used, const std::string& what, const std::string& why) {
+    ZT_CHECK(!used, flag, ": ", what, " does not run on a device yet (", why, ")");
+  };
+  refuse(c.gemm != kernels::GemmBackend::canonical, "--gemm blas", "the device runs the canonical GEMM only");
+  refuse(c.mp_size > 1 || c.resolved_mp_blocks() > 1, "tensor parallelism (--mp-size, --mp-blocks)",
+         "the blocks' partial sums are completed on the host");
+  refuse(c.partition_activations != PartitionActivations::off, "--partition-activations",
+         "the checkpoint slices are kept by host code");
+  refuse(c.offloads_optimizer() || !c.offload_params_dir().empty(), "offload (--offload-optimizer, --offload-params)",
+         "the tiers copy with host code");
+  refuse(!c.save_dir.empty() || !c.resume.empty(), "checkpoints (--save-dir, --resume)",
+         "the writer reads the states with host code");
+}
+
+template <typename T>
+Placement<T>::Placement(device::Device where) {
+  if (where == device::Device::cpu) {
+    step_ = std::make_unique<step::HostStepOps<T>>();
+    loop_ = std::make_unique<step::HostLoopOps<T>>();
+    return;
+  }
+  runtime_ =
+      device::make_runtime(where == device::Device::cuda ? device::RuntimeKind::cuda : device::RuntimeKind::emulated);
+  stream_ = runtime_->create_stream("compute");
+  model_ = std::make_unique<model::DeviceOps<T>>(*runtime_, stream_);
+  step_ = std::make_unique<step::DeviceStepOps<T>>(*runtime_, stream_);
+  loop_ = std::make_unique<step::DeviceLoopOps<T>>(*runtime_, stream_);
+}
+
+template <typename T>
+Placement<T>::~Placement() {
+  if (runtime_) runtime_->synchronize();  // nothing queued may outlive the ops that enqueued it
+}
+
+template <typename T>
+ArenaSlab Placement<T>::slab(std::size_t bytes, const std::string& name) {
+  if (!runtime_) return host_slab(bytes, name);
+  device::Runtime* rt = runtime_.get();
+  return {rt->allocate(Arena::aligned_size(bytes), name), bytes, [rt](std::byte* p) { rt->release(p); }};
+}
+
+template <typename T>
+ArenaSlab Placement<T>::host_slab(std::size_t bytes, const std::string& name) {
+  if (runtime_) {
+    device::Runtime* rt = runtime_.get();
+    return {rt->allocate_pinned(Arena::aligned_size(bytes), name), bytes,
+            [rt](std::byte* p) { rt->release_pinned(p); }};
+  }
+  // as the arena reserves its own: a multiple of the alignment, pages touched only when used
+  void* p = std::aligned_alloc(Arena::kAlignment, Arena::aligned_size(bytes));
+  ZT_CHECK(p != nullptr, name, ": the host could not reserve ", bytes, " bytes");
+  return {static_cast<std::byte*>(p), bytes, [](std::byte* q) { std::free(q); }};
+}
+
+template <typename T>
+Collective& Placement<T>::collective(Collective& group) {
+  if (!runtime_) return group;
+  staged_.push_back(std::make_unique<StagedCollective>(group, *runtime_, stream_));
+  return *staged_.back();
+}
+
+template class Placement<float>;
+template class Placement<fp16>;
+template class Placement<bf16>;
+
+}  // namespace zt::train

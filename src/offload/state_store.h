@@ -10,7 +10,8 @@
 //   file    OptimizerTier over a FileTier: records streamed through a bounded ring (ZeRO-Infinity).
 // Every store updates through step::apply_update, the very per-element code of the reference
 // loop, so where the states live changes no bit. Readers and writers of the whole state (dumps,
-// --verify, checkpoints) reach a unit's states between steps through with_owned_state.
+// --verify, checkpoints) reach a unit's states between steps through with_owned_state, always in
+// host memory (a device's states are copied down for the visitor and back if it changes them).
 // It does not reduce, gather or decide a step (zero/train_zero.cc does).
 #pragma once
 
@@ -75,7 +76,7 @@ class ArenaStates final : public StateStore<T> {
   /// the arena's memory. @param steps protocol steps 4-6 there.
   ArenaStates(const TierShape& shape, Arena& arena, MasterInParams in_params, step::LoopOps<T>& ops,
               step::StepOps<T>& steps)
-      : extents_(shape.extents), in_params_(std::move(in_params)), steps_(steps) {
+      : extents_(shape.extents), moments_(shape.moments), in_params_(std::move(in_params)), ops_(ops), steps_(steps) {
     for (std::size_t e : extents_) offsets_.push_back(total_), total_ += e;
     if constexpr (!kFp32) master_ = make_buffer<float>(arena, total_, step::category::master);
     state_ = make_buffer<float>(arena, total_ * shape.moments, step::category::optimizer);
@@ -83,9 +84,13 @@ class ArenaStates final : public StateStore<T> {
   }
 
   /// Unit u's initial master (none in fp32: the compute copy is initialised as the master).
-  /// @param u the unit. @param fill called with the e_u FP32 values to fill.
+  /// @param u the unit. @param fill called with the e_u FP32 values to fill (host memory).
   void initialise(std::size_t u, const std::function<void(float*)>& fill) override {
-    if constexpr (!kFp32) fill(master_.data() + offsets_[u]);  // fp32: the compute copy is initialised as such
+    if constexpr (!kFp32)  // fp32: the compute copy is initialised as such
+      step::visit_on_host(ops_, master_.data() + offsets_[u], extents_[u], /*fresh=*/true, [&](float* m) {
+        fill(m);
+        return true;
+      });
   }
   /// Protocol steps 4-6 on unit u's owned elements, in this arena. @param u the unit.
   /// @param owned the rank's slice of u (its master pointer is this store's). @param inv_scale 1/S.
@@ -98,21 +103,34 @@ class ArenaStates final : public StateStore<T> {
     opt.n = total_;
     steps_.apply_update(s, inv_scale, clip, opt);
   }
-  /// Unit u's owned master and moments, in this arena. @param u the unit. @param fn the visitor.
+  /// Unit u's owned master and moments in host memory: this arena's, or on a device a host copy
+  /// of them (one unit's moments side by side), written back when fn changes them.
+  /// @param u the unit. @param fn the visitor.
   void with_owned_state(std::size_t u, const typename StateStore<T>::Visit& fn) override {
+    const std::size_t e = extents_[u];
     const auto view = [&](float* master) {
-      return fn(StateView{master, state_.data(), offsets_[u], total_, extents_[u]});
+      if (ops_.host_memory()) return fn(StateView{master, state_.data(), offsets_[u], total_, e});
+      std::vector<float> moments(moments_ * e);
+      for (std::size_t j = 0; j < moments_; ++j)
+        ops_.download(moments.data() + j * e, state_.data() + j * total_ + offsets_[u], e * sizeof(float));
+      const bool changed = fn(StateView{master, moments.data(), 0, e, e});
+      if (changed)
+        for (std::size_t j = 0; j < moments_; ++j)
+          ops_.upload(state_.data() + j * total_ + offsets_[u], moments.data() + j * e, e * sizeof(float));
+      return changed;
     };
     if constexpr (kFp32)
       in_params_(u, view);
     else
-      view(master_.data() + offsets_[u]);
+      step::visit_on_host(ops_, master_.data() + offsets_[u], e, /*fresh=*/false, view);
   }
 
  private:
   std::vector<std::size_t> offsets_, extents_;
   std::size_t total_ = 0;
+  std::size_t moments_ = 0;  // optimizer-state arrays per element (Adam 2, SGD with momentum 1)
   MasterInParams in_params_;
+  step::LoopOps<T>& ops_;
   step::StepOps<T>& steps_;    // the host's step::apply_update, or its device kernels
   TypedBuffer<float> master_;  // FP32 master θ32, extent S_o (none in fp32)
   TypedBuffer<float> state_;   // m then v (or momentum), extent S_o

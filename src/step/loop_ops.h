@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 namespace zt::step {
 
@@ -25,6 +26,10 @@ template <typename T>
 class LoopOps {
  public:
   virtual ~LoopOps() = default;
+
+  /// @return whether the loop's memory is host memory (then host code may touch it directly, and
+  /// a store may hand it to a visitor without staging a copy).
+  virtual bool host_memory() const = 0;
 
   /// Copy host bytes into the loop's memory; `host` may be reused as soon as this returns.
   /// @param dst the loop's memory. @param host host memory. @param bytes how many.
@@ -62,6 +67,8 @@ class LoopOps {
 template <typename T>
 class HostLoopOps final : public LoopOps<T> {
  public:
+  /// @return true.
+  bool host_memory() const override { return true; }
   /// @param dst host. @param host host. @param bytes how many.
   void upload(void* dst, const void* host, std::size_t bytes) override { std::memcpy(dst, host, bytes); }
   /// @param host host. @param src host. @param bytes how many.
@@ -95,5 +102,21 @@ class HostLoopOps final : public LoopOps<T> {
     return same;
   }
 };
+
+/// Show `count` values of the loop's memory to a host-side visitor (between steps: initialisation,
+/// dumps, checkpoints): the memory itself where it is host memory, else a host copy, read back
+/// unless `fresh` (the visitor fills it) and written back when the visitor returns true.
+/// @param ops the loop's ops. @param data the values (the loop's memory). @param count how many.
+/// @param fresh the visitor writes every value and reads none. @param fn bool(V*), true if it changed them.
+/// @return what fn returned.
+template <typename T, typename V, typename Fn>
+bool visit_on_host(LoopOps<T>& ops, V* data, std::size_t count, bool fresh, Fn&& fn) {
+  if (ops.host_memory()) return fn(data);
+  std::vector<V> host(count);
+  if (!fresh) ops.download(host.data(), data, count * sizeof(V));
+  const bool changed = fn(host.data());
+  if (changed) ops.upload(data, host.data(), count * sizeof(V));
+  return changed;
+}
 
 }  // namespace zt::step

@@ -33,6 +33,8 @@ class DeviceLoopOps final : public LoopOps<T> {
   DeviceLoopOps(const DeviceLoopOps&) = delete;
   DeviceLoopOps& operator=(const DeviceLoopOps&) = delete;
 
+  /// @return false: device memory.
+  bool host_memory() const override { return false; }
   /// Through pinned staging; synchronises the stream. @param dst device. @param host host.
   /// @param bytes how many.
   void upload(void* dst, const void* host, std::size_t bytes) override;

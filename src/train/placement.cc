@@ -28,8 +28,6 @@ void check_runs_on_device(const TrainConfig& c) {
          "the checkpoint slices are kept by host code");
   refuse(c.offloads_optimizer() || !c.offload_params_dir().empty(), "offload (--offload-optimizer, --offload-params)",
          "the tiers copy with host code");
-  refuse(!c.save_dir.empty() || !c.resume.empty(), "checkpoints (--save-dir, --resume)",
-         "the writer reads the states with host code");
 }
 
 template <typename T>

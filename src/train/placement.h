@@ -30,9 +30,9 @@
 namespace zt::train {
 
 /// What runs on a device so far (chapter 9): the reference loop and the ZeRO engine's stages 0-3
-/// over any number of data-parallel ranks, with the canonical GEMM. zt::Error (one line) for a
+/// over any number of data-parallel ranks, with the canonical GEMM, and checkpoints. zt::Error (one line) for a
 /// device run with anything that does not yet: --gemm blas, tensor parallelism, ZeRO-R's
-/// partitioned activations, offload and checkpoints. Never a silent fall-back to the host.
+/// partitioned activations and offload. Never a silent fall-back to the host.
 /// @param config the settings (nothing is checked for --device cpu).
 void check_runs_on_device(const TrainConfig& config);
 

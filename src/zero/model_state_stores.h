@@ -24,6 +24,7 @@
 #include "offload/param_file_tier.h"
 #include "offload/state_store.h"
 #include "step/categories.h"
+#include "step/loop_ops.h"
 #include "train/train_config.h"
 #include "zero/zero_plan.h"
 #include "zero_r/copy_engine.h"
@@ -36,8 +37,10 @@ class ParamStore {
  public:
   /// Allocate the resident units in `arena` (S_p's extent each) and, with --offload-params, the
   /// file of the sharded units' shards. @param plan the rank's plan. @param arena its arena.
-  /// @param dir --offload-params' directory. @param world_rank names the file.
-  ParamStore(const ZeroPlan& plan, Arena& arena, const std::string& dir, int world_rank) : plan_(plan) {
+  /// @param dir --offload-params' directory. @param world_rank names the file. @param ops the
+  /// loop's ops on the arena's memory (a visitor sees a host copy of device memory).
+  ParamStore(const ZeroPlan& plan, Arena& arena, const std::string& dir, int world_rank, step::LoopOps<T>& ops)
+      : plan_(plan), ops_(ops) {
     if (plan.params_layout.total) params_ = make_buffer<T>(arena, plan.params_layout.total, step::category::params);
     if (!plan.offload_params) return;
     std::vector<std::size_t> records(plan.layout.units.size(), 0);
@@ -58,13 +61,13 @@ class ParamStore {
   /// @return the parameter file's I/O so far.
   offload::FileIoStats stats() const { return file_ ? file_->stats() : offload::FileIoStats{}; }
 
-  /// Unit u's stored copy between steps: fn(T*) sees it and returns whether it changed it (a file
-  /// record is then written back). @param u the unit. @param fn the visitor.
-  /// @param fresh the record is filled, not read.
+  /// Unit u's stored copy between steps, in host memory: fn(T*) sees it and returns whether it
+  /// changed it (a file record, or a device's copy, is then written back). @param u the unit.
+  /// @param fn the visitor. @param fresh the record is filled, not read.
   template <typename Fn>
   void with_params(std::size_t u, Fn fn, bool fresh = false) {
     if (!plan_.params_in_file(u)) {
-      fn(resident(u));
+      step::visit_on_host(ops_, resident(u), plan_.layout.extent(u, plan_.params_sharded(u)), fresh, fn);
       return;
     }
     file_->with_record(u, fresh, [&](std::byte* r) { return fn(reinterpret_cast<T*>(r)); });
@@ -86,6 +89,7 @@ class ParamStore {
 
  private:
   const ZeroPlan& plan_;
+  step::LoopOps<T>& ops_;
   TypedBuffer<T> params_;                         // the resident units, extent S_p per unit
   std::vector<std::size_t> in_file_;              // the units whose shards are in the file, in order
   std::unique_ptr<offload::ParamFileTier> file_;  // --offload-params (outlives the gathers that read it)

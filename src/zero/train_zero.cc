@@ -164,8 +164,8 @@ class ZeroLoop {
 
   // ---- set-up -------------------------------------------------------------------------------
   void allocate() {
-    params_.emplace(plan_, arena_, c_.offload_params_dir(), world_rank_);  // S_p: in this arena, or a file
-    if (plan_.offload_activations || plan_.offload_optimizer) {            // a host tier: P_a+cpu, ZeRO-Offload
+    params_.emplace(plan_, arena_, c_.offload_params_dir(), world_rank_, ops());  // S_p: in this arena, or a file
+    if (plan_.offload_activations || plan_.offload_optimizer) {                   // a host tier: P_a+cpu, ZeRO-Offload
       copies_ = std::make_unique<zero_r::CopyEngine>();
       host_arena_ = std::make_unique<Arena>(static_cast<std::size_t>(c_.host_memory_budget_mb * 1048576.0),
                                             "host tier of rank " + std::to_string(world_rank_));
@@ -218,23 +218,25 @@ class ZeroLoop {
   }
 
   /// What this rank keeps of each unit from the counter-based initialiser (step/init_units.h):
-  /// the compute copy's shard or whole unit (S_p), the master's shard or whole unit (S_o), one
-  /// unit at a time on the host, then uploaded, so no full-size host copy exists.
+  /// the compute copy's shard or whole unit (S_p), the master's shard or whole unit (S_o), each
+  /// filled in host memory (the stores write a device's copy back).
   void initialise() {
-    std::vector<float> window(lay_.block), m;
-    std::vector<T> p;
+    std::vector<float> window(lay_.block);  // the initialiser's b-float temporary, on the host
     for (std::size_t u = 0; u < units(); ++u) {
       const bool p_sharded = plan_.params_sharded(u), o_sharded = plan_.spec.optimizer;
-      p.resize(lay_.extent(u, p_sharded));
-      init_unit_range(shape_.model, gpt_.manifest(), c_.seed, u, p_sharded ? shard_begin(u) : 0, p.size(),
-                      window.data(), lay_.block, [&](std::size_t k, float v) { p[k] = T(v); });
       params_->with_params(
-          u, [&](T* stored) { return ops().upload(stored, p.data(), p.size() * sizeof(T)), true; }, /*fresh=*/true);
-      const auto init_master = [&](float* stored) {
-        m.resize(lay_.extent(u, o_sharded));
-        init_unit_range(shape_.model, gpt_.manifest(), c_.seed, u, o_sharded ? shard_begin(u) : 0, m.size(),
-                        window.data(), lay_.block, [&](std::size_t k, float v) { m[k] = v; });
-        ops().upload(stored, m.data(), m.size() * sizeof(float));
+          u,
+          [&](T* p) {
+            init_unit_range(shape_.model, gpt_.manifest(), c_.seed, u, p_sharded ? shard_begin(u) : 0,
+                            lay_.extent(u, p_sharded), window.data(), lay_.block,
+                            [&](std::size_t k, float v) { p[k] = T(v); });
+            return true;
+          },
+          /*fresh=*/true);
+      const auto init_master = [&](float* m) {
+        init_unit_range(shape_.model, gpt_.manifest(), c_.seed, u, o_sharded ? shard_begin(u) : 0,
+                        lay_.extent(u, o_sharded), window.data(), lay_.block,
+                        [&](std::size_t k, float v) { m[k] = v; });
       };
       states_->initialise(u, init_master);  // fp32 in this arena: the compute copy is the master
     }
@@ -341,8 +343,8 @@ class ZeroLoop {
     gathers.push_back(coll_.all_gather_async(unit + shard_begin(u), unit, shard(u), dtype_of_v<T>));
   }
 
-  // dumps are in canonical order, gathered from the ranks' parts (zero/dense_readback.h), each
-  // part read back to the host first
+  // dumps are in canonical order, gathered from the ranks' parts (zero/dense_readback.h) in
+  // host memory
   std::vector<float> unscaled_grads(float inv_scale) {
     std::vector<std::vector<float>> held(units());  // this rank's part of each unit's step gradient
     for (std::size_t u = 0; u < units(); ++u) {
@@ -362,15 +364,11 @@ class ZeroLoop {
     std::vector<std::vector<float>> held(units());  // what this rank holds of each unit's master, wherever it is
     for (std::size_t u = 0; u < units(); ++u)
       if constexpr (kFp32)  // the compute copy is the master: S_p's extent
-        params_->with_params(u, [&](const float* p) {
-          held[u].resize(lay_.extent(u, plan_.params_sharded(u)));
-          return ops().download(held[u].data(), p, held[u].size() * sizeof(float)), false;
-        });
+        params_->with_params(
+            u, [&](const float* p) { return held[u].assign(p, p + lay_.extent(u, plan_.params_sharded(u))), false; });
       else
-        states_->with_owned_state(u, [&](const offload::StateView& s) {
-          held[u].resize(s.extent);
-          return ops().download(held[u].data(), s.master, s.extent * sizeof(float)), false;
-        });
+        states_->with_owned_state(
+            u, [&](const offload::StateView& s) { return held[u].assign(s.master, s.master + s.extent), false; });
     const std::vector<bool> sharded =
         kFp32 ? plan_.params_layout.sharded : std::vector<bool>(units(), plan_.spec.optimizer);
     return gather_canonical(plan_, coll_, mp_, shape_.model, sharded,

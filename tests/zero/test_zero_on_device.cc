@@ -4,11 +4,16 @@
 // equal to the same run with --device cpu. Each rank's arena is device memory that host code
 // cannot touch (a host dereference kills the process), its collectives are staged through pinned
 // host memory around Gloo, and its ledger equals the closed-form prediction on every rank, the
-// token ids and predictions in a host-side arena with a prediction of its own.
+// token ids and predictions in a host-side arena with a prediction of its own. A checkpoint saved
+// on either device resumes on the other with the bits of an unbroken run.
 // Each row runs in its own Catch2 section named after it.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <string>
+#include <vector>
 
 #include "support/run_program.h"
 #include "zero/zero_fixtures.h"
@@ -80,6 +85,44 @@ TEST_CASE("ZeRO on the emulated device: a 16-bit wire, buckets and prefetch, bit
   }
 }
 
+TEST_CASE("ZeRO on the emulated device: a checkpoint saved on one device resumes on the other, bitwise", "[ch9]") {
+  struct Case {
+    int stage;
+    const char* precision;
+    device::Device save_on, resume_on;
+  };
+  const Case cases[] = {{1, "fp32", device::Device::emulated, device::Device::cpu},
+                        {3, "fp16", device::Device::cpu, device::Device::emulated},
+                        {2, "bf16", device::Device::emulated, device::Device::emulated}};
+  for (const Case& k : cases) {
+    const std::string row = "stage " + std::to_string(k.stage) + " " + k.precision + ", saved on " +
+                            word_of(k.save_on) + ", resumed on " + word_of(k.resume_on);
+    SECTION(row) {
+      const std::string dir = "/tmp/zt_device_ckpt_" + std::to_string(::getpid()) + "_" + std::to_string(k.stage);
+      std::filesystem::remove_all(dir);
+      train::TrainConfig c = zero_config(k.stage, 2, 2, k.precision);
+      c.steps = 4;
+      const ZeroRun whole = run_zero(c);  // on the host, without a break
+      train::TrainConfig first = c;       // the same run, saved after steps 2 and 4
+      first.device = k.save_on;
+      first.save_dir = dir;
+      first.save_every = 2;
+      REQUIRE(run_zero(first).errors == "");
+      train::TrainConfig rest = c;
+      rest.device = k.resume_on;
+      rest.resume = dir + "/step-00000002";
+      const ZeroRun resumed = run_zero(rest);
+      std::filesystem::remove_all(dir);
+      REQUIRE(whole.errors == "");
+      REQUIRE(resumed.errors == "");
+      CHECK(compare_params(resumed.artifacts.final_params, whole.artifacts.final_params) == "");
+      const auto& all = whole.ranks[0].value->run.steps;
+      const std::vector<train::StepRecord> last_two(all.end() - 2, all.end());
+      CHECK(compare_steps(resumed.ranks[0].value->run.steps, last_two) == "");
+    }
+  }
+}
+
 TEST_CASE("zero-train --device emulated: ranks as processes, --verify against the reference on the device", "[ch9]") {
   const auto out = run_program("zero-train",
                                "--layers 1 --heads 2 --width 16 --context 16 --global-batch 8 --steps 3 "
@@ -93,7 +136,7 @@ TEST_CASE("zero-train --device emulated: what does not run on a device yet is on
   const std::string tiny = "--layers 1 --heads 2 --width 16 --context 16 --global-batch 4 --steps 1 --device emulated ";
   for (const std::string extra :
        {"--gemm blas", "--world-size 2 --mp-size 2", "--stage 3 --checkpoint-activations --partition-activations on",
-        "--stage 1 --offload-optimizer host", "--save-dir /tmp/zt_never_written"}) {
+        "--stage 1 --offload-optimizer host"}) {
     const auto out = run_program("zero-train", tiny + extra);
     INFO(extra << ": " << out.err);
     CHECK(out.status == 2);

@@ -63,6 +63,7 @@ RunPrediction predict_run(const train::TrainConfig& c, int64_t vocab) {
   if (out.reference_loop) {
     RankPrediction r;
     r.device = train::predict_single_rank(shape);
+    r.host = train::predict_single_rank_host_side(shape);  // on a device: the token ids and predictions
     r.peak_bytes = sum_of(r.device);
     r.model_states_bytes = model_states_of(r.device);
     r.trace = train::predicted_single_rank_trace(shape);
@@ -92,6 +93,7 @@ RunPrediction predict_run(const train::TrainConfig& c, int64_t vocab) {
       r.mp_comm = predict::predict_mp_comm_per_step(p);
       r.transfers = predict::predict_transfers_per_step(p);
       r.file_io = predict::predict_file_io_per_step(p);
+      if (c.device != device::Device::cpu) r.device_copies = predict::predict_device_copies_per_step(p);
       out.ranks.push_back(std::move(r));
     }
   return out;

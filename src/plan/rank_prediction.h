@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "collective/stats.h"
+#include "device/runtime.h"
 #include "offload/io_thread.h"
 #include "train/train_config.h"
 #include "zero_r/allocation_replay.h"
@@ -53,6 +54,7 @@ struct RankPrediction {
   CommStats mp_comm;                ///< model-parallel group, one applied step (zero if N_m = 1)
   zero_r::TransferStats transfers;  ///< host-tier copies per step (zero without a host tier)
   offload::FileIoStats file_io;     ///< file-tier I/O per step (zero without a file tier)
+  device::CopyStats device_copies;  ///< --device emulated|cuda: host<->device copies per step (ZeRO engine)
 };
 
 /// The predictions of a whole run.

@@ -103,6 +103,23 @@ std::string file_io_json(const offload::FileIoStats& per_step, const offload::Fi
   return j.dump();
 }
 
+std::string device_copies_json(const device::CopyStats& per_step, const device::CopyStats& predicted,
+                               const device::CopyStats& total) {
+  const auto side = [](const device::CopyStats& s, bool host_kinds_only) {
+    ordered_json j;
+    for (const auto& w : words(device::CopyKind{})) {
+      if (host_kinds_only && w.value == device::CopyKind::device_to_device) continue;
+      j[std::string(w.text)] = {{"bytes", s.bytes_of(w.value)}, {"copies", s.copies_of(w.value)}};
+    }
+    return j;
+  };
+  ordered_json j;
+  j["per_step"] = side(per_step, false);
+  j["predicted_per_step"] = side(predicted, true);  // host <-> device only: D2D is not host traffic
+  j["total"] = side(total, false);
+  return j.dump();
+}
+
 std::string arena_trace_json(const std::vector<ArenaEvent>& events, const train::TrainConfig& c) {
   ordered_json j;
   j["capacity"] = static_cast<std::size_t>(c.memory_budget_mb * 1048576.0);

@@ -49,6 +49,14 @@ std::string transfers_json(const zero_r::TransferStats& per_step, const zero_r::
 std::string file_io_json(const offload::FileIoStats& per_step, const offload::FileIoStats& predicted,
                          const offload::FileIoStats& total);
 
+/// The `device_copies` object (--device emulated|cuda): copies and bytes by kind
+/// (host_to_device, device_to_host, device_to_device) in the last step, measured and predicted
+/// (the two host kinds: predict/zero_comm.h's predict_device_copies_per_step), and over all
+/// training steps. @param per_step the last step's. @param predicted the closed form.
+/// @param total all steps. @return JSON text.
+std::string device_copies_json(const device::CopyStats& per_step, const device::CopyStats& predicted,
+                               const device::CopyStats& total);
+
 /// An arena trace as JSON: {"capacity", "allocator", "events": [[allocate 1|0, id, bytes,
 /// category], ...]} (zero_r/allocation_replay.h replays it; zero-memreplay reads it).
 /// @param events the trace. @param c the run's settings (capacity, allocator). @return JSON text.

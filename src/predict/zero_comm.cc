@@ -6,6 +6,7 @@
 
 #include "collective/padding.h"
 #include "optim/grad_norm.h"
+#include "step_device/step_threads.h"
 
 namespace zt::predict {
 
@@ -41,27 +42,31 @@ struct Model {
     reduce_scatter(counts, es, CollKind::all_reduce);
     all_gather(counts, es, CollKind::all_reduce);
   }
+  // the visitor of for_each_dp_call: every call counts, wherever its buffers are
+  void rs(const std::vector<std::size_t>& counts, std::size_t es, bool) { rs_call(counts, es); }
+  void ag(const std::vector<std::size_t>& counts, std::size_t es, bool) { ag_call(counts, es); }
+  void ar(std::size_t count, std::size_t es, bool) { ar_call(count, es); }
 };
 
-}  // namespace
-
-CommStats predict_comm_per_step(const ZeroPlan& p) {
+// Every data-parallel collective of one applied step at N > 1, in the engine's order, as calls
+// v.rs(counts, es, on_device), v.ag(...), v.ar(count, es, on_device); on_device: its buffers are
+// the engine's tensors (a device's memory on a device), not host-side values.
+template <typename V>
+void for_each_dp_call(const ZeroPlan& p, V& v) {
   const Layout& l = p.layout;
-  Model m{{}, l.world_size, l.rank};
   const std::size_t N = l.world_size;
-  if (N == 1) return m.s;
   const std::size_t A = p.micro_batches_per_rank;
   const std::size_t wt = p.shape.precision == model::Precision::fp32 ? 4 : 2;
   const std::size_t wg = p.reduce_in_compute_type ? 2 : 4;
   // stage 3: one gather per acquire of a sharded-parameter unit, every micro-batch
   for (std::size_t j = 0; j < A; ++j)
     for (std::size_t u : p.acquire_order)
-      if (p.params_sharded(u)) m.ag_call(std::vector<std::size_t>(N, l.units[u].shard), wt);
+      if (p.params_sharded(u)) v.ag(std::vector<std::size_t>(N, l.units[u].shard), wt, true);
   const std::size_t syncs = p.reduce_each_micro_batch ? A : 1;
   for (std::size_t k = 0; k < syncs; ++k)
     for (const auto& u : l.units) {
       if (!p.reduce_scatters_grad) {
-        m.ar_call(u.full, wg);
+        v.ar(u.full, wg, true);
         continue;
       }
       const std::size_t bucket = p.bucket_elements ? p.bucket_elements : u.full;
@@ -72,21 +77,80 @@ CommStats predict_comm_per_step(const ZeroPlan& p) {
           const std::size_t lo = std::max(a, q * u.shard), hi = std::min(z, (q + 1) * u.shard);
           counts[q] = hi > lo ? hi - lo : 0;
         }
-        m.rs_call(counts, wg);
+        v.rs(counts, wg, true);
       }
     }
-  m.ag_call(std::vector<std::size_t>(N, A), 4);  // per-micro-batch loss sums
+  v.ag(std::vector<std::size_t>(N, A), 4, false);  // per-micro-batch loss sums
   if (p.reduce_scatters_grad) {
-    m.ar_call(1, 4);  // overflow flag (max)
+    v.ar(1, 4, false);  // overflow flag (max)
     std::vector<std::size_t> blocks(N, 0);
     for (std::size_t q = 0; q < N; ++q)
       for (std::size_t u = 0; u < l.units.size(); ++u) blocks[q] += norm_block_count(l.shard_real(u, q), l.block);
-    m.ag_call(blocks, 4);  // norm block sums
+    v.ag(blocks, 4, false);  // norm block sums
   }
   // updated 16-bit shards back to every rank holding the unit whole (stages 1-2, persistent units)
   for (std::size_t u = 0; u < l.units.size(); ++u)
-    if (p.spec.optimizer && !p.params_sharded(u)) m.ag_call(std::vector<std::size_t>(N, l.units[u].shard), wt);
+    if (p.spec.optimizer && !p.params_sharded(u)) v.ag(std::vector<std::size_t>(N, l.units[u].shard), wt, true);
+}
+
+// The copies a staged group (collective/staged_collective.h) makes around a call on device
+// buffers: the input down, the output up (a zero-byte side makes no copy).
+struct Staging {
+  device::CopyStats s;
+  std::size_t r;
+  void copy(device::CopyKind kind, std::size_t bytes) {
+    if (bytes == 0) return;
+    ++s.copies[static_cast<std::size_t>(kind)];
+    s.bytes[static_cast<std::size_t>(kind)] += static_cast<int64_t>(bytes);
+  }
+  void staged(std::size_t down, std::size_t up) {
+    copy(device::CopyKind::device_to_host, down);
+    copy(device::CopyKind::host_to_device, up);
+  }
+  void rs(const std::vector<std::size_t>& counts, std::size_t es, bool on_device) {
+    if (on_device) staged(sum(counts) * es, counts[r] * es);
+  }
+  void ag(const std::vector<std::size_t>& counts, std::size_t es, bool on_device) {
+    if (on_device) staged(counts[r] * es, sum(counts) * es);
+  }
+  void ar(std::size_t count, std::size_t es, bool on_device) {
+    if (on_device) staged(count * es, count * es);
+  }
+};
+
+}  // namespace
+
+CommStats predict_comm_per_step(const ZeroPlan& p) {
+  Model m{{}, p.layout.world_size, p.layout.rank};
+  if (p.layout.world_size > 1) for_each_dp_call(p, m);
   return m.s;
+}
+
+device::CopyStats predict_device_copies_per_step(const ZeroPlan& p) {
+  const Layout& l = p.layout;
+  Staging st{{}, l.rank};
+  if (l.world_size > 1) for_each_dp_call(p, st);
+  // per micro-batch: the token ids staged in by forward and again by backward (two grids each),
+  // the per-token losses read back (model/device_ops.h)
+  const std::size_t ids = p.shape.micro_batch * p.shape.context * sizeof(int32_t);
+  for (std::size_t j = 0; j < p.micro_batches_per_rank; ++j) {
+    for (int k = 0; k < 4; ++k) st.copy(device::CopyKind::host_to_device, ids);
+    st.copy(device::CopyKind::device_to_host, ids);  // as many FP32 losses as ids
+  }
+  // per unit, protocol steps 4-6 (step_device/device_step_ops.h): the overflow flag zeroed and
+  // read back, the norm's block sums read back, and with 16-bit parameters the counts of kept values
+  for (std::size_t u = 0; u < l.units.size(); ++u) {
+    const std::size_t reduced = p.reduce_scatters_grad ? l.shard_real(u, l.rank) : l.units[u].numel;
+    const std::size_t owned = p.spec.optimizer ? l.shard_real(u, l.rank) : l.units[u].numel;
+    if (reduced) {
+      st.copy(device::CopyKind::host_to_device, sizeof(uint32_t));
+      st.copy(device::CopyKind::device_to_host, sizeof(uint32_t));
+      st.copy(device::CopyKind::device_to_host, norm_block_count(reduced, l.block) * sizeof(float));
+    }
+    if (owned && p.shape.precision != model::Precision::fp32)
+      st.copy(device::CopyKind::device_to_host, (owned + step::kKeptGroup - 1) / step::kKeptGroup * sizeof(uint32_t));
+  }
+  return st.s;
 }
 
 CommStats predict_mp_comm_per_step(const ZeroPlan& p) {

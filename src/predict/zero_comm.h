@@ -13,6 +13,7 @@
 #pragma once
 
 #include "collective/stats.h"
+#include "device/runtime.h"
 #include "offload/io_thread.h"
 #include "zero/zero_plan.h"
 #include "zero_r/copy_engine.h"
@@ -23,6 +24,17 @@ namespace zt::predict {
 /// deterministic collectives (call-check headers not included).
 /// @param plan the rank's plan. @return the counters.
 CommStats predict_comm_per_step(const zero::ZeroPlan& plan);
+
+/// On a device (--device emulated|cuda): the copies between host and device memory in one applied
+/// step, by kind. Every data-parallel collective on the engine's tensors is staged through pinned
+/// memory (collective/staged_collective.h): its input down, its output up — so a stage-2
+/// reduce-scatter of a bucket of k elements costs k·s_g bytes down and its shard's part up. Per
+/// micro-batch the token ids go up four times (two grids, forward and backward) and the losses
+/// come down; per unit the step's overflow flag goes up and down, its norm block sums and, with
+/// 16-bit parameters, its per-group counts of kept values come down. Device-to-device copies are
+/// not host traffic and are not predicted.
+/// @param plan the rank's plan. @return copies and bytes by kind.
+device::CopyStats predict_device_copies_per_step(const zero::ZeroPlan& plan);
 
 /// The same for the model-parallel group (zero without model parallelism): per micro-batch and
 /// block, 2 all-reduces of the [B T, C] FP32 partial sums in forward (Megatron's g), 2 in backward

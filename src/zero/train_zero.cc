@@ -150,10 +150,10 @@ class ZeroLoop {
  private:
   std::size_t N() const { return lay_.world_size; }  // the data-parallel ranks ZeRO shards over
   /// Every counter, now (zero/step_counters.h); file I/O of both file tiers, the optimizer's and
-  /// the parameters'.
+  /// the parameters'; the device's copies.
   StepCounters counters() const {
     return {coll_.stats(), mp_ ? mp_->stats() : CommStats{}, copies_ ? copies_->stats() : zero_r::TransferStats{},
-            states_->file_stats() + params_->stats()};
+            states_->file_stats() + params_->stats(), place_.copies()};
   }
   std::size_t rank() const { return lay_.rank; }
   std::size_t units() const { return lay_.units.size(); }

@@ -12,7 +12,10 @@ agreement  For a grid of configurations zero-train runs here (stages 0-3, N = 1,
            MEASURED fields of zero-train's --summary-json (memory.per_rank[].by_category and
            peak_bytes, comm.groups.*.bytes_sent_per_step and calls_per_step), never zero-train's
            own predicted ones; and where the run is the ZeRO engine, rank 0's predicted arena trace
-           (zero-plan --memory-trace) equals zero-train's --memory-trace event by event.
+           (zero-plan --memory-trace) equals zero-train's --memory-trace event by event. Rows with
+           --device emulated add the host side's bytes and rank 0's copies between host and
+           device memory per step (zero-plan's device_copies against zero-train's measured
+           device_copies.per_step, by kind, copies and bytes).
 paper      Paper-scale figures: expected values from the closed form 2psi + 2psi + K psi with
            P_os / P_os+g / P_os+g+p over N_d, computed here, equal zero-plan's JSON; and they agree
            with the figures as printed by the paper and the seed documents within their rounding
@@ -117,6 +120,13 @@ def agreement():
     grid.append(["--stage", "3", "--world-size", "4", "--mp-size", "2", "--mp-blocks", "2", "--precision", "fp16",
                  "--partition-activations", "on", "--checkpoint-activations"])
     grid.append(["--stage", "3", "--world-size", "2", "--precision", "bf16", "--data", "TEXT", "--context", "16"])
+    # on the emulated device: the device arena, the host side and the copies between them
+    grid.append(["--device", "emulated", "--precision", "bf16", "--micro-batch", "8"])
+    for stage, n, precision in ((0, 2, "fp32"), (1, 2, "bf16"), (2, 4, "bf16"), (3, 2, "fp32"), (3, 1, "bf16")):
+        grid.append(["--device", "emulated", "--stage", str(stage), "--world-size", str(n), "--precision", precision,
+                     "--micro-batch", str(32 // n // 2)])
+    grid.append(["--device", "emulated", "--stage", "2", "--world-size", "2", "--precision", "bf16",
+                 "--reduce-dtype", "compute", "--bucket-mb", "0.02", "--micro-batch", "8"])
     tmp = tempfile.mkdtemp(prefix="zt-plan-")
     text = os.path.join(tmp, "text.txt")
     os.makedirs(os.path.join(tmp, "params"))
@@ -155,6 +165,11 @@ def agreement():
                       f"{name}: rank 0 {g} traffic: planned {p0['comm'][g]} measured {comm_of(groups[g])}")
         else:  # the single-rank reference loop communicates nothing
             check(p0["comm"] == {"dp": {}, "mp": {}}, f"{name}: one rank plans no traffic")
+        if "device_copies" in run and engine:  # on a device: rank 0's host<->device copies of the step
+            check(not run["steps"][-1]["skipped"], f"{name}: the measured step was skipped")
+            measured = {k: v for k, v in run["device_copies"]["per_step"].items() if k != "device_to_device"}
+            check(p0.get("device_copies") == measured,
+                  f"{name}: rank 0 device copies: planned {p0.get('device_copies')} measured {measured}")
         print("agree:", name, "(trace too)" if engine else "(reference loop)")
 
 

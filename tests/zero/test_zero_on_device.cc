@@ -4,7 +4,8 @@
 // equal to the same run with --device cpu. Each rank's arena is device memory that host code
 // cannot touch (a host dereference kills the process), its collectives are staged through pinned
 // host memory around Gloo, and its ledger equals the closed-form prediction on every rank, the
-// token ids and predictions in a host-side arena with a prediction of its own. A checkpoint saved
+// token ids and predictions in a host-side arena with a prediction of its own; the last step's
+// copies between host and device memory equal their closed form by kind. A checkpoint saved
 // on either device resumes on the other with the bits of an unbroken run.
 // Each row runs in its own Catch2 section named after it.
 #include <catch2/catch.hpp>
@@ -47,6 +48,17 @@ void check_device_equals_host(train::TrainConfig c) {
     auto on_host = h.memory[0].by_category;  // the device holds what the host run's arena holds, less those
     for (const auto& [name, bytes] : m.host_by_category) on_host.erase(name);
     CHECK(m.by_category == on_host);
+    // the last step's copies between host and device memory, by kind, equal their closed form
+    // (predict/zero_comm.h); device-to-device copies are not host traffic and are not predicted
+    const zero::ZeroRunResult& z = *dev.ranks[r].value;
+    REQUIRE(!d.steps.back().skipped);
+    for (const auto kind : {device::CopyKind::host_to_device, device::CopyKind::device_to_host}) {
+      INFO(word_of(kind));
+      CHECK(z.device_copies_per_step.copies_of(kind) == z.device_copies_predicted_per_step.copies_of(kind));
+      CHECK(z.device_copies_per_step.bytes_of(kind) == z.device_copies_predicted_per_step.bytes_of(kind));
+      CHECK(z.device_copies_per_step.bytes_of(kind) > 0);
+    }
+    CHECK(host.ranks[r].value->device_copies_total == device::CopyStats{});  // none on the host
   }
   CHECK(compare_params(dev.artifacts.final_params, host.artifacts.final_params) == "");
   CHECK(compare_params(dev.artifacts.step1_grad, host.artifacts.step1_grad) == "");

@@ -306,6 +306,9 @@ int plan_shape(const TrainConfig& c, const PlanFlags& f, ordered_json& out) {
                     {"read_calls", r.file_io.read_calls},
                     {"write_bytes", r.file_io.write_bytes},
                     {"write_calls", r.file_io.write_calls}};
+    if (c.device != zt::device::Device::cpu && !run.reference_loop)
+      j["device_copies"] =
+          ordered_json::parse(zt::predict::device_copies_json({}, r.device_copies, {}))["predicted_per_step"];
     ranks.push_back(j);
   }
   std::printf("arena capacity (--memory-budget-mb %g): %zu B\n", c.memory_budget_mb, run.arena_capacity);
@@ -330,12 +333,20 @@ int plan_shape(const TrainConfig& c, const PlanFlags& f, ordered_json& out) {
                   static_cast<unsigned long long>(t.to_host_calls), static_cast<unsigned long long>(t.to_host_bytes),
                   static_cast<unsigned long long>(t.to_device_calls),
                   static_cast<unsigned long long>(t.to_device_bytes));
+    const auto& d = r.device_copies;
+    using zt::device::CopyKind;
+    if (d.copies_of(CopyKind::host_to_device) || d.copies_of(CopyKind::device_to_host))
+      std::printf("  %s  device host_to_device %llu copies %llu B, device_to_host %llu copies %llu B\n", label.c_str(),
+                  static_cast<unsigned long long>(d.copies_of(CopyKind::host_to_device)),
+                  static_cast<unsigned long long>(d.bytes_of(CopyKind::host_to_device)),
+                  static_cast<unsigned long long>(d.copies_of(CopyKind::device_to_host)),
+                  static_cast<unsigned long long>(d.bytes_of(CopyKind::device_to_host)));
     const auto& io = r.file_io;
     if (io.read_calls || io.write_calls)
       std::printf("  %s  file read %llu calls %llu B, write %llu calls %llu B\n", label.c_str(),
                   static_cast<unsigned long long>(io.read_calls), static_cast<unsigned long long>(io.read_bytes),
                   static_cast<unsigned long long>(io.write_calls), static_cast<unsigned long long>(io.write_bytes));
-    any = any || total_calls(r.dp_comm) + total_calls(r.mp_comm) > 0;
+    any = any || total_calls(r.dp_comm) + total_calls(r.mp_comm) > 0 || d.copies_of(CopyKind::host_to_device) > 0;
   }
   if (!any) std::printf("  none (one rank)\n");
   out["ranks"] = ranks;

@@ -34,12 +34,6 @@ void require_device(Device device) {
            "the CUDA toolkit and NCCL, rebuild, or use --device cpu");
   ZT_CHECK(p.devices > 0, "--device cuda: no CUDA device is visible to this process (the CUDA runtime says: ", p.error,
            "); use --device cpu");
-  // The engine runs on the emulated device (chapter 9), but the canonical GEMM's per-element body
-  // and argmax have no CUDA launcher yet, so say so rather than fail at the first product.
-  ZT_FAIL("--device cuda: ", p.devices,
-          " CUDA device(s) found, but the training engine does not run on a device yet (chapter 9: it runs "
-          "on --device emulated; the canonical GEMM and argmax have no CUDA launcher); use --device cpu or "
-          "--device emulated");
 }
 
 }  // namespace zt::device

@@ -36,8 +36,8 @@ struct CudaProbe {
 CudaProbe probe_cuda();
 
 /// Fail with one line (zt::Error) unless `device` can run here: cpu always can; cuda needs a
-/// build with CUDA and at least one visible device, and the engine on the device; emulated
-/// always can (it needs no hardware).
+/// build with CUDA and at least one visible device (every rank uses the first); emulated always
+/// can (it needs no hardware).
 /// @param device the value of --device.
 void require_device(Device device);
 

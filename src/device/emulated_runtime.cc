@@ -2,6 +2,7 @@
 // copy and launch checked when it is enqueued (see emulated_runtime.h).
 #include "device/emulated_runtime.h"
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
@@ -125,11 +126,17 @@ TrackedAccess EmulatedRuntime::device_range(const void* ptr, std::size_t bytes, 
   return {a->id, offset, offset + bytes, write};
 }
 
-void EmulatedRuntime::submit(StreamState& stream, const std::string& what, std::function<void()> work) {
-  stream.worker.submit([&stream, what, work = std::move(work)] {
+void EmulatedRuntime::submit(StreamState& stream, const std::string& what, std::function<void()> work,
+                             std::string label) {
+  stream.worker.submit([this, &stream, what, work = std::move(work), label = std::move(label)] {
     if (!stream.failure().empty()) return;  // an earlier error: CUDA would refuse it too
     try {
+      if (!tracing_.load()) return work();
+      const auto start = std::chrono::steady_clock::now();
       work();
+      const auto end = std::chrono::steady_clock::now();
+      std::lock_guard<std::mutex> lock(trace_mutex_);
+      trace_.push_back({stream.name, label, start, end});
     } catch (const std::exception& e) {
       stream.fail(what + " failed: " + e.what());
     } catch (...) {
@@ -168,10 +175,13 @@ void EmulatedRuntime::copy_async(void* dst, const void* src, std::size_t bytes, 
   std::vector<ProtectedMemory::Range> ranges;  // the device sides: all this copy may touch there
   if (src_on_device) ranges.push_back({src, bytes});
   if (dst_on_device) ranges.push_back({dst, bytes});
-  submit(s, what + " (#" + std::to_string(seq) + ")", [this, dst, src, bytes, ranges, what] {
-    ProtectedMemory::OpenScope open(memory_, ranges, what.c_str());
-    std::memcpy(dst, src, bytes);
-  });
+  submit(
+      s, what + " (#" + std::to_string(seq) + ")",
+      [this, dst, src, bytes, ranges, what] {
+        ProtectedMemory::OpenScope open(memory_, ranges, what.c_str());
+        std::memcpy(dst, src, bytes);
+      },
+      what);
 }
 
 void EmulatedRuntime::launch(Stream stream, const KernelLaunch& kernel) {
@@ -188,10 +198,13 @@ void EmulatedRuntime::launch(Stream stream, const KernelLaunch& kernel) {
   std::vector<ProtectedMemory::Range> ranges;  // its declared spans: all the kernel may touch
   for (const DeviceSpan& span : kernel.reads) ranges.push_back({span.ptr, span.bytes});
   for (const DeviceSpan& span : kernel.writes) ranges.push_back({span.ptr, span.bytes});
-  submit(s, what + " (#" + std::to_string(seq) + ")", [this, body = kernel.host_body, ranges, what] {
-    ProtectedMemory::OpenScope open(memory_, ranges, what.c_str());
-    body();
-  });
+  submit(
+      s, what + " (#" + std::to_string(seq) + ")",
+      [this, body = kernel.host_body, ranges, what] {
+        ProtectedMemory::OpenScope open(memory_, ranges, what.c_str());
+        body();
+      },
+      what);
 }
 
 Event EmulatedRuntime::record(Stream stream) {
@@ -223,11 +236,14 @@ void EmulatedRuntime::wait(Stream stream, Event event) {
   if (it == events_.end()) return;  // retired: a synchronize saw it complete and ordered it for everyone
   clock_.wait(s.index, it->second.clock);
   const std::string& recorder = streams_[static_cast<std::size_t>(it->second.stream)]->name;
-  submit(s, "waiting for an event of stream '" + recorder + "'", [state = it->second.state] {
-    std::unique_lock<std::mutex> event_lock(state->mutex);
-    state->cv.wait(event_lock, [&] { return state->done; });
-    ZT_CHECK(state->failure.empty(), "that stream's work failed before the event (", state->failure, ")");
-  });
+  submit(
+      s, "waiting for an event of stream '" + recorder + "'",
+      [state = it->second.state] {
+        std::unique_lock<std::mutex> event_lock(state->mutex);
+        state->cv.wait(event_lock, [&] { return state->done; });
+        ZT_CHECK(state->failure.empty(), "that stream's work failed before the event (", state->failure, ")");
+      },
+      "wait for stream '" + recorder + "'");
 }
 
 std::string EmulatedRuntime::drain(const std::vector<StreamState*>& streams) {
@@ -274,6 +290,13 @@ void EmulatedRuntime::synchronize() {
   }
   const std::string failure = drain(all);
   if (!failure.empty()) throw Error(failure);
+}
+
+void EmulatedRuntime::enable_trace() { tracing_.store(true); }
+
+std::vector<DeviceWorkSpan> EmulatedRuntime::take_trace() {
+  std::lock_guard<std::mutex> lock(trace_mutex_);
+  return std::exchange(trace_, {});
 }
 
 bool EmulatedRuntime::is_device(const void* ptr) const { return memory_.find(ptr).has_value(); }

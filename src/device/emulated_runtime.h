@@ -85,6 +85,10 @@ class EmulatedRuntime final : public Runtime {
   void launch(Stream stream, const KernelLaunch& kernel) override;
   /// @return the copies enqueued so far, by kind.
   CopyStats stats() const override;
+  /// Each stream's thread times every copy, kernel and wait it runs from now on.
+  void enable_trace() override;
+  /// @return the spans timed and not taken before.
+  std::vector<DeviceWorkSpan> take_trace() override;
   /// @param ptr any address. @return whether it is inside a live device allocation.
   bool is_device(const void* ptr) const override;
 
@@ -103,7 +107,8 @@ class EmulatedRuntime final : public Runtime {
   StreamState& stream_at(Stream stream);
   TrackedAccess device_range(const void* ptr, std::size_t bytes, bool write, const std::string& what,
                              const std::string& role) const;
-  void submit(StreamState& stream, const std::string& what, std::function<void()> work);
+  // enqueue work on a stream's thread; `label` names it in the trace
+  void submit(StreamState& stream, const std::string& what, std::function<void()> work, std::string label);
   std::string drain(const std::vector<StreamState*>& streams);
 
   ProtectedMemory memory_;
@@ -114,6 +119,9 @@ class EmulatedRuntime final : public Runtime {
   int next_event_ = 1;
   std::array<std::atomic<int64_t>, kCopyKinds> copies_{};
   std::array<std::atomic<int64_t>, kCopyKinds> bytes_{};
+  std::atomic<bool> tracing_{false};
+  std::mutex trace_mutex_;  // guards trace_ (every stream's thread appends)
+  std::vector<DeviceWorkSpan> trace_;
   std::vector<std::unique_ptr<StreamState>> streams_;  // index = Stream::id; emptied first on destruction
 };
 

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -98,6 +99,14 @@ DeviceSpan span_of(const T* ptr, std::size_t count) {
   return {ptr, count * sizeof(T)};
 }
 
+/// One piece of device work as it ran on its stream (Runtime::take_trace): for `--trace`.
+struct DeviceWorkSpan {
+  std::string stream;                           ///< the stream's name ("compute", "tier copies")
+  std::string what;                             ///< e.g. "kernel 'gelu_forward'", "copy device_to_host"
+  std::chrono::steady_clock::time_point start;  ///< when the stream began it
+  std::chrono::steady_clock::time_point end;    ///< when it was done
+};
+
 /// One kernel launch, type-erased: its name (for messages), the device ranges it reads and
 /// writes (what the emulated device checks for missing synchronisation), and its body for each
 /// runtime. device/kernel_launch.h builds one from an item op.
@@ -162,6 +171,12 @@ class Runtime {
 
   /// @return the copies enqueued so far, by kind.
   virtual CopyStats stats() const = 0;
+  /// Record, from now on, when each copy, kernel and wait runs on its stream (`--trace`; off by
+  /// default: it costs two clock reads and a record per operation). A runtime that cannot see
+  /// its streams' work run (the CUDA runtime so far) records nothing.
+  virtual void enable_trace() {}
+  /// @return the work recorded and not taken before, each stream's in the order it ran.
+  virtual std::vector<DeviceWorkSpan> take_trace() { return {}; }
 
   /// Whether an address is this runtime's device memory (what a collective must stage through
   /// the host before a host-side library may read it). @param ptr any address.

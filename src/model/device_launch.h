@@ -8,9 +8,8 @@
 // included, an over-statement that can only make the checker stricter).
 // The GEMM kernels run gemm/canonical_gemm_kernel.h's one-thread-per-element bodies: the host body
 // enumerates the grid a GPU would run (device/host_launch.h), so every element is the canonical
-// chain, bitwise the CPU's `--gemm canonical`. Their CUDA body is left empty: gemm/cuda/ launches
-// these bodies only from host pointers so far (canonical_gemm_cuda.h), and the CUDA runtime refuses
-// a kernel without a body by name rather than skip it.
+// chain, bitwise the CPU's `--gemm canonical`. In a build with the CUDA kernels their CUDA body is
+// the same per-element body as a CUDA kernel on the launch's stream (gemm/cuda/canonical_gemm_cuda.h).
 #pragma once
 
 #include <cstddef>
@@ -24,6 +23,9 @@
 #include "device/kernel_launch.h"
 #include "device/runtime.h"
 #include "gemm/canonical_gemm_kernel.h"
+#if defined(ZT_WITH_CUDA_KERNELS)
+#include "gemm/cuda/canonical_gemm_cuda.h"
+#endif
 
 namespace zt::model::device_launch {
 
@@ -59,21 +61,6 @@ void launch_items(device::Runtime& rt, device::Stream s, const char* name, const
   rt.launch(s, device::item_kernel(name, op, std::move(reads), std::move(writes)));
 }
 
-/// Enqueue an item op that has no CUDA launcher in kernels/cuda yet: host body only (the CUDA
-/// runtime refuses it by name). @param rt the runtime. @param s the stream. @param name the
-/// kernel's name. @param op the op. @param reads what it reads. @param writes what it writes.
-template <typename Op>
-void launch_host_items(device::Runtime& rt, device::Stream s, const char* name, const Op& op,
-                       std::vector<DeviceSpan> reads, std::vector<DeviceSpan> writes) {
-  if (op.items() == 0) return;
-  device::KernelLaunch k;
-  k.name = name;
-  k.reads = std::move(reads);
-  k.writes = std::move(writes);
-  k.host_body = [op] { device::run_items_on_host(op); };
-  rt.launch(s, k);
-}
-
 /// Enqueue C[m,n] = op(A) op(B), each element the canonical chain (gemm/canonical_dot.h).
 /// @param rt the runtime. @param s the stream. @param name the kernel's name. @param a op(A),
 /// [m,k]. @param b op(B), [k,n]. @param m rows. @param n columns. @param k the summed dimension.
@@ -90,6 +77,9 @@ inline void launch_gemm(device::Runtime& rt, device::Stream s, const std::string
     device::launch_on_host(gemm::element_grid(g.m, g.n), {gemm::kElementBlock, gemm::kElementBlock, 1},
                            [&](const device::ThreadIndex& t) { gemm::canonical_gemm_thread(t, g); });
   };
+#if defined(ZT_WITH_CUDA_KERNELS)
+  l.cuda_body = [g](void* stream) { gemm::cuda::canonical_gemm_async(g, stream); };
+#endif
   rt.launch(s, l);
 }
 
@@ -110,6 +100,9 @@ inline void launch_trmm(device::Runtime& rt, device::Stream s, const std::string
     device::launch_on_host(gemm::element_grid(g.m, g.n), {gemm::kElementBlock, gemm::kElementBlock, 1},
                            [&](const device::ThreadIndex& t) { gemm::canonical_trmm_thread(t, g); });
   };
+#if defined(ZT_WITH_CUDA_KERNELS)
+  l.cuda_body = [g](void* stream) { gemm::cuda::canonical_trmm_async(g, stream); };
+#endif
   rt.launch(s, l);
 }
 

@@ -24,7 +24,6 @@
 
 namespace zt::model {
 
-using device_launch::launch_host_items;
 using device_launch::launch_items;
 using device_launch::span;
 
@@ -88,12 +87,6 @@ void DeviceOps<T>::narrow(T* dst, const float* src, int64_t n) {
     copy(dst, src, static_cast<std::size_t>(n) * sizeof(float));
   else
     launch_items(rt_, stream_, "narrow", kernels::CastElements<T, float>{dst, src, n}, {span(src, n)}, {span(dst, n)});
-}
-
-template <typename T>
-void DeviceOps<T>::check_one_block(std::size_t blocks, bool finish) {
-  ZT_CHECK(blocks == 1 && !finish, "tensor parallelism (", blocks, " blocks here",
-           finish ? ", sums completed across a model-parallel group" : "", ") is not on a device yet");
 }
 
 template <typename T>
@@ -208,9 +201,8 @@ void DeviceOps<T>::argmax_rows(int32_t* out, const T* logits, int64_t N, int64_t
   const std::size_t bytes = static_cast<std::size_t>(N) * sizeof(int32_t);
   auto* ids = reinterpret_cast<int32_t*>(device_room(argmax_, bytes, "predicted ids"));
   auto* staged = pinned_room(argmax_pinned_, bytes, "predicted ids");
-  // no CUDA launcher for this op yet (kernels/threads/argmax.h): host body only
-  launch_host_items(rt_, stream_, "argmax_rows", kernels::ArgmaxRows<T>{ids, logits, N, V}, {span(logits, N * V)},
-                    {span(ids, N)});
+  launch_items(rt_, stream_, "argmax_rows", kernels::ArgmaxRows<T>{ids, logits, N, V}, {span(logits, N * V)},
+               {span(ids, N)});
   rt_.copy_async(staged, ids, bytes, device::CopyKind::device_to_host, stream_);
   synchronize();
   std::memcpy(out, staged, bytes);

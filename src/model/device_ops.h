@@ -24,11 +24,15 @@
 // caller's on other streams (parameters uploaded or gathered, gradients taken away) is ordered
 // against this stream by the caller's events, as the emulated device's race checker demands.
 //
-// Not on a device yet: tensor parallelism with more than one block held here or with a
-// FinishBlockSum (mp_blocks > 1 split here, or a model-parallel group): those calls throw zt::Error
-// "not on a device yet". Attention runs head by head (a few launches per head), not as one fused
-// kernel. On the CUDA runtime the GEMMs and the argmax have no CUDA body yet
-// (model/device_launch.h, kernels/threads/argmax.h), so it refuses them by name.
+// Tensor parallelism: the split Linears with J blocks held here run block by block as on the host
+// (kernels/parallel_linear.h), their gathers, scatters and the sum over blocks as item ops
+// (kernels/threads/parallel_linear.h). A FinishBlockSum receives the FP32 partial sum in device
+// memory, with everything before it enqueued on this stream: the caller's group must take device
+// buffers and order itself after the stream (collective/staged_collective.h does both).
+//
+// Not yet: attention runs head by head (a few launches per head), not as one fused kernel. On the CUDA runtime the
+// GEMMs and the argmax have no CUDA body yet (model/device_launch.h, kernels/threads/argmax.h), so it refuses them by
+// name.
 #pragma once
 
 #include <cstddef>
@@ -129,10 +133,10 @@ class DeviceOps final : public ModelOps<T> {
   };
   std::byte* device_room(Owned& b, std::size_t bytes, const char* name);
   std::byte* pinned_room(Owned& b, std::size_t bytes, const char* name);
-  void synchronize();                                     // the stream; every staging copy is done after it
-  void widen(float* dst, const T* src, int64_t n);        // dst = src in FP32 (exact)
-  void narrow(T* dst, const float* src, int64_t n);       // dst = src rounded once to T
-  void check_one_block(std::size_t blocks, bool finish);  // tensor parallelism is not on a device yet
+  void synchronize();                                      // the stream; every staging copy is done after it
+  void widen(float* dst, const T* src, int64_t n);         // dst = src in FP32 (exact)
+  void narrow(T* dst, const float* src, int64_t n);        // dst = src rounded once to T
+  void sum_blocks(float* partials, int64_t n, int64_t J);  // the canonical tree over J blocks, into block 0
 
   device::Runtime& rt_;
   device::Stream stream_;

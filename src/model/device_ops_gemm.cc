@@ -20,6 +20,7 @@
 #include "kernels/attention.h"
 #include "kernels/threads/attention.h"
 #include "kernels/threads/linear.h"
+#include "kernels/threads/parallel_linear.h"
 #include "model/device_launch.h"
 #include "model/device_ops.h"
 
@@ -119,8 +120,24 @@ void DeviceOps<T>::linear_backward(T* dx, T* dW, T* db, const T* dy, const T* x,
 template <typename T>
 void DeviceOps<T>::column_parallel_forward(T* y, const T* x, const std::vector<kernels::LinearBlock<T>>& blocks,
                                            int64_t N, int64_t in, int64_t G, int64_t outb, float* scratch) {
-  check_one_block(blocks.size(), false);
-  linear_forward(y, x, blocks[0].W, blocks[0].b, N, in, G * outb, scratch);
+  const auto J = static_cast<int64_t>(blocks.size());
+  const int64_t ob = G * outb;
+  if (J == 1) return linear_forward(y, x, blocks[0].W, blocks[0].b, N, in, ob, scratch);
+  // the CPU kernel's scratch: y_f [N,ob], then (16-bit) x_f [N,in], W_f [ob,in]
+  float* y_f = scratch;
+  float* x_stage = y_f + N * ob;
+  float* W_stage = x_stage + (kNarrow<T> ? N * in : 0);
+  if constexpr (kNarrow<T>) widen(x_stage, x, N * in);
+  const float* x_f = as_f(x, x_stage);
+  for (int64_t j = 0; j < J; ++j) {
+    if constexpr (kNarrow<T>) widen(W_stage, blocks[j].W, ob * in);
+    launch_gemm(rt_, stream_, "column_parallel_forward x W_j^T", Operand{x_f, in, false},
+                Operand{as_f(blocks[j].W, W_stage), in, true}, N, ob, in, y_f, ob);
+    std::vector<device::DeviceSpan> reads = {span(y_f, N * ob)};
+    if (blocks[j].b) reads.push_back(span(blocks[j].b, ob));
+    launch_items(rt_, stream_, "column_parallel_scatter",
+                 kernels::BlockColumnsNarrow<T>{y, y_f, blocks[j].b, N, G, J, j, outb}, reads, {span(y, N * J * ob)});
+  }
 }
 
 template <typename T>
@@ -128,24 +145,111 @@ void DeviceOps<T>::column_parallel_backward(T* dx, const std::vector<kernels::Li
                                             const T* x, const std::vector<kernels::LinearBlock<T>>& blocks, int64_t N,
                                             int64_t in, int64_t G, int64_t outb,
                                             const kernels::FinishBlockSum& finish_sum, float* scratch) {
-  check_one_block(blocks.size(), static_cast<bool>(finish_sum));
-  linear_backward(dx, grads[0].dW, grads[0].db, dy, x, blocks[0].W, N, in, G * outb, scratch);
+  const auto J = static_cast<int64_t>(blocks.size());
+  const int64_t ob = G * outb;
+  if (J == 1 && !finish_sum)
+    return linear_backward(dx, grads[0].dW, grads[0].db, dy, x, blocks[0].W, N, in, ob, scratch);
+  // the CPU kernel's scratch: dy_f [N,ob], then (16-bit) W_f [ob,in], x_f [N,in], dW_f [ob,in],
+  // then the J partial input gradients [N,in] each (FP32 with one block: dx itself)
+  float* dy_f = scratch;
+  float* W_stage = dy_f + N * ob;
+  float* x_stage = W_stage + (kNarrow<T> ? ob * in : 0);
+  float* dW_stage = x_stage + (kNarrow<T> ? N * in : 0);
+  float* partials = dW_stage + (kNarrow<T> ? ob * in : 0);
+  if constexpr (!kNarrow<T>)
+    if (J == 1) partials = reinterpret_cast<float*>(dx);
+  if constexpr (kNarrow<T>) widen(x_stage, x, N * in);
+  const float* x_f = as_f(x, x_stage);
+  for (int64_t j = 0; j < J; ++j) {
+    launch_items(rt_, stream_, "column_parallel_gather dy_j", kernels::BlockColumnsWiden<T>{dy_f, dy, N, G, J, j, outb},
+                 {span(dy, N * J * ob)}, {span(dy_f, N * ob)});
+    if constexpr (kNarrow<T>) widen(W_stage, blocks[j].W, ob * in);
+    float* dW_f = out_f(grads[j].dW, dW_stage);
+    launch_gemm(rt_, stream_, "column_parallel_backward dy_j W_j", Operand{dy_f, ob, false},
+                Operand{as_f(blocks[j].W, W_stage), in, false}, N, in, ob, partials + j * N * in, in);
+    launch_gemm(rt_, stream_, "column_parallel_backward dy_j^T x", Operand{dy_f, ob, true}, Operand{x_f, in, false}, ob,
+                in, N, dW_f, in);
+    if constexpr (kNarrow<T>) narrow(grads[j].dW, dW_f, ob * in);
+    if (grads[j].db)
+      launch_items(rt_, stream_, "column_parallel_bias_grad", kernels::BiasGradColumnsF<T>{grads[j].db, dy_f, N, ob},
+                   {span(dy_f, N * ob)}, {span(grads[j].db, ob)});
+  }
+  sum_blocks(partials, N * in, J);
+  if (finish_sum) finish_sum(partials, static_cast<std::size_t>(N * in));  // on this stream's order (the group stages)
+  if (kNarrow<T> || partials != reinterpret_cast<float*>(dx)) narrow(dx, partials, N * in);
 }
 
 template <typename T>
 void DeviceOps<T>::row_parallel_forward(T* y, const T* x, const std::vector<kernels::LinearBlock<T>>& blocks,
                                         const T* b, int64_t N, int64_t inb, int64_t out,
                                         const kernels::FinishBlockSum& finish_sum, float* scratch) {
-  check_one_block(blocks.size(), static_cast<bool>(finish_sum));
-  linear_forward(y, x, blocks[0].W, b, N, inb, out, scratch);
+  const auto J = static_cast<int64_t>(blocks.size());
+  if (J == 1 && !finish_sum) return linear_forward(y, x, blocks[0].W, b, N, inb, out, scratch);
+  // the CPU kernel's scratch: the J partial outputs [N,out] each, then x_j [N,inb] (16-bit or
+  // several blocks), then (16-bit) W_j [out,inb]
+  float* partials = scratch;
+  float* x_stage = partials + J * N * out;
+  float* W_stage = x_stage + (kNarrow<T> || J > 1 ? N * inb : 0);
+  for (int64_t j = 0; j < J; ++j) {
+    const float* x_f = x_stage;
+    if (J > 1)
+      launch_items(rt_, stream_, "row_parallel_gather x_j", kernels::BlockColumnsWiden<T>{x_stage, x, N, 1, J, j, inb},
+                   {span(x, N * J * inb)}, {span(x_stage, N * inb)});
+    else if constexpr (kNarrow<T>)
+      widen(x_stage, x, N * inb);
+    else
+      x_f = as_f(x, x_stage);
+    if constexpr (kNarrow<T>) widen(W_stage, blocks[j].W, out * inb);
+    launch_gemm(rt_, stream_, "row_parallel_forward x_j W_j^T", Operand{x_f, inb, false},
+                Operand{as_f(blocks[j].W, W_stage), inb, true}, N, out, inb, partials + j * N * out, out);
+  }
+  sum_blocks(partials, N * out, J);
+  if (finish_sum) finish_sum(partials, static_cast<std::size_t>(N * out));
+  std::vector<device::DeviceSpan> reads = {span(partials, N * out)};
+  if (b) reads.push_back(span(b, out));
+  launch_items(rt_, stream_, "row_parallel_bias", kernels::LinearBiasElements<T>{y, partials, b, N, out}, reads,
+               {span(y, N * out)});
 }
 
 template <typename T>
 void DeviceOps<T>::row_parallel_backward(T* dx, const std::vector<kernels::LinearBlockGrad<T>>& grads, T* db,
                                          const T* dy, const T* x, const std::vector<kernels::LinearBlock<T>>& blocks,
                                          int64_t N, int64_t inb, int64_t out, float* scratch) {
-  check_one_block(blocks.size(), false);
-  linear_backward(dx, grads[0].dW, db, dy, x, blocks[0].W, N, inb, out, scratch);
+  const auto J = static_cast<int64_t>(blocks.size());
+  if (J == 1) return linear_backward(dx, grads[0].dW, db, dy, x, blocks[0].W, N, inb, out, scratch);
+  // the CPU kernel's scratch: dy_f [N,out], then (16-bit) W_j [out,inb], then x_j and dx_j
+  // [N,inb] each, then (16-bit) dW_j [out,inb]
+  float* dy_stage = scratch;
+  float* W_stage = dy_stage + N * out;
+  float* x_stage = W_stage + (kNarrow<T> ? out * inb : 0);
+  float* dx_stage = x_stage + N * inb;
+  float* dW_stage = dx_stage + N * inb;
+  if constexpr (kNarrow<T>) widen(dy_stage, dy, N * out);
+  const float* dy_f = as_f(dy, dy_stage);
+  for (int64_t j = 0; j < J; ++j) {
+    if constexpr (kNarrow<T>) widen(W_stage, blocks[j].W, out * inb);
+    launch_items(rt_, stream_, "row_parallel_gather x_j", kernels::BlockColumnsWiden<T>{x_stage, x, N, 1, J, j, inb},
+                 {span(x, N * J * inb)}, {span(x_stage, N * inb)});
+    float* dW_f = out_f(grads[j].dW, dW_stage);
+    launch_gemm(rt_, stream_, "row_parallel_backward dy W_j", Operand{dy_f, out, false},
+                Operand{as_f(blocks[j].W, W_stage), inb, false}, N, inb, out, dx_stage, inb);
+    launch_gemm(rt_, stream_, "row_parallel_backward dy^T x_j", Operand{dy_f, out, true}, Operand{x_stage, inb, false},
+                out, inb, N, dW_f, inb);
+    launch_items(rt_, stream_, "row_parallel_scatter dx_j",
+                 kernels::BlockColumnsNarrow<T>{dx, dx_stage, nullptr, N, 1, J, j, inb}, {span(dx_stage, N * inb)},
+                 {span(dx, N * J * inb)});
+    if constexpr (kNarrow<T>) narrow(grads[j].dW, dW_f, out * inb);
+  }
+  if (db)
+    launch_items(rt_, stream_, "row_parallel_bias_grad", kernels::LinearBiasGradColumns<T>{db, dy, N, out},
+                 {span(dy, N * out)}, {span(db, out)});
+}
+
+template <typename T>
+void DeviceOps<T>::sum_blocks(float* partials, int64_t n, int64_t J) {
+  if (J > 1)
+    launch_items(rt_, stream_, "block_sum", kernels::BlockSumElements{partials, n, J}, {span(partials, J * n)},
+                 {span(partials, n)});
 }
 
 template <typename T>
@@ -245,7 +349,8 @@ void DeviceOps<T>::attention_backward(T* dqkv, const T* dout, const T* qkv, cons
                                                     int64_t, int64_t, float*);                                         \
   template void DeviceOps<T>::attention_forward(T*, T*, const T*, int64_t, int64_t, int64_t, int64_t, float*);         \
   template void DeviceOps<T>::attention_backward(T*, const T*, const T*, const T*, int64_t, int64_t, int64_t, int64_t, \
-                                                 float*);
+                                                 float*);                                                              \
+  template void DeviceOps<T>::sum_blocks(float*, int64_t, int64_t);
 ZT_DEVICE_OPS_GEMM_INSTANCE(float)
 ZT_DEVICE_OPS_GEMM_INSTANCE(fp16)
 ZT_DEVICE_OPS_GEMM_INSTANCE(bf16)

@@ -18,11 +18,11 @@
 // tier: the accelerator tier's ledger has none of either), or in a FileTier (offload/file_tier.h:
 // only its bounded ring is in RAM). Host staging: one unit's gradient (`offload_grads`) and, below
 // fp32, one unit's refreshed 16-bit values (`offload_params`).
-// On a GPU the host tier's arena would be pinned memory (cudaHostAlloc) and the CopyEngine a copy
-// stream with events (cudaMemcpyAsync), so the copies are DMA transfers; the update would run on
-// the CPU as here. The copies of a unit are waited for before the next unit: the updated values
-// must be on the accelerator before the engine's all-gather of the unit reads them.
-// It does not reduce, gather or decide a step (zero/train_zero.cc does).
+// On a device (--device emulated|cuda) the host tier's arena is pinned memory and the CopyEngine a
+// copy stream ordered after the compute stream by events (zero_r/copy_engine.h), so the copies
+// are DMA transfers; the update runs on the CPU as here, this same code. The copies of a unit are waited for before the
+// next unit: the updated values must be on the accelerator before the engine's all-gather of the unit reads them. It
+// does not reduce, gather or decide a step (zero/train_zero.cc does).
 #pragma once
 
 #include <algorithm>

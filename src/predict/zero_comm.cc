@@ -137,8 +137,38 @@ device::CopyStats predict_device_copies_per_step(const ZeroPlan& p) {
     for (int k = 0; k < 4; ++k) st.copy(device::CopyKind::host_to_device, ids);
     st.copy(device::CopyKind::device_to_host, ids);  // as many FP32 losses as ids
   }
+  // tensor parallelism: every all-reduce that completes a split Linear's block sum
+  // (predict_mp_comm_per_step's 4 or 6 per block and micro-batch) stages its [B T, C] FP32 partial
+  // sum down and the completed sum back up
+  if (p.mp.size > 1) {
+    const std::size_t partial = ids / sizeof(int32_t) * static_cast<std::size_t>(p.shape.model.width) * sizeof(float);
+    const std::size_t per_block = p.shape.checkpoint_activations ? 6 : 4;
+    for (std::size_t k = 0; k < p.micro_batches_per_rank * static_cast<std::size_t>(p.shape.model.layers) * per_block;
+         ++k)
+      st.staged(partial, partial);
+  }
+  // P_a over a model-parallel group: before each block's recomputation, the all-gather of the
+  // checkpoint slices stages this rank's slice down and the N_m slices up (with N_m = 1 the
+  // restore is a device-to-device copy)
+  if (p.partition_activations && p.mp.size > 1) {
+    const std::size_t slice = checkpoint_slice_of(p) * model::bytes_of(p.shape.precision);
+    for (std::size_t k = 0; k < p.micro_batches_per_rank * static_cast<std::size_t>(p.shape.model.layers); ++k)
+      st.staged(slice, slice * static_cast<std::size_t>(p.mp.size));
+  }
+  // the host tier's transfers (predict_transfers_per_step) are copies between host and device
+  // memory one for one, less those of no bytes: P_a+cpu's slices, out in forward and back in
+  // backward, and ZeRO-Offload's owned gradient down and refreshed parameters up per unit
+  if (p.offload_activations) {
+    const std::size_t slice = checkpoint_slice_of(p) * model::bytes_of(p.shape.precision);
+    for (std::size_t k = 0; k < p.micro_batches_per_rank * static_cast<std::size_t>(p.shape.model.layers); ++k)
+      st.staged(slice, slice);
+  }
+  if (p.offload_optimizer)
+    for (std::size_t u = 0; u < l.units.size(); ++u)
+      st.staged(p.owned_real(u) * (p.grad_storage_16bit ? 2 : 4), p.owned_real(u) * model::bytes_of(p.shape.precision));
   // per unit, protocol steps 4-6 (step_device/device_step_ops.h): the overflow flag zeroed and
-  // read back, the norm's block sums read back, and with 16-bit parameters the counts of kept values
+  // read back, the norm's block sums read back, and with 16-bit parameters updated on the device
+  // (not in ZeRO-Offload's host tier) the counts of kept values
   for (std::size_t u = 0; u < l.units.size(); ++u) {
     const std::size_t reduced = p.reduce_scatters_grad ? l.shard_real(u, l.rank) : l.units[u].numel;
     const std::size_t owned = p.spec.optimizer ? l.shard_real(u, l.rank) : l.units[u].numel;
@@ -147,7 +177,7 @@ device::CopyStats predict_device_copies_per_step(const ZeroPlan& p) {
       st.copy(device::CopyKind::device_to_host, sizeof(uint32_t));
       st.copy(device::CopyKind::device_to_host, norm_block_count(reduced, l.block) * sizeof(float));
     }
-    if (owned && p.shape.precision != model::Precision::fp32)
+    if (owned && p.shape.precision != model::Precision::fp32 && !p.offload_optimizer)
       st.copy(device::CopyKind::device_to_host, (owned + step::kKeptGroup - 1) / step::kKeptGroup * sizeof(uint32_t));
   }
   return st.s;

@@ -31,7 +31,9 @@ CommStats predict_comm_per_step(const zero::ZeroPlan& plan);
 /// reduce-scatter of a bucket of k elements costs k·s_g bytes down and its shard's part up. Per
 /// micro-batch the token ids go up four times (two grids, forward and backward) and the losses
 /// come down; per unit the step's overflow flag goes up and down, its norm block sums and, with
-/// 16-bit parameters, its per-group counts of kept values come down. Device-to-device copies are
+/// 16-bit parameters, its per-group counts of kept values come down. With tensor parallelism each
+// all-reduce of a block sum (predict_mp_comm_per_step) moves its [B T, C] FP32 partial sum down and
+// up: 4 or 6 per block and micro-batch, 4 B T C bytes each way. Device-to-device copies are
 /// not host traffic and are not predicted.
 /// @param plan the rank's plan. @return copies and bytes by kind.
 device::CopyStats predict_device_copies_per_step(const zero::ZeroPlan& plan);

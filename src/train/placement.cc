@@ -22,12 +22,8 @@ void check_runs_on_device(const TrainConfig& c) {
     ZT_CHECK(!used, flag, ": ", what, " does not run on a device yet (", why, ")");
   };
   refuse(c.gemm != kernels::GemmBackend::canonical, "--gemm blas", "the device runs the canonical GEMM only");
-  refuse(c.mp_size > 1 || c.resolved_mp_blocks() > 1, "tensor parallelism (--mp-size, --mp-blocks)",
-         "the blocks' partial sums are completed on the host");
-  refuse(c.partition_activations != PartitionActivations::off, "--partition-activations",
-         "the checkpoint slices are kept by host code");
-  refuse(c.offloads_optimizer() || !c.offload_params_dir().empty(), "offload (--offload-optimizer, --offload-params)",
-         "the tiers copy with host code");
+  refuse(!c.offload_params_dir().empty(), "--offload-params",
+         "the parameter tier's shards are read and updated by host code");
 }
 
 template <typename T>

@@ -30,9 +30,11 @@
 namespace zt::train {
 
 /// What runs on a device so far (chapter 9): the reference loop and the ZeRO engine's stages 0-3
-/// over any number of data-parallel ranks, with the canonical GEMM, and checkpoints. zt::Error (one line) for a
-/// device run with anything that does not yet: --gemm blas, tensor parallelism, ZeRO-R's
-/// partitioned activations and offload. Never a silent fall-back to the host.
+/// over any number of data-parallel ranks, tensor parallelism (--mp-size, --mp-blocks), with the
+/// canonical GEMM, ZeRO-R's partitioned activations (P_a, P_a+cpu), ZeRO-Offload's optimizer tier
+/// (host or file), and checkpoints. zt::Error (one line) for a device run with anything that does
+/// not yet: --gemm blas and the parameter tier (--offload-params). Never a silent fall-back to
+/// the host.
 /// @param config the settings (nothing is checked for --device cpu).
 void check_runs_on_device(const TrainConfig& config);
 
@@ -69,6 +71,10 @@ class Placement {
   /// device, `group` behind pinned staging (collective/staged_collective.h), kept by this object.
   /// @param group a host-side group (outlives this object). @return the group to use.
   Collective& collective(Collective& group);
+  /// @return the device runtime (null on the host): for what copies on streams of its own.
+  device::Runtime* runtime() { return runtime_.get(); }
+  /// @return the compute stream every op is enqueued on (meaningless on the host).
+  device::Stream compute_stream() const { return stream_; }
   /// @return the runtime's name ("host" without one).
   std::string name() const { return runtime_ ? runtime_->name() : "host"; }
 

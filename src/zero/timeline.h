@@ -2,12 +2,16 @@
 // showing what overlap and prefetch buy (written as Chrome-trace / Perfetto JSON by zero-train
 // --trace FILE). A blocked span is the time a rank waits in Work::wait() for a collective it
 // issued earlier: with overlap and prefetch the collectives run during compute and these spans
-// shrink. It measures wall-clock time only; it changes no arithmetic.
+// shrink. On a device the runtime's streams add a track each (category "stream NAME": the
+// kernels, copies and waits as they ran there), so the host's run-ahead and the copy stream's
+// overlap with the compute stream show. It measures wall-clock time only; it changes no arithmetic.
 #pragma once
 
 #include <chrono>
 #include <string>
 #include <vector>
+
+#include "device/runtime.h"
 
 namespace zt::zero {
 
@@ -35,6 +39,21 @@ class Timeline {
   void add(std::string name, std::string cat, double start_us) {
     if (enabled_) events_.push_back({std::move(name), std::move(cat), start_us, now_us() - start_us});
   }
+  /// Record a span measured elsewhere (a device stream's work). @param name what ran.
+  /// @param cat its category. @param start when it began. @param end when it was done.
+  void add_at(std::string name, std::string cat, std::chrono::steady_clock::time_point start,
+              std::chrono::steady_clock::time_point end) {
+    if (!enabled_) return;
+    const auto us = [](auto d) { return std::chrono::duration<double, std::micro>(d).count(); };
+    events_.push_back({std::move(name), std::move(cat), us(start - origin_), us(end - start)});
+  }
+  /// Record the device work a runtime timed (Runtime::enable_trace), a track per stream
+  /// (category "stream NAME"), once the work queued so far has run. @param runtime the device.
+  void add_device_work(device::Runtime& runtime) {
+    if (!enabled_) return;
+    runtime.synchronize();
+    for (const device::DeviceWorkSpan& w : runtime.take_trace()) add_at(w.what, "stream " + w.stream, w.start, w.end);
+  }
   /// The spans so far. @return them, in recording order.
   const std::vector<TimelineEvent>& events() const { return events_; }
 
@@ -44,7 +63,9 @@ class Timeline {
   std::vector<TimelineEvent> events_;
 };
 
-/// Chrome-trace JSON ({"traceEvents": [...]}, complete events, pid = rank).
+/// Chrome-trace JSON ({"traceEvents": [...]}, complete events, pid = rank; a track per rank for
+/// its compute (tid 0), its blocked spans (tid 1) and each device stream (tid 2, 3, ..., in order
+/// of first appearance), each named by a thread_name metadata event).
 /// @param per_rank each rank's spans, in rank order. @return the document.
 std::string chrome_trace_json(const std::vector<std::vector<TimelineEvent>>& per_rank);
 

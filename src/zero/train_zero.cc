@@ -36,7 +36,7 @@
 // What is not here: the predictions of its memory and traffic (predict/, which never sees this
 // file's internals), the checkpoint format (zero/engine_checkpoint.h), the dumps' gathers
 // (zero/dense_readback.h), the order of micro-batches over ranks (zero/micro_batch_order.h).
-// `diff` against the reference loop: fewer than 520 changed lines (tests/docs/check_structure.py).
+// `diff` against the reference loop: fewer than 530 changed lines (tests/docs/check_structure.py).
 #include "zero/train_zero.h"
 
 #include <cstring>
@@ -97,7 +97,7 @@ class ZeroLoop {
         data_(data),
         place_(c.device),
         coll_(place_.collective(groups.dp)),  // on a device: staged through pinned host memory
-        mp_(groups.mp),
+        mp_(groups.mp ? &place_.collective(*groups.mp) : nullptr),
         world_rank_(world_rank(groups)),
         artifacts_(artifacts),
         plan_(make_zero_plan(c, data.vocab_size(), groups.dp.rank(), groups.mp ? groups.mp->rank() : 0)),
@@ -115,6 +115,7 @@ class ZeroLoop {
     kernels::set_gemm_backend(c.gemm);
     gpt_.set_ops(place_.model_ops());  // null: the host's CPU kernels
     if (!c.memory_trace.empty()) arena_.enable_trace();
+    if (!c.trace.empty() && place_.on_device()) place_.runtime()->enable_trace();
     if (c.allocator == train::Allocator::zero) set_aside_md_regions(md);
     allocate();
     initialise();
@@ -140,6 +141,7 @@ class ZeroLoop {
     out.set_counters(last, training);
     out.dp_rank = coll_.rank();
     out.mp_rank = mp_ ? mp_->rank() : 0;
+    if (place_.on_device()) timeline_.add_device_work(*place_.runtime());  // a track per stream
     out.timeline = timeline_.events();
     out.arena_trace = arena_.trace();
     if (artifacts_ && (!c_.dump_params.empty() || c_.verify)) artifacts_->final_params = master_values();
@@ -166,8 +168,11 @@ class ZeroLoop {
   void allocate() {
     params_.emplace(plan_, arena_, c_.offload_params_dir(), world_rank_, ops());  // S_p: in this arena, or a file
     if (plan_.offload_activations || plan_.offload_optimizer) {                   // a host tier: P_a+cpu, ZeRO-Offload
-      copies_ = std::make_unique<zero_r::CopyEngine>();
-      host_arena_ = std::make_unique<Arena>(static_cast<std::size_t>(c_.host_memory_budget_mb * 1048576.0),
+      copies_ = place_.on_device() ? std::make_unique<zero_r::CopyEngine>(*place_.runtime(), place_.compute_stream())
+                                   : std::make_unique<zero_r::CopyEngine>();  // a copy stream, or a copy thread
+      const auto bytes = static_cast<std::size_t>(c_.host_memory_budget_mb * 1048576.0) +
+                         (place_.on_device() ? host_side_bytes(shape_) : 0);  // on a device the host side too
+      host_arena_ = std::make_unique<Arena>(place_.host_slab(bytes, "host tier"),
                                             "host tier of rank " + std::to_string(world_rank_));
     }
     states_ = make_state_store<T>(plan_, c_, arena_, host_arena_.get(), copies_.get(), world_rank_, *params_, ops(),
@@ -182,10 +187,10 @@ class ZeroLoop {
     scratch_ = arena_.allocate(model::scratch_bytes(shape_.model, B, shape_.precision, o), category::scratch);
     workspace_ = {activations_.data(), activations_.bytes(), scratch_.data(),
                   scratch_.bytes(),    checkpoints_.data(),  checkpoints_.bytes()};
-    if (place_.on_device())  // what the loop fills and reads itself stays on the host (pinned)
+    if (place_.on_device() && !host_arena_)  // what the loop fills and reads itself stays on the host (pinned)
       host_side_ = std::make_unique<Arena>(place_.host_slab(host_side_bytes(shape_), "host side"),
                                            "host side of rank " + std::to_string(world_rank_));
-    Arena& host_side = place_.on_device() ? *host_side_ : arena_;
+    Arena& host_side = !place_.on_device() ? arena_ : host_arena_ ? *host_arena_ : *host_side_;
     batch_ = make_buffer<int32_t>(host_side, shape_.micro_batch * (shape_.context + 1), category::batch);
     norm_ = make_buffer<float>(arena_, plan_.norm_floats, category::norm_blocks);
     grads_.emplace(plan_, arena_, ops());  // S_g: per unit the step's sum, the shard or the whole unit
@@ -204,7 +209,7 @@ class ZeroLoop {
     if (plan_.partition_activations) {  // ZeRO-R P_a (and P_a+cpu): zero_r/partitioned_checkpoints.h
       keeper_ = std::make_unique<zero_r::PartitionedCheckpoints<T>>(
           mp_, shape_.micro_batch * shape_.context * static_cast<std::size_t>(shape_.model.width),
-          static_cast<int>(shape_.model.layers), arena_, host_arena_.get(), copies_.get(), c_.overlap);
+          static_cast<int>(shape_.model.layers), arena_, host_arena_.get(), copies_.get(), c_.overlap, ops());
       gpt_.set_checkpoint_keeper(keeper_.get());
     }
   }
@@ -416,6 +421,9 @@ class ZeroLoop {
   const SingleRankShape& shape_;
   model::Gpt<T> gpt_;
   Arena arena_;
+  std::unique_ptr<zero_r::CopyEngine> copies_;  // transfers between the tiers (P_a+cpu, ZeRO-Offload)
+  std::unique_ptr<Arena> host_arena_;           // the host tier (on a device, the host side's too)
+
   std::unique_ptr<Arena> host_side_;       // on a device: the pinned host side (batch, predictions)
   std::optional<ParamStore<T>> params_;    // compute copy θ16 (fp32: the master), extent S_p
   std::optional<StepGradients<T>> grads_;  // per unit: the step's gradient, extent S_g
@@ -429,8 +437,6 @@ class ZeroLoop {
   std::unique_ptr<HeldoutEvaluator<T>> evaluator_;   // held-out rounds split over ranks
   // ZeRO-R P_a / P_a+cpu, ZeRO-Offload (declared last: the keeper and the state store go first,
   // while the arenas and the copy engine they use exist)
-  std::unique_ptr<zero_r::CopyEngine> copies_;  // transfers between the tiers
-  std::unique_ptr<Arena> host_arena_;           // the host tier
   std::unique_ptr<zero_r::PartitionedCheckpoints<T>> keeper_;
   std::unique_ptr<offload::StateStore<T>> states_;  // S_o: master, moments and their update
   Timeline timeline_{!c_.trace.empty()};            // --trace: compute and blocked spans

@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <exception>
 #include <utility>
 
 namespace zt::zero_r {
@@ -34,28 +35,57 @@ void CopyHandle::wait() {
   CopyEngine* engine = std::exchange(engine_, nullptr);
   const Work work = std::move(work_);
   const auto t0 = std::chrono::steady_clock::now();
-  work.wait();  // a memcpy does not fail
+  if (engine->runtime_)
+    engine->runtime_->synchronize(engine->copy_);  // this copy and those queued before it (FIFO)
+  else
+    work.wait();  // a memcpy does not fail
   engine->add_wait(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+}
+
+CopyEngine::CopyEngine(device::Runtime& runtime, device::Stream compute)
+    : runtime_(&runtime), compute_(compute), copy_(runtime.create_stream("tier copies")) {}
+
+CopyEngine::~CopyEngine() {
+  if (!runtime_) return;
+  try {
+    runtime_->synchronize(copy_);
+  } catch (const std::exception&) {
+    // a copy that failed was reported at its wait(), or the run is already failing; what matters
+    // here is that none is still running when its memory goes
+  }
 }
 
 CopyHandle CopyEngine::submit(void* dst, const void* src, std::size_t bytes, CopyDirection direction) {
   CopyHandle h;
   h.engine_ = this;
+  if (runtime_) {
+    if (bytes > 0) {  // (a call of no bytes is counted as on the host, and moves nothing)
+      runtime_->wait(copy_, runtime_->record(compute_));  // after the tensor's producers and readers
+      const auto kind =
+          direction == CopyDirection::to_host ? device::CopyKind::device_to_host : device::CopyKind::host_to_device;
+      runtime_->copy_async(dst, src, bytes, kind, copy_);
+    }
+    count(bytes, direction, 0.0);
+    return h;
+  }
   h.work_ = jobs_.submit([this, dst, src, bytes, direction] {
     const auto t0 = std::chrono::steady_clock::now();
     std::memcpy(dst, src, bytes);
-    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::lock_guard<std::mutex> lock(mutex_);  // counted once done: stats() leaves out copies still queued
-    stats_.copy_seconds += took;
-    if (direction == CopyDirection::to_host) {
-      stats_.to_host_bytes += bytes;
-      ++stats_.to_host_calls;
-    } else {
-      stats_.to_device_bytes += bytes;
-      ++stats_.to_device_calls;
-    }
+    count(bytes, direction, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   });
   return h;
+}
+
+void CopyEngine::count(std::size_t bytes, CopyDirection direction, double seconds) {
+  std::lock_guard<std::mutex> lock(mutex_);  // on the host counted once done: stats() leaves out copies still queued
+  stats_.copy_seconds += seconds;
+  if (direction == CopyDirection::to_host) {
+    stats_.to_host_bytes += bytes;
+    ++stats_.to_host_calls;
+  } else {
+    stats_.to_device_bytes += bytes;
+    ++stats_.to_device_calls;
+  }
 }
 
 TransferStats CopyEngine::stats() const {

@@ -1,12 +1,19 @@
 // zero_r/copy_engine.h — copies between the accelerator tier and the host tier, on a thread of
 // their own, in the order they are submitted, each one counted.
 //
-// On a GPU this is a copy stream with pinned host buffers (cudaMemcpyAsync, events); on the CPU
-// path both tiers are RAM and a copy is a memcpy, but it runs on a separate thread all the same, so
-// that compute and transfers overlap exactly where they would on a device, and so that the bytes,
-// calls and time of every transfer are real measurements. The thread and its FIFO are
-// core/job_thread.h's; this file adds what a job is (a memcpy between the tiers) and what is
-// counted. It moves bytes; it knows nothing of checkpoints or models.
+// Two ways to run, one interface:
+//   on the host (both tiers are RAM): a copy is a memcpy, but it runs on a thread of its own all
+//     the same, so that compute and transfers overlap where they would on a device, and the
+//     bytes, calls and time of every transfer are real measurements. The thread and its FIFO are
+//     core/job_thread.h's.
+//   on a device runtime (device/runtime.h: the emulated device, or CUDA): a copy stream of its own
+//     and the host tier in pinned memory. Each copy first waits, through an event, for everything
+//     the compute stream had queued when it was submitted (the tensor it reads or overwrites was
+//     made or last read there), then runs as copy_async on the copy stream; wait() synchronises
+//     the copy stream, after which the compute stream's later work is ordered after the copy.
+//     Bytes and calls are counted when a copy is enqueued; copy_seconds stays 0 (the host does
+//     not see a DMA run; wait_seconds, the host's wait, is measured).
+// It moves bytes; it knows nothing of checkpoints or models.
 #pragma once
 
 #include <cstddef>
@@ -14,6 +21,7 @@
 #include <mutex>
 
 #include "core/job_thread.h"
+#include "device/runtime.h"
 
 namespace zt::zero_r {
 
@@ -45,16 +53,21 @@ class CopyHandle {
 
  private:
   friend class CopyEngine;
-  Work work_;
+  Work work_;  // on the host: the copy thread's job
   class CopyEngine* engine_ = nullptr;
 };
 
-/// One copy thread and its counters.
+/// One copy thread, or one copy stream of a device, and the counters.
 class CopyEngine {
  public:
+  /// Copies on a host thread (both tiers host memory).
   CopyEngine() = default;
-  /// Finishes every queued copy, then stops the thread (jobs_, the last member, goes first).
-  ~CopyEngine() = default;
+  /// Copies on a new stream of a device runtime, each after the compute stream's queued work.
+  /// @param runtime the device (must outlive this engine). @param compute the compute stream.
+  CopyEngine(device::Runtime& runtime, device::Stream compute);
+  /// Finishes every queued copy, then stops the thread (jobs_, the last member, goes first); on
+  /// a device, waits for the copy stream (the memory its copies touch is freed after this).
+  ~CopyEngine();
   CopyEngine(const CopyEngine&) = delete;
   CopyEngine& operator=(const CopyEngine&) = delete;
 
@@ -62,12 +75,16 @@ class CopyEngine {
   /// @param dst destination. @param src source. @param bytes how many.
   /// @param direction which tier each side is in (for the counters). @return its handle.
   CopyHandle submit(void* dst, const void* src, std::size_t bytes, CopyDirection direction);
-  /// Counters so far (copies still queued are not in them). @return a copy of them.
+  /// Counters so far (on the host, copies still queued are not in them; on a device, every copy
+  /// enqueued is). @return a copy of them.
   TransferStats stats() const;
 
  private:
   friend class CopyHandle;
   void add_wait(double seconds);
+  void count(std::size_t bytes, CopyDirection direction, double seconds);
+  device::Runtime* runtime_ = nullptr;  // on a device: the runtime, its compute and copy streams
+  device::Stream compute_, copy_;
   mutable std::mutex mutex_;  // guards stats_ (the thread counts copies, the caller its waits)
   TransferStats stats_;
   JobThread jobs_;  // last: destroyed first, so every queued copy runs while the rest still exists

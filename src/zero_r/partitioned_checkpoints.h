@@ -12,12 +12,13 @@
 // l-1 back while block l is recomputed and differentiated (prefetch), so the accelerator tier holds
 // two slice-sized staging buffers, nothing more. Every transfer goes through the CopyEngine and is
 // counted. With N_m = 1 the slice is the whole checkpoint: P_a is plain checkpointing, P_a+cpu
-// still offloads.
+// still offloads. The slices' own copies and zero padding are the loop's ops (step/loop_ops.h),
+// so on a device the accelerator tier is device memory, the host tier pinned memory, the
+// CopyEngine a copy stream and the all-gather a staged group: the same code.
 // It owns its slices and staging buffers; it neither computes nor decides when to checkpoint.
 #pragma once
 
 #include <algorithm>
-#include <cstring>
 #include <span>
 #include <vector>
 
@@ -26,6 +27,7 @@
 #include "memory/arena.h"
 #include "memory/buffer.h"
 #include "model/checkpoint_keeper.h"
+#include "step/loop_ops.h"
 #include "zero_r/copy_engine.h"
 
 namespace zt::zero_r {
@@ -47,16 +49,17 @@ class PartitionedCheckpoints final : public model::CheckpointKeeper<T> {
   /// @param layers L. @param device the accelerator tier's arena. @param host the host tier's arena
   /// (null: P_a, the slices stay in `device`). @param copies the copy engine (P_a+cpu only).
   /// @param overlap false: every copy is waited for at once (no overlap, no prefetch; to measure
-  /// what the overlap saves).
+  /// what the overlap saves). @param ops the loop's ops on the accelerator tier's memory.
   PartitionedCheckpoints(Collective* mp, std::size_t count, int layers, Arena& device, Arena* host, CopyEngine* copies,
-                         bool overlap = true)
+                         bool overlap, step::LoopOps<T>& ops)
       : mp_(mp),
         count_(count),
         n_(mp ? static_cast<std::size_t>(mp->size()) : 1),
         rank_(mp ? static_cast<std::size_t>(mp->rank()) : 0),
         slice_(checkpoint_slice(count, n_)),
         copies_(copies),
-        overlap_(overlap) {
+        overlap_(overlap),
+        ops_(ops) {
     ZT_CHECK(!host || copies, "P_a+cpu needs a copy engine");
     Arena& tier = host ? *host : device;
     slices_ = make_buffer<T>(tier, slice_ * static_cast<std::size_t>(layers), category::checkpoints);
@@ -107,7 +110,7 @@ class PartitionedCheckpoints final : public model::CheckpointKeeper<T> {
       }
     }
     if (n_ == 1) {
-      std::memcpy(static_cast<void*>(x), mine, count_ * sizeof(T));
+      ops_.copy(x, mine, count_ * sizeof(T));
       return;
     }
     // one all-gather over the model-parallel group: rank q's slice lands at q·S
@@ -124,14 +127,15 @@ class PartitionedCheckpoints final : public model::CheckpointKeeper<T> {
   void copy_slice(T* dst, const T* x) {
     const std::size_t first = rank_ * slice_;
     const std::size_t real = first < count_ ? std::min(slice_, count_ - first) : 0;
-    std::memcpy(static_cast<void*>(dst), x + first, real * sizeof(T));
-    std::memset(static_cast<void*>(dst + real), 0, (slice_ - real) * sizeof(T));
+    if (real) ops_.copy(dst, x + first, real * sizeof(T));
+    if (slice_ > real) ops_.zero(dst + real, (slice_ - real) * sizeof(T));
   }
 
   Collective* mp_;
   std::size_t count_, n_, rank_, slice_;
   CopyEngine* copies_;
   bool overlap_;
+  step::LoopOps<T>& ops_;      // copies and zeros on the accelerator tier
   TypedBuffer<T> slices_;      // L slices, in the accelerator or the host tier
   TypedBuffer<T> staging_[2];  // P_a+cpu: two slices on the accelerator tier
   CopyHandle in_flight_[2];    // the copy through each staging buffer

@@ -1,7 +1,7 @@
 // `zero-train --device cuda` where it cannot run: one line on stderr and exit 2, on every rank,
 // before any rank waits on another. Which line depends on the build and the machine, and the
-// test asks the same probe the program asks (device/cuda_probe.h), so it holds on a laptop, on a
-// CUDA build without a device, and on a GPU machine.
+// test asks the same probe the program asks (device/cuda_probe.h), so it holds on a laptop and on
+// a CUDA build without a device; on a GPU machine there is nothing to refuse.
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
@@ -17,17 +17,22 @@
 namespace {
 const std::string kTiny = "--layers 1 --heads 2 --width 16 --context 16 --global-batch 4 --steps 1 ";
 
-// the reason the program must give for refusing --device cuda on this machine
+// the reason the program must give for refusing --device cuda on this machine (empty: it runs
+// here, and the GPU tests check that it trains: tests/gpu/test_gpu_engine.cc)
 std::string expected_reason() {
   const auto p = zt::device::probe_cuda();
   if (!p.compiled) return "this build has no CUDA support";
   if (p.devices == 0) return "no CUDA device is visible to this process";
-  return "the training engine does not run on a device yet";
+  return "";
 }
 }  // namespace
 
 TEST_CASE("zero-train --device cuda where it cannot run: one line, exit 2", "[ch9]") {
   const std::string reason = expected_reason();
+  if (reason.empty()) {
+    WARN("a CUDA device is visible: --device cuda runs here (make test-gpu checks it)");
+    return;
+  }
   for (const std::string extra : {"", "--world-size 2 --ranks-as threads ", "--world-size 2 "}) {
     const auto out = zt::test::run_program("zero-train", kTiny + extra + "--device cuda");
     INFO(extra << ": " << out.err);

@@ -3,12 +3,11 @@
 // EmulatedRuntime: device memory the host cannot touch, a thread per stream, the race checker)
 // give the same loss sum, per-token losses, predictions and every gradient element, bit for bit,
 // for fp32, fp16 and bf16, with and without activation checkpointing, on a small shape and on odd
-// ones. Parameters, gradients, the Workspace and the checkpoints are device allocations (filled
-// with NaN bytes, so a read of anything the device did not write shows), and the model reaches
-// them only through its ops: a host dereference would kill the process.
-// Two micro-batches run back to back on one model with no synchronisation between a backward and
-// the next forward, so the second forward stages its token ids while the first backward's work
-// (and the copy of its gradients) may still be queued.
+// ones, and with the split Linears of tensor parallelism in 2 and 4 blocks. Parameters, gradients, the Workspace and
+// the checkpoints are device allocations (filled with NaN bytes, so a read of anything the device did not write shows),
+// and the model reaches them only through its ops: a host dereference would kill the process. Two micro-batches run
+// back to back on one model with no synchronisation between a backward and the next forward, so the second forward
+// stages its token ids while the first backward's work (and the copy of its gradients) may still be queued.
 #include <catch2/catch.hpp>
 
 #include <cstdint>
@@ -226,24 +225,19 @@ TEST_CASE("model on the emulated device: its kernels name what they read, so a m
   rt.synchronize();
 }
 
-TEST_CASE("model on the emulated device: tensor parallelism is refused, not run wrong", "[ch9]") {
-  using namespace zt::model;
-  const GptConfig cfg{.vocab = 13, .context = 8, .layers = 1, .heads = 2, .width = 16, .mp_blocks = 2};
-  EmulatedRuntime rt;
-  DeviceOps<float> ops(rt, zt::device::Stream{0});
-  Gpt<float> model(cfg, 1);
-  model.set_ops(&ops);
-  const auto count = static_cast<std::size_t>(model.manifest().param_count);
-  DeviceBuffer params(rt, count * sizeof(float), "params"), grads(rt, count * sizeof(float), "grads");
-  DeviceBuffer acts(rt, activation_bytes(cfg, 1, Precision::fp32), "activations");
-  DeviceBuffer scratch(rt, scratch_bytes(cfg, 1, Precision::fp32), "scratch");
-  DenseParamProvider<float> provider(model.manifest(), params.as<float>(), grads.as<float>());
-  const auto batch = random_batch(1, cfg.context, cfg.vocab, 3);
-  CHECK_THROWS_WITH(
-      model.forward(provider, batch_inputs(batch.data(), 1, cfg.context), batch_targets(batch.data(), 1, cfg.context),
-                    Workspace{acts.ptr, acts.bytes, scratch.ptr, scratch.bytes}),
-      "tensor parallelism (2 blocks here) is not on a device yet");
-  rt.synchronize();
+TEMPLATE_TEST_CASE(
+    "model on the emulated device: the split Linears in B = 2 and 4 tensor-parallel blocks, every bit "
+    "the host's",
+    "[ch9]", float, zt::fp16, zt::bf16) {
+  // every block on this one device (no model-parallel group): the gathers out of the interleaved
+  // layout, the scatters back and the canonical sum over the blocks run as item ops
+  for (const bool checkpointing : {false, true}) {
+    check_host_equals_device<TestType>(
+        {.vocab = 13, .context = 8, .layers = 2, .heads = 4, .width = 16, .mp_blocks = 2}, 2, checkpointing);
+    // heads of width 3, a context of 7: no power of two in any sum but the block tree's
+    check_host_equals_device<TestType>(
+        {.vocab = 11, .context = 7, .layers = 2, .heads = 4, .width = 12, .mp_blocks = 4}, 3, checkpointing);
+  }
 }
 
 TEST_CASE("model ops: the default is the host's kernels, and set_ops(nullptr) returns to them", "[ch9]") {

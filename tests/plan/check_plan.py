@@ -13,8 +13,8 @@ agreement  For a grid of configurations zero-train runs here (stages 0-3, N = 1,
            peak_bytes, comm.groups.*.bytes_sent_per_step and calls_per_step), never zero-train's
            own predicted ones; and where the run is the ZeRO engine, rank 0's predicted arena trace
            (zero-plan --memory-trace) equals zero-train's --memory-trace event by event. Rows with
-           --device emulated add the host side's bytes and rank 0's copies between host and
-           device memory per step (zero-plan's device_copies against zero-train's measured
+           --device emulated (tensor parallelism, P_a, P_a+cpu and ZeRO-Offload among them) add
+           the host side's bytes and rank 0's copies between host and device memory per step (zero-plan's device_copies against zero-train's measured
            device_copies.per_step, by kind, copies and bytes).
 paper      Paper-scale figures: expected values from the closed form 2psi + 2psi + K psi with
            P_os / P_os+g / P_os+g+p over N_d, computed here, equal zero-plan's JSON; and they agree
@@ -127,6 +127,14 @@ def agreement():
                      "--micro-batch", str(32 // n // 2)])
     grid.append(["--device", "emulated", "--stage", "2", "--world-size", "2", "--precision", "bf16",
                  "--reduce-dtype", "compute", "--bucket-mb", "0.02", "--micro-batch", "8"])
+    grid.append(["--device", "emulated", "--stage", "3", "--world-size", "4", "--mp-size", "2", "--mp-blocks", "4",
+                 "--precision", "fp16", "--checkpoint-activations", "--micro-batch", "8"])
+    grid.append(["--device", "emulated", "--stage", "1", "--world-size", "4", "--mp-size", "2", "--precision", "bf16",
+                 "--partition-activations", "cpu", "--checkpoint-activations"])
+    grid.append(["--device", "emulated", "--stage", "3", "--world-size", "4", "--mp-size", "2", "--precision", "fp32",
+                 "--partition-activations", "on", "--checkpoint-activations", "--micro-batch", "8"])
+    grid.append(["--device", "emulated", "--stage", "2", "--world-size", "2", "--precision", "fp16",
+                 "--offload-optimizer", "host"])
     tmp = tempfile.mkdtemp(prefix="zt-plan-")
     text = os.path.join(tmp, "text.txt")
     os.makedirs(os.path.join(tmp, "params"))

@@ -110,6 +110,16 @@ TEST_CASE("the reference loop on the emulated device: overflow skips, clipping, 
     c.checkpoint_activations = true;
     check_bitwise_equal(c);
   }
+  SECTION("fp16 and bf16 with the split Linears in B = 4 tensor-parallel blocks, checkpointing in bf16") {
+    for (const char* precision : {"fp16", "bf16"}) {
+      TrainConfig c = tiny_config();
+      c.heads = 4;
+      c.mp_blocks = 4;
+      c.precision = word<zt::model::Precision>(precision);
+      c.checkpoint_activations = std::string(precision) == "bf16";
+      check_bitwise_equal(c);
+    }
+  }
   SECTION("bf16 without master weights (the stall counter compares on the device)") {
     TrainConfig c = tiny_config();
     c.precision = word<zt::model::Precision>("bf16");

@@ -6,17 +6,28 @@
 // host memory around Gloo, and its ledger equals the closed-form prediction on every rank, the
 // token ids and predictions in a host-side arena with a prediction of its own; the last step's
 // copies between host and device memory equal their closed form by kind. A checkpoint saved
-// on either device resumes on the other with the bits of an unbroken run.
+// on either device resumes on the other with the bits of an unbroken run. Tensor parallelism too
+// (N_d 2 × N_m 2 at every stage, the block sums completed across ranks through staging), ZeRO-R's
+// P_a and P_a+cpu, and ZeRO-Offload's host and file tiers (a pinned host tier, a copy stream).
 // Each row runs in its own Catch2 section named after it.
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "core/atomic_file.h"
+#include "step/categories.h"
 #include "support/run_program.h"
+#include "zero/mp_fixtures.h"
+#include "zero/offload_fixtures.h"
 #include "zero/zero_fixtures.h"
 
 using namespace zt;
@@ -43,11 +54,17 @@ void check_device_equals_host(train::TrainConfig c) {
     const train::RankMemory& m = d.memory[0];
     CHECK(m.by_category == m.by_category_predicted);  // the device arena: ledger == prediction
     CHECK(m.peak_bytes == m.high_water_bytes_predicted);
-    CHECK(m.host_by_category == m.host_by_category_predicted);  // the host side: ids and predictions
-    CHECK(m.host_by_category.size() == 2);
-    auto on_host = h.memory[0].by_category;  // the device holds what the host run's arena holds, less those
-    for (const auto& [name, bytes] : m.host_by_category) on_host.erase(name);
-    CHECK(m.by_category == on_host);
+    CHECK(m.host_by_category == m.host_by_category_predicted);  // the host side (and the host tier)
+    // the device holds what the host run's arena holds, less the token ids and predictions, which
+    // join the host run's host tier (if it has one) in host memory
+    auto on_device = h.memory[0].by_category;
+    auto on_host = h.memory[0].host_by_category;
+    for (const char* name : {step::category::batch, step::category::eval}) {
+      on_host[name] = on_device[name];
+      on_device.erase(name);
+    }
+    CHECK(m.by_category == on_device);
+    CHECK(m.host_by_category == on_host);
     // the last step's copies between host and device memory, by kind, equal their closed form
     // (predict/zero_comm.h); device-to-device copies are not host traffic and are not predicted
     const zero::ZeroRunResult& z = *dev.ranks[r].value;
@@ -76,7 +93,7 @@ TEST_CASE("ZeRO on the emulated device: stages 0-3 x N = 1, 2, 4 x fp32 / fp16 /
       }
 }
 
-TEST_CASE("ZeRO on the emulated device: a 16-bit wire, buckets and prefetch, bitwise the host's", "[ch9]") {
+TEST_CASE("ZeRO on the emulated device: a 16-bit wire, buckets, prefetch and M_D, bitwise the host's", "[ch9]") {
   SECTION("bf16 stage 1, --reduce-dtype compute (the sum narrowed on the device)") {
     train::TrainConfig c = zero_config(1, 2, 2, "bf16");
     c.reduce_dtype = train::ReduceDtype::compute;
@@ -95,6 +112,62 @@ TEST_CASE("ZeRO on the emulated device: a 16-bit wire, buckets and prefetch, bit
     c.prefetch = 2;
     check_device_equals_host(c);
   }
+  SECTION("bf16 stage 2 with checkpointing and --allocator zero (M_D's regions in the device slab)") {
+    train::TrainConfig c = zero_config(2, 2, 2, "bf16");
+    c.checkpoint_activations = true;
+    c.allocator = train::Allocator::zero;
+    check_device_equals_host(c);
+  }
+}
+
+TEST_CASE(
+    "ZeRO on the emulated device: tensor parallelism (N_d 2 x N_m 2, and B = 4 blocks on one rank), bitwise "
+    "the host's",
+    "[ch9]") {
+  // the split Linears' block sums completed across the model-parallel group through the staged
+  // group, every partial sum's copies down and up in the closed form
+  for (const MpCase& cs :
+       {MpCase{2, 2, 0, "fp32", false}, MpCase{2, 2, 1, "bf16", true}, MpCase{2, 2, 2, "fp16", false},
+        MpCase{2, 2, 3, "bf16", true}, MpCase{1, 2, 3, "fp32", true}})
+    SECTION(cs.name()) { check_device_equals_host(cs.config()); }
+  SECTION("one rank holding all B = 4 blocks (no model-parallel group), fp16") {
+    check_device_equals_host(MpCase{1, 1, 0, "fp16", false}.config());
+  }
+}
+
+TEST_CASE("ZeRO on the emulated device: ZeRO-R's P_a and P_a+cpu, bitwise the host's", "[ch9]") {
+  // the slices cut and padded by the loop's ops, gathered over the staged model-parallel group;
+  // P_a+cpu's host tier pinned and its copies on a copy stream after the compute stream's work
+  const auto partitioned = [](MpCase cs, const char* partition) {
+    train::TrainConfig c = cs.config();
+    c.partition_activations = word<train::PartitionActivations>(partition);
+    return c;
+  };
+  SECTION("P_a, N_d 2 x N_m 2, stage 3, bf16") { check_device_equals_host(partitioned({2, 2, 3, "bf16", true}, "on")); }
+  SECTION("P_a+cpu, N_d 2 x N_m 2, stage 1, fp16") {
+    check_device_equals_host(partitioned({2, 2, 1, "fp16", true}, "cpu"));
+  }
+  SECTION("P_a+cpu without model parallelism (the slice is the whole checkpoint), N_d 2, stage 2, fp32") {
+    check_device_equals_host(partitioned({2, 1, 2, "fp32", true}, "cpu"));
+  }
+}
+
+TEST_CASE("ZeRO on the emulated device: ZeRO-Offload's host and file tiers, bitwise the host's", "[ch9]") {
+  // the owned gradient down and the refreshed parameters up on the copy stream, the update on the
+  // host as without a device
+  SECTION("host tier, stage 2, fp16, N = 2") {
+    check_device_equals_host(offloaded(zero_config(2, 2, 2, "fp16"), "host"));
+  }
+  SECTION("host tier, stage 1, fp32, N = 2") {
+    check_device_equals_host(offloaded(zero_config(1, 2, 2, "fp32"), "host"));
+  }
+  SECTION("file tier, stage 3, bf16, N = 2, with P_a+cpu") {
+    ScratchDir dir;
+    train::TrainConfig c = offloaded(zero_config(3, 2, 2, "bf16"), dir.file_target());
+    c.checkpoint_activations = true;
+    c.partition_activations = train::PartitionActivations::cpu;
+    check_device_equals_host(c);
+  }
 }
 
 TEST_CASE("ZeRO on the emulated device: a checkpoint saved on one device resumes on the other, bitwise", "[ch9]") {
@@ -102,17 +175,20 @@ TEST_CASE("ZeRO on the emulated device: a checkpoint saved on one device resumes
     int stage;
     const char* precision;
     device::Device save_on, resume_on;
+    bool offload;  // the optimizer states in ZeRO-Offload's host tier
   };
-  const Case cases[] = {{1, "fp32", device::Device::emulated, device::Device::cpu},
-                        {3, "fp16", device::Device::cpu, device::Device::emulated},
-                        {2, "bf16", device::Device::emulated, device::Device::emulated}};
+  const Case cases[] = {{1, "fp32", device::Device::emulated, device::Device::cpu, false},
+                        {3, "fp16", device::Device::cpu, device::Device::emulated, false},
+                        {2, "bf16", device::Device::emulated, device::Device::emulated, false},
+                        {2, "fp16", device::Device::emulated, device::Device::cpu, true}};
   for (const Case& k : cases) {
-    const std::string row = "stage " + std::to_string(k.stage) + " " + k.precision + ", saved on " +
-                            word_of(k.save_on) + ", resumed on " + word_of(k.resume_on);
+    const std::string row = "stage " + std::to_string(k.stage) + " " + k.precision + (k.offload ? " offloaded" : "") +
+                            ", saved on " + word_of(k.save_on) + ", resumed on " + word_of(k.resume_on);
     SECTION(row) {
       const std::string dir = "/tmp/zt_device_ckpt_" + std::to_string(::getpid()) + "_" + std::to_string(k.stage);
       std::filesystem::remove_all(dir);
       train::TrainConfig c = zero_config(k.stage, 2, 2, k.precision);
+      if (k.offload) c = offloaded(c, "host");
       c.steps = 4;
       const ZeroRun whole = run_zero(c);  // on the host, without a break
       train::TrainConfig first = c;       // the same run, saved after steps 2 and 4
@@ -144,11 +220,65 @@ TEST_CASE("zero-train --device emulated: ranks as processes, --verify against th
   CHECK(out.out.find("bitwise equal to the single-rank reference") != std::string::npos);
 }
 
+TEST_CASE("zero-train --device emulated --trace: every rank's device streams as tracks, each in order", "[ch9]") {
+  // the compute stream's kernels and copies, and the host tier's copy stream (ZeRO-Offload)
+  const std::string trace = "/tmp/zt_device_trace_" + std::to_string(::getpid()) + ".json";
+  const std::string summary = "/tmp/zt_device_trace_summary_" + std::to_string(::getpid()) + ".json";
+  const auto out =
+      run_program("zero-train",
+                  "--layers 1 --heads 2 --width 16 --context 16 --global-batch 8 --steps 2 --world-size 2 "
+                  "--ranks-as threads --stage 2 --precision fp16 --offload-optimizer host --device emulated "
+                  "--trace " +
+                      trace + " --summary-json " + summary);
+  INFO(out.err);
+  REQUIRE(out.status == 0);
+  const auto j = nlohmann::json::parse(read_file(trace));
+  const auto s = nlohmann::json::parse(read_file(summary));
+  std::remove(trace.c_str());
+  std::remove(summary.c_str());
+  for (int rank = 0; rank < 2; ++rank) {
+    INFO("rank " << rank);
+    std::map<int, std::string> track;                          // tid -> its name
+    std::map<int, std::vector<std::pair<double, double>>> at;  // tid -> (start, end) of its spans
+    std::size_t kernels = 0, down = 0, up = 0;
+    for (const auto& e : j["traceEvents"]) {
+      if (e["pid"] != rank) continue;
+      const int tid = e["tid"].get<int>();
+      if (e["ph"] == "M") {
+        track[tid] = e["args"]["name"].get<std::string>();
+        continue;
+      }
+      const double ts = e["ts"].get<double>();
+      at[tid].push_back({ts, ts + e["dur"].get<double>()});
+      const std::string name = e["name"].get<std::string>(), cat = e["cat"].get<std::string>();
+      kernels += cat == "stream compute" && name.rfind("kernel '", 0) == 0;
+      down += cat == "stream tier copies" && name == "copy device_to_host";
+      up += cat == "stream tier copies" && name == "copy host_to_device";
+    }
+    CHECK(track[0] == "host");
+    CHECK(kernels > 0);
+    // per step and unit, the owned gradient goes down on the copy stream and the refreshed
+    // parameters come up (none for a unit whose shard here is all padding): rank 0's calls per
+    // step are in the summary, and it owns a part of every unit
+    CHECK(down > 0);
+    CHECK(up == down);
+    if (rank == 0) CHECK(down == 2 * s["host_transfers"]["per_step"]["to_host_calls"].get<std::size_t>());
+    std::size_t device_tracks = 0;
+    for (auto& [tid, spans] : at) {
+      if (track[tid].rfind("device stream ", 0) != 0) continue;
+      ++device_tracks;
+      // a stream runs its work one piece after another: its spans never overlap (1 ns of slack
+      // for the microsecond doubles of the JSON)
+      std::sort(spans.begin(), spans.end());
+      for (std::size_t k = 1; k < spans.size(); ++k) CHECK(spans[k].first + 1e-3 >= spans[k - 1].second);
+    }
+    CHECK(device_tracks == 2);  // compute and tier copies
+  }
+}
+
 TEST_CASE("zero-train --device emulated: what does not run on a device yet is one line, on every rank", "[ch9]") {
   const std::string tiny = "--layers 1 --heads 2 --width 16 --context 16 --global-batch 4 --steps 1 --device emulated ";
-  for (const std::string extra :
-       {"--gemm blas", "--world-size 2 --mp-size 2", "--stage 3 --checkpoint-activations --partition-activations on",
-        "--stage 1 --offload-optimizer host"}) {
+  for (const std::string extra : {"--gemm blas", "--world-size 2 --stage 3 --offload-params file:/tmp"}) {
     const auto out = run_program("zero-train", tiny + extra);
     INFO(extra << ": " << out.err);
     CHECK(out.status == 2);

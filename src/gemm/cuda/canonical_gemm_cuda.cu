@@ -141,6 +141,20 @@ void trmm_f32_host(bool trans, int64_t m, int64_t n, const float* a, const float
   check(cudaMemcpy(out, dout.p, std::size_t(m * n) * sizeof(float), cudaMemcpyDeviceToHost), "copy out");
 }
 
+void canonical_gemm_async(const GemmArgs& g, void* stream) {
+  if (g.m == 0 || g.n == 0) return;
+  const device::Dim3 grid = element_grid(g.m, g.n);
+  element_gemm<<<dim3(grid.x, grid.y), dim3(kElementBlock, kElementBlock), 0, static_cast<cudaStream_t>(stream)>>>(g);
+  check(cudaGetLastError(), "canonical GEMM launch");
+}
+
+void canonical_trmm_async(const TrmmArgs& g, void* stream) {
+  if (g.m == 0 || g.n == 0) return;
+  const device::Dim3 grid = element_grid(g.m, g.n);
+  element_trmm<<<dim3(grid.x, grid.y), dim3(kElementBlock, kElementBlock), 0, static_cast<cudaStream_t>(stream)>>>(g);
+  check(cudaGetLastError(), "canonical triangular product launch");
+}
+
 double time_gemm_ms(DeviceGemm kind, int64_t m, int64_t n, int64_t k, int reps) {
   std::vector<float> ha(std::size_t(m * k)), hb(std::size_t(n * k));
   uint32_t s = 12345;

@@ -6,11 +6,14 @@
 // output's chain still over k in increasing order — same bits, tested only on a device (against
 // `element` and the CPU). cuBLAS (FP32 sgemm) is here to measure the canonical kernels against:
 // its bits depend on the GPU, the cuBLAS version and its heuristics, so it is never compared bitwise.
-// Host-pointer entry points copy in and out (tests and benchmarks); the training engine's device
-// path is not built yet (chapter 9).
+// Host-pointer entry points copy in and out (tests and benchmarks); the stream entry points take
+// device memory and return at once (the training engine's GEMMs on --device cuda:
+// model/device_launch.h).
 #pragma once
 
 #include <cstdint>
+
+#include "gemm/canonical_gemm_kernel.h"
 
 namespace zt::gemm::cuda {
 
@@ -38,6 +41,15 @@ void gemm_f32_host(DeviceGemm kind, bool trans_a, bool trans_b, int64_t m, int64
 /// @param trans use A^T. @param m order of A, rows of B. @param n columns of B.
 /// @param a A ([M,M], contiguous). @param b B. @param out the result [M,N].
 void trmm_f32_host(bool trans, int64_t m, int64_t n, const float* a, const float* b, float* out);
+
+/// Enqueue C = op(A) op(B) with the element kernel (the body the emulated device runs), every
+/// pointer in device memory; returns at once. @param g the operands and result.
+/// @param stream the cudaStream_t to enqueue on.
+void canonical_gemm_async(const GemmArgs& g, void* stream);
+
+/// Enqueue out = op(A) src with A lower triangular, the element kernel, device memory; returns at
+/// once. @param g the operands and result. @param stream the cudaStream_t to enqueue on.
+void canonical_trmm_async(const TrmmArgs& g, void* stream);
 
 /// Milliseconds per GEMM of one kind on device-resident random operands (C = A B^T, the model's
 /// forward shape), the mean of `reps` launches after two warm-ups, timed with CUDA events.

@@ -1,6 +1,7 @@
 // kernels/cuda/kernels_cuda.h — the model's non-GEMM ops on a CUDA device: one launcher for every
-// item op of kernels/threads/ (LayerNorm, GELU, cross-entropy, embedding, the attention softmax,
-// residual add, bias epilogue and gradient, casts), for every compute type.
+// item op of kernels/threads/ (LayerNorm, GELU, cross-entropy, argmax, embedding, the attention
+// softmax, residual add, bias epilogue and gradient, the split Linears' gathers, scatters and
+// block sums, casts), for every compute type.
 //
 // An op is the struct a host test runs through device/item_grid.h's run_items_on_host; here the
 // same struct, its pointers into device memory, is enqueued on a stream with the same grid. The

@@ -4,8 +4,6 @@
 // The row's scan is kernels::argmax_rows's, comparison for comparison: left to right, a later
 // logit replaces the best only when strictly greater (widened to FP32), so among equal logits the
 // lowest index wins and a NaN never does. There is no arithmetic, so no rounding to agree on.
-// This op has no CUDA launcher in kernels/cuda yet: its KernelLaunch is built with a host body
-// only (model/device_ops.cc says so where it launches it).
 #pragma once
 
 #include <cstdint>

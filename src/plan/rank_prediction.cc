@@ -7,6 +7,7 @@
 #include "predict/zero_comm.h"
 #include "predict/zero_memory.h"
 #include "predict/zero_trace.h"
+#include "train/copy_plan.h"
 #include "train/heldout.h"
 #include "train/memory_plan.h"
 #include "zero/zero_plan.h"
@@ -67,6 +68,7 @@ RunPrediction predict_run(const train::TrainConfig& c, int64_t vocab) {
     r.peak_bytes = sum_of(r.device);
     r.model_states_bytes = model_states_of(r.device);
     r.trace = train::predicted_single_rank_trace(shape);
+    r.device_copies = train::predict_single_rank_copies_per_step(shape);  // zero on the host
     finish_memory(r, out.arena_capacity);
     out.ranks.push_back(std::move(r));
     return out;

@@ -54,7 +54,7 @@ struct RankPrediction {
   CommStats mp_comm;                ///< model-parallel group, one applied step (zero if N_m = 1)
   zero_r::TransferStats transfers;  ///< host-tier copies per step (zero without a host tier)
   offload::FileIoStats file_io;     ///< file-tier I/O per step (zero without a file tier)
-  device::CopyStats device_copies;  ///< --device emulated|cuda: host<->device copies per step (ZeRO engine)
+  device::CopyStats device_copies;  ///< --device emulated|cuda: host<->device copies per step
 };
 
 /// The predictions of a whole run.

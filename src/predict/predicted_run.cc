@@ -16,7 +16,7 @@ void add_predictions(zero::ZeroRunResult& r, const train::TrainConfig& c, const 
   r.comm_predicted_per_step = r.dp.predicted_per_step + r.mp.predicted_per_step;
   r.transfers_predicted_per_step = predict_transfers_per_step(plan);
   r.file_io_predicted_per_step = predict_file_io_per_step(plan);
-  if (c.device != device::Device::cpu) r.device_copies_predicted_per_step = predict_device_copies_per_step(plan);
+  if (c.device != device::Device::cpu) r.run.device_copies_predicted_per_step = predict_device_copies_per_step(plan);
   // the held-out evaluation's gathers are part of the predicted trace (none without the split)
   const auto rounds = data.heldout() ? static_cast<std::size_t>(train::heldout_rounds(c.micro_batch)) : 0;
   for (train::RankMemory& m : r.run.memory) {

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "device/runtime.h"
+
 namespace zt::train {
 
 /// One optimizer step as the loop saw it.
@@ -58,16 +60,19 @@ struct RankMemory {
 
 /// Everything a run reports.
 struct RunResult {
-  std::vector<StepRecord> steps;       ///< one per optimizer step
-  std::vector<EvalRecord> evals;       ///< held-out evaluations
-  std::vector<RankMemory> memory;      ///< one per rank
-  int64_t param_count = 0;             ///< psi
-  double seconds = 0;                  ///< wall time of the training steps
-  double tokens_per_s = 0;             ///< global_batch * T * steps / seconds
-  double frozen_fraction = -1;         ///< 16-bit params unchanged by the last step (-1: not tracked)
-  double frozen_window_fraction = -1;  ///< 16-bit params unchanged over the last frozen_window_steps
-  int64_t frozen_window_steps = 0;     ///< the window: min(20, steps)
-  std::string dataset;                 ///< dataset description
+  std::vector<StepRecord> steps;                       ///< one per optimizer step
+  std::vector<EvalRecord> evals;                       ///< held-out evaluations
+  std::vector<RankMemory> memory;                      ///< one per rank
+  int64_t param_count = 0;                             ///< psi
+  double seconds = 0;                                  ///< wall time of the training steps
+  double tokens_per_s = 0;                             ///< global_batch * T * steps / seconds
+  double frozen_fraction = -1;                         ///< 16-bit params unchanged by the last step (-1: not tracked)
+  double frozen_window_fraction = -1;                  ///< 16-bit params unchanged over the last frozen_window_steps
+  int64_t frozen_window_steps = 0;                     ///< the window: min(20, steps)
+  std::string dataset;                                 ///< dataset description
+  device::CopyStats device_copies_total;               ///< on a device: host-device copies of all training steps
+  device::CopyStats device_copies_per_step;            ///< the last step's
+  device::CopyStats device_copies_predicted_per_step;  ///< closed form of one applied step (host<->device kinds)
 };
 
 }  // namespace zt::train

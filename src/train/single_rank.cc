@@ -23,6 +23,7 @@
 #include "step/element_optimizer.h"
 #include "step/init_units.h"
 #include "step/owned_slice.h"
+#include "train/copy_plan.h"
 #include "train/heldout.h"
 #include "train/memory_plan.h"
 #include "train/placement.h"
@@ -66,11 +67,18 @@ class SingleRankLoop {
     result.param_count = static_cast<int64_t>(shape_.psi);
     result.dataset = data_.describe();
     scaler_ = loss_scaler_for(c_);
+    device::CopyStats last, training;  // host<->device copies: the last step's, every training step's
     auto step = [&](int64_t s) {
       stall_->before_step(s, params_.data());
-      return train_step(s);
+      const device::CopyStats before = place_.copies();
+      StepRecord rec = train_step(s);
+      last = place_.copies() - before;
+      training = training + last;
+      return rec;
     };
     run_steps(c_, {step, [&](int64_t s) { return evaluate(s); }, {}}, on_step, result);  // no checkpoints: the engine's
+    result.device_copies_per_step = last, result.device_copies_total = training;
+    result.device_copies_predicted_per_step = predict_single_rank_copies_per_step(shape_);  // train/copy_plan.h
     stall_->report(params_.data(), result);
     if (artifacts_ && !c_.dump_params.empty()) artifacts_->final_params = master_values();
     result.memory.push_back(memory_report());

@@ -48,9 +48,6 @@ struct ZeroRunResult {
   offload::FileIoStats file_io_total;                  ///< --offload-optimizer file:DIR: file I/O of all training steps
   offload::FileIoStats file_io_per_step;               ///< the last step's
   offload::FileIoStats file_io_predicted_per_step;     ///< closed form of one applied step (bytes and calls)
-  device::CopyStats device_copies_total;               ///< on a device: host-device copies of all training steps
-  device::CopyStats device_copies_per_step;            ///< the last step's
-  device::CopyStats device_copies_predicted_per_step;  ///< closed form of one applied step (host<->device kinds)
   int dp_rank = 0;                                     ///< this rank in its data-parallel group
   int mp_rank = 0;                                     ///< this rank in its model-parallel group
   std::vector<TimelineEvent> timeline;                 ///< compute and blocked spans (with config.trace set)
@@ -63,7 +60,7 @@ struct ZeroRunResult {
     comm_per_step = last.dp + last.mp, comm_total = training.dp + training.mp;
     transfers_per_step = last.transfers, transfers_total = training.transfers;
     file_io_per_step = last.file_io, file_io_total = training.file_io;
-    device_copies_per_step = last.device, device_copies_total = training.device;
+    run.device_copies_per_step = last.device, run.device_copies_total = training.device;
   }
 };
 

@@ -68,6 +68,17 @@ void check_bitwise_equal(const TrainConfig& c) {
   on_host.erase("batch");
   on_host.erase("eval");
   CHECK(m.by_category == on_host);
+
+  // the last applied step's copies between host and device memory equal their closed form
+  // (train/copy_plan.h), by kind; the host run copies nothing
+  if (!dev.run.steps.back().skipped)
+    for (const auto kind : {zt::device::CopyKind::host_to_device, zt::device::CopyKind::device_to_host}) {
+      INFO(zt::word_of(kind));
+      CHECK(dev.run.device_copies_per_step.copies_of(kind) == dev.run.device_copies_predicted_per_step.copies_of(kind));
+      CHECK(dev.run.device_copies_per_step.bytes_of(kind) == dev.run.device_copies_predicted_per_step.bytes_of(kind));
+      CHECK(dev.run.device_copies_per_step.bytes_of(kind) > 0);
+    }
+  CHECK(host.run.device_copies_total == zt::device::CopyStats{});
 }
 
 }  // namespace

@@ -67,15 +67,14 @@ void check_device_equals_host(train::TrainConfig c) {
     CHECK(m.host_by_category == on_host);
     // the last step's copies between host and device memory, by kind, equal their closed form
     // (predict/zero_comm.h); device-to-device copies are not host traffic and are not predicted
-    const zero::ZeroRunResult& z = *dev.ranks[r].value;
     REQUIRE(!d.steps.back().skipped);
     for (const auto kind : {device::CopyKind::host_to_device, device::CopyKind::device_to_host}) {
       INFO(word_of(kind));
-      CHECK(z.device_copies_per_step.copies_of(kind) == z.device_copies_predicted_per_step.copies_of(kind));
-      CHECK(z.device_copies_per_step.bytes_of(kind) == z.device_copies_predicted_per_step.bytes_of(kind));
-      CHECK(z.device_copies_per_step.bytes_of(kind) > 0);
+      CHECK(d.device_copies_per_step.copies_of(kind) == d.device_copies_predicted_per_step.copies_of(kind));
+      CHECK(d.device_copies_per_step.bytes_of(kind) == d.device_copies_predicted_per_step.bytes_of(kind));
+      CHECK(d.device_copies_per_step.bytes_of(kind) > 0);
     }
-    CHECK(host.ranks[r].value->device_copies_total == device::CopyStats{});  // none on the host
+    CHECK(h.device_copies_total == device::CopyStats{});  // none on the host
   }
   CHECK(compare_params(dev.artifacts.final_params, host.artifacts.final_params) == "");
   CHECK(compare_params(dev.artifacts.step1_grad, host.artifacts.step1_grad) == "");

@@ -306,7 +306,7 @@ int plan_shape(const TrainConfig& c, const PlanFlags& f, ordered_json& out) {
                     {"read_calls", r.file_io.read_calls},
                     {"write_bytes", r.file_io.write_bytes},
                     {"write_calls", r.file_io.write_calls}};
-    if (c.device != zt::device::Device::cpu && !run.reference_loop)
+    if (c.device != zt::device::Device::cpu)
       j["device_copies"] =
           ordered_json::parse(zt::predict::device_copies_json({}, r.device_copies, {}))["predicted_per_step"];
     ranks.push_back(j);

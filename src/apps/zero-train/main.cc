@@ -226,10 +226,10 @@ int write_outputs(const TrainConfig& c, const zt::Dataset& data, const RunResult
     sections.emplace_back("host_transfers",
                           zt::predict::transfers_json(comm->transfers_per_step, comm->transfers_predicted_per_step,
                                                       comm->transfers_total));
-  if (comm && c.device != zt::device::Device::cpu)
-    sections.emplace_back("device_copies", zt::predict::device_copies_json(comm->device_copies_per_step,
-                                                                           comm->device_copies_predicted_per_step,
-                                                                           comm->device_copies_total));
+  if (c.device != zt::device::Device::cpu)  // either loop
+    sections.emplace_back("device_copies",
+                          zt::predict::device_copies_json(r.device_copies_per_step, r.device_copies_predicted_per_step,
+                                                          r.device_copies_total));
   if (comm && !c.offload_optimizer_dir().empty())
     sections.emplace_back(
         "offload_file_io",

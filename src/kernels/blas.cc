@@ -35,7 +35,16 @@ int blas_threads() {
 
 void gemm_f32(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
               int64_t ldb, float* c, int64_t ldc) {
-  if (gemm_backend() == GemmBackend::canonical)
+  gemm_f32_on(gemm_backend(), trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc);
+}
+
+void trmm_lower_left_f32(bool trans, int64_t m, int64_t n, const float* a, int64_t lda, float* b, int64_t ldb) {
+  trmm_lower_left_f32_on(gemm_backend(), trans, m, n, a, lda, b, ldb);
+}
+
+void gemm_f32_on(GemmBackend backend, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a,
+                 int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc) {
+  if (backend == GemmBackend::canonical)
     return gemm::gemm_canonical_f32(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc);
   ensure_pinned();
   cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
@@ -43,8 +52,9 @@ void gemm_f32(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const
               static_cast<blasint>(lda), b, static_cast<blasint>(ldb), 0.0f, c, static_cast<blasint>(ldc));
 }
 
-void trmm_lower_left_f32(bool trans, int64_t m, int64_t n, const float* a, int64_t lda, float* b, int64_t ldb) {
-  if (gemm_backend() == GemmBackend::canonical) return gemm::trmm_canonical_f32(trans, m, n, a, lda, b, ldb);
+void trmm_lower_left_f32_on(GemmBackend backend, bool trans, int64_t m, int64_t n, const float* a, int64_t lda,
+                            float* b, int64_t ldb) {
+  if (backend == GemmBackend::canonical) return gemm::trmm_canonical_f32(trans, m, n, a, lda, b, ldb);
   ensure_pinned();
   cblas_strmm(CblasRowMajor, CblasLeft, CblasLower, trans ? CblasTrans : CblasNoTrans, CblasNonUnit,
               static_cast<blasint>(m), static_cast<blasint>(n), 1.0f, a, static_cast<blasint>(lda), b,

@@ -70,4 +70,15 @@ void gemm_f32(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const
 /// @param b the matrix multiplied in place. @param ldb its row stride.
 void trmm_lower_left_f32(bool trans, int64_t m, int64_t n, const float* a, int64_t lda, float* b, int64_t ldb);
 
+/// gemm_f32 on a named backend rather than the process's (a device kernel captures the backend
+/// when it is enqueued and runs later, on its stream's thread). @param backend the backend; the
+/// other parameters as gemm_f32's.
+void gemm_f32_on(GemmBackend backend, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a,
+                 int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc);
+
+/// trmm_lower_left_f32 on a named backend rather than the process's. @param backend the backend;
+/// the other parameters as trmm_lower_left_f32's.
+void trmm_lower_left_f32_on(GemmBackend backend, bool trans, int64_t m, int64_t n, const float* a, int64_t lda,
+                            float* b, int64_t ldb);
+
 }  // namespace zt::kernels

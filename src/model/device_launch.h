@@ -6,10 +6,14 @@
 // names every byte its kernel reads or writes: a whole tensor for an element or row op, the
 // rectangle a strided GEMM operand covers (row stride times rows: the gaps between its rows are
 // included, an over-statement that can only make the checker stricter).
-// The GEMM kernels run gemm/canonical_gemm_kernel.h's one-thread-per-element bodies: the host body
+// The GEMM kernels follow `--gemm` (kernels/blas.h's process-wide backend, read when the kernel is
+// enqueued). canonical: gemm/canonical_gemm_kernel.h's one-thread-per-element bodies; the host body
 // enumerates the grid a GPU would run (device/host_launch.h), so every element is the canonical
-// chain, bitwise the CPU's `--gemm canonical`. In a build with the CUDA kernels their CUDA body is
+// chain, bitwise the CPU's `--gemm canonical`, and in a build with the CUDA kernels the CUDA body is
 // the same per-element body as a CUDA kernel on the launch's stream (gemm/cuda/canonical_gemm_cuda.h).
+// blas: the vendor's library inside the kernel; on the emulated device OpenBLAS on the opened
+// device memory, the very call the CPU makes (bitwise the CPU's `--gemm blas` on the same CPU), on
+// a GPU cuBLAS (gemm/cuda/blas_gemm_cuda.h: the GPU's own bits, repeatable, never the CPU's).
 #pragma once
 
 #include <cstddef>
@@ -23,7 +27,9 @@
 #include "device/kernel_launch.h"
 #include "device/runtime.h"
 #include "gemm/canonical_gemm_kernel.h"
+#include "kernels/blas.h"
 #if defined(ZT_WITH_CUDA_KERNELS)
+#include "gemm/cuda/blas_gemm_cuda.h"
 #include "gemm/cuda/canonical_gemm_cuda.h"
 #endif
 
@@ -61,7 +67,8 @@ void launch_items(device::Runtime& rt, device::Stream s, const char* name, const
   rt.launch(s, device::item_kernel(name, op, std::move(reads), std::move(writes)));
 }
 
-/// Enqueue C[m,n] = op(A) op(B), each element the canonical chain (gemm/canonical_dot.h).
+/// Enqueue C[m,n] = op(A) op(B): with `--gemm canonical` each element the canonical chain
+/// (gemm/canonical_dot.h), with `--gemm blas` the vendor's GEMM (see the file comment).
 /// @param rt the runtime. @param s the stream. @param name the kernel's name. @param a op(A),
 /// [m,k]. @param b op(B), [k,n]. @param m rows. @param n columns. @param k the summed dimension.
 /// @param c the result. @param ldc its row stride.
@@ -69,10 +76,21 @@ inline void launch_gemm(device::Runtime& rt, device::Stream s, const std::string
                         const gemm::Operand& b, int64_t m, int64_t n, int64_t k, float* c, int64_t ldc) {
   if (m == 0 || n == 0) return;
   device::KernelLaunch l;
-  l.name = name;
   l.reads = {operand_span(a, m, k), operand_span(b, k, n)};
   l.writes = {matrix_span(c, m, n, ldc)};
   const gemm::GemmArgs g{a, b, m, n, k, c, ldc};
+  if (kernels::gemm_backend() == kernels::GemmBackend::blas) {
+    l.name = name + " (blas)";
+    l.host_body = [g] {
+      kernels::gemm_f32_on(kernels::GemmBackend::blas, g.a.trans, g.b.trans, g.m, g.n, g.k, g.a.data, g.a.ld, g.b.data,
+                           g.b.ld, g.c, g.ldc);
+    };
+#if defined(ZT_WITH_CUDA_KERNELS)
+    l.cuda_body = [g](void* stream) { gemm::cuda::blas_gemm_async(g, stream); };
+#endif
+    return rt.launch(s, l);
+  }
+  l.name = name;
   l.host_body = [g] {
     device::launch_on_host(gemm::element_grid(g.m, g.n), {gemm::kElementBlock, gemm::kElementBlock, 1},
                            [&](const device::ThreadIndex& t) { gemm::canonical_gemm_thread(t, g); });
@@ -83,19 +101,34 @@ inline void launch_gemm(device::Runtime& rt, device::Stream s, const std::string
   rt.launch(s, l);
 }
 
-/// Enqueue out[m,n] = op(A) src with A [m,m] lower triangular (A^T upper when a.trans), each
-/// element the chain over the triangle's k (gemm::canonical_trmm_thread): the CPU's in-place
-/// trmm_canonical_f32, written to a separate output. @param rt the runtime. @param s the stream.
-/// @param name the kernel's name. @param a the triangle. @param src [m,n]. @param m order.
-/// @param n columns. @param out the result (must not overlap src). @param ldo its row stride.
+/// Enqueue out[m,n] = op(A) src with A [m,m] lower triangular (A^T upper when a.trans): with
+/// `--gemm canonical` each element the chain over the triangle's k (gemm::canonical_trmm_thread),
+/// the CPU's in-place trmm_canonical_f32 written to a separate output; with `--gemm blas` the
+/// vendor's triangular product (on the emulated device the CPU's own two steps: src copied to out,
+/// then OpenBLAS in place there, at out's row stride as on the CPU).
+/// @param rt the runtime. @param s the stream. @param name the kernel's name. @param a the
+/// triangle. @param src [m,n]. @param m order. @param n columns. @param out the result (must not
+/// overlap src). @param ldo its row stride.
 inline void launch_trmm(device::Runtime& rt, device::Stream s, const std::string& name, const gemm::Operand& a,
                         const gemm::Operand& src, int64_t m, int64_t n, float* out, int64_t ldo) {
   if (m == 0 || n == 0) return;
   device::KernelLaunch l;
-  l.name = name;
   l.reads = {operand_span(a, m, m), operand_span(src, m, n)};
   l.writes = {matrix_span(out, m, n, ldo)};
   const gemm::TrmmArgs g{a, src, m, n, out, ldo};
+  if (kernels::gemm_backend() == kernels::GemmBackend::blas) {
+    l.name = name + " (blas)";
+    l.host_body = [g] {
+      for (int64_t i = 0; i < g.m; ++i)
+        for (int64_t j = 0; j < g.n; ++j) g.out[i * g.ldo + j] = g.src.data[i * g.src.ld + j];
+      kernels::trmm_lower_left_f32_on(kernels::GemmBackend::blas, g.a.trans, g.m, g.n, g.a.data, g.a.ld, g.out, g.ldo);
+    };
+#if defined(ZT_WITH_CUDA_KERNELS)
+    l.cuda_body = [g](void* stream) { gemm::cuda::blas_trmm_async(g, stream); };
+#endif
+    return rt.launch(s, l);
+  }
+  l.name = name;
   l.host_body = [g] {
     device::launch_on_host(gemm::element_grid(g.m, g.n), {gemm::kElementBlock, gemm::kElementBlock, 1},
                            [&](const device::ThreadIndex& t) { gemm::canonical_trmm_thread(t, g); });

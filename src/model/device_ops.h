@@ -4,12 +4,13 @@
 //
 // What runs: the item ops of kernels/threads/ (one thread per element, row or column, the CPU
 // kernels' own ZT_HD bodies), launched through device/kernel_launch.h, and the GEMMs and
-// triangular products of the linear layers and attention as the canonical GEMM's
-// one-thread-per-element bodies (gemm/canonical_gemm_kernel.h). Each op makes the roundings its
-// CPU kernel makes, in the same order: 16-bit inputs widened exactly into the same FP32 scratch,
-// the FP32 GEMM, bias added in FP32, one rounding to T. So with the canonical GEMM (`--gemm
-// canonical`, the default) every bit equals HostOps'; with `--gemm blas` the host's bits are
-// OpenBLAS's and these are still the canonical GEMM's.
+// triangular products of the linear layers and attention as the GEMM `--gemm` names
+// (model/device_launch.h): the canonical GEMM's one-thread-per-element bodies
+// (gemm/canonical_gemm_kernel.h), or the vendor's GEMM. Each op makes the roundings its CPU kernel
+// makes, in the same order: 16-bit inputs widened exactly into the same FP32 scratch, the FP32
+// GEMM, bias added in FP32, one rounding to T. So with the canonical GEMM (`--gemm canonical`, the
+// default) every bit equals HostOps'; with `--gemm blas` the emulated device's GEMM is the host's
+// OpenBLAS call (the host's bits on the same CPU), a GPU's is cuBLAS (its own bits).
 //
 // Token ids: tokens() copies a [B,T] view into a device buffer these ops own (two, one for the
 // inputs and one for the targets), through pinned staging they own too. Not the Workspace's: its

@@ -8,7 +8,6 @@
 #include "device/make_runtime.h"
 #include "fp/bf16.h"
 #include "fp/fp16.h"
-#include "kernels/blas.h"
 #include "model/device_ops.h"
 #include "step_device/device_loop_ops.h"
 #include "step_device/device_step_ops.h"
@@ -21,7 +20,6 @@ void check_runs_on_device(const TrainConfig& c) {
   const auto refuse = [&](bool used, const std::string& what, const std::string& why) {
     ZT_CHECK(!used, flag, ": ", what, " does not run on a device yet (", why, ")");
   };
-  refuse(c.gemm != kernels::GemmBackend::canonical, "--gemm blas", "the device runs the canonical GEMM only");
   refuse(!c.offload_params_dir().empty(), "--offload-params",
          "the parameter tier's shards are read and updated by host code");
 }

@@ -30,11 +30,10 @@
 namespace zt::train {
 
 /// What runs on a device so far (chapter 9): the reference loop and the ZeRO engine's stages 0-3
-/// over any number of data-parallel ranks, tensor parallelism (--mp-size, --mp-blocks), with the
-/// canonical GEMM, ZeRO-R's partitioned activations (P_a, P_a+cpu), ZeRO-Offload's optimizer tier
-/// (host or file), and checkpoints. zt::Error (one line) for a device run with anything that does
-/// not yet: --gemm blas and the parameter tier (--offload-params). Never a silent fall-back to
-/// the host.
+/// over any number of data-parallel ranks, tensor parallelism (--mp-size, --mp-blocks), with
+/// either GEMM (--gemm), ZeRO-R's partitioned activations (P_a, P_a+cpu), ZeRO-Offload's optimizer
+/// tier (host or file), and checkpoints. zt::Error (one line) for a device run with what does not
+/// yet: the parameter tier (--offload-params). Never a silent fall-back to the host.
 /// @param config the settings (nothing is checked for --device cpu).
 void check_runs_on_device(const TrainConfig& config);
 

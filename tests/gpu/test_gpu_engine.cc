@@ -3,8 +3,9 @@
 // final FP32 master weights and step-1 gradient equal the same run's with --device cpu, byte for
 // byte: stages 0-3 × N = 1, 2 ranks × fp32 / fp16 / bf16 (the ranks share the one GPU through
 // Gloo staging), tensor parallelism N_d 2 × N_m 2, P_a+cpu, and ZeRO-Offload's host tier. The
-// reference loop too (one rank, stage 0). Not a Catch2 program: without a device it prints why
-// and exits 77, which CTest reports as skipped (`make test-gpu` counts a skip as a failure).
+// reference loop too (one rank, stage 0). With `--gemm blas` (cuBLAS, whose bits are the GPU's own)
+// two runs of the same job on the GPU must equal each other instead. Not a Catch2 program: without a device it prints
+// why and exits 77, which CTest reports as skipped (`make test-gpu` counts a skip as a failure).
 #include <unistd.h>
 
 #include <cstdio>
@@ -49,8 +50,8 @@ struct Dumps {
   std::string params, grads;
 };
 
-Dumps run_on(const Row& row, const char* device, const std::string& dir) {
-  const std::string params = dir + "/" + device + ".params", grads = dir + "/" + device + ".grads";
+Dumps run_on(const Row& row, const char* device, const std::string& dir, const std::string& tag = "") {
+  const std::string params = dir + "/" + device + tag + ".params", grads = dir + "/" + device + tag + ".grads";
   zt::test::RunOptions o;
   o.timeout_s = 600;
   const auto out = zt::test::run_program(
@@ -83,5 +84,17 @@ int main() {
     std::printf("%s: %s\n", row.name.c_str(), same ? "bitwise equal to --device cpu" : "DIFFERS");
   }
   std::printf("the engine on the GPU: %d of %d runs bitwise equal to --device cpu\n", checked - failures, checked);
-  return failures == 0 ? 0 : 1;
+  // cuBLAS under its reproducibility conditions (gemm/cuda/blas_gemm_cuda.h): the same job twice
+  int repeat_failures = 0;
+  for (const Row& row : {Row{"--gemm blas, fp32 N=1 stage 0", "--gemm blas --precision fp32 --global-batch 4"},
+                         Row{"--gemm blas, bf16 N=2 stage 2",
+                             "--gemm blas --precision bf16 --world-size 2 --stage 2 --global-batch 8"}}) {
+    std::filesystem::create_directories(dir);
+    const Dumps first = run_on(row, "cuda", dir, "-1"), second = run_on(row, "cuda", dir, "-2");
+    std::filesystem::remove_all(dir);
+    const bool same = !first.params.empty() && first.params == second.params && first.grads == second.grads;
+    if (!same) ++repeat_failures;
+    std::printf("%s: %s\n", row.name.c_str(), same ? "two runs bitwise equal" : "RUNS DIFFER");
+  }
+  return failures == 0 && repeat_failures == 0 ? 0 : 1;
 }

@@ -9,7 +9,8 @@
 // on either device resumes on the other with the bits of an unbroken run. Tensor parallelism too
 // (N_d 2 × N_m 2 at every stage, the block sums completed across ranks through staging), ZeRO-R's
 // P_a and P_a+cpu, and ZeRO-Offload's host and file tiers (a pinned host tier, a copy stream).
-// Each row runs in its own Catch2 section named after it.
+// Both GEMMs: the canonical one (the default) and `--gemm blas` (OpenBLAS inside the device's
+// kernels, against the host's OpenBLAS). Each row runs in its own Catch2 section named after it.
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
@@ -131,6 +132,20 @@ TEST_CASE(
     SECTION(cs.name()) { check_device_equals_host(cs.config()); }
   SECTION("one rank holding all B = 4 blocks (no model-parallel group), fp16") {
     check_device_equals_host(MpCase{1, 1, 0, "fp16", false}.config());
+  }
+}
+
+TEST_CASE("ZeRO on the emulated device: --gemm blas (OpenBLAS inside the device's kernels), bitwise the host's",
+          "[ch9]") {
+  // the GEMM and triangular-product kernels call the very OpenBLAS routines the host's kernels
+  // call, at the same shapes, strides and scratch offsets, so the bits are the host's --gemm blas
+  const auto blas = [](train::TrainConfig c) {
+    c.gemm = kernels::GemmBackend::blas;
+    return c;
+  };
+  SECTION("stage 2, fp16, N = 2") { check_device_equals_host(blas(zero_config(2, 2, 2, "fp16"))); }
+  SECTION("N_d 2 x N_m 2, stage 3, bf16 (the split Linears' block GEMMs)") {
+    check_device_equals_host(blas(MpCase{2, 2, 3, "bf16", true}.config()));
   }
 }
 
@@ -277,7 +292,7 @@ TEST_CASE("zero-train --device emulated --trace: every rank's device streams as 
 
 TEST_CASE("zero-train --device emulated: what does not run on a device yet is one line, on every rank", "[ch9]") {
   const std::string tiny = "--layers 1 --heads 2 --width 16 --context 16 --global-batch 4 --steps 1 --device emulated ";
-  for (const std::string extra : {"--gemm blas", "--world-size 2 --stage 3 --offload-params file:/tmp"}) {
+  for (const std::string extra : {"--world-size 2 --stage 3 --offload-params file:/tmp"}) {
     const auto out = run_program("zero-train", tiny + extra);
     INFO(extra << ": " << out.err);
     CHECK(out.status == 2);

@@ -10,16 +10,10 @@
 
 #include "core/check.h"
 #include "gemm/canonical_gemm_kernel.h"
+#include "gemm/cuda/cuda_status.h"
 
 namespace zt::gemm::cuda {
 namespace {
-
-void check(cudaError_t err, const char* what) {
-  ZT_CHECK(err == cudaSuccess, "CUDA ", what, ": ", cudaGetErrorString(err));
-}
-void check(cublasStatus_t st, const char* what) {
-  ZT_CHECK(st == CUBLAS_STATUS_SUCCESS, "cuBLAS ", what, ": ", int(st));
-}
 
 __device__ device::ThreadIndex here() {
   return {{blockIdx.x, blockIdx.y, blockIdx.z},

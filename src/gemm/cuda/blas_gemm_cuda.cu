@@ -1,0 +1,64 @@
+// gemm/cuda/blas_gemm_cuda.cu — cuBLAS behind blas_gemm_cuda.h: one handle per host thread and
+// device, pedantic FP32, row-major arguments turned into cuBLAS's column-major view.
+#include "gemm/cuda/blas_gemm_cuda.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <map>
+
+#include "core/check.h"
+#include "gemm/cuda/cuda_status.h"
+
+namespace zt::gemm::cuda {
+namespace {
+
+// A handle owns its workspace; created on the device current when first asked for.
+struct Handle {
+  cublasHandle_t h = nullptr;
+  Handle() {
+    check(cublasCreate(&h), "create");
+    check(cublasSetMathMode(h, CUBLAS_PEDANTIC_MATH), "pedantic math");
+  }
+  ~Handle() { cublasDestroy(h); }
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+};
+
+// This thread's handle for the current device, bound to `stream` (cublasSetStream also returns
+// the handle to its own default workspace, so no workspace is shared between streams).
+cublasHandle_t handle_on(void* stream) {
+  thread_local std::map<int, Handle> handles;
+  int device = 0;
+  check(cudaGetDevice(&device), "current device");
+  cublasHandle_t h = handles[device].h;
+  check(cublasSetStream(h, static_cast<cudaStream_t>(stream)), "bind the stream");
+  return h;
+}
+
+}  // namespace
+
+// Row-major C[m,n] = op(A) op(B) is, read column-major, C^T[n,m] = op(B)^T op(A)^T: cuBLAS's
+// first operand is B, its second A, with the same transposition flags.
+void blas_gemm_async(const GemmArgs& g, void* stream) {
+  if (g.m == 0 || g.n == 0) return;
+  const float one = 1.0f, zero = 0.0f;
+  check(cublasGemmEx(handle_on(stream), g.b.trans ? CUBLAS_OP_T : CUBLAS_OP_N, g.a.trans ? CUBLAS_OP_T : CUBLAS_OP_N,
+                     int(g.n), int(g.m), int(g.k), &one, g.b.data, CUDA_R_32F, int(g.b.ld), g.a.data, CUDA_R_32F,
+                     int(g.a.ld), &zero, g.c, CUDA_R_32F, int(g.ldc), CUBLAS_COMPUTE_32F_PEDANTIC, CUBLAS_GEMM_DEFAULT),
+        "GemmEx");
+}
+
+// Row-major out[m,n] = op(A) src is, column-major, out^T = src^T op(A)^T: the triangle on the
+// right. A row-major lower triangle read column-major is an upper one, and op(A)^T keeps the flag:
+// op(A) = A gives (A)^T = that upper matrix as stored (no transpose), op(A) = A^T gives it transposed.
+void blas_trmm_async(const TrmmArgs& g, void* stream) {
+  if (g.m == 0 || g.n == 0) return;
+  const float one = 1.0f;
+  check(cublasStrmm(handle_on(stream), CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER, g.a.trans ? CUBLAS_OP_T : CUBLAS_OP_N,
+                    CUBLAS_DIAG_NON_UNIT, int(g.n), int(g.m), &one, g.a.data, int(g.a.ld), g.src.data, int(g.src.ld),
+                    g.out, int(g.ldo)),
+        "Strmm");
+}
+
+}  // namespace zt::gemm::cuda

@@ -19,12 +19,20 @@ StagedCollective::~StagedCollective() {
     if (p->ptr) rt_.release_pinned(p->ptr);
 }
 
+void StagedCollective::grow(Pinned& room, std::size_t bytes) {
+  if (room.bytes >= bytes) return;
+  if (room.ptr) rt_.release_pinned(room.ptr);
+  room = {rt_.allocate_pinned(bytes, "collective staging"), bytes};
+}
+
+void StagedCollective::reserve(StagingRooms rooms) {
+  grow(in_, rooms.in);
+  grow(out_, rooms.out);
+}
+
 void* StagedCollective::host_side(Pinned& room, const void* buffer, std::size_t bytes, bool fill) {
   if (bytes == 0 || !rt_.is_device(buffer)) return const_cast<void*>(buffer);
-  if (room.bytes < bytes) {
-    if (room.ptr) rt_.release_pinned(room.ptr);  // every copy through it has been waited for
-    room = {rt_.allocate_pinned(bytes, "collective staging"), bytes};
-  }
+  grow(room, bytes);
   if (fill) {  // after everything queued on the stream: the buffer's producers
     rt_.copy_async(room.ptr, buffer, bytes, CopyKind::device_to_host, stream_);
     rt_.synchronize(stream_);

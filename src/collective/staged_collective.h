@@ -14,7 +14,10 @@
 // copied up and the stream synchronised, and the returned Work is already complete. So there is
 // no overlap of communication with computation here (--overlap changes nothing), and because
 // every rank issues its collectives in one order, completing each at once cannot deadlock.
-// The pinned buffers grow to the largest call and are reused (one call at a time).
+// The pinned buffers ("rooms", one for inputs and one for outputs) are reused, one call at a time.
+// A training loop reserves them before its first step for the largest call its plan foresees and
+// reports their bytes in its host memory ledger (category `collective_staging`, beside a
+// prediction); a call larger than its room grows it, and the report then shows the mismatch.
 // Not here: the reduction itself (the wrapped backend's), device-side collectives (nccl/).
 #pragma once
 
@@ -27,6 +30,18 @@
 #include "device/runtime.h"
 
 namespace zt {
+
+/// Ledger category of the staged groups' pinned rooms (host memory).
+inline constexpr const char* kCollectiveStagingCategory = "collective_staging";
+
+/// The pinned rooms a staged group needs: the largest input and the largest output among its calls
+/// on device buffers (0: no such call).
+struct StagingRooms {
+  std::size_t in = 0;   ///< bytes of the largest input staged down
+  std::size_t out = 0;  ///< bytes of the largest output of a reduce-scatter or all-gather staged up
+  /// @return both rooms together.
+  std::size_t total() const { return in + out; }
+};
 
 /// A Collective that stages device buffers through pinned host memory (see the file comment).
 class StagedCollective final : public Collective {
@@ -51,6 +66,11 @@ class StagedCollective final : public Collective {
   /// @return the wrapped group's traffic (staging copies are the runtime's CopyStats).
   CommStats stats() const override { return inner_.stats(); }
 
+  /// Grow the rooms now to at least these sizes (see the file comment). @param rooms the sizes.
+  void reserve(StagingRooms rooms);
+  /// @return the rooms' bytes now.
+  std::size_t room_bytes() const { return in_.bytes + out_.bytes; }
+
  protected:
   Work start_all_reduce(void* data, std::size_t count, DType dtype, ReduceOp op) override;
   Work start_reduce_scatter_v(const void* input, void* output, const std::vector<std::size_t>& counts, DType dtype,
@@ -67,6 +87,7 @@ class StagedCollective final : public Collective {
     std::byte* ptr = nullptr;
     std::size_t bytes = 0;
   };
+  void grow(Pinned& room, std::size_t bytes);  // to at least `bytes`; every copy through it was waited for
   // Where the host collective reads or writes a buffer: the buffer itself (host memory), or a
   // pinned stand-in (device memory), filled from the device when `fill`.
   void* host_side(Pinned& room, const void* buffer, std::size_t bytes, bool fill);

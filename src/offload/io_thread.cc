@@ -60,13 +60,15 @@ void IoHandle::wait() {
 
 IoThread::IoThread(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
 
-IoHandle IoThread::read(void* dst, std::size_t bytes, off_t offset) { return submit(true, dst, bytes, offset); }
-
-IoHandle IoThread::write(const void* src, std::size_t bytes, off_t offset) {
-  return submit(false, const_cast<void*>(src), bytes, offset);  // only read from: see run()
+IoHandle IoThread::read(void* dst, std::size_t bytes, off_t offset, Hook after) {
+  return submit(true, dst, bytes, offset, std::move(after));
 }
 
-IoHandle IoThread::submit(bool is_read, void* buffer, std::size_t bytes, off_t offset) {
+IoHandle IoThread::write(const void* src, std::size_t bytes, off_t offset, Hook before) {
+  return submit(false, const_cast<void*>(src), bytes, offset, std::move(before));  // only read from: see run()
+}
+
+IoHandle IoThread::submit(bool is_read, void* buffer, std::size_t bytes, off_t offset, Hook hook) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     (is_read ? stats_.read_bytes : stats_.write_bytes) += bytes;  // counted here: exact per step
@@ -74,7 +76,8 @@ IoHandle IoThread::submit(bool is_read, void* buffer, std::size_t bytes, off_t o
   }
   IoHandle h;
   h.io_ = this;
-  h.work_ = jobs_.submit([this, is_read, buffer, bytes, offset] {
+  h.work_ = jobs_.submit([this, is_read, buffer, bytes, offset, hook = std::move(hook)] {
+    if (hook && !is_read) hook();  // fills the source first
     const auto t0 = std::chrono::steady_clock::now();
     const std::string why = transfer(is_read, fd_, static_cast<std::byte*>(buffer), bytes, offset);
     const double took = seconds_since(t0);
@@ -85,6 +88,7 @@ IoHandle IoThread::submit(bool is_read, void* buffer, std::size_t bytes, off_t o
     if (!why.empty())
       throw Error(concat("offload file ", path_, ": ", is_read ? "read" : "write", " of ", bytes, " bytes at offset ",
                          offset, " failed: ", why));
+    if (hook && is_read) hook();  // takes the bytes on
   });
   return h;
 }

@@ -19,6 +19,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 
@@ -69,18 +70,23 @@ class IoThread {
   IoThread(const IoThread&) = delete;
   IoThread& operator=(const IoThread&) = delete;
 
+  /// Work a job does on the I/O thread beside its transfer (a copy to or from a device).
+  using Hook = std::function<void()>;
+
   /// Queue a read of `bytes` bytes at file offset `offset` into dst (valid until it has run).
-  /// @param dst destination. @param bytes how many. @param offset where in the file. @return its handle.
-  IoHandle read(void* dst, std::size_t bytes, off_t offset);
+  /// @param dst destination. @param bytes how many. @param offset where in the file.
+  /// @param after run on the I/O thread once the bytes are in dst (may be empty). @return its handle.
+  IoHandle read(void* dst, std::size_t bytes, off_t offset, Hook after = {});
   /// Queue a write of `bytes` bytes from src (valid and unchanged until it has run) at `offset`.
-  /// @param src source. @param bytes how many. @param offset where in the file. @return its handle.
-  IoHandle write(const void* src, std::size_t bytes, off_t offset);
+  /// @param src source. @param bytes how many. @param offset where in the file.
+  /// @param before run on the I/O thread first, to fill src (may be empty). @return its handle.
+  IoHandle write(const void* src, std::size_t bytes, off_t offset, Hook before = {});
   /// Counters so far. @return a copy of them.
   FileIoStats stats() const;
 
  private:
   friend class IoHandle;
-  IoHandle submit(bool is_read, void* buffer, std::size_t bytes, off_t offset);
+  IoHandle submit(bool is_read, void* buffer, std::size_t bytes, off_t offset, Hook hook);
   void add_wait(double seconds);
   int fd_;
   std::string path_;

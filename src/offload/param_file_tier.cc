@@ -13,15 +13,22 @@ std::size_t largest(const std::vector<std::size_t>& v) { return v.empty() ? 0 : 
 }  // namespace
 
 ParamFileTier::ParamFileTier(const std::string& dir, int world_rank, std::vector<std::size_t> record_bytes,
-                             std::size_t buffers, Arena& arena)
+                             std::size_t buffers, Arena& arena, ParamTierDevice device)
     : records_(std::move(record_bytes)),
       offsets_(prefix_sums(records_)),
       slots_(std::max<std::size_t>(1, buffers)),
       slot_bytes_(largest(records_)),
       ring_(arena.allocate(slots_ * slot_bytes_, kParamBuffersCategory)),
+      device_(device),
       file_(file_tier_path(dir, world_rank, "params"), total(records_)),
       io_(std::make_unique<IoThread>(file_.fd, file_.path)),
-      last_(slots_) {}
+      last_(slots_) {
+  if (!device_.runtime) return;
+  ZT_CHECK(device_.host != nullptr, "parameter tier: a device needs a host arena for its bounce record");
+  copies_ = device_.runtime->create_stream("parameter tier");
+  bounce_ = device_.host->allocate(slot_bytes_, kParamStagingCategory);
+  released_.resize(slots_);  // no event yet: nothing on the compute stream has used a buffer
+}
 
 ParamFileTier::~ParamFileTier() {
   for (auto& h : last_) {
@@ -47,8 +54,11 @@ void ParamFileTier::start_pass(std::vector<std::size_t> visits) {
 
 void ParamFileTier::read_through() {
   for (; issued_ < visits_.size() && issued_ < freed_ + slots_; ++issued_) {
-    const std::size_t u = visits_[issued_];
-    last_[slot(issued_)] = io_->read(buffer(slot(issued_)), records_[u], offset(u));
+    const std::size_t u = visits_[issued_], s = slot(issued_), bytes = records_[u];
+    if (device_.runtime)
+      last_[s] = io_->read(bounce_.data(), bytes, offset(u), [this, s, bytes, e = released_[s]] { up(s, bytes, e); });
+    else
+      last_[s] = io_->read(buffer(s), bytes, offset(u));
   }
 }
 
@@ -64,8 +74,15 @@ std::byte* ParamFileTier::get(std::size_t k) {
 
 void ParamFileTier::put(std::size_t k, bool write) {
   ZT_CHECK(k == freed_ && k < next_, "parameter tier: visit ", k, " put back out of order (expected ", freed_, ")");
-  const std::size_t u = visits_[k];
-  if (write) last_[slot(k)] = io_->write(buffer(slot(k)), records_[u], offset(u));
+  const std::size_t u = visits_[k], s = slot(k), bytes = records_[u];
+  if (device_.runtime) {
+    released_[s] = device_.runtime->record(device_.compute);  // after the gather or the update queued there
+    if (write)
+      last_[s] =
+          io_->write(bounce_.data(), bytes, offset(u), [this, s, bytes, e = released_[s]] { down(s, bytes, e); });
+  } else if (write) {
+    last_[s] = io_->write(buffer(s), bytes, offset(u));
+  }
   ++freed_;
   read_through();
 }
@@ -75,19 +92,34 @@ std::byte* ParamFileTier::load(std::size_t u, bool fresh) {
   drain();
   visits_.clear();  // whatever pass was read ahead is over
   next_ = freed_ = issued_ = 0;
+  std::byte* record = device_.runtime ? bounce_.data() : buffer(0);  // host memory either way
   if (fresh) {
-    std::memset(buffer(0), 0, records_[u]);
+    std::memset(record, 0, records_[u]);
   } else {
-    last_[0] = io_->read(buffer(0), records_[u], offset(u));
+    last_[0] = io_->read(record, records_[u], offset(u));
     last_[0].wait();
   }
-  return buffer(0);
+  return record;
 }
 
 void ParamFileTier::store(std::size_t u, bool modified) {
   if (!modified) return;
-  last_[0] = io_->write(buffer(0), records_[u], offset(u));
+  last_[0] = io_->write(device_.runtime ? bounce_.data() : buffer(0), records_[u], offset(u));
   last_[0].wait();
+}
+
+void ParamFileTier::up(std::size_t s, std::size_t bytes, device::Event released) {
+  device::Runtime& rt = *device_.runtime;
+  if (released.id >= 0) rt.wait(copies_, released);
+  rt.copy_async(buffer(s), bounce_.data(), bytes, device::CopyKind::host_to_device, copies_);
+  rt.synchronize(copies_);  // the bounce is free for the next job; get() returns after this
+}
+
+void ParamFileTier::down(std::size_t s, std::size_t bytes, device::Event released) {
+  device::Runtime& rt = *device_.runtime;
+  if (released.id >= 0) rt.wait(copies_, released);
+  rt.copy_async(bounce_.data(), buffer(s), bytes, device::CopyKind::device_to_host, copies_);
+  rt.synchronize(copies_);  // the record is in the bounce: the file write follows
 }
 
 }  // namespace zt::offload

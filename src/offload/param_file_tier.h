@@ -18,6 +18,18 @@
 // write), and records touched between passes (with_record: initialisation, checkpoints, dumps)
 // are read and written synchronously. RAM held: R buffers of the largest record, one allocation
 // in the arena given (ledger category `offload_param_buffers`), however large the model.
+//
+// On a device (ZeRO-Infinity's path, NVMe → pinned host memory → GPU) the ring is the device
+// arena's memory, as it is the host arena's without one, so every reader of a shard (the gathers,
+// the update) reads device memory and runs unchanged. A file cannot be read into device memory,
+// so each record goes through one pinned bounce buffer of the largest record in the host arena
+// given (category `offload_param_staging`): a read is the file into the bounce, then a copy up
+// into the visit's buffer; a write-back a copy down into the bounce, then the file. The copies
+// run on the I/O thread, on a stream of the tier's own ("parameter tier"), and each first waits
+// for an event the compute stream recorded when the buffer was put back, so a buffer is never
+// overwritten or written out before the compute stream's work on it (the gather that read it, the
+// update that wrote it) has run. The FIFO keeps one job at a time in the bounce. Between passes
+// the visitor gets the bounce itself: host memory, as with_record promises.
 #pragma once
 
 #include <cstddef>
@@ -25,6 +37,7 @@
 #include <string>
 #include <vector>
 
+#include "device/runtime.h"
 #include "memory/arena.h"
 #include "offload/file_tier.h"
 #include "offload/io_thread.h"
@@ -33,6 +46,15 @@ namespace zt::offload {
 
 /// Ledger category of the parameter tier's ring of shard buffers.
 inline constexpr const char* kParamBuffersCategory = "offload_param_buffers";
+/// Ledger category (the host arena's, on a device) of the record between the file and the ring.
+inline constexpr const char* kParamStagingCategory = "offload_param_staging";
+
+/// Where the ring is when the arena is a device's (see the file comment); no runtime: the host.
+struct ParamTierDevice {
+  device::Runtime* runtime = nullptr;  ///< the device, or null: the ring is host memory
+  device::Stream compute;              ///< the stream that reads and updates the shards
+  Arena* host = nullptr;               ///< pinned host memory for the bounce record
+};
 
 /// One rank's parameter shards in a file, streamed through a ring of buffers.
 class ParamFileTier {
@@ -41,8 +63,9 @@ class ParamFileTier {
   /// @param dir DIR (must exist and be writable). @param world_rank the rank (names the file).
   /// @param record_bytes per unit: the bytes of its shard (0: not in the file).
   /// @param buffers R, the ring's buffers (>= 1). @param arena where the ring is allocated.
+  /// @param device on a device: its runtime, compute stream and host arena (default: the host).
   ParamFileTier(const std::string& dir, int world_rank, std::vector<std::size_t> record_bytes, std::size_t buffers,
-                Arena& arena);
+                Arena& arena, ParamTierDevice device = {});
   /// Waits for every queued job (an error is no longer reported), closes and removes the file.
   ~ParamFileTier();
   ParamFileTier(const ParamFileTier&) = delete;
@@ -66,6 +89,10 @@ class ParamFileTier {
     store(u, fn(r));
   }
 
+  /// Wait for every queued read and write-back (and, on a device, its copy): the end of an update
+  /// pass, so that a step's copies and I/O are all its own.
+  void drain();
+
   /// @return the I/O counters so far.
   FileIoStats stats() const { return io_->stats(); }
   /// @return the file's path.
@@ -78,16 +105,23 @@ class ParamFileTier {
   std::byte* buffer(std::size_t s) { return ring_.data() + s * slot_bytes_; }
   off_t offset(std::size_t u) const { return static_cast<off_t>(offsets_[u]); }
   void read_through();  // queue the reads of visits [issued_, min(size, freed_ + R))
-  void drain();         // wait for every queued job
   std::byte* load(std::size_t u, bool fresh);
   void store(std::size_t u, bool modified);
+  // on a device, run on the I/O thread: the bounce up into buffer s, or buffer s down into it,
+  // each after the compute stream's work on s up to `released`
+  void up(std::size_t s, std::size_t bytes, device::Event released);
+  void down(std::size_t s, std::size_t bytes, device::Event released);
 
   std::vector<std::size_t> records_, offsets_;  // per unit: bytes, and where in the file
   std::size_t slots_ = 1, slot_bytes_ = 0;
-  ArenaAllocation ring_;          // R buffers of the largest record (declared before the thread)
-  TierFile file_;                 // closed and removed after the thread has stopped
-  std::unique_ptr<IoThread> io_;  // destroyed first: every queued job has run
-  std::vector<IoHandle> last_;    // per buffer: the last job queued on it
+  ArenaAllocation ring_;                 // R buffers of the largest record (declared before the thread)
+  ParamTierDevice device_;               // the runtime, or none
+  device::Stream copies_;                // on a device: the tier's copy stream
+  ArenaAllocation bounce_;               // on a device: the record between the file and the ring
+  std::vector<device::Event> released_;  // on a device, per buffer: the compute stream at its last put()
+  TierFile file_;                        // closed and removed after the thread has stopped
+  std::unique_ptr<IoThread> io_;         // destroyed first: every queued job has run
+  std::vector<IoHandle> last_;           // per buffer: the last job queued on it
   std::vector<std::size_t> visits_;
   std::size_t next_ = 0;    // the visit get() hands out next
   std::size_t freed_ = 0;   // visits put back: [0, freed_)

@@ -7,26 +7,21 @@
 #include "collective/padding.h"
 #include "optim/grad_norm.h"
 #include "step_device/step_threads.h"
+#include "zero/dp_calls.h"
 
 namespace zt::predict {
 
 using namespace zt::zero;
 namespace {
 
-std::size_t sum(const std::vector<std::size_t>& v) {
-  std::size_t s = 0;
-  for (std::size_t x : v) s += x;
-  return s;
-}
-
 struct Model {
   CommStats s;
   std::size_t n, r;
   void reduce_scatter(const std::vector<std::size_t>& counts, std::size_t es, CollKind kind) {
-    s[kind].bytes_sent += (sum(counts) - counts[r]) * es;
+    s[kind].bytes_sent += (total_count(counts) - counts[r]) * es;
   }
   void all_gather(const std::vector<std::size_t>& counts, std::size_t es, CollKind kind) {
-    s[kind].bytes_sent += (sum(counts) - counts[(r + 1) % n]) * es;
+    s[kind].bytes_sent += (total_count(counts) - counts[(r + 1) % n]) * es;
   }
   void rs_call(const std::vector<std::size_t>& counts, std::size_t es) {
     ++s[CollKind::reduce_scatter].calls;
@@ -42,56 +37,11 @@ struct Model {
     reduce_scatter(counts, es, CollKind::all_reduce);
     all_gather(counts, es, CollKind::all_reduce);
   }
-  // the visitor of for_each_dp_call: every call counts, wherever its buffers are
+  // the visitor of for_each_dp_call (zero/dp_calls.h): every call counts, wherever its buffers are
   void rs(const std::vector<std::size_t>& counts, std::size_t es, bool) { rs_call(counts, es); }
   void ag(const std::vector<std::size_t>& counts, std::size_t es, bool) { ag_call(counts, es); }
   void ar(std::size_t count, std::size_t es, bool) { ar_call(count, es); }
 };
-
-// Every data-parallel collective of one applied step at N > 1, in the engine's order, as calls
-// v.rs(counts, es, on_device), v.ag(...), v.ar(count, es, on_device); on_device: its buffers are
-// the engine's tensors (a device's memory on a device), not host-side values.
-template <typename V>
-void for_each_dp_call(const ZeroPlan& p, V& v) {
-  const Layout& l = p.layout;
-  const std::size_t N = l.world_size;
-  const std::size_t A = p.micro_batches_per_rank;
-  const std::size_t wt = p.shape.precision == model::Precision::fp32 ? 4 : 2;
-  const std::size_t wg = p.reduce_in_compute_type ? 2 : 4;
-  // stage 3: one gather per acquire of a sharded-parameter unit, every micro-batch
-  for (std::size_t j = 0; j < A; ++j)
-    for (std::size_t u : p.acquire_order)
-      if (p.params_sharded(u)) v.ag(std::vector<std::size_t>(N, l.units[u].shard), wt, true);
-  const std::size_t syncs = p.reduce_each_micro_batch ? A : 1;
-  for (std::size_t k = 0; k < syncs; ++k)
-    for (const auto& u : l.units) {
-      if (!p.reduce_scatters_grad) {
-        v.ar(u.full, wg, true);
-        continue;
-      }
-      const std::size_t bucket = p.bucket_elements ? p.bucket_elements : u.full;
-      for (std::size_t a = 0; a < u.full; a += bucket) {
-        const std::size_t z = std::min(u.full, a + bucket);
-        std::vector<std::size_t> counts(N);
-        for (std::size_t q = 0; q < N; ++q) {
-          const std::size_t lo = std::max(a, q * u.shard), hi = std::min(z, (q + 1) * u.shard);
-          counts[q] = hi > lo ? hi - lo : 0;
-        }
-        v.rs(counts, wg, true);
-      }
-    }
-  v.ag(std::vector<std::size_t>(N, A), 4, false);  // per-micro-batch loss sums
-  if (p.reduce_scatters_grad) {
-    v.ar(1, 4, false);  // overflow flag (max)
-    std::vector<std::size_t> blocks(N, 0);
-    for (std::size_t q = 0; q < N; ++q)
-      for (std::size_t u = 0; u < l.units.size(); ++u) blocks[q] += norm_block_count(l.shard_real(u, q), l.block);
-    v.ag(blocks, 4, false);  // norm block sums
-  }
-  // updated 16-bit shards back to every rank holding the unit whole (stages 1-2, persistent units)
-  for (std::size_t u = 0; u < l.units.size(); ++u)
-    if (p.spec.optimizer && !p.params_sharded(u)) v.ag(std::vector<std::size_t>(N, l.units[u].shard), wt, true);
-}
 
 // The copies a staged group (collective/staged_collective.h) makes around a call on device
 // buffers: the input down, the output up (a zero-byte side makes no copy).
@@ -108,10 +58,10 @@ struct Staging {
     copy(device::CopyKind::host_to_device, up);
   }
   void rs(const std::vector<std::size_t>& counts, std::size_t es, bool on_device) {
-    if (on_device) staged(sum(counts) * es, counts[r] * es);
+    if (on_device) staged(total_count(counts) * es, counts[r] * es);
   }
   void ag(const std::vector<std::size_t>& counts, std::size_t es, bool on_device) {
-    if (on_device) staged(counts[r] * es, sum(counts) * es);
+    if (on_device) staged(counts[r] * es, total_count(counts) * es);
   }
   void ar(std::size_t count, std::size_t es, bool on_device) {
     if (on_device) staged(count * es, count * es);
@@ -166,6 +116,17 @@ device::CopyStats predict_device_copies_per_step(const ZeroPlan& p) {
   if (p.offload_optimizer)
     for (std::size_t u = 0; u < l.units.size(); ++u)
       st.staged(p.owned_real(u) * (p.grad_storage_16bit ? 2 : 4), p.owned_real(u) * model::bytes_of(p.shape.precision));
+  // the parameter tier on a device (offload/param_file_tier.h): every record read from the file
+  // is copied up into the ring, every record written back is first copied down; a shard read per
+  // gather of a unit in the file, and per such unit one read and one write in the update
+  if (p.offload_params) {
+    const std::size_t t = model::bytes_of(p.shape.precision);
+    for (std::size_t j = 0; j < p.micro_batches_per_rank; ++j)
+      for (std::size_t u : p.acquire_order)
+        if (p.params_in_file(u)) st.copy(device::CopyKind::host_to_device, l.units[u].shard * t);
+    for (std::size_t u = 0; u < l.units.size(); ++u)
+      if (p.params_in_file(u)) st.staged(l.units[u].shard * t, l.units[u].shard * t);
+  }
   // per unit, protocol steps 4-6 (step_device/device_step_ops.h): the overflow flag zeroed and
   // read back, the norm's block sums read back, and with 16-bit parameters updated on the device
   // (not in ZeRO-Offload's host tier) the counts of kept values

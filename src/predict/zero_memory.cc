@@ -7,6 +7,7 @@
 #include <set>
 #include <vector>
 
+#include "collective/staged_collective.h"
 #include "model/workspace.h"
 #include "offload/param_file_tier.h"
 #include "offload/tier.h"
@@ -14,6 +15,7 @@
 #include "schedule/buckets.h"
 #include "schedule/gather_window.h"
 #include "train/memory_plan.h"
+#include "zero/dp_calls.h"
 #include "zero_r/partitioned_checkpoints.h"
 
 namespace zt::predict {
@@ -27,12 +29,8 @@ std::vector<SetupAllocation> setup_allocations(const ZeroPlan& p) {
   const std::size_t t = model::bytes_of(p.shape.precision);
   if (p.params_layout.total)  // Σ_u shard_u or full_u (per-unit S_p); --offload-params: persistent units only
     out.push_back({train::category::params, p.params_layout.total * t});
-  if (p.offload_params) {  // the parameter tier's ring: R buffers of the largest shard
-    std::size_t largest_shard = 0;
-    for (std::size_t u = 0; u < l.units.size(); ++u)
-      if (p.params_sharded(u)) largest_shard = std::max(largest_shard, l.units[u].shard);
-    out.push_back({offload::kParamBuffersCategory, p.param_buffers * largest_shard * t});
-  }
+  if (p.offload_params)  // the parameter tier's ring: R buffers of the largest shard
+    out.push_back({offload::kParamBuffersCategory, p.param_buffers * p.largest_param_record() * t});
   if (!p.offload_optimizer) {  // ZeRO-Offload: both in the host tier (predict_host_memory)
     if (!fp32) out.push_back({train::category::master, l.total(p.spec.optimizer) * 4});  // S_o
     out.push_back(
@@ -129,6 +127,12 @@ std::size_t gathered_window_bytes(const ZeroPlan& p) {
 
 std::map<std::string, std::size_t> predict_host_memory(const ZeroPlan& p) {
   std::map<std::string, std::size_t> m = train::predict_single_rank_host_side(p.shape);  // on a device: ids
+  if (p.shape.host_side && p.offload_params)  // on a device: the parameter tier's bounce record (pinned)
+    m[offload::kParamStagingCategory] = p.largest_param_record() * model::bytes_of(p.shape.precision);
+  if (p.shape.host_side) {  // on a device: the staged groups' rooms, sized for their largest calls
+    const std::size_t rooms = dp_staging_rooms(p).total() + mp_staging_rooms(p).total();
+    if (rooms) m[kCollectiveStagingCategory] = rooms;
+  }
   if (p.offload_activations)
     m[train::category::activation_checkpoints] =
         static_cast<std::size_t>(p.shape.model.layers) * checkpoint_slice_of(p) * model::bytes_of(p.shape.precision);

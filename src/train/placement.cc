@@ -14,16 +14,6 @@
 
 namespace zt::train {
 
-void check_runs_on_device(const TrainConfig& c) {
-  if (c.device == device::Device::cpu) return;
-  const std::string flag = "--device " + word_of(c.device);
-  const auto refuse = [&](bool used, const std::string& what, const std::string& why) {
-    ZT_CHECK(!used, flag, ": ", what, " does not run on a device yet (", why, ")");
-  };
-  refuse(!c.offload_params_dir().empty(), "--offload-params",
-         "the parameter tier's shards are read and updated by host code");
-}
-
 template <typename T>
 Placement<T>::Placement(device::Device where) {
   if (where == device::Device::cpu) {
@@ -69,6 +59,21 @@ Collective& Placement<T>::collective(Collective& group) {
   if (!runtime_) return group;
   staged_.push_back(std::make_unique<StagedCollective>(group, *runtime_, stream_));
   return *staged_.back();
+}
+
+template <typename T>
+void Placement<T>::reserve_staging(Collective& group, StagingRooms rooms) {
+  for (auto& s : staged_)
+    if (s.get() == &group) return s->reserve(rooms);
+  ZT_CHECK(!runtime_, "reserve_staging: the group is not one of this placement's staged groups");
+}
+
+template <typename T>
+std::map<std::string, std::size_t> Placement<T>::pinned_by_category() const {
+  std::size_t rooms = 0;
+  for (const auto& s : staged_) rooms += s->room_bytes();
+  if (rooms == 0) return {};
+  return {{kCollectiveStagingCategory, rooms}};
 }
 
 template class Placement<float>;

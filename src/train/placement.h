@@ -8,17 +8,21 @@
 // loop itself fills and reads (token ids, predictions: pinned on a device), the three op sets
 // the loop calls instead of touching memory: the model's (model/model_ops.h), the optimizer
 // step's (step/step_ops.h) and the loop's own (step/loop_ops.h), and the group its tensors are
-// reduced over (on a device, staged through pinned host memory around the host's collective). The loop's step code is
-// the same for both; only this object's answers differ. On a device every op is enqueued on one compute stream, so the
-// loop's order is the stream's order. Not here: which loops may run on a device (the callers' checks), the memory plan.
+// reduced over (on a device, staged through pinned host memory around the host's collective).
+// The loop's step code is the same for both; only this object's answers differ. On a device
+// every op is enqueued on one compute stream, so the loop's order is the stream's order. Every
+// setting runs on either. Not here: the memory plan; the tiers' own streams (zero_r/copy_engine.h,
+// offload/param_file_tier.h), which take the runtime and the compute stream from here.
 #pragma once
 
 #include <cstddef>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "collective/collective.h"
+#include "collective/staged_collective.h"
 #include "device/cuda_probe.h"
 #include "device/runtime.h"
 #include "memory/arena.h"
@@ -28,14 +32,6 @@
 #include "train/train_config.h"
 
 namespace zt::train {
-
-/// What runs on a device so far (chapter 9): the reference loop and the ZeRO engine's stages 0-3
-/// over any number of data-parallel ranks, tensor parallelism (--mp-size, --mp-blocks), with
-/// either GEMM (--gemm), ZeRO-R's partitioned activations (P_a, P_a+cpu), ZeRO-Offload's optimizer
-/// tier (host or file), and checkpoints. zt::Error (one line) for a device run with what does not
-/// yet: the parameter tier (--offload-params). Never a silent fall-back to the host.
-/// @param config the settings (nothing is checked for --device cpu).
-void check_runs_on_device(const TrainConfig& config);
 
 /// Where one loop's tensors live, and its ops there (see the file comment).
 template <typename T>
@@ -70,6 +66,13 @@ class Placement {
   /// device, `group` behind pinned staging (collective/staged_collective.h), kept by this object.
   /// @param group a host-side group (outlives this object). @return the group to use.
   Collective& collective(Collective& group);
+  /// On a device, reserve a staged group's pinned rooms for its largest call
+  /// (collective/staged_collective.h); nothing on the host. @param group what collective()
+  /// returned. @param rooms the input and output rooms' sizes.
+  void reserve_staging(Collective& group, StagingRooms rooms);
+  /// @return pinned host memory held outside the loop's arenas, by ledger category (on a device:
+  /// the staged groups' rooms; empty on the host).
+  std::map<std::string, std::size_t> pinned_by_category() const;
   /// @return the device runtime (null on the host): for what copies on streams of its own.
   device::Runtime* runtime() { return runtime_.get(); }
   /// @return the compute stream every op is enqueued on (meaningless on the host).
@@ -83,7 +86,7 @@ class Placement {
   std::unique_ptr<model::ModelOps<T>> model_;
   std::unique_ptr<step::StepOps<T>> step_;
   std::unique_ptr<step::LoopOps<T>> loop_;
-  std::vector<std::unique_ptr<Collective>> staged_;  // collective(): the device's staged groups
+  std::vector<std::unique_ptr<StagedCollective>> staged_;  // collective(): the device's staged groups
 };
 
 }  // namespace zt::train

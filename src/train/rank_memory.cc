@@ -5,7 +5,8 @@
 
 namespace zt::train {
 
-RankMemory rank_memory(const Arena& arena, int rank, const Arena* host) {
+RankMemory rank_memory(const Arena& arena, int rank, const Arena* host,
+                       const std::map<std::string, std::size_t>& pinned) {
   RankMemory m;
   m.rank = rank;
   for (const auto& [name, usage] : arena.ledger().categories()) m.by_category[name] = usage.peak_bytes;
@@ -17,6 +18,7 @@ RankMemory rank_memory(const Arena& arena, int rank, const Arena* host) {
     for (const auto& [name, usage] : host->ledger().categories()) m.host_by_category[name] = usage.peak_bytes;
     m.host_capacity = host->capacity();
   }
+  for (const auto& [name, bytes] : pinned) m.host_by_category[name] = bytes;  // held outside the arenas
   return m;
 }
 

@@ -19,7 +19,8 @@ namespace zt::train {
 /// The measurement: every ledger category's peak, the model states' sum, the whole peak.
 /// @param arena the rank's arena (its ledger's peaks are the measurement). @param rank the rank.
 /// @param host the host tier's arena (null: none). @return the report, its predicted fields empty.
-RankMemory rank_memory(const Arena& arena, int rank, const Arena* host = nullptr);
+RankMemory rank_memory(const Arena& arena, int rank, const Arena* host = nullptr,
+                       const std::map<std::string, std::size_t>& pinned = {});
 
 /// The prediction beside it.
 /// @param m the report to complete. @param predicted_categories predicted peak bytes per ledger

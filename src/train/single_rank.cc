@@ -326,7 +326,6 @@ LossScaler loss_scaler_for(const TrainConfig& c) {
 RunResult train_single_rank(const TrainConfig& config, const Dataset& data, const StepCallback& on_step,
                             RunArtifacts* artifacts) {
   validate(config);
-  check_runs_on_device(config);  // train/placement.h
   if (config.precision == model::Precision::fp16) return SingleRankLoop<fp16>(config, data, artifacts).run(on_step);
   if (config.precision == model::Precision::bf16) return SingleRankLoop<bf16>(config, data, artifacts).run(on_step);
   return SingleRankLoop<float>(config, data, artifacts).run(on_step);

@@ -25,6 +25,7 @@
 #include "offload/state_store.h"
 #include "step/categories.h"
 #include "step/loop_ops.h"
+#include "train/placement.h"
 #include "train/train_config.h"
 #include "zero/zero_plan.h"
 #include "zero_r/copy_engine.h"
@@ -37,10 +38,13 @@ class ParamStore {
  public:
   /// Allocate the resident units in `arena` (S_p's extent each) and, with --offload-params, the
   /// file of the sharded units' shards. @param plan the rank's plan. @param arena its arena.
-  /// @param dir --offload-params' directory. @param world_rank names the file. @param ops the
-  /// loop's ops on the arena's memory (a visitor sees a host copy of device memory).
-  ParamStore(const ZeroPlan& plan, Arena& arena, const std::string& dir, int world_rank, step::LoopOps<T>& ops)
-      : plan_(plan), ops_(ops) {
+  /// @param dir --offload-params' directory. @param world_rank names the file. @param place where
+  /// the loop runs: its ops on the arena's memory (a visitor sees a host copy of device memory)
+  /// and, on a device, the runtime and compute stream the parameter tier copies against.
+  /// @param host_side the loop's host-side arena (pinned on a device: the tier's bounce record).
+  ParamStore(const ZeroPlan& plan, Arena& arena, const std::string& dir, int world_rank, train::Placement<T>& place,
+             Arena& host_side)
+      : plan_(plan), ops_(place.loop_ops()) {
     if (plan.params_layout.total) params_ = make_buffer<T>(arena, plan.params_layout.total, step::category::params);
     if (!plan.offload_params) return;
     std::vector<std::size_t> records(plan.layout.units.size(), 0);
@@ -49,7 +53,8 @@ class ParamStore {
       records[u] = plan.layout.units[u].shard * sizeof(T);
       in_file_.push_back(u);
     }
-    file_ = std::make_unique<offload::ParamFileTier>(dir, world_rank, records, plan.param_buffers, arena);
+    const offload::ParamTierDevice device{place.runtime(), place.compute_stream(), &host_side};
+    file_ = std::make_unique<offload::ParamFileTier>(dir, world_rank, records, plan.param_buffers, arena, device);
   }
 
   /// @return the resident units' storage (each unit at plan.params_layout.offsets[u]).
@@ -82,9 +87,13 @@ class ParamStore {
   T* for_update(std::size_t u) {
     return plan_.params_in_file(u) ? reinterpret_cast<T*>(file_->get(next_)) : resident(u);
   }
-  /// Unit u is updated: a shard in the file is written back. @param u the unit just updated.
+  /// Unit u is updated: a shard in the file is written back. After the pass's last one, its
+  /// write-backs are waited for (the next step's first gather would wait for them anyway), so
+  /// that every copy and write of a step is enqueued within it. @param u the unit just updated.
   void end_update(std::size_t u) {
-    if (plan_.params_in_file(u)) file_->put(next_++, /*write=*/true);
+    if (!plan_.params_in_file(u)) return;
+    file_->put(next_++, /*write=*/true);
+    if (next_ == in_file_.size()) file_->drain();
   }
 
  private:

@@ -63,6 +63,7 @@
 #include "train/step_start.h"
 #include "zero/config_check.h"
 #include "zero/dense_readback.h"
+#include "zero/dp_calls.h"
 #include "zero/engine_checkpoint.h"
 #include "zero/grad_reducer.h"
 #include "zero/heldout_eval.h"
@@ -166,15 +167,21 @@ class ZeroLoop {
 
   // ---- set-up -------------------------------------------------------------------------------
   void allocate() {
-    params_.emplace(plan_, arena_, c_.offload_params_dir(), world_rank_, ops());  // S_p: in this arena, or a file
-    if (plan_.offload_activations || plan_.offload_optimizer) {                   // a host tier: P_a+cpu, ZeRO-Offload
+    if (plan_.offload_activations || plan_.offload_optimizer) {  // a host tier: P_a+cpu, ZeRO-Offload
       copies_ = place_.on_device() ? std::make_unique<zero_r::CopyEngine>(*place_.runtime(), place_.compute_stream())
                                    : std::make_unique<zero_r::CopyEngine>();  // a copy stream, or a copy thread
       const auto bytes = static_cast<std::size_t>(c_.host_memory_budget_mb * 1048576.0) +
-                         (place_.on_device() ? host_side_bytes(shape_) : 0);  // on a device the host side too
+                         (place_.on_device() ? pinned_host_side_bytes(plan_) : 0);  // on a device the host side too
       host_arena_ = std::make_unique<Arena>(place_.host_slab(bytes, "host tier"),
                                             "host tier of rank " + std::to_string(world_rank_));
     }
+    if (place_.on_device() && !host_arena_)  // what the loop fills and reads itself stays on the host (pinned)
+      host_side_ = std::make_unique<Arena>(place_.host_slab(pinned_host_side_bytes(plan_), "host side"),
+                                           "host side of rank " + std::to_string(world_rank_));
+    Arena& host_side = !place_.on_device() ? arena_ : host_arena_ ? *host_arena_ : *host_side_;
+    place_.reserve_staging(coll_, dp_staging_rooms(plan_));          // on a device: the rooms for the largest
+    if (mp_) place_.reserve_staging(*mp_, mp_staging_rooms(plan_));  // calls (zero/dp_calls.h)
+    params_.emplace(plan_, arena_, c_.offload_params_dir(), world_rank_, place_, host_side);  // S_p: here, or a file
     states_ = make_state_store<T>(plan_, c_, arena_, host_arena_.get(), copies_.get(), world_rank_, *params_, ops(),
                                   steps());  // S_o
     const auto B = c_.micro_batch;
@@ -187,10 +194,6 @@ class ZeroLoop {
     scratch_ = arena_.allocate(model::scratch_bytes(shape_.model, B, shape_.precision, o), category::scratch);
     workspace_ = {activations_.data(), activations_.bytes(), scratch_.data(),
                   scratch_.bytes(),    checkpoints_.data(),  checkpoints_.bytes()};
-    if (place_.on_device() && !host_arena_)  // what the loop fills and reads itself stays on the host (pinned)
-      host_side_ = std::make_unique<Arena>(place_.host_slab(host_side_bytes(shape_), "host side"),
-                                           "host side of rank " + std::to_string(world_rank_));
-    Arena& host_side = !place_.on_device() ? arena_ : host_arena_ ? *host_arena_ : *host_side_;
     batch_ = make_buffer<int32_t>(host_side, shape_.micro_batch * (shape_.context + 1), category::batch);
     norm_ = make_buffer<float>(arena_, plan_.norm_floats, category::norm_blocks);
     grads_.emplace(plan_, arena_, ops());  // S_g: per unit the step's sum, the shard or the whole unit
@@ -403,7 +406,8 @@ class ZeroLoop {
 
   // ---- memory -------------------------------------------------------------------------------
   RankMemory memory_report() const {  // measured only: predict/ adds the predictions beside it
-    RankMemory m = rank_memory(arena_, world_rank_, host_arena_ ? host_arena_.get() : host_side_.get());
+    RankMemory m = rank_memory(arena_, world_rank_, host_arena_ ? host_arena_.get() : host_side_.get(),
+                               place_.pinned_by_category());
     m.dp_rank = static_cast<int>(rank());
     m.mp_rank = static_cast<int>(plan_.mp.rank);
     return m;
@@ -453,7 +457,6 @@ ZeroRunResult train_zero(const train::TrainConfig& config, const Dataset& data, 
                          train::RunArtifacts* artifacts) {
   train::validate(config);
   check_job_config(config, groups.dp, groups.mp);  // zero/config_check.h
-  check_runs_on_device(config);                    // train/placement.h
   if (config.precision == model::Precision::fp16)
     return ZeroLoop<fp16>(config, data, groups, md_regions, artifacts).run(on_step);
   if (config.precision == model::Precision::bf16)

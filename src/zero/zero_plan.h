@@ -91,6 +91,14 @@ struct ZeroPlan {
   /// Whether unit u's compute-dtype shard is in the parameter tier's file. @param u unit.
   /// @return S_p of the unit with --offload-params.
   bool params_in_file(std::size_t u) const { return offload_params && params_sharded(u); }
+  /// The parameter tier's largest record: the largest shard of a unit in the file, in elements
+  /// (each of the ring's buffers holds one; 0 without --offload-params). @return it.
+  std::size_t largest_param_record() const {
+    std::size_t largest = 0;
+    for (std::size_t u = 0; u < layout.units.size(); ++u)
+      if (params_in_file(u) && layout.units[u].shard > largest) largest = layout.units[u].shard;
+    return largest;
+  }
 
   /// The model options of this rank: its placement and the run's checkpointing. @return them.
   model::ModelOptions model_options() const { return {mp, shape.checkpoint_activations, partition_activations}; }

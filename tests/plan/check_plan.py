@@ -13,7 +13,7 @@ agreement  For a grid of configurations zero-train runs here (stages 0-3, N = 1,
            peak_bytes, comm.groups.*.bytes_sent_per_step and calls_per_step), never zero-train's
            own predicted ones; and where the run is the ZeRO engine, rank 0's predicted arena trace
            (zero-plan --memory-trace) equals zero-train's --memory-trace event by event. Rows with
-           --device emulated (tensor parallelism, P_a, P_a+cpu and ZeRO-Offload among them) add
+           --device emulated (tensor parallelism, P_a, P_a+cpu, ZeRO-Offload and the parameter tier among them) add
            the host side's bytes and rank 0's copies between host and device memory per step (zero-plan's device_copies against zero-train's measured
            device_copies.per_step, by kind, copies and bytes).
 paper      Paper-scale figures: expected values from the closed form 2psi + 2psi + K psi with
@@ -135,6 +135,8 @@ def agreement():
                  "--partition-activations", "on", "--checkpoint-activations", "--micro-batch", "8"])
     grid.append(["--device", "emulated", "--stage", "2", "--world-size", "2", "--precision", "fp16",
                  "--offload-optimizer", "host"])
+    grid.append(["--device", "emulated", "--stage", "3", "--world-size", "2", "--precision", "bf16",
+                 "--offload-params", "file:PARAMS", "--gemm", "blas"])
     tmp = tempfile.mkdtemp(prefix="zt-plan-")
     text = os.path.join(tmp, "text.txt")
     os.makedirs(os.path.join(tmp, "params"))

@@ -407,7 +407,6 @@ int main(int argc, char** argv) {
     zt::train::resolve_micro_batch(c);
     zt::train::validate(c);
     zt::device::require_device(c.device);  // one line on every rank, before any rank waits on another
-    zt::train::check_runs_on_device(c);    // what does not run on a device yet: one line, before any rank waits
     // every place a flag names is created (or refused, in one line) before any rank starts
     for (const zt::OutputPlace& place : c.output_places()) zt::prepare_output_place(place);
     const RunMode mode = run_mode(c, decision);

@@ -38,6 +38,11 @@ CudaRuntime::~CudaRuntime() {
   // Errors are dropped here (a destructor cannot report them); synchronize first to see them.
   (void)cudaDeviceSynchronize();
   for (auto& [id, event] : events_) (void)cudaEventDestroy(as_event(event));
+  for (auto& w : traced_) {
+    (void)cudaEventDestroy(as_event(w.start));
+    (void)cudaEventDestroy(as_event(w.end));
+  }
+  if (origin_) (void)cudaEventDestroy(as_event(origin_));
   for (void* s : streams_) (void)cudaStreamDestroy(as_stream(s));
   for (auto& [ptr, name] : device_) (void)cudaFree(ptr);
   for (auto& [ptr, name] : pinned_) (void)cudaFreeHost(ptr);
@@ -112,8 +117,10 @@ void CudaRuntime::copy_async(void* dst, const void* src, std::size_t bytes, Copy
     s = as_stream(stream_at(stream));
   }
   if (bytes == 0) return;
+  void* start = trace_mark(s);
   check_cuda(cudaMemcpyAsync(dst, src, bytes, memcpy_kind(kind), s), "cudaMemcpyAsync",
              concat(word_of(kind), ", ", bytes, " bytes"));
+  if (start) end_span(stream, s, start, "copy " + word_of(kind));
   copies_[static_cast<std::size_t>(kind)].fetch_add(1);
   bytes_[static_cast<std::size_t>(kind)].fetch_add(static_cast<int64_t>(bytes));
 }
@@ -200,7 +207,62 @@ void CudaRuntime::launch(Stream stream, const KernelLaunch& kernel) {
     std::lock_guard<std::mutex> lock(mutex_);
     s = as_stream(stream_at(stream));
   }
+  void* start = trace_mark(s);
   kernel.cuda_body(s);
+  if (start) end_span(stream, s, start, "kernel '" + kernel.name + "'");
+}
+
+void CudaRuntime::enable_trace() {
+  if (tracing_.exchange(true)) return;
+  cudaEvent_t origin = nullptr;
+  check_cuda(cudaEventCreate(&origin), "cudaEventCreate", "the trace's origin");
+  cudaStream_t s = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    s = as_stream(stream_at(Stream{0}));
+    origin_ = origin;
+  }
+  check_cuda(cudaEventRecord(origin, s), "cudaEventRecord", "the trace's origin");
+  check_cuda(cudaEventSynchronize(origin), "cudaEventSynchronize", "the trace's origin");
+  origin_seen_ = std::chrono::steady_clock::now();  // the GPU's time 0 on the host's clock, give or take a wake-up
+}
+
+void* CudaRuntime::trace_mark(void* stream) {
+  if (!tracing_.load()) return nullptr;
+  cudaEvent_t e = nullptr;
+  check_cuda(cudaEventCreate(&e), "cudaEventCreate", "a trace span");
+  check_cuda(cudaEventRecord(e, as_stream(stream)), "cudaEventRecord", "a trace span");
+  return e;
+}
+
+void CudaRuntime::end_span(Stream stream, void* cuda_stream, void* start, std::string what) {
+  cudaEvent_t e = nullptr;
+  check_cuda(cudaEventCreate(&e), "cudaEventCreate", "a trace span");
+  check_cuda(cudaEventRecord(e, as_stream(cuda_stream)), "cudaEventRecord", "a trace span");
+  std::lock_guard<std::mutex> lock(mutex_);
+  traced_.push_back({stream_names_[static_cast<std::size_t>(stream.id)], std::move(what), start, e});
+}
+
+std::vector<DeviceWorkSpan> CudaRuntime::take_trace() {
+  std::vector<TracedWork> work;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    work.swap(traced_);
+  }
+  std::vector<DeviceWorkSpan> spans;
+  const auto at = [this](void* event) {
+    float ms = 0;
+    check_cuda(cudaEventElapsedTime(&ms, as_event(origin_), as_event(event)), "cudaEventElapsedTime", "a trace span");
+    return origin_seen_ + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                              std::chrono::duration<double, std::milli>(ms));
+  };
+  for (auto& w : work) {
+    check_cuda(cudaEventSynchronize(as_event(w.end)), "cudaEventSynchronize", "a trace span");
+    spans.push_back({w.stream, w.what, at(w.start), at(w.end)});
+    (void)cudaEventDestroy(as_event(w.start));
+    (void)cudaEventDestroy(as_event(w.end));
+  }
+  return spans;
 }
 
 bool CudaRuntime::is_device(const void* ptr) const {

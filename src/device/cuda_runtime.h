@@ -8,7 +8,8 @@
 // stream of its own, not CUDA's legacy default stream, so that it is as unordered with the other
 // streams as the emulated device's. An event is a fresh cudaEvent_t per record(); a synchronize of
 // its stream destroys it (it is complete, and waiting for a complete event does nothing), so a
-// loop that synchronizes keeps a bounded number.
+// loop that synchronizes keeps a bounded number. With `--trace` (enable_trace) every copy and
+// kernel also gets two timing events, turned into spans by take_trace at the end of the run.
 //
 // Compiled only in a build with CUDA (ZT_HAVE_CUDA); the header names no CUDA type, so including
 // it needs no CUDA headers. Not here: the kernels (kernels/cuda/), NCCL (collective/nccl/),
@@ -17,6 +18,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
@@ -67,10 +69,28 @@ class CudaRuntime final : public Runtime {
   CopyStats stats() const override;
   /// @param ptr any address. @return whether it is inside a live device allocation.
   bool is_device(const void* ptr) const override;
+  /// From now on put two timing events around every copy and kernel (see take_trace).
+  void enable_trace() override;
+  /// Wait for the traced work's end events and turn each pair into a span: the GPU's elapsed time
+  /// from an origin event, placed on the host's clock where that origin was seen complete.
+  /// @return the work traced and not taken before, in the order it was enqueued.
+  std::vector<DeviceWorkSpan> take_trace() override;
 
  private:
   void* stream_at(Stream stream) const;
   void retire_events(int stream);
+  void* trace_mark(void* stream);  // with --trace: a timing event recorded on the stream, else null
+  void end_span(Stream stream, void* cuda_stream, void* start, std::string what);
+
+  struct TracedWork {  // one copy or kernel between two timing events (cudaEvent_t)
+    std::string stream, what;
+    void* start = nullptr;
+    void* end = nullptr;
+  };
+  std::atomic<bool> tracing_{false};
+  void* origin_ = nullptr;                             // the trace's origin event (cudaEvent_t)
+  std::chrono::steady_clock::time_point origin_seen_;  // when the host saw it complete
+  std::vector<TracedWork> traced_;                     // guarded by mutex_
 
   mutable std::mutex mutex_;  // guards everything below except the counters
   std::vector<std::string> stream_names_;

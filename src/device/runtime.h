@@ -172,8 +172,9 @@ class Runtime {
   /// @return the copies enqueued so far, by kind.
   virtual CopyStats stats() const = 0;
   /// Record, from now on, when each copy, kernel and wait runs on its stream (`--trace`; off by
-  /// default: it costs two clock reads and a record per operation). A runtime that cannot see
-  /// its streams' work run (the CUDA runtime so far) records nothing.
+  /// default: it costs two clock reads, or two timing events on a GPU, per operation). The
+  /// emulated device times its streams' threads; the CUDA runtime times copies and kernels with
+  /// events (waits are not work there).
   virtual void enable_trace() {}
   /// @return the work recorded and not taken before, each stream's in the order it ran.
   virtual std::vector<DeviceWorkSpan> take_trace() { return {}; }

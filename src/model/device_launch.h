@@ -10,7 +10,8 @@
 // enqueued). canonical: gemm/canonical_gemm_kernel.h's one-thread-per-element bodies; the host body
 // enumerates the grid a GPU would run (device/host_launch.h), so every element is the canonical
 // chain, bitwise the CPU's `--gemm canonical`, and in a build with the CUDA kernels the CUDA body is
-// the same per-element body as a CUDA kernel on the launch's stream (gemm/cuda/canonical_gemm_cuda.h).
+// the tiled kernel of gemm/cuda/canonical_gemm_cuda.h on the launch's stream (each output the same
+// chain; the triangular product keeps the per-element body).
 // blas: the vendor's library inside the kernel; on the emulated device OpenBLAS on the opened
 // device memory, the very call the CPU makes (bitwise the CPU's `--gemm blas` on the same CPU), on
 // a GPU cuBLAS (gemm/cuda/blas_gemm_cuda.h: the GPU's own bits, repeatable, never the CPU's).

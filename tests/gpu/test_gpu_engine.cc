@@ -4,7 +4,8 @@
 // byte: stages 0-3 × N = 1, 2 ranks × fp32 / fp16 / bf16 (the ranks share the one GPU through
 // Gloo staging), tensor parallelism N_d 2 × N_m 2, P_a+cpu, and ZeRO-Offload's host tier. The
 // reference loop too (one rank, stage 0). With `--gemm blas` (cuBLAS, whose bits are the GPU's own)
-// two runs of the same job on the GPU must equal each other instead. Not a Catch2 program: without a device it prints
+// two runs of the same job on the GPU must equal each other instead; `--trace` shows the compute
+// stream's kernels, timed by CUDA events. Not a Catch2 program: without a device it prints
 // why and exits 77, which CTest reports as skipped (`make test-gpu` counts a skip as a failure).
 #include <unistd.h>
 
@@ -96,5 +97,14 @@ int main() {
     if (!same) ++repeat_failures;
     std::printf("%s: %s\n", row.name.c_str(), same ? "two runs bitwise equal" : "RUNS DIFFER");
   }
-  return failures == 0 && repeat_failures == 0 ? 0 : 1;
+  // --trace on the GPU: the compute stream's kernels, timed by CUDA events, as a track of their own
+  const std::string trace = dir + ".trace.json";
+  const auto traced =
+      zt::test::run_program("zero-train", kModel + "--precision bf16 --global-batch 4 --device cuda --trace " + trace);
+  const std::string json = traced.status == 0 ? zt::read_file(trace) : "";
+  std::filesystem::remove(trace);
+  const bool trace_ok =
+      json.find("\"device stream compute\"") != std::string::npos && json.find("\"kernel '") != std::string::npos;
+  std::printf("--trace on the GPU: %s\n", trace_ok ? "the compute stream's kernels are a track" : "MISSING");
+  return failures == 0 && repeat_failures == 0 && trace_ok ? 0 : 1;
 }

@@ -135,10 +135,12 @@ void trmm_f32_host(bool trans, int64_t m, int64_t n, const float* a, const float
   check(cudaMemcpy(out, dout.p, std::size_t(m * n) * sizeof(float), cudaMemcpyDeviceToHost), "copy out");
 }
 
+// The engine's GEMM on a GPU is the tiled kernel: each output's chain is the element kernel's, so
+// the bits are the same (checked against `element` and the CPU on a device), about ten times faster.
 void canonical_gemm_async(const GemmArgs& g, void* stream) {
   if (g.m == 0 || g.n == 0) return;
-  const device::Dim3 grid = element_grid(g.m, g.n);
-  element_gemm<<<dim3(grid.x, grid.y), dim3(kElementBlock, kElementBlock), 0, static_cast<cudaStream_t>(stream)>>>(g);
+  tiled_gemm<<<dim3(unsigned((g.n + kTile - 1) / kTile), unsigned((g.m + kTile - 1) / kTile)), dim3(kThreads, kThreads),
+               0, static_cast<cudaStream_t>(stream)>>>(g);
   check(cudaGetLastError(), "canonical GEMM launch");
 }
 

@@ -42,9 +42,9 @@ void gemm_f32_host(DeviceGemm kind, bool trans_a, bool trans_b, int64_t m, int64
 /// @param a A ([M,M], contiguous). @param b B. @param out the result [M,N].
 void trmm_f32_host(bool trans, int64_t m, int64_t n, const float* a, const float* b, float* out);
 
-/// Enqueue C = op(A) op(B) with the element kernel (the body the emulated device runs), every
-/// pointer in device memory; returns at once. @param g the operands and result.
-/// @param stream the cudaStream_t to enqueue on.
+/// Enqueue C = op(A) op(B) with the tiled kernel (each output the element kernel's chain, which the
+/// emulated device runs: the same bits), every pointer in device memory; returns at once.
+/// @param g the operands and result. @param stream the cudaStream_t to enqueue on.
 void canonical_gemm_async(const GemmArgs& g, void* stream);
 
 /// Enqueue out = op(A) src with A lower triangular, the element kernel, device memory; returns at

@@ -66,12 +66,18 @@ inline constexpr int64_t kGeluChunk = 256;
 /// @param y n values (written). @param x n values. @param n count.
 template <typename T>
 void gelu_forward(T* y, const T* x, int64_t n) {
-  float t[kGeluChunk];
+  // a chunk of x widened at once (F16C for fp16, kernels/cast.h) and the results narrowed at once:
+  // the same exact widenings and one rounding per value as the element body, without a branchy
+  // scalar conversion per value
+  float t[kGeluChunk], xs[kGeluChunk], ys[kGeluChunk];
   for (int64_t i0 = 0; i0 < n; i0 += kGeluChunk) {
     const int64_t len = n - i0 < kGeluChunk ? n - i0 : kGeluChunk;
-    for (int64_t j = 0; j < len; ++j) t[j] = gelu_arg_f(to_f(x[i0 + j]));
-    tanh_f_n(t, t, static_cast<std::size_t>(len));
-    for (int64_t j = 0; j < len; ++j) y[i0 + j] = from_f<T>(gelu_from_tanh_f(to_f(x[i0 + j]), t[j]));
+    const auto count = static_cast<std::size_t>(len);
+    const float* xf = widen(x + i0, count, xs);
+    for (int64_t j = 0; j < len; ++j) t[j] = gelu_arg_f(xf[j]);
+    tanh_f_n(t, t, count);
+    for (int64_t j = 0; j < len; ++j) ys[j] = gelu_from_tanh_f(xf[j], t[j]);
+    narrow(y + i0, ys, count);  // after every read of x: y may be x
   }
 }
 
@@ -79,15 +85,16 @@ void gelu_forward(T* y, const T* x, int64_t n) {
 /// @param dx n values (written). @param dy n values. @param x the forward input. @param n count.
 template <typename T>
 void gelu_backward(T* dx, const T* dy, const T* x, int64_t n) {
-  float t[kGeluChunk];
+  float t[kGeluChunk], xs[kGeluChunk], dys[kGeluChunk], dxs[kGeluChunk];  // widened a chunk at once
   for (int64_t i0 = 0; i0 < n; i0 += kGeluChunk) {
     const int64_t len = n - i0 < kGeluChunk ? n - i0 : kGeluChunk;
-    for (int64_t j = 0; j < len; ++j) t[j] = gelu_arg_f(to_f(x[i0 + j]));
-    tanh_f_n(t, t, static_cast<std::size_t>(len));
-    for (int64_t j = 0; j < len; ++j) {
-      const float xf = to_f(x[i0 + j]);
-      dx[i0 + j] = from_f<T>(to_f(dy[i0 + j]) * gelu_grad_from_tanh_f(xf, t[j]));
-    }
+    const auto count = static_cast<std::size_t>(len);
+    const float* xf = widen(x + i0, count, xs);
+    const float* dyf = widen(dy + i0, count, dys);
+    for (int64_t j = 0; j < len; ++j) t[j] = gelu_arg_f(xf[j]);
+    tanh_f_n(t, t, count);
+    for (int64_t j = 0; j < len; ++j) dxs[j] = dyf[j] * gelu_grad_from_tanh_f(xf[j], t[j]);
+    narrow(dx + i0, dxs, count);  // after every read of dy: dx may be dy
   }
 }
 

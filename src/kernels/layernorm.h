@@ -13,6 +13,8 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
+#include <vector>
 
 #include "fp/hd.h"
 #include "kernels/cast.h"
@@ -49,7 +51,24 @@ ZT_HD void layernorm_forward_row(T* y, float& mean, float& rstd, const T* x, con
 /// (written). @param in [N,C]. @param w [C] gain. @param b [C] bias. @param N rows. @param C width.
 template <typename T>
 void layernorm_forward(T* out, float* mean, float* rstd, const T* in, const T* w, const T* b, int64_t N, int64_t C) {
-  for (int64_t i = 0; i < N; ++i) layernorm_forward_row(out + i * C, mean[i], rstd[i], in + i * C, w, b, C);
+  if constexpr (std::is_same_v<T, fp16>) {
+    // fp16's scalar widening is a branchy function per value: widen each row (and w, b once) with
+    // F16C, run the FP32 row, narrow once. The same exact widenings and the same one rounding of
+    // each output, so the same bits as the fp16 row.
+    const auto n = static_cast<std::size_t>(C);
+    std::vector<float> f(4 * n);
+    float *wf = f.data(), *bf = wf + n, *xf = bf + n, *yf = xf + n;
+    widen_fp16(w, wf, n);
+    widen_fp16(b, bf, n);
+    for (int64_t i = 0; i < N; ++i) {
+      widen_fp16(in + i * C, xf, n);
+      layernorm_forward_row(yf, mean[i], rstd[i], static_cast<const float*>(xf), static_cast<const float*>(wf),
+                            static_cast<const float*>(bf), C);
+      narrow_fp16(yf, out + i * C, n);
+    }
+  } else {
+    for (int64_t i = 0; i < N; ++i) layernorm_forward_row(out + i * C, mean[i], rstd[i], in + i * C, w, b, C);
+  }
 }
 
 /// Floats of scratch layernorm_backward needs. @param N rows. @param C width. @return the count.
@@ -102,11 +121,25 @@ ZT_HD void layernorm_param_grad_column(T* dw, T* db, const T* dout, const T* in,
 template <typename T>
 void layernorm_backward(T* din, T* dw, T* db, const T* dout, const T* in, const float* mean, const float* rstd,
                         const T* w, int64_t N, int64_t C, float* scratch) {
-  float* dy_xhat = scratch;          // [N,C] rows for dw
-  float* dy_rows = scratch + N * C;  // [N,C] rows for db
-  for (int64_t i = 0; i < N; ++i)
-    layernorm_backward_row(din + i * C, dout + i * C, in + i * C, mean[i], rstd[i], w, C, dy_xhat + i * C,
-                           dy_rows + i * C);
+  float* dy_xhat = scratch;                 // [N,C] rows for dw
+  float* dy_rows = scratch + N * C;         // [N,C] rows for db
+  if constexpr (std::is_same_v<T, fp16>) {  // rows widened with F16C, as in the forward: the same bits
+    const auto n = static_cast<std::size_t>(C);
+    std::vector<float> f(4 * n);
+    float *wf = f.data(), *xf = wf + n, *dyf = xf + n, *dxf = dyf + n;
+    widen_fp16(w, wf, n);
+    for (int64_t i = 0; i < N; ++i) {
+      widen_fp16(in + i * C, xf, n);
+      widen_fp16(dout + i * C, dyf, n);
+      layernorm_backward_row(dxf, static_cast<const float*>(dyf), static_cast<const float*>(xf), mean[i], rstd[i],
+                             static_cast<const float*>(wf), C, dy_xhat + i * C, dy_rows + i * C);
+      narrow_fp16(dxf, din + i * C, n);
+    }
+  } else {
+    for (int64_t i = 0; i < N; ++i)
+      layernorm_backward_row(din + i * C, dout + i * C, in + i * C, mean[i], rstd[i], w, C, dy_xhat + i * C,
+                             dy_rows + i * C);
+  }
   // The column sums a whole row at a time (vectorisable), same tree as layernorm_param_grad_column.
   const auto n = static_cast<std::size_t>(C);
   const auto row = [](std::size_t i) { return i; };

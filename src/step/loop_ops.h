@@ -17,7 +17,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <vector>
+
+#include "kernels/cast.h"
 
 namespace zt::step {
 
@@ -79,12 +82,14 @@ class HostLoopOps final : public LoopOps<T> {
   void zero(void* dst, std::size_t bytes) override { std::memset(dst, 0, bytes); }
   /// @param dst FP32. @param src T. @param n elements.
   void widen(float* dst, const T* src, std::size_t n) override {
-    for (std::size_t i = 0; i < n; ++i) dst[i] = static_cast<float>(src[i]);
+    if constexpr (std::is_same_v<T, float>) {
+      if (dst != src) std::memcpy(dst, src, n * sizeof(float));
+    } else {
+      (void)kernels::widen(src, n, dst);  // fp16 with F16C: the scalar conversion's bits (kernels/cast.h)
+    }
   }
   /// @param dst T. @param src FP32. @param n elements.
-  void narrow(T* dst, const float* src, std::size_t n) override {
-    for (std::size_t i = 0; i < n; ++i) dst[i] = T(src[i]);
-  }
+  void narrow(T* dst, const float* src, std::size_t n) override { kernels::narrow(dst, src, n); }
   /// @param left updated. @param right added. @param n elements.
   void add(float* left, const float* right, std::size_t n) override {
     for (std::size_t i = 0; i < n; ++i) left[i] = left[i] + right[i];
@@ -92,7 +97,10 @@ class HostLoopOps final : public LoopOps<T> {
   /// @param g the gradient. @param n elements. @return its exact zeros.
   int64_t count_zeros(const T* g, std::size_t n) override {
     int64_t zeros = 0;
-    for (std::size_t i = 0; i < n; ++i) zeros += static_cast<float>(g[i]) == 0.0f;  // widening is exact
+    if constexpr (std::is_same_v<T, fp16>)  // ±0 exactly when the bits below the sign are 0 (no widening)
+      for (std::size_t i = 0; i < n; ++i) zeros += (g[i].bits & 0x7fffu) == 0;
+    else
+      for (std::size_t i = 0; i < n; ++i) zeros += static_cast<float>(g[i]) == 0.0f;  // widening is exact
     return zeros;
   }
   /// @param a one. @param b another. @param n elements. @return equal bit patterns.

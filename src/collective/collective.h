@@ -8,6 +8,15 @@
 //    reduced range [off_r, off_r + c_r) of an input of sum(c) elements.
 //  - all_gather(in[shard], out[N*shard]): out[q*shard, ...) = rank q's in; _v: per-rank counts.
 //  - broadcast(x[n], root): every rank ends with root's x.
+//  - send(x[n], peer) / recv(y[n], peer): point to point; y on `peer` gets this rank's x. Only the
+//    two ranks take part. Messages between one ordered pair are matched in the order they were
+//    issued (the k-th send from a to b lands in b's k-th recv from a), whatever other traffic
+//    runs meanwhile. p2p_async(ops) issues several sends and receives as one batch that
+//    completes when all of them have (torch's batch_isend_irecv, an NCCL group): a rank that
+//    sends to a peer which at the same time sends to it must put both directions in one batch,
+//    because a send completes only once its receiver has posted the matching recv. Transfers run
+//    in issue order with the group's collectives, so a rank that sends and then joins a
+//    collective needs its receiver to post the receive before joining that collective too.
 // Lengths that must divide by N are checked, never padded behind the caller's back (padding.h).
 // Reduction order: in ReduceMode::deterministic every element is reduced over ranks along the
 // canonical aligned pairwise tree (reduce/canonical_tree.h), identically on every rank; in
@@ -58,6 +67,33 @@ constexpr const char* reduce_op_name(ReduceOp op) { return op == ReduceOp::sum ?
 constexpr const char* reduce_mode_name(ReduceMode m) {
   return m == ReduceMode::deterministic ? "deterministic" : "fast";
 }
+
+/// One transfer of a point-to-point batch (Collective::p2p_async).
+struct P2pOp {
+  /// Which way the bytes go.
+  enum class Dir : uint8_t {
+    send = 0,  ///< this rank's buffer goes to the peer
+    recv = 1,  ///< the peer's buffer lands in this rank's
+  };
+  Dir dir = Dir::send;        ///< send or receive
+  int peer = -1;              ///< the other rank, in this group's numbering; never this rank
+  void* data = nullptr;       ///< send: the bytes to send (only read); recv: where they land
+  std::size_t count = 0;      ///< elements; the two sides must agree (and on the dtype)
+  DType dtype = DType::fp32;  ///< element type
+
+  /// A send. @param data count elements. @param count elements. @param dtype type.
+  /// @param peer the receiver. @return the op.
+  static P2pOp send(const void* data, std::size_t count, DType dtype, int peer) {
+    return P2pOp{Dir::send, peer, const_cast<void*>(data), count, dtype};
+  }
+  /// A receive. @param data room for count elements. @param count elements. @param dtype type.
+  /// @param peer the sender. @return the op.
+  static P2pOp recv(void* data, std::size_t count, DType dtype, int peer) {
+    return P2pOp{Dir::recv, peer, data, count, dtype};
+  }
+  /// Bytes moved. @return count × element size.
+  std::size_t bytes() const { return count * dtype_size(dtype); }
+};
 
 /// How a sub-group is named in messages and store keys: its name and its member list.
 /// @param name the group's name. @param members its ranks in the parent group.
@@ -134,6 +170,48 @@ class Collective {
   }
   /// Barrier: completes when every rank has reached it. @return the completion handle.
   Work barrier_async() { return start_barrier(); }
+
+  // ---- point to point: only the two ranks of each transfer take part ----
+
+  /// A batch of sends and receives, issued together and complete together (file comment). Runs
+  /// in issue order with this group's collectives; the other ranks of the group do not take
+  /// part. A peer that does not post its side within the timeout, or dies, fails the batch.
+  /// @param ops the transfers; peers in range and not this rank, buffers non-null when count > 0,
+  /// the receive buffers disjoint from every other buffer of the batch. @return the handle.
+  Work p2p_async(std::vector<P2pOp> ops) {
+    check_p2p(ops);
+    return start_p2p(std::move(ops));
+  }
+  /// Send to one peer. @param data count elements. @param count elements. @param dtype type.
+  /// @param peer the receiver. @return the handle.
+  Work send_async(const void* data, std::size_t count, DType dtype, int peer) {
+    return p2p_async({P2pOp::send(data, count, dtype, peer)});
+  }
+  /// Receive from one peer. @param data room for count elements. @param count elements.
+  /// @param dtype type. @param peer the sender. @return the handle.
+  Work recv_async(void* data, std::size_t count, DType dtype, int peer) {
+    return p2p_async({P2pOp::recv(data, count, dtype, peer)});
+  }
+  /// Typed send. @param data the buffer. @param peer the receiver. @return the handle.
+  template <typename T>
+  Work send_async(std::span<const T> data, int peer) {
+    return send_async(data.data(), data.size(), dtype_of_v<T>, peer);
+  }
+  /// Typed receive. @param data the buffer. @param peer the sender. @return the handle.
+  template <typename T>
+  Work recv_async(std::span<T> data, int peer) {
+    return recv_async(data.data(), data.size(), dtype_of_v<T>, peer);
+  }
+  /// Synchronous typed send. @param data the buffer. @param peer the receiver.
+  template <typename T>
+  void send(std::span<const T> data, int peer) {
+    send_async(data, peer).wait();
+  }
+  /// Synchronous typed receive. @param data the buffer. @param peer the sender.
+  template <typename T>
+  void recv(std::span<T> data, int peer) {
+    recv_async(data, peer).wait();
+  }
 
   // ---- typed spans; the sizes are checked against each other ----
 
@@ -261,6 +339,9 @@ class Collective {
   virtual Work start_broadcast(void* data, std::size_t count, DType dtype, int root) = 0;
   /// Backend: queue a barrier. @return handle.
   virtual Work start_barrier() = 0;
+  /// Backend: queue a batch of point-to-point transfers. @param ops validated (p2p_async).
+  /// @return handle.
+  virtual Work start_p2p(std::vector<P2pOp> ops) = 0;
   /// Backend: build this rank's instance of a sub-group (rendezvous included).
   /// @param members the ranks, validated as subgroup() documents. @param name its valid name.
   /// @return the new group.
@@ -270,6 +351,27 @@ class Collective {
   void check_counts(const std::vector<std::size_t>& counts, const char* what) const {
     ZT_CHECK(counts.size() == static_cast<std::size_t>(size()), what, ": ", counts.size(),
              " per-rank counts given for ", size(), " ranks");
+  }
+  void check_p2p(const std::vector<P2pOp>& ops) const {
+    for (const P2pOp& op : ops) {
+      const char* what = op.dir == P2pOp::Dir::send ? "send" : "recv";
+      ZT_CHECK(op.peer >= 0 && op.peer < size(), what, " on rank ", rank(), ": peer ", op.peer,
+               " out of range for a group of ", size(), " ranks");
+      ZT_CHECK(op.peer != rank(), what, " on rank ", rank(), ": the peer is this rank (copy the buffer instead)");
+      ZT_CHECK(op.count == 0 || op.data, what, " on rank ", rank(), ": null buffer with ", op.count, " elements");
+    }
+    // A receive that overlaps another buffer of the batch would race with it (the transfers of a
+    // batch run concurrently).
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      if (ops[i].dir != P2pOp::Dir::recv || !ops[i].count) continue;
+      const auto* a = static_cast<const unsigned char*>(ops[i].data);
+      for (std::size_t j = 0; j < ops.size(); ++j) {
+        if (j == i || !ops[j].count) continue;
+        const auto* b = static_cast<const unsigned char*>(ops[j].data);
+        ZT_CHECK(a + ops[i].bytes() <= b || b + ops[j].bytes() <= a, "recv on rank ", rank(), " from peer ",
+                 ops[i].peer, ": its buffer overlaps another buffer of the same batch");
+      }
+    }
   }
   void check_members(const std::vector<int>& members, const std::string& name) const {
     bool good_name = !name.empty();

@@ -11,6 +11,7 @@
 #include <gloo/transport/unbound_buffer.h>
 #include <gloo/types.h>
 
+#include "collective/gloo_call_header.h"
 #include "collective/peer_probe.h"
 #include "collective/store.h"
 #include "core/error_report.h"
@@ -31,17 +32,9 @@ struct GlooCollective::Call {
 
 namespace {
 
-// The wire form of Call (fixed layout, 48 bytes); magic catches a peer speaking something else.
-struct Header {
-  uint64_t seq, count, counts_hash;
-  uint32_t kind, dtype, op;
-  int32_t root;
-  uint32_t magic, reserved;
-};
-static_assert(sizeof(Header) == 48, "header layout");
-constexpr uint32_t kMagic = 0x5A54434Bu;     // "ZTCK"
-constexpr uint8_t kHeaderSlotPrefix = 0x7A;  // Gloo's own prefixes are 0x01..0x08
-constexpr int32_t kShutdownRoot = -2;        // a barrier with this root is the destructor's
+using gloo_wire::Header;
+using gloo_wire::kMagic;
+constexpr int32_t kShutdownRoot = -2;  // a barrier with this root is the destructor's
 
 void ignore_sigpipe_once() {
   static std::once_flag once;
@@ -198,6 +191,15 @@ std::string GlooCollective::probe_peers() const {
   }
 }
 
+std::string GlooCollective::peer_hint(const std::string& gloo_message) const {
+  if (gloo_message.find("imed out") != std::string::npos)
+    return concat(" [a peer did not take part within ", options_.timeout.count(),
+                  " ms: it stalled, skipped this call, or died]");
+  if (gloo_message.find("losed") != std::string::npos || gloo_message.find("reset") != std::string::npos)
+    return " [a peer closed its connection: it exited, crashed or failed]";
+  return "";
+}
+
 std::string GlooCollective::where(const Call& call) const {
   return concat(call.name, " #", call.seq, " on rank ", rank(), " of ", size(),
                 options_.group.empty() ? "" : " in group ", options_.group);
@@ -209,7 +211,9 @@ void* GlooCollective::scratch(std::size_t bytes) {
 }
 
 Work GlooCollective::submit(Call call, std::function<void()> body) {
-  call.seq = next_seq_++;
+  // Point-to-point batches involve only some ranks: they are numbered apart, so the group's call
+  // sequence (which every rank's collectives must agree on) does not move.
+  call.seq = call.kind == CollKind::point_to_point ? next_p2p_seq_++ : next_seq_++;
   return thread_->submit([this, call, body = std::move(body)] { run_checked(call, body); });
 }
 
@@ -222,7 +226,7 @@ void GlooCollective::run_checked(const Call& call, const std::function<void()>& 
     throw Error(msg);
   }
   try {
-    if (options_.check_calls && size() > 1) exchange_headers(call);
+    if (options_.check_calls && size() > 1 && call.kind != CollKind::point_to_point) exchange_headers(call);
     body();
   } catch (const zt::Error& e) {
     broken_ = true;
@@ -232,13 +236,8 @@ void GlooCollective::run_checked(const Call& call, const std::function<void()>& 
   } catch (const std::exception& e) {
     // Gloo's own errors (an IoException) all come from the wire: a peer that timed out, closed
     // or reset its connection. This rank did nothing wrong; the cause is elsewhere.
-    std::string msg = e.what();
-    std::string hint;
-    if (msg.find("imed out") != std::string::npos)
-      hint = concat(" [a peer did not take part within ", options_.timeout.count(),
-                    " ms: it stalled, skipped this call, or died]");
-    else if (msg.find("losed") != std::string::npos || msg.find("reset") != std::string::npos)
-      hint = " [a peer closed its connection: it exited, crashed or failed]";
+    const std::string msg = e.what();
+    const std::string hint = peer_hint(msg);
     broken_ = true;
     broken_by_peer_ = true;
     broken_reason_ = concat(at, ": ", msg);
@@ -257,7 +256,7 @@ void GlooCollective::exchange_headers(const Call& call) {
   // completions, and we want to name exactly the peers that did not arrive.
   auto send = context_->createUnboundBuffer(&mine, sizeof(Header));
   std::vector<std::unique_ptr<gloo::transport::UnboundBuffer>> recv(n);
-  const uint64_t slot = gloo::Slot::build(kHeaderSlotPrefix, 0);
+  const uint64_t slot = gloo_wire::slot(gloo_wire::kCallSlot, 0);
   for (int q = 0; q < n; ++q) {
     if (q == r) continue;
     recv[q] = context_->createUnboundBuffer(&all[q], sizeof(Header));
@@ -359,6 +358,14 @@ Work GlooCollective::start_barrier() {
   return submit(c, [this] {
     if (size() > 1) gloo_barrier();
   });
+}
+
+Work GlooCollective::start_p2p(std::vector<P2pOp> ops) {
+  uint64_t count = 0;
+  for (const P2pOp& op : ops) count += op.count;
+  Call c{CollKind::point_to_point, "p2p", 0, count, 0, 0, 0, -1};
+  c.seq = next_p2p_seq_;  // the number submit() gives it, for the body's messages
+  return submit(c, [this, c, ops = std::move(ops)] { p2p_batch(where(c), ops); });
 }
 
 }  // namespace zt

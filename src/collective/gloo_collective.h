@@ -30,6 +30,12 @@
 // call, or never came to the rendezvous) is a zt::PeerFailed (core/error_report.h), so that a
 // launcher can tell the rank that failed from the ranks that only learnt of it. With a PeerProbe
 // (check_reachability) the message then says which peers still answer and which do not.
+// Point to point (gloo_p2p.cc): a batch runs on the same communication thread, in issue order
+// with the collectives; each send is Gloo's unbound-buffer send of the header (when calls are
+// checked) and of the payload to one peer, each receive the matching recv. Messages of one
+// ordered pair are numbered (the slot's tag), so they match in issue order. A send completes when
+// its receiver has posted the receive (Gloo's transport waits for that notice), hence the rule
+// of collective.h: both directions between two ranks in one batch.
 // Shutdown: unless it runs while an exception unwinds, the destructor runs one last checked
 // barrier (kind "shutdown") before closing the connections. A rank that finished first and closed
 // while a peer is still inside the last call would otherwise reset the connection under it (a
@@ -57,7 +63,10 @@
 
 namespace gloo {
 class Context;
+namespace transport {
+class UnboundBuffer;
 }
+}  // namespace gloo
 
 namespace zt {
 
@@ -119,6 +128,7 @@ class GlooCollective : public Collective {
                           DType dtype) override;
   Work start_broadcast(void* data, std::size_t count, DType dtype, int root) override;
   Work start_barrier() override;
+  Work start_p2p(std::vector<P2pOp> ops) override;
   std::unique_ptr<Collective> make_subgroup(const std::vector<int>& members, const std::string& name) override;
 
  private:
@@ -128,7 +138,9 @@ class GlooCollective : public Collective {
   void run_checked(const Call& call, const std::function<void()>& body);
   void exchange_headers(const Call& call);
   std::string where(const Call& call) const;
-  std::string probe_peers() const;  // " [probing the peers: ...]" after a failure, "" without a probe
+  std::string probe_peers() const;
+  std::string peer_hint(const std::string& gloo_message)
+      const;  // why a Gloo wire error happened  // " [probing the peers: ...]" after a failure, "" without a probe
   void add_bytes(CollKind kind, uint64_t sent, uint64_t received);
   void* scratch(std::size_t bytes);
 
@@ -142,10 +154,18 @@ class GlooCollective : public Collective {
                          CollKind kind);
   void tree_broadcast(void* data, std::size_t count, DType dtype, int root);
   void gloo_barrier();
+  void p2p_batch(const std::string& at, const std::vector<P2pOp>& ops);  // at: where(call)
 
   GlooOptions options_;
   std::shared_ptr<gloo::Context> context_;
-  uint64_t next_seq_ = 0;                   // calls issued (caller's thread)
+  uint64_t next_seq_ = 0;                // collective calls issued (caller's thread)
+  uint64_t next_p2p_seq_ = 0;            // point-to-point batches issued (caller's thread)
+  std::vector<uint64_t> sent_to_;        // messages sent to each peer (communication thread)
+  std::vector<uint64_t> received_from_;  // messages received from each peer (same)
+  // per peer, the receive that never completes, through which its pair's failure reaches a
+  // point-to-point wait (gloo_p2p.cc); communication thread only
+  std::map<int, std::unique_ptr<gloo::transport::UnboundBuffer>> watch_probes_;
+  char watch_byte_ = 0;
   std::vector<unsigned char> scratch_;      // communication thread only
   std::shared_ptr<HdCache> hd_cache_;       // communication thread only
   bool broken_ = false;                     // communication thread only

@@ -91,6 +91,38 @@ Work StagedCollective::start_barrier() {
   return {};
 }
 
+// A batch: every device buffer sent is copied down into the input room (packed, in batch order),
+// every device buffer received lands in the output room and is copied up once the batch is done.
+Work StagedCollective::start_p2p(std::vector<P2pOp> ops) {
+  std::size_t down = 0, up = 0;
+  for (const P2pOp& op : ops) {
+    if (!op.count || !rt_.is_device(op.data)) continue;
+    (op.dir == P2pOp::Dir::send ? down : up) += op.bytes();
+  }
+  grow(in_, down);
+  grow(out_, up);
+  std::vector<P2pOp> host_ops = ops;
+  std::size_t at_in = 0, at_out = 0;
+  for (P2pOp& op : host_ops) {
+    if (!op.count || !rt_.is_device(op.data)) continue;
+    if (op.dir == P2pOp::Dir::send) {
+      rt_.copy_async(in_.ptr + at_in, op.data, op.bytes(), CopyKind::device_to_host, stream_);
+      op.data = in_.ptr + at_in;
+      at_in += op.bytes();
+    } else {
+      op.data = out_.ptr + at_out;
+      at_out += op.bytes();
+    }
+  }
+  if (down) rt_.synchronize(stream_);  // the sends' bytes are on the host
+  inner_.p2p_async(host_ops).wait();
+  for (std::size_t i = 0; i < ops.size(); ++i)
+    if (ops[i].dir == P2pOp::Dir::recv && host_ops[i].data != ops[i].data)
+      rt_.copy_async(ops[i].data, host_ops[i].data, ops[i].bytes(), CopyKind::host_to_device, stream_);
+  if (up) rt_.synchronize(stream_);  // the output room is free again
+  return {};
+}
+
 std::unique_ptr<Collective> StagedCollective::make_subgroup(const std::vector<int>& members, const std::string& name) {
   return std::make_unique<StagedCollective>(inner_.subgroup(members, name), rt_, stream_);
 }

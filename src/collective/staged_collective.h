@@ -14,6 +14,8 @@
 // copied up and the stream synchronised, and the returned Work is already complete. So there is
 // no overlap of communication with computation here (--overlap changes nothing), and because
 // every rank issues its collectives in one order, completing each at once cannot deadlock.
+// A point-to-point batch stages the same way: its device sends packed into the input room, its
+// device receives into the output room.
 // The pinned buffers ("rooms", one for inputs and one for outputs) are reused, one call at a time.
 // A training loop reserves them before its first step for the largest call its plan foresees and
 // reports their bytes in its host memory ledger (category `collective_staging`, beside a
@@ -79,6 +81,7 @@ class StagedCollective final : public Collective {
                           DType dtype) override;
   Work start_broadcast(void* data, std::size_t count, DType dtype, int root) override;
   Work start_barrier() override;
+  Work start_p2p(std::vector<P2pOp> ops) override;
   std::unique_ptr<Collective> make_subgroup(const std::vector<int>& members, const std::string& name) override;
 
  private:

@@ -10,6 +10,7 @@
 //   fast reduce-scatter (halving-doubling, N=2^k)   sent = received = (N-1)/N * S
 //   all-gather (ring)                               sent = received = (N-1)/N * S (S = output)
 //   broadcast (binomial tree)                       root sends S per child, others receive S
+//   point to point (send/recv)                      the sender S, the receiver S (one call per batch)
 // (exact per-rank numbers follow the uneven partition; see each op). The call-check headers that
 // detect mismatched calls are counted under their own kind, so data bytes stay comparable.
 #pragma once
@@ -28,16 +29,17 @@ enum class CollKind : uint8_t {
   all_gather = 2,      ///< all_gather and all_gather_v
   broadcast = 3,       ///< broadcast
   barrier = 4,         ///< barrier
-  call_check = 5,      ///< the small header exchanged before each call to detect mismatches
+  point_to_point = 5,  ///< send and recv (p2p_async batches): bytes this rank sent / received
+  call_check = 6,      ///< the small header exchanged before each call to detect mismatches (last)
 };
 
 /// Number of CollKind values.
-inline constexpr std::size_t kCollKinds = 6;
+inline constexpr std::size_t kCollKinds = 7;
 
 /// Name of a kind, as used in messages and JSON. @param k the kind. @return e.g. "all_reduce".
 constexpr const char* coll_kind_name(CollKind k) {
-  constexpr const char* names[kCollKinds] = {"all_reduce", "reduce_scatter", "all_gather",
-                                             "broadcast",  "barrier",        "call_check"};
+  constexpr const char* names[kCollKinds] = {"all_reduce", "reduce_scatter", "all_gather", "broadcast",
+                                             "barrier",    "point_to_point", "call_check"};
   return names[static_cast<std::size_t>(k)];
 }
 

@@ -21,6 +21,7 @@
 #include "collective/gloo_collective.h"
 #include "collective/grid.h"
 #include "collective/store.h"
+#include "core/error_report.h"
 #include "reference.h"
 
 using namespace zt;
@@ -168,6 +169,45 @@ TEST_CASE("a process that dies makes the others fail quickly", "[ch4][collective
   CHECK(codes[0] == 1);
   CHECK(codes[1] == 1);
   CHECK(took < 60.0);  // only guards against a hang
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a process that dies during a point-to-point transfer fails its receiver",
+          "[ch4][collective][process][p2p][fault]") {
+  // Rank 1 starts sending 64 MiB and exits at once, without waiting: the process ends before,
+  // during or after the bytes cross, as the scheduler has it. Rank 0 waits for that message and
+  // then a second one; in every case one of the two waits ends with the closed connection (exit
+  // 3), never a hang, and never with the 60 s timeout (that would exit 4).
+  const int n = 2;
+  const fs::path dir = fs::temp_directory_path() / ("zt-proc-p2p-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  const std::size_t count = 16u << 20;
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto codes = run_processes(
+      n,
+      [&](int r) {
+        GlooCollective coll(process_options(r, n, dir.string(), std::chrono::milliseconds(60000)));
+        coll.barrier();
+        std::vector<float> x(count, 1.0f);
+        if (r == 1) {
+          coll.send_async(x.data(), count, DType::fp32, 0);
+          _exit(7);
+        }
+        try {
+          coll.recv(std::span<float>(x), 1);
+          coll.recv(std::span<float>(x), 1);
+        } catch (const PeerFailed& e) {
+          const std::string what = e.what();
+          std::fprintf(stderr, "[rank 0] %s\n", e.what());
+          std::fflush(stderr);
+          _exit(what.find("closed its connection") != std::string::npos ? 3 : 4);
+        }
+      },
+      180.0);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  CHECK(codes[1] == 7);
+  CHECK(codes[0] == 3);
+  CHECK(took < 180.0);  // only guards against a hang
   fs::remove_all(dir);
 }
 

@@ -106,6 +106,19 @@ class DeviceStaged : public zt::Collective {
     inner_->barrier();
     return {};
   }
+  zt::Work start_p2p(std::vector<zt::P2pOp> ops) override {
+    std::vector<std::unique_ptr<DeviceBytes>> held;
+    std::vector<zt::P2pOp> on_device = ops;
+    for (zt::P2pOp& op : on_device) {
+      held.push_back(std::make_unique<DeviceBytes>(op.bytes()));
+      if (op.dir == zt::P2pOp::Dir::send) to_device(held.back()->get(), op.data, op.bytes());
+      op.data = held.back()->get();
+    }
+    inner_->p2p_async(on_device).wait();
+    for (std::size_t i = 0; i < ops.size(); ++i)
+      if (ops[i].dir == zt::P2pOp::Dir::recv) to_host(ops[i].data, held[i]->get(), ops[i].bytes());
+    return {};
+  }
   std::unique_ptr<zt::Collective> make_subgroup(const std::vector<int>& members, const std::string& name) override {
     return std::make_unique<DeviceStaged>(inner_->subgroup(members, name));
   }

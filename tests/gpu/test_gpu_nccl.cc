@@ -10,7 +10,8 @@
 //               (closed forms; deterministic mode bitwise against the independent reference tree,
 //               which the CPU canonical reduce equals) in both modes and both accumulations; NaN
 //               propagation of max in both modes; the DP x MP grid's groups (members and bitwise
-//               sums over each group); byte counts of a deterministic reduce-scatter; a stalled
+//               sums over each group); byte counts of a deterministic reduce-scatter; a batch
+//               of sends and receives between every pair (exact bytes, exact counts); a stalled
 //               rank making its peer fail within the timeout with a message naming call and group.
 // With 1 device the multi-rank part is reported as skipped, and the program exits 0 if the rest passed.
 #include <cuda_runtime_api.h>
@@ -284,6 +285,51 @@ void byte_count_checks(int n) {
            concat("N=", n, " rank ", r, ": deterministic reduce_scatter counts (N-1)/N S each way ", out[r].error));
 }
 
+// Point to point: every rank sends a distinct buffer to every other one and receives from each,
+// all in one batch (one NCCL group); the bytes arrive exact and are counted exactly.
+void p2p_checks(int n) {
+  const Group group(n, ReduceMode::deterministic);
+  const auto count_of = [](int from, int to) { return std::size_t(97 + 13 * from + 5 * to); };
+  const auto value_of = [](int from, int to, std::size_t i) {
+    return float(from * 1000 + to * 100) + 0.25f * float(i);
+  };
+  auto out = run_thread_ranks(n, [&](int r) {
+    DeviceStaged coll(std::make_unique<NcclCollective>(group.rank(r)));
+    std::vector<std::vector<float>> mine(n), got(n);
+    std::vector<P2pOp> ops;
+    for (int q = 0; q < n; ++q) {
+      if (q == r) continue;
+      mine[q].resize(count_of(r, q));
+      for (std::size_t i = 0; i < mine[q].size(); ++i) mine[q][i] = value_of(r, q, i);
+      got[q].assign(count_of(q, r), -1.0f);
+      ops.push_back(P2pOp::send(mine[q].data(), mine[q].size(), DType::fp32, q));
+      ops.push_back(P2pOp::recv(got[q].data(), got[q].size(), DType::fp32, q));
+    }
+    coll.p2p_async(ops).wait();
+    return std::make_pair(got, coll.stats()[CollKind::point_to_point]);
+  });
+  for (int r = 0; r < n; ++r) {
+    const std::string who = concat("p2p N=", n, " rank ", r);
+    if (!out[r].ok()) {
+      expect(false, who + " threw: " + out[r].error);
+      continue;
+    }
+    bool exact = true;
+    uint64_t sent = 0, received = 0;
+    for (int q = 0; q < n; ++q) {
+      if (q == r) continue;
+      const auto& g = out[r].value->first[q];
+      for (std::size_t i = 0; i < g.size(); ++i) exact = exact && g[i] == value_of(q, r, i);
+      exact = exact && g.size() == count_of(q, r);
+      sent += count_of(r, q) * 4;
+      received += count_of(q, r) * 4;
+    }
+    const CollCounters& c = out[r].value->second;
+    expect(exact, who + ": every message arrives exact");
+    expect(c.calls == 1 && c.bytes_sent == sent && c.bytes_received == received, who + ": bytes counted exactly");
+  }
+}
+
 void stalled_rank_checks() {
   const auto timeout = std::chrono::milliseconds(3000);
   const Group group(2, ReduceMode::deterministic, Accumulation::fp32, timeout);
@@ -334,6 +380,7 @@ int main() {
       nan_max_checks(n);
       grid_checks(n);
       byte_count_checks(n);
+      p2p_checks(n);
     }
     stalled_rank_checks();
   } else {

@@ -52,6 +52,8 @@
 // root: each rank but the last sends S, each but the root receives S); the wire traffic of
 // NCCL's tree or NVLS algorithms differs, and its ring order follows the topology, not the rank
 // order. Grouped send/recv are counted exactly; the barrier counts calls only, like Gloo's.
+// Point to point (p2p_async): one ncclGroupStart/End around the batch's ncclSend/ncclRecv, on
+// the communication stream like every call; counted exactly (kind point_to_point).
 // Sub-groups (subgroup()): ncclCommSplit, which is collective over the PARENT communicator, so
 // on this backend every parent rank must create a group at the same step (its k-th subgroup()
 // call), each with its own member list, the lists partitioning the parent's ranks — exactly what
@@ -118,6 +120,7 @@ class NcclCollective : public Collective {
                           DType dtype) override;
   Work start_broadcast(void* data, std::size_t count, DType dtype, int root) override;
   Work start_barrier() override;
+  Work start_p2p(std::vector<P2pOp> ops) override;
   std::unique_ptr<Collective> make_subgroup(const std::vector<int>& members, const std::string& name) override;
 
  private:
@@ -149,6 +152,7 @@ class NcclCollective : public Collective {
                     CollKind kind);
   void broadcast_ring(void* data, std::size_t count, DType dtype, int root);
   void barrier_all_reduce();
+  void p2p_group(const std::vector<P2pOp>& ops);
 
   NcclOptions options_;
   int device_ = 0;

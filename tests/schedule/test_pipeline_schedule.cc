@@ -1,0 +1,112 @@
+// The pipeline schedules as data (schedule/pipeline.h) against their closed forms: the balanced
+// split and --pp-split's errors; every stage runs each micro-batch's forward before its backward,
+// once each, backwards in micro-batch order (what keeps the gradient sum one device's); the peak
+// of activations in flight is M for GPipe and min(P - s, M) for 1F1B; the timeline of both
+// schedules ends at (M + P - 1)(t_f + t_b), so the bubble is (P - 1)/(M + P - 1) — exact here,
+// because the pass times are small integers and every sum of them is exact in a double.
+#include <catch2/catch.hpp>
+
+#include <functional>
+#include <string>
+
+#include "core/check.h"
+#include "schedule/pipeline.h"
+
+using namespace zt;
+using namespace zt::schedule;
+
+namespace {
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("the balanced split and --pp-split", "[ch8][pipeline]") {
+  CHECK(balanced_split(6, 2) == std::vector<int>{3, 3});
+  CHECK(balanced_split(7, 3) == std::vector<int>{3, 2, 2});
+  CHECK(balanced_split(5, 4) == std::vector<int>{2, 1, 1, 1});
+  CHECK(balanced_split(4, 1) == std::vector<int>{4});
+  CHECK(split_offsets({3, 2, 2}) == std::vector<int>{0, 3, 5, 7});
+  CHECK(parse_pipe_split("1,4,2", 7, 3) == std::vector<int>{1, 4, 2});
+  CHECK(contains(error_of([] { balanced_split(4, 5); }), "--pp-size 5 is larger than the model's 4 blocks"));
+  CHECK(contains(error_of([] { balanced_split(4, 0); }), "--pp-size must be >= 1"));
+  CHECK(
+      contains(error_of([] { parse_pipe_split("3,3", 7, 2); }), "--pp-split: '3,3' sums to 6 blocks, the model has 7"));
+  CHECK(contains(error_of([] { parse_pipe_split("3,3,1", 7, 2); }), "gives 3 stages, --pp-size is 2"));
+  CHECK(contains(error_of([] { parse_pipe_split("7,0", 7, 2); }), "stage 1 gets 0 blocks"));
+  CHECK(contains(error_of([] { parse_pipe_split("3,x", 7, 2); }), "'x' in '3,x' is not a block count"));
+  CHECK(contains(error_of([] { check_micro_batches(3, 4); }), "--pp-size 4 needs at least 4 micro-batches per step"));
+  CHECK(error_of([] { check_micro_batches(4, 4); }).empty());
+  CHECK(parse_pipe_schedule("1f1b") == PipeSchedule::one_f_one_b);
+  CHECK(contains(error_of([] { parse_pipe_schedule("zb"); }), "--pp-schedule: 'zb' is not a schedule"));
+}
+
+TEST_CASE("1F1B's order on a small pipeline, by hand", "[ch8][pipeline]") {
+  using K = PipeOp::Kind;
+  // P = 3, M = 4: stage 0 warms up with 2 forwards, stage 2 (the last) alternates from the start.
+  CHECK(stage_order(PipeSchedule::one_f_one_b, 3, 0, 4) == std::vector<PipeOp>{{K::forward, 0},
+                                                                               {K::forward, 1},
+                                                                               {K::forward, 2},
+                                                                               {K::backward, 0},
+                                                                               {K::forward, 3},
+                                                                               {K::backward, 1},
+                                                                               {K::backward, 2},
+                                                                               {K::backward, 3}});
+  CHECK(stage_order(PipeSchedule::one_f_one_b, 3, 2, 4) == std::vector<PipeOp>{{K::forward, 0},
+                                                                               {K::backward, 0},
+                                                                               {K::forward, 1},
+                                                                               {K::backward, 1},
+                                                                               {K::forward, 2},
+                                                                               {K::backward, 2},
+                                                                               {K::forward, 3},
+                                                                               {K::backward, 3}});
+  CHECK(stage_order(PipeSchedule::gpipe, 3, 1, 2) ==
+        std::vector<PipeOp>{{K::forward, 0}, {K::forward, 1}, {K::backward, 0}, {K::backward, 1}});
+}
+
+TEST_CASE("every schedule's orders, in-flight peaks and bubble match the closed forms", "[ch8][pipeline]") {
+  using K = PipeOp::Kind;
+  for (PipeSchedule sched : {PipeSchedule::gpipe, PipeSchedule::one_f_one_b})
+    for (int p : {1, 2, 3, 4, 8})
+      for (int m : {1, 2, 3, 4, 8, 16}) {
+        INFO(pipe_schedule_name(sched) << " P = " << p << " M = " << m);
+        for (int s = 0; s < p; ++s) {
+          const auto order = stage_order(sched, p, s, m);
+          REQUIRE(order.size() == static_cast<std::size_t>(2 * m));
+          std::vector<int> forward_at(m, -1), backward_at(m, -1);
+          int next_backward = 0;
+          for (std::size_t i = 0; i < order.size(); ++i) {
+            auto& at = order[i].kind == K::forward ? forward_at : backward_at;
+            CHECK(at[order[i].micro] == -1);  // once each
+            at[order[i].micro] = static_cast<int>(i);
+            if (order[i].kind == K::backward) CHECK(order[i].micro == next_backward++);  // in micro-batch order
+          }
+          for (int i = 0; i < m; ++i) CHECK(forward_at[i] < backward_at[i]);
+          CHECK(peak_in_flight(order) == (sched == PipeSchedule::gpipe ? m : std::min(p - s, m)));
+        }
+        for (auto [tf, tb] : {std::pair{1.0, 2.0}, std::pair{1.0, 1.0}, std::pair{3.0, 5.0}}) {
+          const PipeTimeline t = simulate(sched, p, m, tf, tb);
+          CHECK(t.makespan == (m + p - 1) * (tf + tb));
+          // bubble = 1 - busy/(P·makespan), with busy = P·M·(t_f + t_b): the closed form's
+          // (P-1)/(M+P-1) up to the rounding of one division
+          CHECK(t.bubble_fraction == Approx(bubble_closed_form(p, m)).margin(1e-15));
+          for (int s = 0; s < p; ++s) CHECK(t.stages[s].size() == static_cast<std::size_t>(2 * m));
+        }
+      }
+}
+
+TEST_CASE("the bytes crossing stage boundaries", "[ch8][pipeline]") {
+  // b = 4 rows of s = 64 tokens, h = 384, bf16 (t = 2): one boundary activation is 196 608 B
+  const uint64_t boundary = 4ull * 64 * 384 * 2;
+  CHECK(pipeline_p2p_bytes(4, 8, boundary) == 2ull * 3 * 8 * boundary);
+  CHECK(pipeline_p2p_bytes(1, 8, boundary) == 0);
+}

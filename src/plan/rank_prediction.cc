@@ -92,6 +92,9 @@ RunPrediction predict_run(const train::TrainConfig& c, int64_t vocab) {
       if (c.allocator == train::Allocator::zero) r.regions = predict::md_regions(p, c.overlap);
       finish_memory(r, out.arena_capacity);
       r.dp_comm = predict::predict_comm_per_step(p);
+      const predict::DpCommByGroup by_group = predict::predict_dp_comm_by_group(p);
+      r.dp_replica_comm = by_group.replica;
+      r.dp_whole_comm = by_group.whole;
       r.mp_comm = predict::predict_mp_comm_per_step(p);
       r.transfers = predict::predict_transfers_per_step(p);
       r.file_io = predict::predict_file_io_per_step(p);

@@ -51,6 +51,8 @@ struct RankPrediction {
   /// params + grads + master + optimizer peaks: what zero-train measures as model_states_bytes.
   std::size_t model_states_bytes = 0;
   CommStats dp_comm;                ///< data-parallel group, one applied step
+  CommStats dp_replica_comm;        ///< hybrid sharding: dp's share across shard groups
+  CommStats dp_whole_comm;          ///< hybrid sharding: dp's share over all N_d ranks (the loss sums)
   CommStats mp_comm;                ///< model-parallel group, one applied step (zero if N_m = 1)
   zero_r::TransferStats transfers;  ///< host-tier copies per step (zero without a host tier)
   offload::FileIoStats file_io;     ///< file-tier I/O per step (zero without a file tier)

@@ -29,10 +29,14 @@ train::RankMemory rank_memory_from_json(const std::string& text);
 std::string comm_json(const CommStats& measured, const CommStats& predicted);
 
 /// The `comm` object of a run on a data-parallel × model-parallel grid: the fields above summed
-/// over both groups, and `groups` = {dp: {...}, mp: {...}} with the same fields per group.
+/// over both groups, and `groups` = {dp: {...}, mp: {...}} with the same fields per group; with
+/// hybrid sharding also dp's three parts: `dp_shard` (inside the shard groups), `dp_replica`
+/// (across them) and `dp_whole` (over all N_d ranks: the loss sums).
 /// @param dp the data-parallel group's counters. @param mp the model-parallel group's (zero
-/// without model parallelism). @return JSON text.
-std::string comm_json(const zero::GroupComm& dp, const zero::GroupComm& mp);
+/// without model parallelism). @param dp_replica, dp_whole hybrid sharding's parts of dp (null
+/// without it). @return JSON text.
+std::string comm_json(const zero::GroupComm& dp, const zero::GroupComm& mp, const zero::GroupComm* dp_replica = nullptr,
+                      const zero::GroupComm* dp_whole = nullptr);
 
 /// The `host_transfers` object (P_a+cpu, ZeRO-Offload): bytes and calls each way in the last step, measured and
 /// predicted, and the copy thread's and the compute thread's seconds over all training steps.

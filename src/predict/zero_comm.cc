@@ -37,10 +37,28 @@ struct Model {
     reduce_scatter(counts, es, CollKind::all_reduce);
     all_gather(counts, es, CollKind::all_reduce);
   }
-  // the visitor of for_each_dp_call (zero/dp_calls.h): every call counts, wherever its buffers are
-  void rs(const std::vector<std::size_t>& counts, std::size_t es, bool) { rs_call(counts, es); }
-  void ag(const std::vector<std::size_t>& counts, std::size_t es, bool) { ag_call(counts, es); }
-  void ar(std::size_t count, std::size_t es, bool) { ar_call(count, es); }
+};
+
+// The visitor of for_each_dp_call (zero/dp_calls.h): every call counts, wherever its buffers are.
+// Without hybrid sharding every call runs on the data-parallel group (`shards` is it). With it
+// (collective/hybrid_group.h), a reduce-scatter is one inside the shard group plus an all-reduce
+// of this rank's part across the replica group; an all-reduce adds an all-gather inside; an
+// all-gather stays inside; and the loss sums go over the whole data-parallel group.
+struct DpModel {
+  Model shards, replicas, data;
+  bool hybrid = false;
+  void rs(const std::vector<std::size_t>& counts, std::size_t es, bool) {
+    shards.rs_call(counts, es);
+    if (hybrid) replicas.ar_call(counts[shards.r], es);
+  }
+  void ag(const std::vector<std::size_t>& counts, std::size_t es, bool) { shards.ag_call(counts, es); }
+  void ar(std::size_t count, std::size_t es, bool on_device) {
+    if (!hybrid) return shards.ar_call(count, es);
+    const auto counts = balanced_counts(count, shards.n);
+    rs(counts, es, on_device);
+    ag(counts, es, on_device);
+  }
+  void loss(std::size_t a) { (hybrid ? data : shards).ag_call(std::vector<std::size_t>(data.n, a), 4); }
 };
 
 // The copies a staged group (collective/staged_collective.h) makes around a call on device
@@ -66,14 +84,22 @@ struct Staging {
   void ar(std::size_t count, std::size_t es, bool on_device) {
     if (on_device) staged(count * es, count * es);
   }
+  void loss(std::size_t) {}  // host-side values
 };
 
 }  // namespace
 
+DpCommByGroup predict_dp_comm_by_group(const ZeroPlan& p) {
+  const Layout& l = p.layout;
+  const std::size_t replicas = p.dp_size / l.world_size;
+  DpModel m{{{}, l.world_size, l.rank}, {{}, replicas, p.replica_rank()}, {{}, p.dp_size, p.dp_rank}, replicas > 1};
+  if (l.world_size > 1) for_each_dp_call(p, m);
+  return {m.shards.s, m.replicas.s, m.data.s};
+}
+
 CommStats predict_comm_per_step(const ZeroPlan& p) {
-  Model m{{}, p.layout.world_size, p.layout.rank};
-  if (p.layout.world_size > 1) for_each_dp_call(p, m);
-  return m.s;
+  const DpCommByGroup g = predict_dp_comm_by_group(p);
+  return g.shard + g.replica + g.whole;
 }
 
 device::CopyStats predict_device_copies_per_step(const ZeroPlan& p) {

@@ -25,6 +25,20 @@ namespace zt::predict {
 /// @param plan the rank's plan. @return the counters.
 CommStats predict_comm_per_step(const zero::ZeroPlan& plan);
 
+/// With hybrid sharding, where predict_comm_per_step's traffic runs: inside the shard group
+/// (the reduce-scatters, all-gathers and the small agreements), across shard groups (each
+/// reduce-scatter's all-reduce of this rank's part over the N_d / G replicas:
+/// 2 (R - 1)/R · S/G per reduction of S bytes), and over all N_d ranks at once (the loss sums).
+/// Without it, all of it is `shard` (the data-parallel group). The three add up to
+/// predict_comm_per_step.
+struct DpCommByGroup {
+  CommStats shard;    ///< inside the shard group (intra)
+  CommStats replica;  ///< across shard groups (inter)
+  CommStats whole;    ///< over all N_d data-parallel ranks
+};
+/// @param plan the rank's plan. @return the split.
+DpCommByGroup predict_dp_comm_by_group(const zero::ZeroPlan& plan);
+
 /// On a device (--device emulated|cuda): the copies between host and device memory in one applied
 /// step, by kind. Every data-parallel collective on the engine's tensors is staged through pinned
 /// memory (collective/staged_collective.h): its input down, its output up — so a stage-2

@@ -229,6 +229,21 @@ void apply_zero(Section& s, Applier& a) {
     a.set(s.where("stage3_param_persistence_threshold"), "persist-below-mb",
           text_of(t * static_cast<double>(param_width(a.c)) / 1048576.0));
   }
+  if (s.has("mics_shard_size")) {  // MiCS: every model state sharded within groups, replicated across them
+    const double v = s.number("mics_shard_size");  // DeepSpeed's default, -1, is off
+    ZT_CHECK(v == -1 || (v >= 1 && v == static_cast<double>(static_cast<int64_t>(v))), s.where("mics_shard_size"), " ",
+             v, " is not a group size (or -1: off)");
+    if (v >= 1) a.set(s.where("mics_shard_size"), "shard-group", text_of(static_cast<int64_t>(v)));
+  }
+  if (s.has("zero_hpz_partition_size")) {
+    const int64_t g = s.integer("zero_hpz_partition_size");
+    ZT_CHECK(g == 1, s.where("zero_hpz_partition_size"), " ", g,
+             ": ZeRO++'s hpZ keeps the optimizer states sharded over all data-parallel ranks and adds a secondary "
+             "copy of the parameters per group of ",
+             g,
+             "; --shard-group shards every state within its group (MiCS, FSDP's HYBRID_SHARD), a different memory "
+             "footprint, so it is not mapped (1, hpZ off, is accepted)");
+  }
   if (s.has("overlap_comm")) a.set(s.where("overlap_comm"), "overlap", s.boolean("overlap_comm") ? "on" : "off");
   if (s.has("reduce_scatter")) {
     const bool rs = s.boolean("reduce_scatter");

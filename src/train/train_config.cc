@@ -97,6 +97,17 @@ void validate(const TrainConfig& c) {
   ZT_CHECK(B % c.mp_size == 0, "--mp-size ", c.mp_size, " does not divide --mp-blocks ", B,
            " (every model-parallel rank holds whole blocks)");
   ZT_CHECK(c.heads % B == 0, "--mp-blocks ", B, " does not divide --heads ", c.heads, " (a block holds whole heads)");
+  const int64_t G = c.resolved_shard_group(), Nd = c.dp_size();
+  ZT_CHECK(G >= 1 && Nd % G == 0, "--shard-group ", G, " does not divide the ", Nd,
+           " data-parallel ranks (--world-size / --mp-size)");
+  ZT_CHECK(G == Nd || G >= 2,
+           "--shard-group 1 keeps every state whole on every rank: that is stage 0, plain data "
+           "parallelism (--stage 0)");
+  // the two-level sum is the flat canonical tree only over aligned power-of-two blocks
+  // (collective/hybrid_group.h)
+  ZT_CHECK(G == Nd || (G & (G - 1)) == 0 || c.collective_mode == CollectiveMode::fast, "--shard-group ", G,
+           " is not a power of two: the sum inside the shard groups, then across them, would bracket the ", Nd,
+           " ranks' gradients differently from one device's tree (use 2, 4, 8, ... or --collective-mode fast)");
   ZT_CHECK(c.micro_batch_given || c.global_batch % c.dp_size() == 0, "--global-batch ", c.global_batch,
            " does not split over ", c.dp_size(), " data-parallel ranks: make it a multiple of ", c.dp_size());
   ZT_CHECK(c.global_batch % (c.dp_size() * c.micro_batch) == 0, "--global-batch ", c.global_batch,

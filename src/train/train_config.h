@@ -79,6 +79,7 @@ struct TrainConfig {
   int64_t world_size = 1;               ///< all ranks: N_d data-parallel x N_m model-parallel
   int64_t mp_size = 1;                  ///< N_m, model-parallel (tensor-parallel) ranks per group
   std::optional<int64_t> mp_blocks;     ///< B, tensor-parallel blocks (power of two); empty: mp_size
+  std::optional<int64_t> shard_group;   ///< G, hybrid sharding's shard group (divides N_d); empty: N_d
   bool checkpoint_activations = false;  ///< keep only each block's input; recompute it in backward
   PartitionActivations partition_activations = PartitionActivations::off;  ///< ZeRO-R P_a: off | on | cpu (P_a+cpu)
   double host_memory_budget_mb = 4096;       ///< capacity of the host tier's arena (P_a+cpu), MiB
@@ -135,6 +136,12 @@ struct TrainConfig {
   int64_t resolved_mp_blocks() const { return mp_blocks ? *mp_blocks : mp_size; }
   /// Data-parallel ranks: world_size / mp_size (validated to divide). @return N_d.
   int64_t dp_size() const { return world_size / mp_size; }
+  /// The ranks ZeRO shards the model states over: --shard-group G (hybrid sharding), or all N_d.
+  /// @return G.
+  int64_t resolved_shard_group() const { return shard_group ? *shard_group : dp_size(); }
+  /// Whether the states are sharded over groups smaller than the data-parallel group.
+  /// @return G < N_d.
+  bool hybrid_sharding() const { return resolved_shard_group() < dp_size(); }
   /// Micro-batches per data-parallel rank per step: global_batch / (N_d * micro_batch); the
   /// model-parallel ranks of one data-parallel rank share its micro-batches.
   /// @return the count (validated to divide exactly).

@@ -103,6 +103,11 @@ void declare_train_flags(ArgParser& p, TrainConfig& c) {
             "tensor-parallel blocks B of every split Linear (power of two; the numerics depend on B, not N_m)",
             "--mp-size", 1, 4096)
       .hash_as([&c, number] { return number(c.resolved_mp_blocks()); });
+  p.add_int("shard-group", &c.shard_group,
+            "hybrid sharding: ZeRO shards the model states over groups of G consecutive data-parallel ranks and "
+            "replicates them across the N_d/G groups (FSDP's HYBRID_SHARD, DeepSpeed's MiCS)",
+            "N_d (--world-size / --mp-size)", 1, 4096)
+      .hash_as([&c, number] { return number(c.resolved_shard_group()); });
   // recomputation issues model-parallel all-reduces, P_a all-gathers: hashed, both
   p.add_flag("checkpoint-activations", &c.checkpoint_activations,
              "keep only each block's input in forward; recompute the block in backward (same bits)");

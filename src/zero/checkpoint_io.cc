@@ -52,14 +52,15 @@ checkpoint::Manifest checkpoint_header(const train::TrainConfig& c, const ZeroPl
     units.push_back({{"name", u.name}, {"numel", u.numel}, {"shard", u.shard}, {"padding", u.full - u.numel}});
   m.sharding = {{"stage", c.stage},
                 {"dp_size", c.dp_size()},
+                {"shard_group", c.resolved_shard_group()},
                 {"mp_size", c.mp_size},
                 {"mp_blocks", c.resolved_mp_blocks()},
                 {"norm_block", plan.layout.block},
                 {"persist_below_mb", c.persist_below_mb},
                 {"units_of_mp_rank_0", plan.mp.rank == 0 ? units : nlohmann::json()},
                 {"written_by",
-                 "each data-parallel rank its shard range of every unit; replicated units by "
-                 "model-parallel rank 0"}};
+                 "each data-parallel rank of the first shard group its shard range of every unit; "
+                 "replicated units by model-parallel rank 0"}};
   m.run = {{"step", s.step},
            {"optimizer_step", s.optimizer_step},
            {"loss_scale", s.loss_scale},

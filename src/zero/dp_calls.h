@@ -30,7 +30,10 @@ inline std::size_t total_count(const std::vector<std::size_t>& counts) {
 /// Visit every data-parallel collective of one applied step at N > 1, in the engine's order, as
 /// v.rs(counts, es, on_device), v.ag(counts, es, on_device) or v.ar(count, es, on_device): counts
 /// per rank (or the all-reduce's count), es bytes per element, on_device whether its buffers are
-/// the engine's tensors (a device's memory on a device) rather than host-side values.
+/// the engine's tensors (a device's memory on a device) rather than host-side values. These run
+/// on the group ZeRO shards over (N = G ranks with hybrid sharding: each a two-level call of
+/// collective/hybrid_group.h). The one call over all N_d data-parallel ranks — the loss sums, A
+/// floats from each — is v.loss(A).
 /// @param p the rank's plan. @param v the visitor.
 template <typename V>
 void for_each_dp_call(const ZeroPlan& p, V& v) {
@@ -61,7 +64,7 @@ void for_each_dp_call(const ZeroPlan& p, V& v) {
         v.rs(counts, wg, true);
       }
     }
-  v.ag(std::vector<std::size_t>(N, A), 4, false);  // per-micro-batch loss sums
+  v.loss(A);  // per-micro-batch loss sums, from all N_d ranks
   if (p.reduce_scatters_grad) {
     v.ar(1, 4, false);  // overflow flag (max)
     std::vector<std::size_t> blocks(N, 0);

@@ -49,6 +49,7 @@ template <typename WithOwnedState>
 void write_rank_pieces(checkpoint::RankFileWriter& writer, const ZeroPlan& p, const std::vector<std::string>& states,
                        WithOwnedState&& with_owned_state) {
   const Layout& l = p.layout;
+  if (p.replica_rank() != 0) return;  // hybrid sharding: the first shard group writes; the others hold copies
   for (std::size_t u = 0; u < l.units.size(); ++u) {
     if (!writes_unit(p, u)) continue;
     const std::size_t begin = l.rank * l.units[u].shard, end = begin + l.shard_real(u, l.rank);
@@ -144,7 +145,7 @@ void save_rank_checkpoint(Collective& dp, Collective* mp, int world_rank, const 
   together(dp, mp, where, [&] {
     if (world_rank == 0)
       checkpoint::publish(c.save_dir, s.step, checkpoint_header(c, plan, dataset, s),
-                          dp.size() * (mp ? mp->size() : 1));
+                          static_cast<int>(plan.dp_size) * (mp ? mp->size() : 1));  // every rank's file
   });
 }
 

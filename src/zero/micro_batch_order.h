@@ -21,20 +21,23 @@
 
 namespace zt::zero {
 
-/// The global micro-batch index of rank r's j-th micro-batch of a step (see the file comment).
-/// @param plan the rank's plan. @param r a data-parallel rank. @param j its micro-step.
+/// The global micro-batch index of rank r's j-th micro-batch of a step (see the file comment; N
+/// is the data-parallel group's N_d, also with hybrid sharding: with a shard group of G = 2^k,
+/// each reduction over the N_d ranks is the shard group's subtree, then the replica group's levels).
+/// @param plan the rank's plan. @param r a data-parallel rank (0..N_d-1). @param j its micro-step.
 /// @return m in [0, M).
 inline std::size_t global_micro_batch(const ZeroPlan& plan, std::size_t r, std::size_t j) {
-  const std::size_t N = plan.layout.world_size;
+  const std::size_t N = plan.dp_size;
   return plan.reduce_each_micro_batch ? j * N + r : r * plan.micro_batches_per_rank + j;
 }
 
 /// The canonical tree over all M micro-batch loss sums of the step, in global order: every rank's
 /// sums are all-gathered, put in place and summed as one device would.
-/// @param plan the rank's plan. @param dp the data-parallel group. @param local_sums this rank's
-/// A sums, by micro-step. @return the step's summed loss (before dividing by the token count).
+/// @param plan the rank's plan. @param dp the data-parallel group (all N_d ranks, also with hybrid
+/// sharding). @param local_sums this rank's A sums, by micro-step. @return the step's summed loss
+/// (before dividing by the token count).
 inline float global_loss(const ZeroPlan& plan, Collective& dp, const std::vector<float>& local_sums) {
-  const std::size_t N = plan.layout.world_size;
+  const std::size_t N = plan.dp_size;
   if (N == 1) return canonical_sum(local_sums);
   const std::size_t A = local_sums.size();
   std::vector<float> all(A * N);

@@ -36,7 +36,7 @@
 // What is not here: the predictions of its memory and traffic (predict/, which never sees this
 // file's internals), the checkpoint format (zero/engine_checkpoint.h), the dumps' gathers
 // (zero/dense_readback.h), the order of micro-batches over ranks (zero/micro_batch_order.h).
-// `diff` against the reference loop: fewer than 530 changed lines (tests/docs/check_structure.py).
+// `diff` against the reference loop: fewer than 535 changed lines (tests/docs/check_structure.py).
 #include "zero/train_zero.h"
 
 #include <cstring>
@@ -97,7 +97,8 @@ class ZeroLoop {
       : c_(c),
         data_(data),
         place_(c.device),
-        coll_(place_.collective(groups.dp)),  // on a device: staged through pinned host memory
+        coll_(place_.collective(groups.shards ? *groups.shards : groups.dp)),  // on a device: staged
+        hsdp_(groups.shards),  // hybrid sharding: the two levels, and all N_d ranks for the loss
         mp_(groups.mp ? &place_.collective(*groups.mp) : nullptr),
         world_rank_(world_rank(groups)),
         artifacts_(artifacts),
@@ -140,7 +141,7 @@ class ZeroLoop {
     run_steps(c_, {step, [&](int64_t s) { return evaluate(s); }, [&](int64_t s) { save_if_due(s); }}, on_step, result,
               first_step_);
     out.set_counters(last, training);
-    out.dp_rank = coll_.rank();
+    out.dp_rank = static_cast<int>(plan_.dp_rank);
     out.mp_rank = mp_ ? mp_->rank() : 0;
     if (place_.on_device()) timeline_.add_device_work(*place_.runtime());  // a track per stream
     out.timeline = timeline_.events();
@@ -155,8 +156,10 @@ class ZeroLoop {
   /// Every counter, now (zero/step_counters.h); file I/O of both file tiers, the optimizer's and
   /// the parameters'; the device's copies.
   StepCounters counters() const {
-    return {coll_.stats(), mp_ ? mp_->stats() : CommStats{}, copies_ ? copies_->stats() : zero_r::TransferStats{},
-            states_->file_stats() + params_->stats(), place_.copies()};
+    return with_hybrid_parts(
+        {coll_.stats(), mp_ ? mp_->stats() : CommStats{}, copies_ ? copies_->stats() : zero_r::TransferStats{},
+         states_->file_stats() + params_->stats(), place_.copies()},
+        hsdp_);
   }
   std::size_t rank() const { return lay_.rank; }
   std::size_t units() const { return lay_.units.size(); }
@@ -256,7 +259,7 @@ class ZeroLoop {
     const std::size_t A = plan_.micro_batches_per_rank;
     std::vector<float> loss_sums(A);
     for (std::size_t j = 0; j < A; ++j) {
-      sample_micro_batch(step, global_micro_batch(plan_, rank(), j));  // zero/micro_batch_order.h
+      sample_micro_batch(step, global_micro_batch(plan_, plan_.dp_rank, j));  // zero/micro_batch_order.h
       const auto in = model::batch_inputs(batch_.data(), c_.micro_batch, c_.context);
       const auto tg = model::batch_targets(batch_.data(), c_.micro_batch, c_.context);
       loss_sums[j] = gpt_.forward(provider_->in("forward"), in, tg, workspace_);
@@ -265,7 +268,7 @@ class ZeroLoop {
       if (gatherer_) gatherer_->restart();
     }
     // the loss: canonical tree over every rank's micro-batch sums, divided once by the token count
-    rec.loss = global_loss(plan_, coll_, loss_sums) / tokens;
+    rec.loss = global_loss(plan_, hsdp_ ? hsdp_->whole() : coll_, loss_sums) / tokens;
     for (std::size_t u = 0; u < units(); ++u) finish_unit_grads(u);  // 1. reduce (stages 2-3: done in grad_done)
     const double t_update = timeline_.now_us();
     finish_step(step, lr, rec);  // 2. update the owned shard, 3. share it (not with S_p)
@@ -416,7 +419,8 @@ class ZeroLoop {
   const TrainConfig& c_;
   const Dataset& data_;
   Placement<T> place_;  // host or device: the arena's slab and the ops (train/placement.h)
-  Collective& coll_;    // the data-parallel group
+  Collective& coll_;    // the data-parallel group ZeRO shards over (hybrid sharding: its shard group view)
+  HybridGroup* hsdp_;   // hybrid sharding: coll_'s two levels and the whole group (null: coll_ is it)
   Collective* mp_;      // the model-parallel group (null: N_m = 1)
   int world_rank_;      // dp_rank · N_m + mp_rank
   RunArtifacts* artifacts_;

@@ -12,6 +12,7 @@
 #pragma once
 
 #include "collective/collective.h"
+#include "collective/hybrid_group.h"
 #include "collective/stats.h"
 #include "data/dataset.h"
 #include "memory/arena.h"
@@ -36,12 +37,16 @@ struct GroupComm {
 
 /// What one rank reports besides the usual run records.
 struct ZeroRunResult {
-  train::RunResult run;                      ///< steps and evals (identical on every rank), this rank's memory, speed
-  CommStats comm_total;                      ///< this rank's collective counters over all training steps, both groups
-  CommStats comm_per_step;                   ///< the counters of the last step alone, both groups
-  CommStats comm_predicted_per_step;         ///< closed form of one applied step, both groups
-  GroupComm dp;                              ///< the data-parallel group's share
-  GroupComm mp;                              ///< the model-parallel group's share (zero without model parallelism)
+  train::RunResult run;               ///< steps and evals (identical on every rank), this rank's memory, speed
+  CommStats comm_total;               ///< this rank's collective counters over all training steps, both groups
+  CommStats comm_per_step;            ///< the counters of the last step alone, both groups
+  CommStats comm_predicted_per_step;  ///< closed form of one applied step, both groups
+  GroupComm dp;                       ///< the data-parallel group's share
+  GroupComm mp;                       ///< the model-parallel group's share (zero without model parallelism)
+  /// Hybrid sharding: dp's share across shard groups (the replica groups' all-reduces); the rest
+  /// of dp but dp_whole stays inside the shard groups. Zero otherwise.
+  GroupComm dp_replica;
+  GroupComm dp_whole;                        ///< hybrid sharding: dp's share over all N_d ranks at once (the loss sums)
   zero_r::TransferStats transfers_total;     ///< P_a+cpu, ZeRO-Offload: host-tier transfers over all training steps
   zero_r::TransferStats transfers_per_step;  ///< the last step's
   zero_r::TransferStats transfers_predicted_per_step;  ///< closed form of one step (bytes and calls)
@@ -56,6 +61,8 @@ struct ZeroRunResult {
   /// Record the measured counters. @param last the last step's. @param training every training step's.
   void set_counters(const StepCounters& last, const StepCounters& training) {
     dp.per_step = last.dp, dp.total = training.dp;
+    dp_replica.per_step = last.dp_replica, dp_replica.total = training.dp_replica;
+    dp_whole.per_step = last.dp_whole, dp_whole.total = training.dp_whole;
     mp.per_step = last.mp, mp.total = training.mp;
     comm_per_step = last.dp + last.mp, comm_total = training.dp + training.mp;
     transfers_per_step = last.transfers, transfers_total = training.transfers;
@@ -68,6 +75,11 @@ struct ZeroRunResult {
 struct RankGroups {
   Collective& dp;            ///< its data-parallel group (N_d ranks): ZeRO shards over it
   Collective* mp = nullptr;  ///< its model-parallel group (N_m ranks), null when N_m = 1
+  /// With hybrid sharding (--shard-group G < N_d): the data-parallel group seen as its shard group
+  /// of G ranks with two-level reductions (collective/hybrid_group.h). ZeRO shards over it; the
+  /// loss still combines all N_d ranks' micro-batches (over its whole(), which is `dp`). Null:
+  /// ZeRO shards over `dp`.
+  HybridGroup* shards = nullptr;
 };
 
 /// Train on this rank: the engine alone. It measures and predicts nothing; predict::train_zero

@@ -21,11 +21,14 @@ ZeroPlan make_zero_plan(const train::TrainConfig& c, int64_t dataset_vocab, int 
   p.shape = train::single_rank_shape(c, c.vocab ? c.vocab : dataset_vocab);
   ZT_CHECK(p.shape.model.vocab >= dataset_vocab, "--vocab ", p.shape.model.vocab,
            " is smaller than the dataset's alphabet of ", dataset_vocab, " tokens");
-  // ZeRO shards each model-parallel rank's own units over its data-parallel group
-  const auto N = static_cast<std::size_t>(c.dp_size());
+  // ZeRO shards each model-parallel rank's own units over its data-parallel group, or with hybrid
+  // sharding over its shard group: G consecutive data-parallel ranks (collective/grid.h)
+  p.dp_size = static_cast<std::size_t>(c.dp_size());
+  p.dp_rank = static_cast<std::size_t>(dp_rank);
+  const auto N = static_cast<std::size_t>(c.resolved_shard_group());
   p.mp = {c.mp_size, mp_rank};
   p.manifest = model::make_storage_manifest(p.shape.model, p.mp);
-  p.layout = make_layout(p.manifest, N, static_cast<std::size_t>(dp_rank), static_cast<std::size_t>(c.norm_block));
+  p.layout = make_layout(p.manifest, N, p.dp_rank % N, static_cast<std::size_t>(c.norm_block));
   p.stage = static_cast<int>(c.stage);
   p.spec = shard_spec_for_stage(p.stage, N);  // the paper's (S_p, S_g, S_o) of the stage
   const std::size_t param_width = model::bytes_of(p.shape.precision);

@@ -45,9 +45,15 @@ struct ZeroPlan {
   train::SingleRankShape shape;  ///< model, precision, ψ, K, b (micro_batches = the global M)
   model::MpPlacement mp;         ///< this rank's model-parallel placement (N_m = 1: none)
   model::Manifest manifest;      ///< the units this model-parallel rank stores (model/manifest.h)
-  Layout layout;                 ///< its padded units over the data-parallel group, this rank's offsets
-  int stage = 0;                 ///< 0..3
-  ShardSpec spec;                ///< S_p, S_g, S_o this run keeps, and N
+  Layout layout;                 ///< its padded units over the shard group (G ranks), this rank's offsets
+  /// The data-parallel group: N_d ranks, each computing its own micro-batches. ZeRO shards over
+  /// all of them (layout.world_size = N_d), or, with hybrid sharding (--shard-group G), over
+  /// groups of G consecutive ones (layout.world_size = G, layout.rank = dp_rank mod G), the states
+  /// replicated across the N_d / G groups.
+  std::size_t dp_size = 1;
+  std::size_t dp_rank = 0;  ///< this rank in the data-parallel group
+  int stage = 0;            ///< 0..3
+  ShardSpec spec;           ///< S_p, S_g, S_o this run keeps, and N
   /// Per unit: what is sharded of it. `spec` for every unit, except in stage 3 with
   /// --persist-below-mb, where a unit whose compute-dtype parameters are smaller than the
   /// threshold keeps them whole (S_p = 0: a ZeRO-2 unit in a ZeRO-3 run, never gathered per use).
@@ -102,6 +108,9 @@ struct ZeroPlan {
 
   /// The model options of this rank: its placement and the run's checkpointing. @return them.
   model::ModelOptions model_options() const { return {mp, shape.checkpoint_activations, partition_activations}; }
+  /// Which copy of the states this rank's shard group holds (0 without hybrid sharding).
+  /// @return dp_rank / G.
+  std::size_t replica_rank() const { return dp_rank / layout.world_size; }
   /// Whether unit u's parameters are sharded (gathered before each use). @param u unit.
   /// @return S_p of the unit.
   bool params_sharded(std::size_t u) const { return unit_specs[u].params; }
@@ -152,7 +161,8 @@ offload::TierShape offload_tier_shape(const ZeroPlan& p);
 std::size_t checkpoint_slice_of(const ZeroPlan& p);
 
 /// Build the plan. @param c validated settings. @param dataset_vocab the dataset's alphabet
-/// (used when --vocab is 0). @param dp_rank this rank in its data-parallel group.
+/// (used when --vocab is 0). @param dp_rank this rank in its data-parallel group (all N_d ranks,
+/// also with hybrid sharding).
 /// @param mp_rank this rank in its model-parallel group (0 without model parallelism).
 /// @return the plan.
 ZeroPlan make_zero_plan(const train::TrainConfig& c, int64_t dataset_vocab, int dp_rank, int mp_rank = 0);

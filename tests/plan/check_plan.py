@@ -6,7 +6,8 @@ Usage: check_plan.py BUILD_DIR {agreement|paper|bad-input|max-model}
 agreement  For a grid of configurations zero-train runs here (stages 0-3, N = 1, 2, 4, fp32 /
            fp16 / bf16, one and two micro-batches per rank, --mp-size 2, --checkpoint-activations,
            and the schedule's options: buckets, --overlap off, --reduce-dtype compute, --grad-sync,
-           --prefetch, --persist-below-mb, --offload-params, --allocator zero, split blocks, --data),
+           --prefetch, --persist-below-mb, --offload-params, --allocator zero, split blocks, --data,
+           --shard-group: hybrid sharding, its traffic inside, across and over all ranks apart),
            zero-plan's per-rank bytes by ledger category (device and host), every rank's high-water
            mark, and rank 0's calls and bytes per step by collective and group equal EXACTLY the
            MEASURED fields of zero-train's --summary-json (memory.per_rank[].by_category and
@@ -120,6 +121,11 @@ def agreement():
     grid.append(["--stage", "3", "--world-size", "4", "--mp-size", "2", "--mp-blocks", "2", "--precision", "fp16",
                  "--partition-activations", "on", "--checkpoint-activations"])
     grid.append(["--stage", "3", "--world-size", "2", "--precision", "bf16", "--data", "TEXT", "--context", "16"])
+    # hybrid sharding: states over groups of 2, replicated across 2 groups; and with model parallelism
+    grid.append(["--stage", "3", "--world-size", "4", "--shard-group", "2", "--precision", "bf16"])
+    grid.append(["--stage", "2", "--world-size", "4", "--shard-group", "2", "--precision", "fp16", "--bucket-mb", "0.02"])
+    grid.append(["--stage", "1", "--world-size", "8", "--mp-size", "2", "--shard-group", "2", "--precision", "fp32",
+                 "--micro-batch", "4"])
     # on the emulated device: the device arena, the host side and the copies between them
     grid.append(["--device", "emulated", "--precision", "bf16", "--micro-batch", "8"])
     for stage, n, precision in ((0, 2, "fp32"), (1, 2, "bf16"), (2, 4, "bf16"), (3, 2, "fp32"), (3, 1, "bf16")):
@@ -170,7 +176,8 @@ def agreement():
         p0 = plan["ranks"][0]
         if "comm" in run:  # the ZeRO engine reports rank 0's counters of the last step
             groups = run["comm"]["groups"]
-            for g in ("dp", "mp"):
+            for g in [g for g in ("dp", "mp", "dp_shard", "dp_replica", "dp_whole") if g in p0["comm"]]:
+                check(g in groups, f"{name}: zero-train reports no {g} traffic")
                 check(p0["comm"][g] == comm_of(groups[g]),
                       f"{name}: rank 0 {g} traffic: planned {p0['comm'][g]} measured {comm_of(groups[g])}")
         else:  # the single-rank reference loop communicates nothing

@@ -210,3 +210,13 @@ TEST_CASE("ds config: bad files and conflicts are one line and a non-zero exit",
   }
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("ds config: MiCS's shard size is --shard-group; ZeRO++'s hpZ is not mapped", "[ch7][config]") {
+  CHECK(applied(R"({"zero_optimization": {"stage": 3, "mics_shard_size": 2}})").shard_group == 2);
+  CHECK_FALSE(applied(R"({"zero_optimization": {"mics_shard_size": -1}})").shard_group.has_value());
+  CHECK(error_of(R"({"zero_optimization": {"mics_shard_size": 0}})").find("mics_shard_size 0 is not a group size") !=
+        std::string::npos);
+  CHECK(applied(R"({"zero_optimization": {"zero_hpz_partition_size": 1}})").shard_group == std::nullopt);
+  CHECK(error_of(R"({"zero_optimization": {"zero_hpz_partition_size": 8}})").find("secondary copy of the parameters") !=
+        std::string::npos);
+}

@@ -5,11 +5,13 @@
 #include <algorithm>
 #include <bit>
 #include <cstdint>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "collective/grid.h"
+#include "collective/hybrid_group.h"
 #include "collective/thread_ranks.h"
 #include "predict/predicted_run.h"
 #include "train/compare_runs.h"
@@ -25,9 +27,9 @@ struct ZeroRun {
   std::string errors;                                   ///< concatenated rank errors
 };
 
-/// Run config.world_size ranks as threads on the embedded dataset; with config.mp_size > 1 on the
-/// data-parallel x model-parallel grid of collective/grid.h. on_step runs on every rank's thread
-/// after each step (no Catch2 assertions there).
+/// Run config.world_size ranks as threads on the embedded dataset; with config.mp_size > 1 or
+/// hybrid sharding on the grid of collective/grid.h (as zero-train does). on_step runs on every
+/// rank's thread after each step (no Catch2 assertions there).
 inline ZeroRun run_zero(const train::TrainConfig& c, const train::StepCallback& on_step = {}) {
   auto data = addition_for(c);
   const int n = static_cast<int>(c.world_size);
@@ -39,9 +41,14 @@ inline ZeroRun run_zero(const train::TrainConfig& c, const train::StepCallback& 
   ZeroRun out;
   out.ranks = run_thread_ranks(n, [&](int r) {
     GlooCollective coll(group.for_rank(r));
-    if (c.mp_size == 1) return predict::train_zero(c, *data, coll, on_step, &arts[static_cast<std::size_t>(r)]);
-    Grid grid = make_grid(coll, static_cast<int>(c.mp_size));
-    return predict::train_zero(c, *data, {*grid.dp, grid.mp.get()}, on_step, &arts[static_cast<std::size_t>(r)]);
+    if (c.mp_size == 1 && !c.hybrid_sharding())
+      return predict::train_zero(c, *data, coll, on_step, &arts[static_cast<std::size_t>(r)]);
+    Grid grid = make_grid(coll, GridDims{static_cast<int>(c.mp_size), 1, static_cast<int>(c.resolved_shard_group())});
+    std::optional<HybridGroup> hybrid;
+    if (grid.shard) hybrid.emplace(*grid.shard, *grid.replica, *grid.dp);
+    return predict::train_zero(c, *data,
+                               {*grid.dp, c.mp_size > 1 ? grid.mp.get() : nullptr, hybrid ? &*hybrid : nullptr},
+                               on_step, &arts[static_cast<std::size_t>(r)]);
   });
   for (int r = 0; r < n; ++r)
     if (!out.ranks[static_cast<std::size_t>(r)].ok())
@@ -91,6 +98,7 @@ inline train::TrainConfig reference_of(train::TrainConfig c) {
   c.stage = 0;
   c.world_size = 1;
   c.mp_size = 1;
+  c.shard_group.reset();
   return c;
 }
 

@@ -207,7 +207,7 @@ zt::plan::PaperQuestion paper_question(const TrainConfig& c, const PlanFlags& f,
   q.psi = psi / static_cast<double>(c.mp_size);  // a model-parallel rank holds ψ / N_m
   q.k = zt::optimizer_k(zt::word_of(c.optimizer));
   q.stage = static_cast<int>(c.stage);
-  q.dp = static_cast<std::size_t>(c.dp_size());
+  q.dp = static_cast<std::size_t>(c.resolved_shard_group());  // ZeRO shards over G (hybrid sharding) or N_d
   q.layers = c.layers;
   q.traffic_model = f.traffic_model;
   return q;
@@ -219,8 +219,11 @@ int plan_paper(const TrainConfig& c, const PlanFlags& f, ordered_json& out) {
   const auto a = zt::plan::paper_answer(q);
   const auto n = static_cast<long long>(q.dp);
   std::printf("zero-plan: paper scale, psi = %.6g parameters, %s (K = %d), stage %lld (%s), N_d = %lld, N_m = %lld\n",
-              psi, zt::word_of(c.optimizer).c_str(), q.k, static_cast<long long>(c.stage), stage_name(c.stage), n,
-              static_cast<long long>(c.mp_size));
+              psi, zt::word_of(c.optimizer).c_str(), q.k, static_cast<long long>(c.stage), stage_name(c.stage),
+              static_cast<long long>(c.dp_size()), static_cast<long long>(c.mp_size));
+  if (c.hybrid_sharding())
+    std::printf("hybrid sharding: the states sharded over groups of G = %lld ranks, replicated across %lld groups\n", n,
+                static_cast<long long>(c.dp_size()) / n);
   std::printf("model states per rank (GB = 1e9 bytes):\n");
   const auto spec = zt::shard_spec_for_stage(q.stage, q.dp);
   char what[64];
@@ -236,21 +239,31 @@ int plan_paper(const TrainConfig& c, const PlanFlags& f, ordered_json& out) {
               a.elements_factor, a.ring_factor,
               f.traffic_model == zt::plan::TrafficModel::paper ? "paper model, no (N-1)/N" : "(N-1)/N",
               a.bytes_per_step, gb(a.bytes_per_step).c_str(), a.calls_per_step, static_cast<long long>(c.layers));
+  // hybrid sharding: each gradient reduction adds an all-reduce of this rank's 1/G of the 16-bit
+  // gradient (2 psi / G bytes) over the R = N_d / G replicas, 2 (R - 1) / R of it sent
+  double across = 0;
+  if (c.hybrid_sharding()) {
+    const double r = static_cast<double>(c.dp_size()) / static_cast<double>(n);
+    across = 2.0 * (r - 1.0) / r * 2.0 * q.psi / static_cast<double>(n);
+    std::printf(
+        "traffic across shard groups per rank per step: 2 (R-1)/R x 2 psi / G = %.0f B = %s (R = %.0f); the "
+        "line above stays inside the shard group\n",
+        across, gb(across).c_str(), r);
+  }
   out["mode"] = "paper";
   out["psi"] = psi;
   out["k"] = q.k;
   out["stage"] = c.stage;
-  out["dp_size"] = n;
+  out["dp_size"] = c.dp_size();
+  out["shard_group"] = n;
   out["mp_size"] = c.mp_size;
   out["model_states"] = {{"params", a.states.params},
                          {"grads", a.states.grads},
                          {"optimizer", a.states.optimizer},
                          {"total", a.states.total}};
-  out["traffic"] = {{"model", zt::word_of(f.traffic_model)},
-                    {"elements_factor", a.elements_factor},
-                    {"ring_factor", a.ring_factor},
-                    {"bytes_per_step", a.bytes_per_step},
-                    {"calls_per_step", a.calls_per_step}};
+  out["traffic"] = {{"model", zt::word_of(f.traffic_model)}, {"elements_factor", a.elements_factor},
+                    {"ring_factor", a.ring_factor},          {"bytes_per_step", a.bytes_per_step},
+                    {"calls_per_step", a.calls_per_step},    {"across_shard_groups_bytes_per_step", across}};
   time_section(f, c, q.psi, a.calls_per_step, a.bytes_per_step, q, out);
   if (f.max_model) {
     const double best = zt::plan::max_paper_psi(q, f.budget_gb * 1e9) * static_cast<double>(c.mp_size);
@@ -298,6 +311,11 @@ int plan_shape(const TrainConfig& c, const PlanFlags& f, ordered_json& out) {
     j["fits"] = r.fit.ok;
     j["model_states_bytes"] = r.model_states_bytes;
     j["comm"] = {{"dp", comm_object(r.dp_comm)}, {"mp", comm_object(r.mp_comm)}};
+    if (c.hybrid_sharding()) {  // dp's three parts, as zero-train's comm.groups reports them
+      j["comm"]["dp_shard"] = comm_object(r.dp_comm - r.dp_replica_comm - r.dp_whole_comm);
+      j["comm"]["dp_replica"] = comm_object(r.dp_replica_comm);
+      j["comm"]["dp_whole"] = comm_object(r.dp_whole_comm);
+    }
     j["host_transfers"] = {{"to_host_bytes", r.transfers.to_host_bytes},
                            {"to_host_calls", r.transfers.to_host_calls},
                            {"to_device_bytes", r.transfers.to_device_bytes},
@@ -325,7 +343,13 @@ int plan_shape(const TrainConfig& c, const PlanFlags& f, ordered_json& out) {
   bool any = false;
   for (const auto& r : run.ranks) {
     const std::string label = rank_label(r);
-    print_comm(label, "dp", r.dp_comm);
+    if (c.hybrid_sharding()) {  // inside the shard group, across shard groups, over all N_d ranks
+      print_comm(label, "dp inside shard group ", r.dp_comm - r.dp_replica_comm - r.dp_whole_comm);
+      print_comm(label, "dp across shard groups", r.dp_replica_comm);
+      print_comm(label, "dp over all N_d ranks ", r.dp_whole_comm);
+    } else {
+      print_comm(label, "dp", r.dp_comm);
+    }
     print_comm(label, "mp", r.mp_comm);
     const auto& t = r.transfers;
     if (t.to_host_calls || t.to_device_calls)
@@ -396,6 +420,8 @@ int run(int argc, char** argv) {
   if (f.params) {
     ZT_CHECK(c.world_size % c.mp_size == 0, "--world-size ", c.world_size, " is not a multiple of --mp-size ",
              c.mp_size);
+    ZT_CHECK(c.dp_size() % c.resolved_shard_group() == 0, "--shard-group ", c.resolved_shard_group(),
+             " does not divide the ", c.dp_size(), " data-parallel ranks (--world-size / --mp-size)");
     status = plan_paper(c, f, out);
   } else {
     zt::train::resolve_micro_batch(c);

@@ -21,6 +21,7 @@
 
 #include "collective/gloo_collective.h"
 #include "collective/grid.h"
+#include "collective/hybrid_group.h"
 #include "collective/thread_ranks.h"
 #include "core/atomic_file.h"
 #include "core/check.h"
@@ -191,6 +192,7 @@ zt::train::RunComparison verify(const TrainConfig& c, const zt::Dataset& data, c
   ref.stage = 0;
   ref.world_size = 1;
   ref.mp_size = 1;
+  ref.shard_group.reset();                                           // one rank shards nothing
   ref.mp_blocks = c.resolved_mp_blocks();                            // the same numerics: B blocks, all on one device
   ref.partition_activations = zt::train::PartitionActivations::off;  // where checkpoints are kept changes no bit
   ref.offload_optimizer = {};                                        // nor where the optimizer runs
@@ -221,7 +223,10 @@ int write_outputs(const TrainConfig& c, const zt::Dataset& data, const RunResult
   std::vector<zt::train::JsonSection> sections;
   sections.emplace_back("mp_size", std::to_string(c.mp_size));
   sections.emplace_back("dp_size", std::to_string(c.dp_size()));
-  if (comm) sections.emplace_back("comm", zt::predict::comm_json(comm->dp, comm->mp));
+  if (comm)
+    sections.emplace_back("comm", c.hybrid_sharding()
+                                      ? zt::predict::comm_json(comm->dp, comm->mp, &comm->dp_replica, &comm->dp_whole)
+                                      : zt::predict::comm_json(comm->dp, comm->mp));
   if (comm && (c.partition_activations == zt::train::PartitionActivations::cpu || c.offloads_optimizer()))
     sections.emplace_back("host_transfers",
                           zt::predict::transfers_json(comm->transfers_per_step, comm->transfers_predicted_per_step,
@@ -275,17 +280,22 @@ zt::GlooOptions rank_options(const TrainConfig& c) {
   return o;
 }
 
-/// One rank's training: on the world as one data-parallel group, or, with --mp-size > 1, on its
-/// data-parallel and model-parallel groups of the grid (collective/grid.h: rank = dp · N_m + mp).
+/// One rank's training: on the world as one data-parallel group, or, with --mp-size > 1 or
+/// --shard-group, on its groups of the grid (collective/grid.h: rank = dp · N_m + mp; hybrid
+/// sharding's shard and replica groups inside the data-parallel one).
 /// An error is announced (core/error_report.h) while the groups are still open: their
 /// destructors tell the peers, who then exit, and this rank's message must be out first.
 zt::zero::ZeroRunResult train_on_grid(const TrainConfig& c, const zt::Dataset& data, zt::Collective& world,
                                       const zt::train::StepCallback& on_step, RunArtifacts* artifacts) {
-  if (c.mp_size == 1)
+  if (c.mp_size == 1 && !c.hybrid_sharding())
     return zt::announcing_errors([&] { return zt::predict::train_zero(c, data, world, on_step, artifacts); });
-  zt::Grid grid = zt::make_grid(world, static_cast<int>(c.mp_size));
+  zt::Grid grid =
+      zt::make_grid(world, zt::GridDims{static_cast<int>(c.mp_size), 1, static_cast<int>(c.resolved_shard_group())});
+  std::optional<zt::HybridGroup> hybrid;  // --shard-group G < N_d: ZeRO shards over G ranks
+  if (grid.shard) hybrid.emplace(*grid.shard, *grid.replica, *grid.dp);
   return zt::announcing_errors([&] {
-    return zt::predict::train_zero(c, data, {*grid.dp, grid.mp.get()}, on_step, artifacts);
+    return zt::predict::train_zero(
+        c, data, {*grid.dp, c.mp_size > 1 ? grid.mp.get() : nullptr, hybrid ? &*hybrid : nullptr}, on_step, artifacts);
   });
 }
 

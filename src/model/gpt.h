@@ -23,6 +23,14 @@
 // checkpointing, forward keeps only each block's input and backward recomputes the block first;
 // recomputation runs the same calls on the same values, so it changes no bit.
 //
+// Pipeline stages (ModelOptions::stage, model/pipe_stage.h): an instance may run a contiguous run
+// of blocks only. Forward then starts from stage_input() (filled by the caller) unless the stage
+// runs the embedding, and stops at stage_output() unless it runs the head; backward starts from
+// stage_output_grad() (filled by the caller) unless it runs the head, and leaves
+// stage_input_grad() unless it runs the embedding. The tied wte's head part travels through
+// tied_head_grad(). Each stage makes the single-device calls of its blocks on the same values, so
+// a pipeline computes the same bits as one device (the caller moves the tensors between stages).
+//
 // Where it computes: every operation on activations, parameters, gradients and scratch goes
 // through a ModelOps (model/model_ops.h), and the model itself only computes addresses. By default
 // that is the host's CPU kernels (model/host_ops.h); set_ops() gives another, e.g. a device
@@ -91,7 +99,8 @@ class Gpt {
   /// Run the forward pass and cache what backward needs in ws.activations.
   /// @param params the parameter provider. @param inputs [B,T] ids. @param targets [B,T] ids.
   /// @param ws the workspace. @return the SUM of the B*T per-position FP32 losses, added along
-  /// the canonical tree in position order (divide by the global token count once, outside).
+  /// the canonical tree in position order (divide by the global token count once, outside); 0 on
+  /// a pipeline stage before the last, which has no loss.
   float forward(ParamProvider<T>& params, const kernels::TokenView& inputs, const kernels::TokenView& targets,
                 const Workspace& ws);
 
@@ -102,6 +111,26 @@ class Gpt {
   /// @param ws the workspace used by forward.
   void backward(ParamProvider<T>& params, const kernels::TokenView& inputs, const kernels::TokenView& targets,
                 float grad_scale, const Workspace& ws);
+
+  // ---- pipeline stages: the tensors that cross a stage boundary (see above) ----
+  /// The stage's input x_begin [B*T, C] in ws's activations: a stage after the first receives the
+  /// previous stage's output here before forward. @param ws the workspace. @return the region.
+  T* stage_input(const Workspace& ws) const { return block_input(ws, first_); }
+  /// After forward on a stage before the last: its output x_end [B*T, C], to be sent; it stays
+  /// until the next forward on ws. @param ws the workspace. @return the region.
+  const T* stage_output(const Workspace& ws) const { return block_input(ws, end_); }
+  /// The gradient of the stage's output [B*T, C], in ws's scratch: a stage before the last receives
+  /// it here right before backward. @param ws the workspace. @return the region.
+  T* stage_output_grad(const Workspace& ws) const;
+  /// After backward on a stage after the first: the gradient of its input [B*T, C], to be sent (in
+  /// scratch: it stays until the next forward or backward that uses the scratch). The same region
+  /// as stage_output_grad(). @param ws the workspace. @return the region.
+  const T* stage_input_grad(const Workspace& ws) const { return stage_output_grad(ws); }
+  /// wte's gradient from the tied head [V, C] in ws's scratch, where wte crosses stages
+  /// (tied_across_stages): the last stage leaves it here in backward (it stays like
+  /// stage_input_grad()); the first stage reads it from here in backward, filled by the caller,
+  /// before adding the embedding's part. @param ws the workspace. @return the region.
+  T* tied_head_grad(const Workspace& ws) const;
 
   /// Argmax of every position's logits from the last forward (lowest index among ties).
   /// @param ws the workspace used by forward. @param out B*T predicted ids (written).
@@ -148,7 +177,9 @@ class Gpt {
   CheckpointKeeper<T>* keeper_ = nullptr;  // external checkpoints (options().external_checkpoints)
   ModelOps<T>* ops_ = nullptr;             // null: host_ops<T>() (a pointer, so a Gpt stays copyable)
   Manifest manifest_;
-  int64_t J_;  // tensor-parallel blocks held here
+  int64_t J_;              // tensor-parallel blocks held here
+  int64_t first_, end_;    // the blocks run here, [first_, end_) (model/pipe_stage.h)
+  bool embedding_, head_;  // the stage runs the embedding / ln_f, the head and the loss
   ActivationLayout act_;
   ScratchLayout scr_;
 };

@@ -80,7 +80,7 @@ void Gpt<T>::backward(ParamProvider<T>& params, const kernels::TokenView& inputs
   const auto stat = [&](std::size_t off) { return reinterpret_cast<float*>(acts + off); };
   const auto sc = [&](std::size_t off) { return reinterpret_cast<T*>(scr + off); };
   const int64_t V = cfg_.vocab, C = cfg_.width, N = B_ * cfg_.context;
-  const int L = static_cast<int>(cfg_.layers);
+  const int L = static_cast<int>(end_);  // == cfg_.layers on the stage that runs the head
   const int ln_f = static_cast<int>(manifest_.units.size()) - 1;
   std::unique_ptr<CheckpointKeeper<T>> own;
   CheckpointKeeper<T>* keeper = keeper_;
@@ -91,25 +91,30 @@ void Gpt<T>::backward(ParamProvider<T>& params, const kernels::TokenView& inputs
   const kernels::TokenView tg = op.tokens(TokenGrid::targets, targets);
 
   // Head: logits = lnf wte^T. Its wte gradient is written into grad(0) now; the embedding's part
-  // is added at the very end (kernels/embedding.h), so grad(0) stays open across the backward.
-  T* d_logits = sc(scr_.d_logits);
-  op.cross_entropy_backward(d_logits, at(act_.logits), stat(act_.ce_max), stat(act_.ce_sum), tg, V, grad_scale);
-  const T* wte = params.acquire(0);
-  T* g0 = params.grad(0);
-  op.linear_backward(sc(scr_.d_c), g0, static_cast<T*>(nullptr), d_logits, at(act_.lnf), wte, N, C, V, fs);
-  params.release(0);
+  // is added at the very end (kernels/embedding.h), so grad(0) stays open across the backward. On
+  // a last stage without the embedding the head's part goes to tied_head_grad() instead, for the
+  // first stage to add to; a stage before the last starts from the gradient received in d_x.
+  T* g0 = nullptr;
+  if (head_) {
+    T* d_logits = sc(scr_.d_logits);
+    op.cross_entropy_backward(d_logits, at(act_.logits), stat(act_.ce_max), stat(act_.ce_sum), tg, V, grad_scale);
+    const T* wte = params.acquire(0);
+    g0 = embedding_ ? params.grad(0) : tied_head_grad(ws);
+    op.linear_backward(sc(scr_.d_c), g0, static_cast<T*>(nullptr), d_logits, at(act_.lnf), wte, N, C, V, fs);
+    params.release(0);
 
-  const T* lnf = params.acquire(ln_f);
-  T* g_lnf = params.grad(ln_f);
-  op.layernorm_backward(sc(scr_.d_x), g_lnf, g_lnf + C, sc(scr_.d_c), block_input(ws, L), stat(act_.lnf_mean),
-                        stat(act_.lnf_rstd), lnf, N, C, fs);
-  const int lnf_first = manifest_.units[static_cast<std::size_t>(ln_f)].first_param;
-  params.param_grad_done(lnf_first);
-  params.param_grad_done(lnf_first + 1);
-  params.grad_done(ln_f);
-  params.release(ln_f);
+    const T* lnf = params.acquire(ln_f);
+    T* g_lnf = params.grad(ln_f);
+    op.layernorm_backward(sc(scr_.d_x), g_lnf, g_lnf + C, sc(scr_.d_c), block_input(ws, L), stat(act_.lnf_mean),
+                          stat(act_.lnf_rstd), lnf, N, C, fs);
+    const int lnf_first = manifest_.units[static_cast<std::size_t>(ln_f)].first_param;
+    params.param_grad_done(lnf_first);
+    params.param_grad_done(lnf_first + 1);
+    params.grad_done(ln_f);
+    params.release(ln_f);
+  }
 
-  for (int l = L - 1; l >= 0; --l) {
+  for (int l = L - 1; l >= first_; --l) {
     const auto& units = manifest_.layer_units[static_cast<std::size_t>(l)];
     std::vector<const T*> p_ptrs;
     std::vector<T*> g_ptrs;
@@ -120,7 +125,7 @@ void Gpt<T>::backward(ParamProvider<T>& params, const kernels::TokenView& inputs
     // checkpointing: forward kept only x_in; restore it and recompute the block's activations
     // (the same calls on the same values: the same bits)
     if (keeper) {
-      keeper->restore(l, x_in);
+      keeper->restore(static_cast<int>(l - first_), x_in);
       block_forward(l, p, x_in, acts, fs);
     }
     block_backward(params, l, p, layer_tensors(l, g_ptrs), x_in, acts, scr, fs);
@@ -134,6 +139,11 @@ void Gpt<T>::backward(ParamProvider<T>& params, const kernels::TokenView& inputs
     for (int u : units) params.release(u);
   }
 
+  if (!embedding_) return;  // the gradient of the stage's input is in stage_input_grad()
+  if (!head_) {             // the first stage of several: the head's part, received, goes in first
+    g0 = params.grad(0);
+    op.copy(g0, tied_head_grad(ws), static_cast<std::size_t>(V * C) * sizeof(T));
+  }
   int32_t* is = reinterpret_cast<int32_t*>(scr + scr_.op_ints);
   op.embedding_backward(g0, g0 + V * C, static_cast<const T*>(sc(scr_.d_x)), in, V, C, fs, is);
   params.param_grad_done(1);  // wpe

@@ -17,6 +17,10 @@ Gpt<T>::Gpt(const GptConfig& cfg, int64_t micro_batch, const ModelOptions& optio
       mp_sum_(options.mp.size > 1 ? std::move(mp_sum) : ModelParallelSum{}),
       manifest_(make_storage_manifest(cfg, options.mp)),
       J_(local_blocks(cfg, options.mp)),
+      first_(options.stage.begin),
+      end_(stage_end(cfg, options.stage)),
+      embedding_(runs_embedding(options.stage)),
+      head_(runs_head(cfg, options.stage)),
       act_(activation_layout(cfg, micro_batch, precision_of<T>(), options)),
       scr_(scratch_layout(cfg, micro_batch, precision_of<T>(), options)) {
   ZT_CHECK(options.mp.size == 1 || mp_sum_, "a model split over ", options.mp.size,
@@ -47,11 +51,23 @@ ModelOps<T>& Gpt<T>::ops() const {
 template <typename T>
 T* Gpt<T>::block_input(const Workspace& ws, int64_t l) const {
   char* acts = static_cast<char*>(ws.activations);
-  // checkpointing: one stream buffer; otherwise x0 and each block's output, all kept
+  // checkpointing: one stream buffer; otherwise the stage's input x0 and each block's output, all kept
   const std::size_t at = act_.checkpointing ? act_.x
-                         : l == 0           ? act_.x0
+                         : l == first_      ? act_.x0
                                             : act_.layers[static_cast<std::size_t>(l - 1)].res2;
   return reinterpret_cast<T*>(acts + at);
+}
+
+template <typename T>
+T* Gpt<T>::stage_output_grad(const Workspace& ws) const {
+  return reinterpret_cast<T*>(static_cast<char*>(ws.scratch) + scr_.d_x);
+}
+
+template <typename T>
+T* Gpt<T>::tied_head_grad(const Workspace& ws) const {
+  ZT_CHECK(tied_across_stages(cfg_, opts_.stage), "wte's head gradient crosses stages only when the head and the ",
+           "embedding run on different stages");
+  return reinterpret_cast<T*>(static_cast<char*>(ws.scratch) + scr_.tied_head_grad);
 }
 
 template <typename T>
@@ -130,7 +146,7 @@ float Gpt<T>::forward(ParamProvider<T>& params, const kernels::TokenView& inputs
   const auto at = [&](std::size_t off) { return reinterpret_cast<T*>(acts + off); };
   const auto stat = [&](std::size_t off) { return reinterpret_cast<float*>(acts + off); };
   const int64_t V = cfg_.vocab, C = cfg_.width, N = B_ * cfg_.context;
-  const int L = static_cast<int>(cfg_.layers);
+  const int L = static_cast<int>(end_);  // == cfg_.layers on the stage that runs the head
   const int ln_f = static_cast<int>(manifest_.units.size()) - 1;
 
   std::unique_ptr<CheckpointKeeper<T>> own;
@@ -139,14 +155,17 @@ float Gpt<T>::forward(ParamProvider<T>& params, const kernels::TokenView& inputs
   // the ids where the ops read them (host data; on a device, staged copies)
   const kernels::TokenView in = op.tokens(TokenGrid::inputs, inputs);
   const kernels::TokenView tg = op.tokens(TokenGrid::targets, targets);
-  const T* emb = params.acquire(0);
-  op.embedding_forward(block_input(ws, 0), in, emb, emb + V * C, V, C);
-  params.release(0);
-  for (int l = 0; l < L; ++l) {
+  if (embedding_) {  // a later stage's input was received into stage_input()
+    const T* emb = params.acquire(0);
+    op.embedding_forward(block_input(ws, first_), in, emb, emb + V * C, V, C);
+    params.release(0);
+  }
+  for (int l = static_cast<int>(first_); l < end_; ++l) {
     const auto& units = manifest_.layer_units[static_cast<std::size_t>(l)];
     std::vector<const T*> ptrs;
     for (int u : units) ptrs.push_back(params.acquire(u));
-    if (keeper) keeper->keep(l, block_input(ws, l));  // checkpointing: block l's input is all it keeps
+    // checkpointing: block l's input is all it keeps (numbered within the stage)
+    if (keeper) keeper->keep(static_cast<int>(l - first_), block_input(ws, l));
     block_forward(l, layer_tensors(l, ptrs), block_input(ws, l), acts, fs);
     for (int u : units) params.release(u);
     // with checkpointing the block's output becomes the stream buffer's next input; without, the
@@ -155,6 +174,7 @@ float Gpt<T>::forward(ParamProvider<T>& params, const kernels::TokenView& inputs
       op.copy(block_input(ws, l + 1), at(act_.layers[static_cast<std::size_t>(l)].res2),
               static_cast<std::size_t>(N * C) * sizeof(T));
   }
+  if (!head_) return 0.0f;  // the output is in stage_output() for the next stage
   const T* lnf = params.acquire(ln_f);
   op.layernorm_forward(at(act_.lnf), stat(act_.lnf_mean), stat(act_.lnf_rstd), block_input(ws, L), lnf, lnf + C, N, C);
   params.release(ln_f);
@@ -168,12 +188,14 @@ float Gpt<T>::forward(ParamProvider<T>& params, const kernels::TokenView& inputs
 
 template <typename T>
 void Gpt<T>::predictions(const Workspace& ws, int32_t* out) const {
+  ZT_CHECK(head_, "predictions exist on the pipeline stage that runs the head");
   const char* acts = static_cast<const char*>(ws.activations);
   ops().argmax_rows(out, reinterpret_cast<const T*>(acts + act_.logits), B_ * cfg_.context, cfg_.vocab);
 }
 
 template <typename T>
 const float* Gpt<T>::token_losses(const Workspace& ws) const {
+  ZT_CHECK(head_, "the losses exist on the pipeline stage that runs the head");
   return reinterpret_cast<const float*>(static_cast<const char*>(ws.activations) + act_.losses);
 }
 

@@ -194,44 +194,74 @@ void to_canonical(const Manifest& stored, const float* values, float* canonical)
       for (int64_t k = 0; k < r.length; ++k) canonical[r.dense + k] = values[p.offset + r.offset + k];
 }
 
-std::vector<ProviderCall> provider_calls(const Manifest& m) {
+std::vector<ProviderCall> provider_calls(const Manifest& m, const PipeStage& stage) {
   using K = ProviderCall::Kind;
   std::vector<ProviderCall> c;
   const int ln_f = static_cast<int>(m.units.size()) - 1;
+  const auto L = static_cast<int64_t>(m.layer_units.size());
+  const int64_t first = stage.begin, end = stage.end < 0 ? L : stage.end;
+  const bool embedding = first == 0, head = end == L;
   const auto each = [&](K kind, const std::vector<int>& units) {
     for (int u : units) c.push_back({kind, u});
   };
   const auto param_done = [&](int param) {
     c.push_back({K::param_grad_done, m.params[static_cast<std::size_t>(param)].unit, param});
   };
-  c.push_back({K::acquire, 0}), c.push_back({K::release, 0});
-  for (const auto& units : m.layer_units) each(K::acquire, units), each(K::release, units);
-  c.push_back({K::acquire, ln_f}), c.push_back({K::release, ln_f});
-  c.push_back({K::acquire, 0}), c.push_back({K::release, 0});  // the tied head
-  c.push_back({K::acquire, 0}), c.push_back({K::grad, 0}), c.push_back({K::release, 0});
-  const int lnf_first = m.units[static_cast<std::size_t>(ln_f)].first_param;
-  c.push_back({K::acquire, ln_f}), c.push_back({K::grad, ln_f});
-  param_done(lnf_first), param_done(lnf_first + 1);
-  c.push_back({K::grad_done, ln_f}), c.push_back({K::release, ln_f});
-  for (auto l = m.layer_units.rbegin(); l != m.layer_units.rend(); ++l) {
-    each(K::acquire, *l), each(K::grad, *l);
-    if (l->size() == 1) {  // one unit: pairs from its end, as backward finishes them (weight, bias)
-      const auto& info = m.units[static_cast<std::size_t>(l->front())];
+  const auto layer = [&](int64_t l) -> const std::vector<int>& { return m.layer_units[static_cast<std::size_t>(l)]; };
+  if (embedding) c.push_back({K::acquire, 0}), c.push_back({K::release, 0});
+  for (int64_t l = first; l < end; ++l) each(K::acquire, layer(l)), each(K::release, layer(l));
+  if (head) {
+    c.push_back({K::acquire, ln_f}), c.push_back({K::release, ln_f});
+    c.push_back({K::acquire, 0}), c.push_back({K::release, 0});  // the tied head
+    c.push_back({K::acquire, 0});
+    if (embedding) c.push_back({K::grad, 0});  // else the head's part goes to tied_head_grad()
+    c.push_back({K::release, 0});
+    const int lnf_first = m.units[static_cast<std::size_t>(ln_f)].first_param;
+    c.push_back({K::acquire, ln_f}), c.push_back({K::grad, ln_f});
+    param_done(lnf_first), param_done(lnf_first + 1);
+    c.push_back({K::grad_done, ln_f}), c.push_back({K::release, ln_f});
+  }
+  for (int64_t l = end - 1; l >= first; --l) {
+    each(K::acquire, layer(l)), each(K::grad, layer(l));
+    if (layer(l).size() == 1) {  // one unit: pairs from its end, as backward finishes them (weight, bias)
+      const auto& info = m.units[static_cast<std::size_t>(layer(l).front())];
       for (int k0 = info.num_params - 2; k0 >= 0; k0 -= 2)
         param_done(info.first_param + k0), param_done(info.first_param + k0 + 1);
-      c.push_back({K::grad_done, l->front()});
+      c.push_back({K::grad_done, layer(l).front()});
     } else {  // split: after the block's backward, each unit's parameters from its last
-      for (int u : *l) {
+      for (int u : layer(l)) {
         const auto& info = m.units[static_cast<std::size_t>(u)];
         for (int k = info.num_params - 1; k >= 0; --k) param_done(info.first_param + k);
         c.push_back({K::grad_done, u});
       }
     }
-    each(K::release, *l);
+    each(K::release, layer(l));
   }
-  param_done(1), param_done(0);  // wpe, wte
-  c.push_back({K::grad_done, 0});
+  if (embedding) {
+    if (!head) c.push_back({K::grad, 0});  // the head's part is copied in, then the embedding's added
+    param_done(1), param_done(0);          // wpe, wte
+    c.push_back({K::grad_done, 0});
+  }
   return c;
+}
+
+std::size_t forward_call_count(const Manifest& m, const PipeStage& stage) {
+  const auto L = static_cast<int64_t>(m.layer_units.size());
+  const int64_t end = stage.end < 0 ? L : stage.end;
+  std::size_t reads = (stage.begin == 0 ? 1 : 0) + (end == L ? 2 : 0);  // the embedding; ln_f and the tied head
+  for (int64_t l = stage.begin; l < end; ++l) reads += m.layer_units[static_cast<std::size_t>(l)].size();
+  return 2 * reads;
+}
+
+std::vector<int> stage_units(const Manifest& m, const PipeStage& stage) {
+  const auto L = static_cast<int64_t>(m.layer_units.size());
+  const int64_t end = stage.end < 0 ? L : stage.end;
+  std::vector<int> u;
+  if (stage.begin == 0) u.push_back(0);
+  for (int64_t l = stage.begin; l < end; ++l)
+    for (int x : m.layer_units[static_cast<std::size_t>(l)]) u.push_back(x);
+  if (end == L) u.push_back(static_cast<int>(m.units.size()) - 1);
+  return u;
 }
 
 void from_canonical(const Manifest& stored, const float* canonical, float* values) {

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "model/gpt_config.h"
+#include "model/pipe_stage.h"
 #include "model/tensor_parallel.h"
 
 namespace zt::model {
@@ -85,6 +86,12 @@ Manifest make_manifest(const GptConfig& cfg);
 /// The storage manifest of one model-parallel rank (see the file comment; for mp_blocks 1 it is
 /// make_manifest's). @param cfg the configuration. @param mp the rank's placement. @return it.
 Manifest make_storage_manifest(const GptConfig& cfg, const MpPlacement& mp);
+
+/// The units a pipeline stage holds (model/pipe_stage.h), in unit order: the embeddings' unit on
+/// the first stage, its blocks' units, ln_f's on the last. The tied head's reads of wte on a last
+/// stage without the embedding do not make unit 0 the stage's: the first stage holds it.
+/// @param m the manifest. @param stage the stage. @return unit indices.
+std::vector<int> stage_units(const Manifest& m, const PipeStage& stage);
 
 /// Write a rank's stored values (dense in its storage manifest) into canonical order.
 /// @param stored the storage manifest. @param values stored.param_count values.

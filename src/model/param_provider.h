@@ -27,11 +27,18 @@
 // c_attn.w/b, ln_1.w/b; then wpe, wte; for split blocks after the block's backward, each unit's
 // parameters from its last to its first. Either way a unit's parameters finish from its end
 // towards its start. provider_calls() lists these calls too, where they happen.
+// A pipeline stage (model/pipe_stage.h) makes the calls of the parts it runs, in the same order:
+// the embedding's only on the first stage, the blocks of its own run, ln_f's and the head's only
+// on the last. A last stage without the embedding reads wte through acquire(0) (only wte's V·C
+// values are read) but takes no grad(0): the head's part goes to Gpt::tied_head_grad(). A first
+// stage without the head takes grad(0) at the end of backward, where the head's part is copied in
+// before the embedding's is added.
 #pragma once
 
 #include <vector>
 
 #include "model/manifest.h"
+#include "model/pipe_stage.h"
 
 namespace zt::model {
 
@@ -46,8 +53,12 @@ struct ProviderCall {
 };
 
 /// The provider calls of one micro-batch (forward then backward), as listed above.
-/// @param manifest the model's storage manifest. @return them in order.
-std::vector<ProviderCall> provider_calls(const Manifest& manifest);
+/// @param manifest the model's storage manifest. @param stage the blocks run (default: all).
+/// @return them in order.
+std::vector<ProviderCall> provider_calls(const Manifest& manifest, const PipeStage& stage = {});
+/// How many of provider_calls() are the forward's: an acquire and a release per unit it reads.
+/// @param manifest the manifest. @param stage the blocks run (default: all). @return the count.
+std::size_t forward_call_count(const Manifest& manifest, const PipeStage& stage = {});
 
 /// The interface through which forward and backward reach parameters and gradients.
 template <typename T>

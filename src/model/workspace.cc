@@ -31,8 +31,10 @@ struct Bump {
 ActivationLayout activation_layout(const GptConfig& cfg, int64_t B, Precision p, const ModelOptions& o) {
   validate(cfg);
   validate(cfg, o.mp);
+  validate(cfg, o.stage);
   ZT_CHECK(B > 0, "micro-batch size must be positive, got ", B);
   const int64_t T = cfg.context, C = cfg.width, N = B * T;
+  const int64_t first = o.stage.begin, end = stage_end(cfg, o.stage);
   const int64_t Cm = C / o.mp.size, Hm = cfg.heads / o.mp.size;  // this rank's part of the split tensors
   const std::size_t t = bytes_of(p), f = sizeof(float);
   Bump a;
@@ -64,10 +66,17 @@ ActivationLayout activation_layout(const GptConfig& cfg, int64_t B, Precision p,
     l.layers.assign(static_cast<std::size_t>(cfg.layers), slot);
     const std::size_t stride_bytes = (static_cast<std::size_t>(N * C) * t + kAlign - 1) / kAlign * kAlign;
     l.checkpoint_stride = stride_bytes / t;
-    l.checkpoint_total = o.external_checkpoints ? 0 : static_cast<std::size_t>(cfg.layers) * stride_bytes;
+    l.checkpoint_total = o.external_checkpoints ? 0 : static_cast<std::size_t>(end - first) * stride_bytes;
   } else {
     l.x0 = a.take(N * C, t);
-    for (int64_t i = 0; i < cfg.layers; ++i) l.layers.push_back(block());
+    l.layers.assign(static_cast<std::size_t>(cfg.layers), LayerActivations{});
+    for (int64_t i = first; i < end; ++i) l.layers[static_cast<std::size_t>(i)] = block();
+  }
+  l.head = runs_head(cfg, o.stage);
+  if (!l.head) {  // a stage before the last: its output is its last block's res2 (or the stream buffer)
+    l.lnf = l.lnf_mean = l.lnf_rstd = l.logits = l.ce_max = l.ce_sum = l.losses = 0;
+    l.total = a.at;
+    return l;
   }
   l.lnf = a.take(N * C, t);
   l.lnf_mean = a.take(N, f);
@@ -83,8 +92,10 @@ ActivationLayout activation_layout(const GptConfig& cfg, int64_t B, Precision p,
 ScratchLayout scratch_layout(const GptConfig& cfg, int64_t B, Precision p, const ModelOptions& o) {
   validate(cfg);
   validate(cfg, o.mp);
+  validate(cfg, o.stage);
   ZT_CHECK(B > 0, "micro-batch size must be positive, got ", B);
   const int64_t T = cfg.context, C = cfg.width, V = cfg.vocab, N = B * T;
+  const bool head = runs_head(cfg, o.stage), embedding = runs_embedding(o.stage);
   const int64_t Cm = C / o.mp.size, Cb = C / cfg.mp_blocks, J = local_blocks(cfg, o.mp);
   const bool nar = p != Precision::fp32;
   const std::size_t t = bytes_of(p);
@@ -100,12 +111,14 @@ ScratchLayout scratch_layout(const GptConfig& cfg, int64_t B, Precision p, const
   need(row_parallel_backward_floats(N, Cb, C, J, nar));
   need(row_parallel_forward_floats(N, 4 * Cb, C, J, nar));  // mlp.c_proj
   need(row_parallel_backward_floats(N, 4 * Cb, C, J, nar));
-  need(linear_forward_scratch_floats(N, C, V, nar));  // the tied head
-  need(linear_backward_scratch_floats(N, C, V, nar));
+  if (head) {  // the tied head
+    need(linear_forward_scratch_floats(N, C, V, nar));
+    need(linear_backward_scratch_floats(N, C, V, nar));
+  }
   need(attention_forward_scratch_floats(T, Cm, nar));
   need(attention_backward_scratch_floats(T, Cm, nar));
   need(layernorm_backward_scratch_floats(N, C));
-  need(embedding_backward_scratch_floats(B, T, C));
+  if (embedding) need(embedding_backward_scratch_floats(B, T, C));
   Bump s;
   ScratchLayout l{};
   l.d_x = s.take(N * C, t);
@@ -113,9 +126,10 @@ ScratchLayout scratch_layout(const GptConfig& cfg, int64_t B, Precision p, const
   l.d_c = s.take(N * C, t);
   l.d_qkv = s.take(N * 3 * Cm, t);
   l.d_h = s.take(N * 4 * Cm, t);
-  l.d_logits = s.take(N * V, t);
+  l.d_logits = s.take(head ? N * V : 0, t);
+  l.tied_head_grad = s.take(tied_across_stages(cfg, o.stage) ? V * C : 0, t);
   l.op_floats = s.take(floats, sizeof(float));
-  l.op_ints = s.take(embedding_backward_scratch_ints(B, T, V), sizeof(int32_t));
+  l.op_ints = s.take(embedding ? embedding_backward_scratch_ints(B, T, V) : 0, sizeof(int32_t));
   l.total = s.at;
   l.op_float_count = floats;
   return l;

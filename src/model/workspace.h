@@ -11,7 +11,11 @@
 // hold one buffer of the residual stream, one block's tensors, which backward recomputes block by
 // block, and the head's. With model parallelism the split tensors (qkv,
 // attention output and probabilities, the MLP hidden layer) are this rank's heads and hidden units
-// only; the residual stream and LayerNorm outputs are replicated. Every region starts on a
+// only; the residual stream and LayerNorm outputs are replicated. A pipeline stage
+// (ModelOptions::stage) holds only its own blocks' tensors: x0 is then the stage's input (the
+// embedding's output on the first stage, the activation received from the previous stage on the
+// others), the head's tensors exist on the last stage only, and the embedding's scratch on the
+// first only. Every region starts on a
 // 64-byte boundary; the sizes below include that alignment padding, and are exact.
 #pragma once
 
@@ -20,6 +24,7 @@
 #include <vector>
 
 #include "model/gpt_config.h"
+#include "model/pipe_stage.h"
 #include "model/precision.h"
 #include "model/tensor_parallel.h"
 
@@ -33,6 +38,10 @@ struct ModelOptions {
   /// no checkpoint buffer in the workspace, and the residual-stream buffer has room for a
   /// model-parallel all-gather of equal slices, N_m · ceil(N C / N_m) values.
   bool external_checkpoints = false;
+  /// The blocks this instance runs (pipeline parallelism, model/pipe_stage.h); the default, every
+  /// block. The layouts then hold only the stage's blocks, and the head's tensors only on the last
+  /// stage.
+  PipeStage stage{};
 };
 
 /// Caller-owned memory for one model instance and micro-batch size.
@@ -77,32 +86,38 @@ struct LayerActivations {
 
 /// Byte offsets of every cached activation in the activation buffer.
 struct ActivationLayout {
-  std::size_t x0;                        ///< embedding output [N,C] (checkpointing: = x)
-  std::vector<LayerActivations> layers;  ///< one per block (checkpointing: all the same slot)
-  std::size_t lnf;                       ///< ln_f output [N,C]
-  std::size_t lnf_mean;                  ///< ln_f mean [N], FP32
-  std::size_t lnf_rstd;                  ///< ln_f 1/std [N], FP32
-  std::size_t logits;                    ///< head output [N,V]
-  std::size_t ce_max;                    ///< per-row max logit [N], FP32
-  std::size_t ce_sum;                    ///< per-row softmax denominator [N], FP32
-  std::size_t losses;                    ///< per-position loss [N], FP32
-  std::size_t total;                     ///< activation_bytes()
+  std::size_t x0;  ///< the stage's input [N,C]: the embedding output on the first (checkpointing: = x)
+  /// One per block of the model, by block index; only the stage's blocks have regions
+  /// (checkpointing: all the same slot).
+  std::vector<LayerActivations> layers;
+  bool head = true;      ///< the regions below exist (the stage runs the head)
+  std::size_t lnf;       ///< ln_f output [N,C]
+  std::size_t lnf_mean;  ///< ln_f mean [N], FP32
+  std::size_t lnf_rstd;  ///< ln_f 1/std [N], FP32
+  std::size_t logits;    ///< head output [N,V]
+  std::size_t ce_max;    ///< per-row max logit [N], FP32
+  std::size_t ce_sum;    ///< per-row softmax denominator [N], FP32
+  std::size_t losses;    ///< per-position loss [N], FP32
+  std::size_t total;     ///< activation_bytes()
   /// Checkpointing: the residual stream x_l [N,C], one buffer: the input of the block being
   /// computed (forward) or recomputed (backward); after forward it holds x_L, ln_f's input.
   std::size_t x = 0;
   bool checkpointing = false;         ///< the layout is checkpointing's
   std::size_t checkpoint_stride = 0;  ///< values between consecutive full checkpoints
-  std::size_t checkpoint_total = 0;   ///< checkpoint_bytes(): L full checkpoints (default keeper)
+  std::size_t checkpoint_total = 0;   ///< checkpoint_bytes(): one full checkpoint per block of the stage
 };
 
 /// Byte offsets of the scratch regions.
 struct ScratchLayout {
-  std::size_t d_x;         ///< gradient of the residual stream [N,C], T
-  std::size_t d_branch;    ///< a LayerNorm's input gradient before the join [N,C], T
-  std::size_t d_c;         ///< gradient of an [N,C] op output (ln out, attention out), T
-  std::size_t d_qkv;       ///< gradient of qkv [N,3C] (model parallel: [N,3C/N_m]), T
-  std::size_t d_h;         ///< gradient of the MLP hidden layer [N,4C] (model parallel: [N,4C/N_m]), T
-  std::size_t d_logits;    ///< gradient of the logits [N,V], T
+  std::size_t d_x;       ///< gradient of the residual stream [N,C], T
+  std::size_t d_branch;  ///< a LayerNorm's input gradient before the join [N,C], T
+  std::size_t d_c;       ///< gradient of an [N,C] op output (ln out, attention out), T
+  std::size_t d_qkv;     ///< gradient of qkv [N,3C] (model parallel: [N,3C/N_m]), T
+  std::size_t d_h;       ///< gradient of the MLP hidden layer [N,4C] (model parallel: [N,4C/N_m]), T
+  std::size_t d_logits;  ///< gradient of the logits [N,V], T (the last stage only)
+  /// wte's gradient from the tied head [V,C], T, on a stage where wte crosses stages
+  /// (tied_across_stages): the last stage leaves it here, the first stage reads it.
+  std::size_t tied_head_grad;
   std::size_t op_floats;   ///< FP32 staging shared by all ops (the largest need)
   std::size_t op_ints;     ///< int32 staging (embedding backward)
   std::size_t total;       ///< scratch_bytes()

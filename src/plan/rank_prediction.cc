@@ -76,31 +76,34 @@ RunPrediction predict_run(const train::TrainConfig& c, int64_t vocab) {
   // the engine evaluates the addition task's held-out split after the last step (none for --data)
   const std::size_t heldout_rounds =
       c.data.empty() ? static_cast<std::size_t>(train::heldout_rounds(c.micro_batch)) : 0;
-  const int n_m = static_cast<int>(c.mp_size), n_d = static_cast<int>(c.dp_size());
-  for (int dp = 0; dp < n_d; ++dp)
-    for (int mp = 0; mp < n_m; ++mp) {
-      const zero::ZeroPlan p = zero::make_zero_plan(c, vocab, dp, mp);
-      RankPrediction r;
-      r.rank = dp * n_m + mp;
-      r.dp_rank = dp;
-      r.mp_rank = mp;
-      r.device = predict::predict_zero_memory(p, c.overlap, heldout_rounds);
-      r.host = predict::predict_host_memory(p);
-      r.peak_bytes = sum_of(r.device);
-      r.model_states_bytes = model_states_of(r.device);
-      r.trace = predict::predicted_trace(p, c.overlap, heldout_rounds);
-      if (c.allocator == train::Allocator::zero) r.regions = predict::md_regions(p, c.overlap);
-      finish_memory(r, out.arena_capacity);
-      r.dp_comm = predict::predict_comm_per_step(p);
-      const predict::DpCommByGroup by_group = predict::predict_dp_comm_by_group(p);
-      r.dp_replica_comm = by_group.replica;
-      r.dp_whole_comm = by_group.whole;
-      r.mp_comm = predict::predict_mp_comm_per_step(p);
-      r.transfers = predict::predict_transfers_per_step(p);
-      r.file_io = predict::predict_file_io_per_step(p);
-      if (c.device != device::Device::cpu) r.device_copies = predict::predict_device_copies_per_step(p);
-      out.ranks.push_back(std::move(r));
-    }
+  const int n_m = static_cast<int>(c.mp_size), n_d = static_cast<int>(c.dp_size()), n_p = static_cast<int>(c.pp_size);
+  for (int pp = 0; pp < n_p; ++pp)
+    for (int dp = 0; dp < n_d; ++dp)
+      for (int mp = 0; mp < n_m; ++mp) {
+        const zero::ZeroPlan p = zero::make_zero_plan(c, vocab, dp, mp, pp);
+        RankPrediction r;
+        r.rank = (pp * n_d + dp) * n_m + mp;
+        r.dp_rank = dp;
+        r.mp_rank = mp;
+        r.pp_rank = pp;
+        r.device = predict::predict_zero_memory(p, c.overlap, heldout_rounds);
+        r.host = predict::predict_host_memory(p);
+        r.peak_bytes = sum_of(r.device);
+        r.model_states_bytes = model_states_of(r.device);
+        r.trace = predict::predicted_trace(p, c.overlap, heldout_rounds);
+        if (c.allocator == train::Allocator::zero) r.regions = predict::md_regions(p, c.overlap);
+        finish_memory(r, out.arena_capacity);
+        r.dp_comm = predict::predict_comm_per_step(p);
+        const predict::DpCommByGroup by_group = predict::predict_dp_comm_by_group(p);
+        r.dp_replica_comm = by_group.replica;
+        r.dp_whole_comm = by_group.whole;
+        r.mp_comm = predict::predict_mp_comm_per_step(p);
+        r.pp_comm = predict::predict_pp_comm_per_step(p);
+        r.transfers = predict::predict_transfers_per_step(p);
+        r.file_io = predict::predict_file_io_per_step(p);
+        if (c.device != device::Device::cpu) r.device_copies = predict::predict_device_copies_per_step(p);
+        out.ranks.push_back(std::move(r));
+      }
   return out;
 }
 

@@ -26,9 +26,10 @@ namespace zt::plan {
 
 /// One rank's predictions.
 struct RankPrediction {
-  int rank = 0;     ///< global rank: dp · N_m + mp (collective/grid.h)
+  int rank = 0;     ///< global rank: (pp · N_d + dp) · N_m + mp (collective/grid.h)
   int dp_rank = 0;  ///< rank in its data-parallel group
   int mp_rank = 0;  ///< rank in its model-parallel group
+  int pp_rank = 0;  ///< its pipeline stage
   /// Device arena: predicted peak bytes per ledger category (the measured ledger's categories).
   std::map<std::string, std::size_t> device;
   /// Host tier (P_a+cpu, ZeRO-Offload): peak bytes per category; empty without one.
@@ -54,6 +55,7 @@ struct RankPrediction {
   CommStats dp_replica_comm;        ///< hybrid sharding: dp's share across shard groups
   CommStats dp_whole_comm;          ///< hybrid sharding: dp's share over all N_d ranks (the loss sums)
   CommStats mp_comm;                ///< model-parallel group, one applied step (zero if N_m = 1)
+  CommStats pp_comm;                ///< pipeline group, one applied step (zero if N_p = 1)
   zero_r::TransferStats transfers;  ///< host-tier copies per step (zero without a host tier)
   offload::FileIoStats file_io;     ///< file-tier I/O per step (zero without a file tier)
   device::CopyStats device_copies;  ///< --device emulated|cuda: host<->device copies per step

@@ -10,12 +10,13 @@
 namespace zt::predict {
 
 void add_predictions(zero::ZeroRunResult& r, const train::TrainConfig& c, const Dataset& data) {
-  const zero::ZeroPlan plan = zero::make_zero_plan(c, data.vocab_size(), r.dp_rank, r.mp_rank);
+  const zero::ZeroPlan plan = zero::make_zero_plan(c, data.vocab_size(), r.dp_rank, r.mp_rank, r.pp_rank);
   r.dp.predicted_per_step = predict_comm_per_step(plan);
   const DpCommByGroup by_group = predict_dp_comm_by_group(plan);
   r.dp_replica.predicted_per_step = by_group.replica;
   r.dp_whole.predicted_per_step = by_group.whole;
   r.mp.predicted_per_step = predict_mp_comm_per_step(plan);
+  r.pp.predicted_per_step = predict_pp_comm_per_step(plan);
   r.comm_predicted_per_step = r.dp.predicted_per_step + r.mp.predicted_per_step;
   r.transfers_predicted_per_step = predict_transfers_per_step(plan);
   r.file_io_predicted_per_step = predict_file_io_per_step(plan);

@@ -63,10 +63,13 @@ std::string comm_json(const CommStats& measured, const CommStats& predicted) {
   return j.dump();
 }
 
-std::string comm_json(const GroupComm& dp, const GroupComm& mp, const GroupComm* dp_replica,
-                      const GroupComm* dp_whole) {
+std::string comm_json(const GroupComm& dp, const GroupComm& mp, const GroupComm* dp_replica, const GroupComm* dp_whole,
+                      const GroupComm* pp) {
+  const GroupComm none;
+  const GroupComm& p = pp ? *pp : none;
   auto j = ordered_json::parse(
-      comm_json(dp.per_step + mp.per_step, dp.predicted_per_step + mp.predicted_per_step));  // the sum over groups
+      comm_json(dp.per_step + mp.per_step + p.per_step,
+                dp.predicted_per_step + mp.predicted_per_step + p.predicted_per_step));  // the sum over groups
   j["groups"] = {{"dp", ordered_json::parse(comm_json(dp.per_step, dp.predicted_per_step))},
                  {"mp", ordered_json::parse(comm_json(mp.per_step, mp.predicted_per_step))}};
   if (dp_replica && dp_whole) {  // hybrid sharding: dp split into inside, across and whole
@@ -77,6 +80,7 @@ std::string comm_json(const GroupComm& dp, const GroupComm& mp, const GroupComm*
     j["groups"]["dp_replica"] = ordered_json::parse(comm_json(dp_replica->per_step, dp_replica->predicted_per_step));
     j["groups"]["dp_whole"] = ordered_json::parse(comm_json(dp_whole->per_step, dp_whole->predicted_per_step));
   }
+  if (pp) j["groups"]["pp"] = ordered_json::parse(comm_json(pp->per_step, pp->predicted_per_step));
   return j.dump();
 }
 

@@ -31,12 +31,13 @@ std::string comm_json(const CommStats& measured, const CommStats& predicted);
 /// The `comm` object of a run on a data-parallel × model-parallel grid: the fields above summed
 /// over both groups, and `groups` = {dp: {...}, mp: {...}} with the same fields per group; with
 /// hybrid sharding also dp's three parts: `dp_shard` (inside the shard groups), `dp_replica`
-/// (across them) and `dp_whole` (over all N_d ranks: the loss sums).
+/// (across them) and `dp_whole` (over all N_d ranks: the loss sums); with a pipeline also `pp`,
+/// the pipeline group's (send/recv and the stages' agreement), included in the sum.
 /// @param dp the data-parallel group's counters. @param mp the model-parallel group's (zero
 /// without model parallelism). @param dp_replica, dp_whole hybrid sharding's parts of dp (null
-/// without it). @return JSON text.
+/// without it). @param pp the pipeline group's (null without a pipeline). @return JSON text.
 std::string comm_json(const zero::GroupComm& dp, const zero::GroupComm& mp, const zero::GroupComm* dp_replica = nullptr,
-                      const zero::GroupComm* dp_whole = nullptr);
+                      const zero::GroupComm* dp_whole = nullptr, const zero::GroupComm* pp = nullptr);
 
 /// The `host_transfers` object (P_a+cpu, ZeRO-Offload): bytes and calls each way in the last step, measured and
 /// predicted, and the copy thread's and the compute thread's seconds over all training steps.

@@ -6,6 +6,7 @@
 
 #include "collective/padding.h"
 #include "optim/grad_norm.h"
+#include "schedule/pipeline.h"
 #include "step_device/step_threads.h"
 #include "zero/dp_calls.h"
 
@@ -179,8 +180,9 @@ CommStats predict_mp_comm_per_step(const ZeroPlan& p) {
   // and g again in the recomputed forward with checkpointing: 4 or 6 all-reduces of [B T, C] FP32
   const std::size_t tokens = p.shape.micro_batch * p.shape.context;
   const std::size_t per_block = p.shape.checkpoint_activations ? 6 : 4;
+  const int64_t blocks = model::stage_end(p.shape.model, p.pipe) - p.pipe.begin;  // a pipeline stage's own
   for (std::size_t j = 0; j < p.micro_batches_per_rank; ++j)
-    for (int64_t l = 0; l < p.shape.model.layers; ++l)
+    for (int64_t l = 0; l < blocks; ++l)
       for (std::size_t k = 0; k < per_block; ++k) m.ar_call(tokens * static_cast<std::size_t>(p.shape.model.width), 4);
   // P_a: before block l is recomputed, one all-gather of the L checkpoint slices' S values each
   if (p.partition_activations)
@@ -194,6 +196,47 @@ CommStats predict_mp_comm_per_step(const ZeroPlan& p) {
     for (const auto& c : contributions) counts.back() += c.blocks;
   }
   m.ag_call(counts, 4);  // norm block sums of the whole model
+  return m.s;
+}
+
+CommStats predict_pp_comm_per_step(const ZeroPlan& p) {
+  const auto P = static_cast<std::size_t>(p.pp_size), s = static_cast<std::size_t>(p.pp_rank);
+  Model m{{}, P, s};
+  if (P == 1) return m.s;
+  // send/recv (pipeline/stage_runner.h): wte's values first to the last stage, then per pass the
+  // batch of the previous pass's sends and this pass's receives, and the last sends at the end
+  const std::size_t t = model::bytes_of(p.shape.precision);
+  const std::size_t x = p.shape.micro_batch * p.shape.context * static_cast<std::size_t>(p.shape.model.width) * t;
+  const std::size_t wte = static_cast<std::size_t>(p.shape.model.vocab * p.shape.model.width) * t;
+  auto& io = m.s[CollKind::point_to_point];
+  const bool first = s == 0, last = s == P - 1;
+  if (first) ++io.calls, io.bytes_sent += wte;
+  if (last) ++io.calls, io.bytes_received += wte;
+  bool pending = false;  // sends of the previous pass not yet issued
+  for (const auto& op :
+       schedule::stage_order(p.pp_schedule, p.pp_size, p.pp_rank, static_cast<int>(p.micro_batches_per_rank))) {
+    const bool forward = op.kind == schedule::PipeOp::Kind::forward;
+    const bool receives = forward ? !first : !last;
+    if (pending || receives) ++io.calls;
+    if (receives) io.bytes_received += x + (!forward && first ? wte : 0);
+    pending = forward ? !last : !first;
+    if (forward && !last) io.bytes_sent += x;
+    if (!forward && !first) io.bytes_sent += x + (last ? wte : 0);
+  }
+  if (pending) ++io.calls;
+  // the stages' agreement: the loss sum from the last stage (one float), the overflow flag (max),
+  // the norm's block counts and then the block sums, stage after stage
+  ++m.s[CollKind::broadcast].calls;
+  uint64_t sends = 0;                 // the binomial tree over ranks renumbered from the root (gloo_ops.cc)
+  const std::size_t v = (s + 1) % P;  // root P - 1 is 0
+  for (std::size_t step = 1; step < P; step *= 2)
+    if (v < step && v + step < P) ++sends;
+  m.s[CollKind::broadcast].bytes_sent += sends * sizeof(float);
+  m.ar_call(1, 4);
+  m.ag_call(std::vector<std::size_t>(P, 1), 4);
+  std::vector<std::size_t> blocks;
+  for (int q = 0; q < p.pp_size; ++q) blocks.push_back(stage_norm_blocks(p, q));
+  m.ag_call(blocks, 4);
   return m.s;
 }
 

@@ -60,6 +60,13 @@ device::CopyStats predict_device_copies_per_step(const zero::ZeroPlan& plan);
 /// @param plan the rank's plan. @return the counters.
 CommStats predict_mp_comm_per_step(const zero::ZeroPlan& plan);
 
+/// The pipeline group's traffic per step (N_p > 1; zero otherwise): the point-to-point batches
+/// and bytes of pipeline/stage_runner.h — 2 (N_p - 1) M b s h t over the pipeline for the
+/// activations and their gradients, (M + 1) V C t for the tied embedding — and the stages'
+/// agreement (the loss broadcast, the overflow flag, the norm's block sums).
+/// @param p the plan. @return the counters this rank's pipeline group moves in one step.
+CommStats predict_pp_comm_per_step(const zero::ZeroPlan& p);
+
 /// The host tier's transfers per applied step (zero without one). P_a+cpu: per micro-batch every
 /// block's checkpoint slice goes to the host tier in forward and comes back in backward, L copies
 /// of S values each way — twice the host tier's checkpoint bytes per micro-batch. ZeRO-Offload:

@@ -47,6 +47,21 @@ std::vector<SetupAllocation> setup_allocations(const ZeroPlan& p) {
   // the token ids and the held-out argmax ids (heldout_eval.h): on a device, host-side memory
   // (predict_host_memory)
   if (!p.shape.host_side) out.push_back({train::category::batch, (tokens + p.shape.micro_batch) * sizeof(int32_t)});
+  // a pipeline stage (train_zero.cc's allocate_pipeline): a workspace and token ids per further
+  // micro-batch in flight, the input gradient it sends (after the first stage), the last stage's
+  // copy of wte
+  for (std::size_t k = 1; k < p.pipe_slots; ++k) {
+    out.push_back({train::category::activations, model::activation_bytes(p.shape.model, B, p.shape.precision, o)});
+    if (o.checkpoint_activations)
+      out.push_back(
+          {train::category::activation_checkpoints, model::checkpoint_bytes(p.shape.model, B, p.shape.precision, o)});
+    out.push_back({train::category::batch, (tokens + p.shape.micro_batch) * sizeof(int32_t)});
+  }
+  if (p.pipelined() && p.pp_rank > 0)
+    out.push_back({zero_category::pipe_boundary, tokens * static_cast<std::size_t>(p.shape.model.width) * t});
+  if (p.pipelined() && p.pp_rank == p.pp_size - 1)
+    out.push_back(
+        {zero_category::pipe_boundary, static_cast<std::size_t>(p.shape.model.vocab * p.shape.model.width) * t});
   out.push_back({train::category::norm_blocks, p.norm_floats * sizeof(float)});
   if (!p.shape.host_side) out.push_back({train::category::eval, tokens * sizeof(int32_t)});
   // ZeRO-R (zero_r/partitioned_checkpoints.h): P_a keeps L slices of S values here; P_a+cpu keeps

@@ -15,6 +15,7 @@
 #include "reduce/canonical_tree.h"
 #include "schedule/buckets.h"
 #include "schedule/gather_window.h"
+#include "schedule/pipeline.h"
 
 namespace zt::predict {
 
@@ -116,12 +117,16 @@ class StepReplay {
   }
 
   void run() {
-    for (std::size_t j = 0; j < p_.micro_batches_per_rank; ++j) {
-      for (const auto& c : p_.calls) call(c);
-      complete();
-      if (gatherer_) gatherer_->restart();
+    if (p_.pipelined()) {
+      pipeline_passes();
+    } else {
+      for (std::size_t j = 0; j < p_.micro_batches_per_rank; ++j) {
+        for (const auto& c : p_.calls) call(c);
+        complete();
+        if (gatherer_) gatherer_->restart();
+      }
     }
-    for (std::size_t u = 0; u < units(); ++u) finish_unit_grads(u);
+    for (std::size_t u : p_.units_here) finish_unit_grads(u);
     for (auto& g : sum32_) rec_.release(g);
     for (auto& g : sum16_) rec_.release(g);
   }
@@ -131,6 +136,23 @@ class StepReplay {
   std::size_t N() const { return p_.layout.world_size; }
   std::size_t t() const { return model::bytes_of(p_.shape.precision); }
   bool fp32() const { return p_.shape.precision == model::Precision::fp32; }
+
+  // ---- a pipeline stage's step (pipeline/stage_runner.h): wte read once for the last stage,
+  // then the passes in the schedule's order, each the forward's or the backward's calls; a last
+  // stage's reads of wte are its received copy's, never the gatherer's ----
+  void pipeline_passes() {
+    const bool tied_copy = p_.pp_rank == p_.pp_size - 1;
+    const auto forward_end = p_.calls.begin() + static_cast<std::ptrdiff_t>(p_.forward_calls);
+    if (p_.pp_rank == 0) call({Kind::acquire, 0}), call({Kind::release, 0});
+    for (const auto& op :
+         schedule::stage_order(p_.pp_schedule, p_.pp_size, p_.pp_rank, static_cast<int>(p_.micro_batches_per_rank))) {
+      const bool forward = op.kind == schedule::PipeOp::Kind::forward;
+      for (auto c = forward ? p_.calls.begin() : forward_end; c != (forward ? forward_end : p_.calls.end()); ++c)
+        if (!(tied_copy && c->unit == 0 && (c->kind == Kind::acquire || c->kind == Kind::release))) call(*c);
+      if (!forward) complete();
+    }
+    if (gatherer_) gatherer_->restart();
+  }
 
   // ---- the ParamProvider of train_zero.cc ----
   void call(const model::ProviderCall& c) {
@@ -258,14 +280,15 @@ void replay_setup(const ZeroPlan& p, Recorder& rec, std::vector<Token>& kept) {
 /// releases (a rank without a round left acquires and releases each unit in turn).
 void replay_evaluation(const ZeroPlan& p, std::size_t rounds, Recorder& rec) {
   if (!rounds || !p.spec.params) return;
-  const std::size_t units = p.layout.units.size(), N = p.layout.world_size, q = p.layout.rank;
-  std::vector<std::size_t> order(p.acquire_order.begin(),
-                                 p.acquire_order.begin() + static_cast<std::ptrdiff_t>(units + 1));
-  std::vector<model::ProviderCall> forward;  // the calls before the backward's first acquire
-  std::size_t acquires = 0;
-  for (const auto& c : p.calls) {
-    if (c.kind == Kind::acquire && ++acquires > units + 1) break;
-    forward.push_back(c);
+  const std::size_t N = p.layout.world_size, q = p.layout.rank;
+  const std::vector<std::size_t> order = forward_acquire_order(p);
+  std::vector<model::ProviderCall> forward;  // the forward's calls (a last stage's tied reads are its copy's)
+  const bool tied_copy = p.pipelined() && p.pp_rank == p.pp_size - 1;
+  for (std::size_t k = 0; k < p.forward_calls; ++k)
+    if (!(tied_copy && p.calls[k].unit == 0)) forward.push_back(p.calls[k]);
+  if (p.pipelined() && p.pp_rank == 0) {  // wte for the last stage, by a gatherer of its own
+    GathererReplay share(p, {0}, rec);
+    share.acquire(0), share.release(0);
   }
   GathererReplay g(p, order, rec);
   for (std::size_t j = 0; j < (rounds + N - 1) / N; ++j) {

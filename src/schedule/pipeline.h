@@ -31,6 +31,8 @@
 #include <string>
 #include <vector>
 
+#include "core/words.h"
+
 namespace zt::schedule {
 
 /// A pipeline schedule.
@@ -38,6 +40,12 @@ enum class PipeSchedule : uint8_t {
   gpipe = 0,        ///< all forwards, then all backwards
   one_f_one_b = 1,  ///< warm-up forwards, then one forward / one backward, then the rest
 };
+
+/// The words of --pp-schedule (core/words.h), in the order --help lists them.
+/// @return the table.
+constexpr auto words(PipeSchedule) {
+  return std::array{Word{"gpipe", PipeSchedule::gpipe}, Word{"1f1b", PipeSchedule::one_f_one_b}};
+}
 
 /// Name as on the command line. @param s the schedule. @return "gpipe" or "1f1b".
 const char* pipe_schedule_name(PipeSchedule s);

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "data/dataset.h"
@@ -30,21 +31,35 @@ struct HeldoutRound {
   ExactMatch match;    ///< exact-match counts of the round's problems
 };
 
+/// Where a pipeline stage's forward meets its neighbours (pipeline/stage_runner.h): a stage after
+/// the first receives its input before the forward, a stage before the last sends its output
+/// after it. Empty on one stage.
+struct RoundBoundary {
+  std::function<void()> receive_input;  ///< fill the model's stage_input() (a stage after the first)
+  std::function<void()> send_output;    ///< pass its stage_output() on (a stage before the last)
+};
+
 /// Run round `round` of an evaluation: sample its B held-out sequences, forward, argmax, score.
 /// @param data the held-out split (the addition task's). @param seed the run's seed. @param round r, in [0, R).
 /// @param micro_batch B (the model's micro-batch). @param gpt the model. @param params its
 /// parameters (only acquire/release are called). @param ws the model's workspace.
 /// @param batch B*(T+1) token ids (overwritten). @param predictions B*T ids (overwritten).
-/// @return the round's loss sum and exact-match counts.
+/// @param boundary a pipeline stage's transfers (default: none).
+/// @return the round's loss sum and exact-match counts; zero on a stage before the last.
 template <typename T>
 HeldoutRound heldout_round(const HeldoutSet& data, int64_t seed, int64_t round, int64_t micro_batch, model::Gpt<T>& gpt,
                            model::ParamProvider<T>& params, const model::Workspace& ws, int32_t* batch,
-                           int32_t* predictions) {
+                           int32_t* predictions, const RoundBoundary& boundary = {}) {
   const int64_t B = micro_batch, ctx = gpt.config().context, row = ctx + 1;
   for (int64_t i = 0; i < B; ++i)
     data.heldout_sample(static_cast<uint64_t>(seed), static_cast<uint64_t>(round * B + i), batch + i * row);
   HeldoutRound out;
+  if (boundary.receive_input) boundary.receive_input();
   out.loss_sum = gpt.forward(params, model::batch_inputs(batch, B, ctx), model::batch_targets(batch, B, ctx), ws);
+  if (boundary.send_output) {  // a stage before the last: no logits here
+    boundary.send_output();
+    return out;
+  }
   gpt.predictions(ws, predictions);
   for (int64_t i = 0; i < B; ++i) {
     const ExactMatch m = data.exact_match(batch + i * row, predictions + i * ctx);

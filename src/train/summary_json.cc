@@ -62,6 +62,9 @@ ordered_json config_object(const TrainConfig& c) {
   j["world_size"] = c.world_size;
   j["mp_size"] = c.mp_size;
   j["dp_size"] = c.dp_size();
+  j["pp_size"] = c.pp_size;
+  j["pp_schedule"] = word_of(c.pp_schedule);
+  j["pp_split"] = c.resolved_pp_split();
   j["mp_blocks"] = c.resolved_mp_blocks();
   j["checkpoint_activations"] = c.checkpoint_activations;
   j["partition_activations"] = word_of(c.partition_activations);

@@ -30,6 +30,21 @@ void validate_offload(const TrainConfig& c) {
            "--offload-params keeps stage 3's parameter shards in files: ", "it needs --stage 3");
 }
 
+// What a pipeline run composes with: the engine's host path, its own activation checkpoints per
+// micro-batch in flight, the model states in this rank's arena.
+void validate_pipeline(const TrainConfig& c) {
+  if (c.pp_size == 1) return;
+  const std::string with = "--pp-size " + std::to_string(c.pp_size) + " with ";
+  ZT_CHECK(c.device == device::Device::cpu, with, "--device ", word_of(c.device),
+           ": the pipeline's stages run on the host engine (--device cpu)");
+  ZT_CHECK(c.partition_activations == PartitionActivations::off, with, "--partition-activations: a stage holds ",
+           "the checkpoints of several micro-batches at once, P_a's keeper those of one");
+  ZT_CHECK(!c.offloads_optimizer() && !c.offload_params.offloaded(), with,
+           "--offload-optimizer or --offload-params: the offload tiers are not staged per pipeline stage");
+  ZT_CHECK(c.allocator == Allocator::general, with, "--allocator zero: M_D's regions are sized from one stage's ",
+           "replay, which does not yet cover the pipeline's workspaces");
+}
+
 }  // namespace
 
 bool parse_train_config(int argc, char** argv, TrainConfig& c, std::vector<std::string>* given) {
@@ -78,7 +93,7 @@ void resolve_micro_batch(TrainConfig& c) {
   // one micro-batch per data-parallel rank, so that `--world-size N` alone is a valid run; a
   // global batch that does not split over the ranks keeps the whole batch, and validate() says why
   if (c.micro_batch_given) return;
-  const int64_t dp = c.mp_size >= 1 && c.world_size % c.mp_size == 0 ? c.dp_size() : 1;
+  const int64_t dp = c.mp_size >= 1 && c.pp_size >= 1 && c.world_size % (c.mp_size * c.pp_size) == 0 ? c.dp_size() : 1;
   c.micro_batch = dp >= 1 && c.global_batch % dp == 0 ? c.global_batch / dp : c.global_batch;
 }
 
@@ -92,6 +107,11 @@ void validate(const TrainConfig& c) {
   ZT_CHECK(c.world_size >= 1, "--world-size ", c.world_size, " is not positive");
   ZT_CHECK(c.mp_size >= 1 && c.world_size % c.mp_size == 0, "--world-size ", c.world_size,
            " is not a multiple of --mp-size ", c.mp_size, " (world = data-parallel x model-parallel ranks)");
+  ZT_CHECK(c.pp_size >= 1 && c.world_size % (c.mp_size * c.pp_size) == 0, "--world-size ", c.world_size,
+           " is not a multiple of --pp-size ", c.pp_size, " x --mp-size ", c.mp_size,
+           " (world = data-parallel x pipeline x model-parallel ranks)");
+  const std::vector<int> split = c.resolved_pp_split();  // --pp-size <= L, --pp-split's counts
+  (void)split;
   const int64_t B = c.resolved_mp_blocks();
   ZT_CHECK(B >= 1 && (B & (B - 1)) == 0, "--mp-blocks ", B, " is not a power of two");
   ZT_CHECK(B % c.mp_size == 0, "--mp-size ", c.mp_size, " does not divide --mp-blocks ", B,
@@ -112,6 +132,9 @@ void validate(const TrainConfig& c) {
            " does not split over ", c.dp_size(), " data-parallel ranks: make it a multiple of ", c.dp_size());
   ZT_CHECK(c.global_batch % (c.dp_size() * c.micro_batch) == 0, "--global-batch ", c.global_batch,
            " does not split into ", c.dp_size(), " data-parallel ranks x micro-batches of ", c.micro_batch);
+  // every stage must be busy beside the others: M >= N_p micro-batches per data-parallel rank
+  if (c.pp_size > 1)
+    schedule::check_micro_batches(static_cast<int>(c.micro_batches_per_rank()), static_cast<int>(c.pp_size));
   ZT_CHECK(!c.no_master_weights || (c.stage == 0 && c.world_size == 1),
            "--no-master-weights is a single-rank teaching mode (--world-size 1 --stage 0)");
   ZT_CHECK((c.norm_block & (c.norm_block - 1)) == 0, "--norm-block ", c.norm_block, " is not a power of two");
@@ -127,6 +150,7 @@ void validate(const TrainConfig& c) {
   ZT_CHECK(!c.no_master_weights || c.precision != model::Precision::fp32,
            "--no-master-weights needs --precision fp16 or bf16 (fp32 has no separate master)");
   validate_offload(c);
+  validate_pipeline(c);
   ZT_CHECK(c.ds_gradient_accumulation_steps == 0 || c.micro_batches_per_rank() == c.ds_gradient_accumulation_steps,
            "--config's gradient_accumulation_steps ", c.ds_gradient_accumulation_steps, " is not --global-batch ",
            c.global_batch, " / (", c.dp_size(), " data-parallel ranks x micro-batches of ", c.micro_batch, ")");

@@ -17,6 +17,7 @@
 #include "device/cuda_probe.h"
 #include "kernels/blas.h"
 #include "model/precision.h"
+#include "schedule/pipeline.h"
 #include "step/element_optimizer.h"
 #include "train/offload_target.h"
 #include "train/settings_enums.h"
@@ -75,9 +76,13 @@ struct TrainConfig {
   std::string dump_grads;     ///< --dump-grads FILE
   std::string dump_batch;     ///< --dump-batch FILE
   // data parallelism and ZeRO (chapters 5-7; src/zero)
-  int64_t stage = 0;                    ///< ZeRO stage 0 (plain data parallel), 1, 2, 3
-  int64_t world_size = 1;               ///< all ranks: N_d data-parallel x N_m model-parallel
-  int64_t mp_size = 1;                  ///< N_m, model-parallel (tensor-parallel) ranks per group
+  int64_t stage = 0;       ///< ZeRO stage 0 (plain data parallel), 1, 2, 3
+  int64_t world_size = 1;  ///< all ranks: N_d data-parallel x N_p pipeline x N_m model-parallel
+  int64_t mp_size = 1;     ///< N_m, model-parallel (tensor-parallel) ranks per group
+  int64_t pp_size = 1;     ///< N_p, pipeline stages (contiguous runs of blocks)
+  /// The pipeline's order of forward and backward passes (schedule/pipeline.h).
+  schedule::PipeSchedule pp_schedule = schedule::PipeSchedule::one_f_one_b;
+  std::string pp_split;                 ///< blocks per stage, "3,2,2"; empty: the balanced split
   std::optional<int64_t> mp_blocks;     ///< B, tensor-parallel blocks (power of two); empty: mp_size
   std::optional<int64_t> shard_group;   ///< G, hybrid sharding's shard group (divides N_d); empty: N_d
   bool checkpoint_activations = false;  ///< keep only each block's input; recompute it in backward
@@ -134,8 +139,14 @@ struct TrainConfig {
   /// The tensor-parallel blocks actually used: --mp-blocks, or --mp-size (the fewest that let
   /// every model-parallel rank hold whole blocks). @return B.
   int64_t resolved_mp_blocks() const { return mp_blocks ? *mp_blocks : mp_size; }
-  /// Data-parallel ranks: world_size / mp_size (validated to divide). @return N_d.
-  int64_t dp_size() const { return world_size / mp_size; }
+  /// Data-parallel ranks: world_size / (mp_size · pp_size) (validated to divide). @return N_d.
+  int64_t dp_size() const { return world_size / (mp_size * pp_size); }
+  /// Blocks per pipeline stage: --pp-split, or the balanced split. @return N_p counts (zt::Error
+  /// naming the flag when they cannot be).
+  std::vector<int> resolved_pp_split() const {
+    return pp_split.empty() ? schedule::balanced_split(static_cast<int>(layers), static_cast<int>(pp_size))
+                            : schedule::parse_pipe_split(pp_split, static_cast<int>(layers), static_cast<int>(pp_size));
+  }
   /// The ranks ZeRO shards the model states over: --shard-group G (hybrid sharding), or all N_d.
   /// @return G.
   int64_t resolved_shard_group() const { return shard_group ? *shard_group : dp_size(); }

@@ -96,13 +96,24 @@ void declare_train_flags(ArgParser& p, TrainConfig& c) {
   });
   p.add_string("dump-batch", &c.dump_batch, "write step 1's global batch (int32 [B, T+1])").not_hashed();
   p.add_int("stage", &c.stage, "ZeRO stage: 0 (data parallel), 1, 2, 3", 0, 3);
-  p.add_int("world-size", &c.world_size, "ranks in all: N_d data-parallel x N_m model-parallel", 1, 4096);
+  p.add_int("world-size", &c.world_size, "ranks in all: N_d data-parallel x N_p pipeline x N_m model-parallel", 1,
+            4096);
   p.add_int("mp-size", &c.mp_size, "model-parallel (tensor-parallel) ranks N_m per group; must divide --world-size", 1,
             4096);
   p.add_int("mp-blocks", &c.mp_blocks,
             "tensor-parallel blocks B of every split Linear (power of two; the numerics depend on B, not N_m)",
             "--mp-size", 1, 4096)
       .hash_as([&c, number] { return number(c.resolved_mp_blocks()); });
+  p.add_int("pp-size", &c.pp_size,
+            "pipeline stages N_p: the blocks cut into N_p contiguous runs (embedding with the first, head and loss "
+            "with the last), activations passed by send/recv; ZeRO runs inside each stage",
+            1, 4096);
+  p.add_enum("pp-schedule", &c.pp_schedule,
+             "order of a step's forward and backward passes on each stage: gpipe (all forwards, then all "
+             "backwards) or 1f1b (warm-up forwards, then one forward / one backward)");
+  p.add_string("pp-split", &c.pp_split,
+               "blocks per pipeline stage, e.g. 3,2,2, summing to --layers; none: the balanced split, floor(L/N_p) "
+               "blocks each and one more on the first L mod N_p stages");
   p.add_int("shard-group", &c.shard_group,
             "hybrid sharding: ZeRO shards the model states over groups of G consecutive data-parallel ranks and "
             "replicates them across the N_d/G groups (FSDP's HYBRID_SHARD, DeepSpeed's MiCS)",

@@ -48,19 +48,21 @@ checkpoint::Manifest checkpoint_header(const train::TrainConfig& c, const ZeroPl
   const model::GptConfig& g = plan.shape.model;
   m.model = model_json(g);
   nlohmann::json units = nlohmann::json::array();
-  for (const auto& u : plan.layout.units)  // this model-parallel rank's units; the others are alike
+  for (const auto& u : plan.layout.units)  // this model-parallel rank's units (of its stage); the others are alike
     units.push_back({{"name", u.name}, {"numel", u.numel}, {"shard", u.shard}, {"padding", u.full - u.numel}});
   m.sharding = {{"stage", c.stage},
                 {"dp_size", c.dp_size()},
                 {"shard_group", c.resolved_shard_group()},
                 {"mp_size", c.mp_size},
                 {"mp_blocks", c.resolved_mp_blocks()},
+                {"pp_size", c.pp_size},
+                {"pp_split", c.resolved_pp_split()},
                 {"norm_block", plan.layout.block},
                 {"persist_below_mb", c.persist_below_mb},
                 {"units_of_mp_rank_0", plan.mp.rank == 0 ? units : nlohmann::json()},
                 {"written_by",
-                 "each data-parallel rank of the first shard group its shard range of every unit; "
-                 "replicated units by model-parallel rank 0"}};
+                 "each data-parallel rank of the first shard group its shard range of every unit of its "
+                 "pipeline stage; replicated units by model-parallel rank 0"}};
   m.run = {{"step", s.step},
            {"optimizer_step", s.optimizer_step},
            {"loss_scale", s.loss_scale},

@@ -53,13 +53,17 @@ void check_same_config(const TrainConfig& c, Collective& coll) {
   }
 }
 
-void check_job_config(const train::TrainConfig& config, Collective& dp, Collective* mp) {
-  ZT_CHECK(config.dp_size() == dp.size(), "--world-size ", config.world_size, " / --mp-size ", config.mp_size, " = ",
-           config.dp_size(), " data-parallel ranks, but the group has ", dp.size());
+void check_job_config(const train::TrainConfig& config, Collective& dp, Collective* mp, Collective* pp) {
+  ZT_CHECK(config.dp_size() == dp.size(), "--world-size ", config.world_size, " / (--mp-size ", config.mp_size,
+           " x --pp-size ", config.pp_size, ") = ", config.dp_size(), " data-parallel ranks, but the group has ",
+           dp.size());
   ZT_CHECK(config.mp_size == (mp ? mp->size() : 1), "--mp-size ", config.mp_size,
            " differs from the model-parallel group's ", mp ? mp->size() : 1, " ranks");
+  ZT_CHECK(config.pp_size == (pp ? pp->size() : 1), "--pp-size ", config.pp_size, " differs from the pipeline group's ",
+           pp ? pp->size() : 1, " ranks");
   check_same_config(config, dp);
   if (mp) check_same_config(config, *mp);
+  if (pp) check_same_config(config, *pp);
 }
 
 }  // namespace zt::zero

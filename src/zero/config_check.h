@@ -33,6 +33,6 @@ void check_same_config(const train::TrainConfig& config, Collective& coll);
 /// model-parallel ones) and every rank of both groups has the same settings.
 /// @param config this rank's settings. @param dp its data-parallel group.
 /// @param mp its model-parallel group (null: N_m = 1).
-void check_job_config(const train::TrainConfig& config, Collective& dp, Collective* mp);
+void check_job_config(const train::TrainConfig& config, Collective& dp, Collective* mp, Collective* pp = nullptr);
 
 }  // namespace zt::zero

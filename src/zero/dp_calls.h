@@ -42,13 +42,15 @@ void for_each_dp_call(const ZeroPlan& p, V& v) {
   const std::size_t A = p.micro_batches_per_rank;
   const std::size_t wt = p.shape.precision == model::Precision::fp32 ? 4 : 2;
   const std::size_t wg = p.reduce_in_compute_type ? 2 : 4;
-  // stage 3: one gather per acquire of a sharded-parameter unit, every micro-batch
-  for (std::size_t j = 0; j < A; ++j)
+  // stage 3: one gather per acquire of a sharded-parameter unit, every micro-batch (a pipeline
+  // stage's acquire order is already the whole step's)
+  for (std::size_t j = 0; j < (p.pipelined() ? 1 : A); ++j)
     for (std::size_t u : p.acquire_order)
       if (p.params_sharded(u)) v.ag(std::vector<std::size_t>(N, l.units[u].shard), wt, true);
   const std::size_t syncs = p.reduce_each_micro_batch ? A : 1;
   for (std::size_t k = 0; k < syncs; ++k)
-    for (const auto& u : l.units) {
+    for (std::size_t unit : p.units_here) {  // a pipeline stage: its own units
+      const UnitLayout& u = l.units[unit];
       if (!p.reduce_scatters_grad) {
         v.ar(u.full, wg, true);
         continue;
@@ -64,7 +66,7 @@ void for_each_dp_call(const ZeroPlan& p, V& v) {
         v.rs(counts, wg, true);
       }
     }
-  v.loss(A);  // per-micro-batch loss sums, from all N_d ranks
+  if (!p.pipelined() || p.pp_rank == p.pp_size - 1) v.loss(A);  // per-micro-batch loss sums, from all N_d ranks
   if (p.reduce_scatters_grad) {
     v.ar(1, 4, false);  // overflow flag (max)
     std::vector<std::size_t> blocks(N, 0);
@@ -73,7 +75,7 @@ void for_each_dp_call(const ZeroPlan& p, V& v) {
     v.ag(blocks, 4, false);  // norm block sums
   }
   // updated 16-bit shards back to every rank holding the unit whole (stages 1-2, persistent units)
-  for (std::size_t u = 0; u < l.units.size(); ++u)
+  for (std::size_t u : p.units_here)
     if (p.spec.optimizer && !p.params_sharded(u)) v.ag(std::vector<std::size_t>(N, l.units[u].shard), wt, true);
 }
 

@@ -3,7 +3,8 @@
 // and the job-wide agreement that ends each phase of the protocol.
 //
 // A rank writes [rank · shard_u, + its real elements) of every unit it stores (a unit replicated
-// over the model-parallel group: model-parallel rank 0 only), for each state: the FP32 master
+// over the model-parallel group: model-parallel rank 0 only; with a pipeline, the units of its
+// stage), for each state: the FP32 master
 // (fp32 precision: the parameters themselves), then the optimizer's moments. Reading is by the same
 // canonical pieces over whatever extent the rank keeps now (S_p for the compute copy, S_o for the
 // master and moments), so resharding is the reader's interval intersection
@@ -39,9 +40,12 @@ inline std::size_t owned_begin(const ZeroPlan& p, std::size_t u) {
   return p.spec.optimizer ? p.layout.rank * p.layout.units[u].shard : 0;
 }
 
-/// Whether this rank writes unit u: a model-parallel block's unit always, a replicated one only
-/// on model-parallel rank 0. @param p the rank's plan. @param u the unit. @return true to write it.
-inline bool writes_unit(const ZeroPlan& p, std::size_t u) { return p.manifest.units[u].block >= 0 || p.mp.rank == 0; }
+/// Whether this rank writes unit u: a unit of its pipeline stage, a model-parallel block's always,
+/// a replicated one only on model-parallel rank 0. @param p the rank's plan. @param u the unit.
+/// @return true to write it.
+inline bool writes_unit(const ZeroPlan& p, std::size_t u) {
+  return p.held[u] && (p.manifest.units[u].block >= 0 || p.mp.rank == 0);
+}
 
 /// Add every piece this rank writes to `writer`. @param states checkpoint_states(c).
 /// @param with_owned_state the engine's: with_owned_state(u, fn(const offload::StateView&) -> bool).
@@ -79,7 +83,7 @@ void read_rank_states(checkpoint::Reader& reader, const ZeroPlan& p, const std::
       for (std::size_t k = 0; k < values.size(); ++k) put(piece.unit_offset + k, values[k]);
     }
   };
-  for (std::size_t u = 0; u < l.units.size(); ++u) {
+  for (std::size_t u : p.units_here) {  // a pipeline stage keeps its own units only
     const std::size_t numel = l.units[u].numel, shard_begin = l.rank * l.units[u].shard;
     const std::size_t shard_end = shard_begin + l.shard_real(u, l.rank);
     const std::size_t p_begin = p.params_sharded(u) ? shard_begin : 0;
@@ -102,11 +106,12 @@ void read_rank_states(checkpoint::Reader& reader, const ZeroPlan& p, const std::
 /// (instead of waiting at the next collective for the timeout). A failed rank announces its
 /// message *before* the agreement (core/error_report.h): once the others know, they exit, and a
 /// launcher may stop this rank before it could print. The agreement is a max over the
-/// data-parallel group, then over the model-parallel one: the maximum of the whole job.
-/// @param dp the data-parallel group. @param mp the model-parallel group (null: N_m = 1).
-/// @param what the operation, for the other ranks' message. @param phase this rank's part.
+/// data-parallel group, then over the model-parallel one, then over the pipeline: the maximum of
+/// the whole job. @param dp the data-parallel group. @param mp the model-parallel group (null:
+/// N_m = 1). @param pp the pipeline group (null: N_p = 1). @param what the operation, for the other
+/// ranks' message. @param phase this rank's part.
 template <typename Phase>
-void together(Collective& dp, Collective* mp, const std::string& what, Phase&& phase) {
+void together(Collective& dp, Collective* mp, Collective* pp, const std::string& what, Phase&& phase) {
   std::exception_ptr error;
   try {
     phase();
@@ -119,6 +124,7 @@ void together(Collective& dp, Collective* mp, const std::string& what, Phase&& p
   float failed = error ? 1.0f : 0.0f;
   dp.all_reduce(std::span<float>(&failed, 1), ReduceOp::max);
   if (mp) mp->all_reduce(std::span<float>(&failed, 1), ReduceOp::max);
+  if (pp) pp->all_reduce(std::span<float>(&failed, 1), ReduceOp::max);
   if (error) std::rethrow_exception(error);
   ZT_CHECK_PEERS(failed == 0.0f, what, ": another rank failed (its message says why)");
 }
@@ -126,41 +132,43 @@ void together(Collective& dp, Collective* mp, const std::string& what, Phase&& p
 /// Save the job's checkpoint of `step` (checkpoint/writer.h's protocol): rank 0 opens the temporary
 /// directory, every rank writes its pieces, rank 0 publishes; nobody goes on (or is killed) before
 /// the checkpoint is visible. @param dp the data-parallel group. @param mp the model-parallel
-/// group (null: N_m = 1). @param world_rank this rank in the job. @param c the settings (--save-dir).
+/// group (null: N_m = 1). @param pp the pipeline group (null: N_p = 1). @param world_rank this
+/// rank in the job. @param c the settings (--save-dir).
 /// @param plan this rank's plan. @param dataset its description. @param s the run's scalars.
 /// @param with_owned_state as for write_rank_pieces.
 template <typename WithOwnedState>
-void save_rank_checkpoint(Collective& dp, Collective* mp, int world_rank, const train::TrainConfig& c,
+void save_rank_checkpoint(Collective& dp, Collective* mp, Collective* pp, int world_rank, const train::TrainConfig& c,
                           const ZeroPlan& plan, const std::string& dataset, const RunScalars& s,
                           WithOwnedState&& with_owned_state) {
   const std::string where = checkpoint::step_dir(c.save_dir, s.step);
-  together(dp, mp, where, [&] {
+  together(dp, mp, pp, where, [&] {
     if (world_rank == 0) checkpoint::begin_save(c.save_dir, s.step);
   });
-  together(dp, mp, where, [&] {
+  together(dp, mp, pp, where, [&] {
     checkpoint::RankFileWriter writer(where + ".tmp", world_rank);
     write_rank_pieces(writer, plan, checkpoint_states(c), with_owned_state);
     writer.finish();
   });
-  together(dp, mp, where, [&] {
+  together(dp, mp, pp, where, [&] {
     if (world_rank == 0)
       checkpoint::publish(c.save_dir, s.step, checkpoint_header(c, plan, dataset, s),
-                          static_cast<int>(plan.dp_size) * (mp ? mp->size() : 1));  // every rank's file
+                          static_cast<int>(plan.dp_size) * (mp ? mp->size() : 1) * plan.pp_size);  // every rank's file
   });
 }
 
 /// Continue from --resume: every state this rank keeps, read by canonical pieces from whatever
 /// ranks saved them (resharding is the reader's interval intersection), checked against this run.
 /// @param dp the data-parallel group. @param mp the model-parallel group (null: N_m = 1).
-/// @param c the settings (--resume). @param plan this rank's plan. @param dataset its description.
+/// @param pp the pipeline group (null: N_p = 1). @param c the settings (--resume). @param plan this rank's plan. @param
+/// dataset its description.
 /// @param with_params as for read_rank_states. @param with_owned_state as for read_rank_states.
 /// @return the run's scalars at the checkpoint.
 template <typename T, typename WithParams, typename WithOwnedState>
-RunScalars load_rank_checkpoint(Collective& dp, Collective* mp, const train::TrainConfig& c, const ZeroPlan& plan,
-                                const std::string& dataset, WithParams&& with_params,
+RunScalars load_rank_checkpoint(Collective& dp, Collective* mp, Collective* pp, const train::TrainConfig& c,
+                                const ZeroPlan& plan, const std::string& dataset, WithParams&& with_params,
                                 WithOwnedState&& with_owned_state) {
   RunScalars s;
-  together(dp, mp, c.resume, [&] {
+  together(dp, mp, pp, c.resume, [&] {
     checkpoint::Reader reader(checkpoint::resolve_checkpoint(c.resume));
     s = check_resumable(reader.manifest(), reader.dir(), c, plan, dataset);
     read_rank_states<T>(reader, plan, checkpoint_states(c), with_params, with_owned_state);

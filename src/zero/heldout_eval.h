@@ -19,6 +19,9 @@
 // gatherer is empty when it restarts. This object has its own gatherer: the training's is never
 // touched. Stages 0-2 hold every parameter: the result gather is the only collective.
 //
+// With a pipeline every stage runs its part of each round's forward, the activations passed on by
+// send/recv (wte's values first go to the last stage, as at a step's start), and the last stage's
+// results are broadcast over the pipeline group before the data-parallel gather.
 // The model's workspace and batch buffer are scratch between steps, so an evaluation leaves the
 // training trajectory (weights, optimizer state, loss scale) unchanged bit for bit.
 // It is not the training step and runs no backward.
@@ -36,6 +39,7 @@
 #include "memory/arena.h"
 #include "memory/buffer.h"
 #include "model/gpt.h"
+#include "pipeline/stage_runner.h"
 #include "train/heldout.h"
 #include "train/memory_plan.h"
 #include "train/train_config.h"
@@ -67,16 +71,26 @@ class HeldoutEvaluator final : public model::ParamProvider<T> {
   /// the arena's memory. @param host_side where the predictions live (host memory: the arena
   /// itself on the host, the pinned host side on a device). @param file stage 3 with
   /// --offload-params: the parameter tier holding the sharded units' shards (else null).
+  /// @param runner a pipeline stage's runner (its group, and the last stage's copy of wte; null
+  /// without a pipeline).
   HeldoutEvaluator(const train::TrainConfig& config, const Dataset& data, const ZeroPlan& plan, Collective& coll,
                    Arena& arena, const T* params, step::LoopOps<T>& ops, Arena& host_side,
-                   offload::ParamFileTier* file = nullptr)
-      : c_(config), heldout_(data.heldout()), plan_(plan), coll_(coll), params_(params) {
+                   offload::ParamFileTier* file = nullptr, pipeline::StageRunner<T>* runner = nullptr)
+      : c_(config), heldout_(data.heldout()), plan_(plan), coll_(coll), params_(params), runner_(runner) {
     predictions_ =
         make_buffer<int32_t>(host_side, static_cast<std::size_t>(c_.micro_batch * c_.context), train::category::eval);
-    // one forward acquires 0, 1..L, L+1, then 0 again for the tied head (model/param_provider.h)
-    plan_.acquire_order.resize(plan_.layout.units.size() + 1);
+    // one forward acquires 0, 1..L, L+1, then 0 again for the tied head (model/param_provider.h);
+    // a pipeline stage, the parts it runs
+    plan_.acquire_order = forward_acquire_order(plan_);
     if (plan_.spec.params)
       gatherer_ = std::make_unique<UnitGatherer<T>>(plan_, coll_, arena, params_, ops, nullptr, file);
+    // a first pipeline stage of stage 3 gathers wte for the last stage with a gatherer of its own,
+    // whose order is that one unit: the rounds' gatherer never prefetches for a read it will not see
+    if (plan_.spec.params && runner_ && plan_.pp_rank == 0) {
+      share_plan_ = plan_;
+      share_plan_.acquire_order = {0};
+      share_gatherer_ = std::make_unique<UnitGatherer<T>>(share_plan_, coll_, arena, params_, ops, nullptr, file);
+    }
   }
   HeldoutEvaluator(const HeldoutEvaluator&) = delete;  // its gatherer keeps a reference to plan_
   HeldoutEvaluator& operator=(const HeldoutEvaluator&) = delete;
@@ -92,11 +106,18 @@ class HeldoutEvaluator final : public model::ParamProvider<T> {
     const HeldoutSplit split{static_cast<std::size_t>(train::heldout_rounds(c_.micro_batch)), N};
     const std::size_t P = split.passes();
     std::vector<float> mine(3 * P, 0.0f);  // per pass: loss sum, correct, total
+    const train::RoundBoundary boundary = pipeline_boundary(gpt, ws);
+    if (runner_) {  // the last stage's head reads wte's current values
+      sharing_ = true;
+      runner_->share_tied_wte(*this);
+      sharing_ = false;
+      if (share_gatherer_) share_gatherer_->restart();
+    }
     for (std::size_t j = 0; j < P; ++j) {
       const std::size_t r = split.round(q, j);
       if (r < split.rounds) {
         const train::HeldoutRound h = train::heldout_round(*heldout_, c_.seed, static_cast<int64_t>(r), c_.micro_batch,
-                                                           gpt, *this, ws, batch, predictions_.data());
+                                                           gpt, *this, ws, batch, predictions_.data(), boundary);
         ZT_CHECK(h.match.total < (std::size_t{1} << 24), "held-out round ", r, ": ", h.match.total,
                  " problems do not travel exactly as FP32");
         mine[3 * j] = h.loss_sum;
@@ -110,6 +131,8 @@ class HeldoutEvaluator final : public model::ParamProvider<T> {
       }
       if (gatherer_) gatherer_->restart();
     }
+    if (runner_)  // the results are the last stage's
+      runner_->group().broadcast(std::span<float>(mine), runner_->group().size() - 1);
     std::vector<float> all(3 * P * N);
     if (N > 1)
       coll_.all_gather(std::span<const float>(mine), std::span<float>(all));
@@ -133,12 +156,31 @@ class HeldoutEvaluator final : public model::ParamProvider<T> {
   /// @param unit the unit. @return its compute-type parameters.
   const T* acquire(int unit) override {
     const auto u = static_cast<std::size_t>(unit);
-    return gatherer_ ? gatherer_->acquire(u) : params_ + plan_.layout.units[u].full_offset;
+    if (unit == 0 && runner_ && runner_->tied_wte()) return runner_->tied_wte();  // a last stage's copy
+    UnitGatherer<T>* g = sharing_ && share_gatherer_ ? share_gatherer_.get() : gatherer_.get();
+    return g ? g->acquire(u) : params_ + plan_.layout.units[u].full_offset;
   }
   /// @param unit the unit.
   void release(int unit) override {
-    if (gatherer_) gatherer_->release(static_cast<std::size_t>(unit));
+    if (unit == 0 && runner_ && runner_->tied_wte()) return;
+    UnitGatherer<T>* g = sharing_ && share_gatherer_ ? share_gatherer_.get() : gatherer_.get();
+    if (g) g->release(static_cast<std::size_t>(unit));
   }
+  /// A pipeline stage's transfers around its forward (none without a pipeline).
+  /// @param gpt the stage's model. @param ws its workspace. @return the receive before and the
+  /// send after the forward, as this stage needs them.
+  train::RoundBoundary pipeline_boundary(model::Gpt<T>& gpt, const model::Workspace& ws) {
+    train::RoundBoundary b;
+    if (!runner_) return b;
+    Collective& pp = runner_->group();
+    const int s = pp.rank(), last = pp.size() - 1;
+    const std::size_t n = static_cast<std::size_t>(c_.micro_batch * c_.context * gpt.config().width);
+    if (s > 0) b.receive_input = [&gpt, &pp, ws, n, s] { pp.recv(std::span<T>(gpt.stage_input(ws), n), s - 1); };
+    if (s < last)
+      b.send_output = [&gpt, &pp, ws, n, s] { pp.send(std::span<const T>(gpt.stage_output(ws), n), s + 1); };
+    return b;
+  }
+
   /// Never called: evaluation runs no backward. @param unit the unit. @return nothing.
   T* grad(int unit) override {
     ZT_CHECK(false, "held-out evaluation asked for unit ", unit, "'s gradient (it runs no backward)");
@@ -154,7 +196,11 @@ class HeldoutEvaluator final : public model::ParamProvider<T> {
   Collective& coll_;
   const T* params_;
   TypedBuffer<int32_t> predictions_;
-  std::unique_ptr<UnitGatherer<T>> gatherer_;  // stage 3 only
+  std::unique_ptr<UnitGatherer<T>> gatherer_;        // stage 3 only
+  pipeline::StageRunner<T>* runner_;                 // a pipeline stage's (null: none)
+  ZeroPlan share_plan_;                              // acquire order {0}: wte for the last stage
+  std::unique_ptr<UnitGatherer<T>> share_gatherer_;  // stage 3's first pipeline stage only
+  bool sharing_ = false;                             // acquire/release serve the wte share
 };
 
 }  // namespace zt::zero

@@ -10,18 +10,23 @@ std::size_t Layout::shard_real(std::size_t u, std::size_t q) const {
   return shard_real_elements(units[u].numel, q * units[u].shard, units[u].shard);
 }
 
-Layout make_layout(const model::Manifest& manifest, std::size_t world_size, std::size_t rank, std::size_t block) {
+Layout make_layout(const model::Manifest& manifest, std::size_t world_size, std::size_t rank, std::size_t block,
+                   const std::vector<bool>& held) {
   Layout l;
   l.world_size = world_size;
   l.rank = rank;
   l.block = block;
-  for (const auto& mu : manifest.units) {
-    const UnitElements e = unit_elements(mu.name, static_cast<std::size_t>(mu.numel), world_size, block);
+  for (std::size_t k = 0; k < manifest.units.size(); ++k) {
+    const auto& mu = manifest.units[k];
+    const bool here = held.empty() || held[k];
     UnitLayout u;
     u.name = mu.name;
-    u.numel = e.numel;
-    u.shard = e.shard_numel;
-    u.full = e.full_numel;
+    if (here) {  // a unit another pipeline stage holds takes no room here
+      const UnitElements e = unit_elements(mu.name, static_cast<std::size_t>(mu.numel), world_size, block);
+      u.numel = e.numel;
+      u.shard = e.shard_numel;
+      u.full = e.full_numel;
+    }
     u.dense_offset = static_cast<std::size_t>(mu.offset);
     u.full_offset = l.full_total;
     u.shard_offset = l.shard_total;

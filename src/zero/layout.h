@@ -72,8 +72,11 @@ struct StateLayout {
 StateLayout state_layout(const Layout& layout, const std::vector<bool>& sharded);
 
 /// Build the layout. @param manifest the model. @param world_size N. @param rank this rank.
-/// @param block b (a power of two). @return the layout.
-Layout make_layout(const model::Manifest& manifest, std::size_t world_size, std::size_t rank, std::size_t block);
+/// @param block b (a power of two). @param held per unit, whether this rank's pipeline stage holds
+/// it (empty: every unit); a unit it does not hold keeps its place with 0 elements.
+/// @return the layout.
+Layout make_layout(const model::Manifest& manifest, std::size_t world_size, std::size_t rank, std::size_t block,
+                   const std::vector<bool>& held = {});
 
 /// The sharding description (for the memory prediction) of a stage on this layout.
 /// @param layout the layout. @param stage 0..3. @return the description.

@@ -19,8 +19,9 @@ std::vector<float> gather_mp_norm_block_sums(Collective& mp, const ZeroPlan& pla
     for (const auto& c : contributed[q]) counts[q] += c.blocks;
   std::vector<float> mine;  // this rank's contribution, out of its units' sums in storage order
   std::size_t at = 0;
-  for (const auto& u : plan.manifest.units) {
-    const std::size_t n = norm_block_count(static_cast<std::size_t>(u.numel), block);
+  for (std::size_t k = 0; k < plan.manifest.units.size(); ++k) {
+    const auto& u = plan.manifest.units[k];  // the layout's count: 0 for a unit another stage holds
+    const std::size_t n = norm_block_count(plan.layout.units[k].numel, block);
     if (u.block >= 0 || plan.mp.rank == 0) mine.insert(mine.end(), ours.begin() + at, ours.begin() + at + n);
     at += n;
   }

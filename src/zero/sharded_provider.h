@@ -13,6 +13,8 @@
 //   grad_done(u)        S_g = 1 (stages 2-3): the rest of the unit is reduce-scattered now and only
 //                       the shard is kept; else the micro-batch is added to the rank's local sum
 //                       for the step's one reduction (zero/step_gradients.h).
+// On a last pipeline stage without the embedding, the tied head's reads of wte come from the copy
+// the stage receives each step (set_tied_wte), never from a store or a gather.
 // It also times each unit's compute for --trace. It owns only the staging buffers; the stores,
 // the gatherer and the reducer belong to the engine (zero/train_zero.cc), which decides when a
 // step's reduction happens. Not here: the reduction of stages 0-1 (the engine's
@@ -70,8 +72,16 @@ class ShardedParamProvider final : public model::ParamProvider<T> {
     return *this;
   }
 
+  /// The last pipeline stage's copy of wte, which acquire(0) returns (null: unit 0 is this
+  /// rank's own). @param wte V·C values, kept by pointer.
+  void set_tied_wte(const T* wte) { tied_wte_ = wte; }
+
   const T* acquire(int unit) override {
     const auto u = static_cast<std::size_t>(unit);
+    if (unit == 0 && tied_wte_) {
+      compute_start_[u] = timeline_.now_us();
+      return tied_wte_;
+    }
     // S_p (stage 3, paper Sec. 5.3): gathered just before use (a persistent unit: its whole copy)
     const T* p = gatherer_ ? gatherer_->acquire(u) : params_.resident(u);
     compute_start_[u] = timeline_.now_us();
@@ -80,7 +90,7 @@ class ShardedParamProvider final : public model::ParamProvider<T> {
   void release(int unit) override {
     const auto u = static_cast<std::size_t>(unit);
     timeline_.add(phase_ + plan_.layout.units[u].name, "compute", compute_start_[u]);
-    if (gatherer_) gatherer_->release(u);
+    if (gatherer_ && !(unit == 0 && tied_wte_)) gatherer_->release(u);
   }
   T* grad(int unit) override {
     const auto u = static_cast<std::size_t>(unit);
@@ -124,6 +134,7 @@ class ShardedParamProvider final : public model::ParamProvider<T> {
   std::vector<TypedBuffer<T>> staging_;  // per unit: the model's gradient output g16, during backward
   std::vector<double> compute_start_;    // per unit: when its compute began
   std::string phase_;                    // "forward " or "backward "
+  const T* tied_wte_ = nullptr;          // a last pipeline stage's received wte
 };
 
 }  // namespace zt::zero

@@ -18,7 +18,7 @@ namespace zt::zero {
 /// One span of a rank's timeline.
 struct TimelineEvent {
   std::string name;   ///< e.g. "forward h.0", "wait all_gather h.1"
-  std::string cat;    ///< "compute", "wait", "optimizer"
+  std::string cat;    ///< "compute", "wait", "optimizer", "pass" (a pipeline stage's forward or backward)
   double ts_us = 0;   ///< start, microseconds since the timeline began
   double dur_us = 0;  ///< duration, microseconds
 };

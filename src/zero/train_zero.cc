@@ -33,10 +33,13 @@
 // set-up, zero/model_state_stores.h) → share the updated parameters (share_updated; stage 3
 // gathers them at the next use instead). What each rank stores is in the members' extents: the
 // compute copy S_p (params_), the step's gradient S_g (grads_), the optimizer states S_o (states_).
+// On a pipeline stage (--pp-size) the same step runs on the stage's units only (plan_.units_here)
+// and its data-parallel group; the micro-batch loop becomes the stage's passes in the schedule's
+// order (pipe_, zero/pipeline_stage.h), and the loss comes from the last stage.
 // What is not here: the predictions of its memory and traffic (predict/, which never sees this
 // file's internals), the checkpoint format (zero/engine_checkpoint.h), the dumps' gathers
 // (zero/dense_readback.h), the order of micro-batches over ranks (zero/micro_batch_order.h).
-// `diff` against the reference loop: fewer than 535 changed lines (tests/docs/check_structure.py).
+// `diff` against the reference loop: fewer than 580 changed lines (tests/docs/check_structure.py).
 #include "zero/train_zero.h"
 
 #include <cstring>
@@ -69,6 +72,7 @@
 #include "zero/heldout_eval.h"
 #include "zero/micro_batch_order.h"
 #include "zero/model_state_stores.h"
+#include "zero/pipeline_stage.h"
 #include "zero/sharded_provider.h"
 #include "zero/step_agreement.h"
 #include "zero/step_gradients.h"
@@ -84,8 +88,11 @@ namespace {
 using namespace zt::train;
 using namespace zt::step;
 
-/// A rank's index in the whole job: dp_rank · N_m + mp_rank (model-parallel ranks contiguous).
-int world_rank(const RankGroups& g) { return g.dp.rank() * (g.mp ? g.mp->size() : 1) + (g.mp ? g.mp->rank() : 0); }
+/// A rank's index in the whole job: pp_rank · N_d · N_m + dp_rank · N_m + mp_rank (collective/grid.h).
+int world_rank(const RankGroups& g) {
+  return ((g.pp ? g.pp->rank() : 0) * g.dp.size() + g.dp.rank()) * (g.mp ? g.mp->size() : 1) +
+         (g.mp ? g.mp->rank() : 0);
+}
 
 template <typename T>
 class ZeroLoop {
@@ -100,9 +107,11 @@ class ZeroLoop {
         coll_(place_.collective(groups.shards ? *groups.shards : groups.dp)),  // on a device: staged
         hsdp_(groups.shards),  // hybrid sharding: the two levels, and all N_d ranks for the loss
         mp_(groups.mp ? &place_.collective(*groups.mp) : nullptr),
+        pp_(groups.pp),  // pipeline stages: activations by send/recv (pipeline/stage_runner.h)
         world_rank_(world_rank(groups)),
         artifacts_(artifacts),
-        plan_(make_zero_plan(c, data.vocab_size(), groups.dp.rank(), groups.mp ? groups.mp->rank() : 0)),
+        plan_(make_zero_plan(c, data.vocab_size(), groups.dp.rank(), groups.mp ? groups.mp->rank() : 0,
+                             groups.pp ? groups.pp->rank() : 0)),
         lay_(plan_.layout),
         shape_(plan_.shape),
         gpt_(shape_.model, c.micro_batch, plan_.model_options(),
@@ -143,6 +152,7 @@ class ZeroLoop {
     out.set_counters(last, training);
     out.dp_rank = static_cast<int>(plan_.dp_rank);
     out.mp_rank = mp_ ? mp_->rank() : 0;
+    out.pp_rank = plan_.pp_rank;
     if (place_.on_device()) timeline_.add_device_work(*place_.runtime());  // a track per stream
     out.timeline = timeline_.events();
     out.arena_trace = arena_.trace();
@@ -159,7 +169,7 @@ class ZeroLoop {
     return with_hybrid_parts(
         {coll_.stats(), mp_ ? mp_->stats() : CommStats{}, copies_ ? copies_->stats() : zero_r::TransferStats{},
          states_->file_stats() + params_->stats(), place_.copies()},
-        hsdp_);
+        hsdp_, pp_);
   }
   std::size_t rank() const { return lay_.rank; }
   std::size_t units() const { return lay_.units.size(); }
@@ -198,6 +208,10 @@ class ZeroLoop {
     workspace_ = {activations_.data(), activations_.bytes(), scratch_.data(),
                   scratch_.bytes(),    checkpoints_.data(),  checkpoints_.bytes()};
     batch_ = make_buffer<int32_t>(host_side, shape_.micro_batch * (shape_.context + 1), category::batch);
+    if (plan_.pipelined())  // its further workspaces, boundary buffers and runner (zero/pipeline_stage.h)
+      pipe_ = std::make_unique<PipelineStage<T>>(
+          plan_, gpt_, *pp_, arena_, host_side,
+          pipeline::PipeSlot{activations_.data(), checkpoints_.data(), batch_.data()}, scratch_.data());
     norm_ = make_buffer<float>(arena_, plan_.norm_floats, category::norm_blocks);
     grads_.emplace(plan_, arena_, ops());  // S_g: per unit the step's sum, the shard or the whole unit
     reducer_ = std::make_unique<GradReducer<T>>(
@@ -210,8 +224,9 @@ class ZeroLoop {
       gatherer_ =
           std::make_unique<UnitGatherer<T>>(plan_, coll_, arena_, params_->resident(), ops(), tl(), params_->file());
     provider_.emplace(plan_, gpt_.manifest(), arena_, *params_, gatherer_.get(), *reducer_, *grads_, timeline_, ops());
+    if (pipe_) provider_->set_tied_wte(pipe_->tied_wte());  // a last stage's head reads the copy it receives
     evaluator_ = std::make_unique<HeldoutEvaluator<T>>(c_, data_, plan_, coll_, arena_, params_->resident(), ops(),
-                                                       host_side, params_->file());
+                                                       host_side, params_->file(), pipe_ ? &pipe_->runner() : nullptr);
     if (plan_.partition_activations) {  // ZeRO-R P_a (and P_a+cpu): zero_r/partitioned_checkpoints.h
       keeper_ = std::make_unique<zero_r::PartitionedCheckpoints<T>>(
           mp_, shape_.micro_batch * shape_.context * static_cast<std::size_t>(shape_.model.width),
@@ -233,7 +248,7 @@ class ZeroLoop {
   /// filled in host memory (the stores write a device's copy back).
   void initialise() {
     std::vector<float> window(lay_.block);  // the initialiser's b-float temporary, on the host
-    for (std::size_t u = 0; u < units(); ++u) {
+    for (std::size_t u : plan_.units_here) {
       const bool p_sharded = plan_.params_sharded(u), o_sharded = plan_.spec.optimizer;
       params_->with_params(
           u,
@@ -258,7 +273,14 @@ class ZeroLoop {
     auto [rec, lr, tokens, grad_scale] = start_step(c_, step, scaler_.scale());  // train/step_start.h
     const std::size_t A = plan_.micro_batches_per_rank;
     std::vector<float> loss_sums(A);
-    for (std::size_t j = 0; j < A; ++j) {
+    if (pipe_)  // a pipeline stage: its passes in the schedule's order, each gradient reduced as it ends
+      loss_sums = pipe_->passes(
+          provider_->in("pass"), grad_scale,
+          [&](int m, int32_t* to) {
+            sample_micro_batch(step, global_micro_batch(plan_, plan_.dp_rank, static_cast<std::size_t>(m)), to);
+          },
+          [&](int) { reducer_->complete(); }, tl());
+    for (std::size_t j = 0; j < A && !pipe_; ++j) {
       sample_micro_batch(step, global_micro_batch(plan_, plan_.dp_rank, j));  // zero/micro_batch_order.h
       const auto in = model::batch_inputs(batch_.data(), c_.micro_batch, c_.context);
       const auto tg = model::batch_targets(batch_.data(), c_.micro_batch, c_.context);
@@ -267,9 +289,11 @@ class ZeroLoop {
       reducer_->complete();
       if (gatherer_) gatherer_->restart();
     }
-    // the loss: canonical tree over every rank's micro-batch sums, divided once by the token count
-    rec.loss = global_loss(plan_, hsdp_ ? hsdp_->whole() : coll_, loss_sums) / tokens;
-    for (std::size_t u = 0; u < units(); ++u) finish_unit_grads(u);  // 1. reduce (stages 2-3: done in grad_done)
+    if (pipe_ && gatherer_) gatherer_->restart();  // a pipeline stage's acquire order is the whole step's
+    // the loss: canonical tree over every rank's micro-batch sums (a pipeline's: the last stage's), divided once
+    const float loss_sum = !pipe_ || pipe_->last() ? global_loss(plan_, hsdp_ ? hsdp_->whole() : coll_, loss_sums) : 0;
+    rec.loss = (pipe_ ? pipe_->loss_from_last(loss_sum) : loss_sum) / tokens;
+    for (std::size_t u : plan_.units_here) finish_unit_grads(u);  // 1. reduce (stages 2-3: done in grad_done)
     const double t_update = timeline_.now_us();
     finish_step(step, lr, rec);  // 2. update the owned shard, 3. share it (not with S_p)
     timeline_.add("norm, update, parameter gather", "optimizer", t_update);
@@ -277,10 +301,10 @@ class ZeroLoop {
     return rec;
   }
 
-  /// Global micro-batch j of the step into batch_: sequences [jB, (j+1)B) of the global batch.
-  void sample_micro_batch(int64_t step, std::size_t j) {
+  /// Global micro-batch j of the step into batch_ (or `to`): sequences [jB, (j+1)B) of the global batch.
+  void sample_micro_batch(int64_t step, std::size_t j, int32_t* to = nullptr) {
     fill_batch(data_, static_cast<uint64_t>(c_.seed), static_cast<uint64_t>(step), j * shape_.micro_batch,
-               shape_.micro_batch, batch_.data());
+               shape_.micro_batch, to ? to : batch_.data());
   }
 
   // ---- the step's gradient: reduced over ranks, this rank's part kept (zero/step_gradients.h) --
@@ -309,20 +333,20 @@ class ZeroLoop {
   /// Protocol steps 4-6 on this rank's reduced gradient.
   void finish_step(int64_t step, double lr, StepRecord& rec) {
     bool nonfinite = false;
-    for (std::size_t u = 0; u < units(); ++u) nonfinite |= steps().any_nonfinite(summed_grad(u), reduced_real(u));
-    nonfinite = agree_nonfinite(plan_, coll_, mp_, nonfinite);  // zero/step_agreement.h
-    const float inv_scale = 1.0f / rec.loss_scale;              // S is a power of two: exact
+    for (std::size_t u : plan_.units_here) nonfinite |= steps().any_nonfinite(summed_grad(u), reduced_real(u));
+    nonfinite = agree_nonfinite(plan_, coll_, mp_, nonfinite, pp_);  // zero/step_agreement.h
+    const float inv_scale = 1.0f / rec.loss_scale;                   // S is a power of two: exact
     std::vector<float> norm_sums;  // of fixed blocks that start at each unit's first element
-    for (std::size_t u = 0; u < units(); ++u)
+    for (std::size_t u : plan_.units_here)
       steps().append_norm_block_sums(summed_grad(u), reduced_real(u), lay_.block, inv_scale, norm_sums);
-    norm_sums = gather_norm_block_sums(plan_, coll_, mp_, norm_sums);
+    norm_sums = gather_norm_block_sums(plan_, coll_, mp_, norm_sums, pp_);
     const StepDecision decision = decide_step(c_, scaler_, nonfinite, norm_sums, rec);  // train/step_decision.h
     if (artifacts_ && step == 1 && !c_.dump_grads.empty()) artifacts_->step1_grad = unscaled_grads(inv_scale);
     if (!decision.apply) return;
     const ElementOptimizer opt = element_optimizer(optimizer_settings(c_), lr, ++optimizer_step_, nullptr, 0);
     std::vector<Work> gathers;
     params_->begin_update();  // --offload-params: each shard read, updated, written back
-    for (std::size_t u = 0; u < units(); ++u) {
+    for (std::size_t u : plan_.units_here) {
       states_->update(u, owned(u, params_->for_update(u)), inv_scale, decision.clip, opt);  // wherever S_o is
       params_->end_update(u);
       share_updated(u, gathers);
@@ -358,7 +382,7 @@ class ZeroLoop {
   // host memory
   std::vector<float> unscaled_grads(float inv_scale) {
     std::vector<std::vector<float>> held(units());  // this rank's part of each unit's step gradient
-    for (std::size_t u = 0; u < units(); ++u) {
+    for (std::size_t u : plan_.units_here) {
       const GradSpan<T> g = summed_grad(u);
       held[u].resize(plan_.reduce_scatters_grad ? shard(u) : lay_.units[u].full);
       std::vector<T> g16(g.fp32 ? 0 : held[u].size());
@@ -368,12 +392,14 @@ class ZeroLoop {
         ops().download(g16.data(), g.compute, g16.size() * sizeof(T));
       for (std::size_t k = 0; k < g16.size(); ++k) held[u][k] = static_cast<float>(g16[k]);
     }
-    return gather_canonical(plan_, coll_, mp_, shape_.model, std::vector<bool>(units(), plan_.reduce_scatters_grad),
-                            [&](std::size_t u, std::size_t k) { return unscale_element(held[u][k], inv_scale); });
+    return gather_pipeline_canonical(
+        pp_, plan_,
+        gather_canonical(plan_, coll_, mp_, shape_.model, std::vector<bool>(units(), plan_.reduce_scatters_grad),
+                         [&](std::size_t u, std::size_t k) { return unscale_element(held[u][k], inv_scale); }));
   }
   std::vector<float> master_values() {
     std::vector<std::vector<float>> held(units());  // what this rank holds of each unit's master, wherever it is
-    for (std::size_t u = 0; u < units(); ++u)
+    for (std::size_t u : plan_.units_here)
       if constexpr (kFp32)  // the compute copy is the master: S_p's extent
         params_->with_params(
             u, [&](const float* p) { return held[u].assign(p, p + lay_.extent(u, plan_.params_sharded(u))), false; });
@@ -382,20 +408,21 @@ class ZeroLoop {
             u, [&](const offload::StateView& s) { return held[u].assign(s.master, s.master + s.extent), false; });
     const std::vector<bool> sharded =
         kFp32 ? plan_.params_layout.sharded : std::vector<bool>(units(), plan_.spec.optimizer);
-    return gather_canonical(plan_, coll_, mp_, shape_.model, sharded,
-                            [&](std::size_t u, std::size_t k) { return held[u][k]; });
+    return gather_pipeline_canonical(pp_, plan_,
+                                     gather_canonical(plan_, coll_, mp_, shape_.model, sharded,
+                                                      [&](std::size_t u, std::size_t k) { return held[u][k]; }));
   }
 
   // ---- checkpoints (chapter 10): this rank's states in canonical pieces (zero/engine_checkpoint.h) --
   void save_if_due(int64_t step) {
     if (c_.save_dir.empty() || !((c_.save_every > 0 && step % c_.save_every == 0) || step == c_.steps)) return;
-    save_rank_checkpoint(coll_, mp_, world_rank_, c_, plan_, data_.describe(),
+    save_rank_checkpoint(coll_, mp_, pp_, world_rank_, c_, plan_, data_.describe(),
                          {step, optimizer_step_, scaler_.scale(), scaler_.good_steps()},
                          [this](std::size_t u, auto fn) { states_->with_owned_state(u, fn); });
   }
   void load_checkpoint() {  // --resume: every state this rank keeps, resharded by the reader
     const RunScalars s = load_rank_checkpoint<T>(
-        coll_, mp_, c_, plan_, data_.describe(), [this](std::size_t u, auto fn) { params_->with_params(u, fn); },
+        coll_, mp_, pp_, c_, plan_, data_.describe(), [this](std::size_t u, auto fn) { params_->with_params(u, fn); },
         [this](std::size_t u, auto fn) { states_->with_owned_state(u, fn); });
     scaler_.restore(s.loss_scale, s.good_steps);
     optimizer_step_ = s.optimizer_step;
@@ -422,6 +449,7 @@ class ZeroLoop {
   Collective& coll_;    // the data-parallel group ZeRO shards over (hybrid sharding: its shard group view)
   HybridGroup* hsdp_;   // hybrid sharding: coll_'s two levels and the whole group (null: coll_ is it)
   Collective* mp_;      // the model-parallel group (null: N_m = 1)
+  Collective* pp_;      // the pipeline group (null: N_p = 1)
   int world_rank_;      // dp_rank · N_m + mp_rank
   RunArtifacts* artifacts_;
   ZeroPlan plan_;
@@ -443,6 +471,7 @@ class ZeroLoop {
   std::unique_ptr<UnitGatherer<T>> gatherer_;        // stage 3: parameter all-gathers
   std::optional<ShardedParamProvider<T>> provider_;  // the model's way to S_p and back to S_g
   std::unique_ptr<HeldoutEvaluator<T>> evaluator_;   // held-out rounds split over ranks
+  std::unique_ptr<PipelineStage<T>> pipe_;           // a pipeline stage's memory and passes (N_p > 1)
   // ZeRO-R P_a / P_a+cpu, ZeRO-Offload (declared last: the keeper and the state store go first,
   // while the arenas and the copy engine they use exist)
   std::unique_ptr<zero_r::PartitionedCheckpoints<T>> keeper_;
@@ -460,7 +489,7 @@ ZeroRunResult train_zero(const train::TrainConfig& config, const Dataset& data, 
                          const std::vector<zero_r::ReplayRegion>& md_regions, const train::StepCallback& on_step,
                          train::RunArtifacts* artifacts) {
   train::validate(config);
-  check_job_config(config, groups.dp, groups.mp);  // zero/config_check.h
+  check_job_config(config, groups.dp, groups.mp, groups.pp);  // zero/config_check.h
   if (config.precision == model::Precision::fp16)
     return ZeroLoop<fp16>(config, data, groups, md_regions, artifacts).run(on_step);
   if (config.precision == model::Precision::bf16)

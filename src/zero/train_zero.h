@@ -47,6 +47,7 @@ struct ZeroRunResult {
   /// of dp but dp_whole stays inside the shard groups. Zero otherwise.
   GroupComm dp_replica;
   GroupComm dp_whole;                        ///< hybrid sharding: dp's share over all N_d ranks at once (the loss sums)
+  GroupComm pp;                              ///< the pipeline group's share (zero without a pipeline)
   zero_r::TransferStats transfers_total;     ///< P_a+cpu, ZeRO-Offload: host-tier transfers over all training steps
   zero_r::TransferStats transfers_per_step;  ///< the last step's
   zero_r::TransferStats transfers_predicted_per_step;  ///< closed form of one step (bytes and calls)
@@ -55,6 +56,7 @@ struct ZeroRunResult {
   offload::FileIoStats file_io_predicted_per_step;     ///< closed form of one applied step (bytes and calls)
   int dp_rank = 0;                                     ///< this rank in its data-parallel group
   int mp_rank = 0;                                     ///< this rank in its model-parallel group
+  int pp_rank = 0;                                     ///< this rank's pipeline stage
   std::vector<TimelineEvent> timeline;                 ///< compute and blocked spans (with config.trace set)
   std::vector<ArenaEvent> arena_trace;                 ///< every allocation and release (with config.memory_trace set)
 
@@ -63,6 +65,7 @@ struct ZeroRunResult {
     dp.per_step = last.dp, dp.total = training.dp;
     dp_replica.per_step = last.dp_replica, dp_replica.total = training.dp_replica;
     dp_whole.per_step = last.dp_whole, dp_whole.total = training.dp_whole;
+    pp.per_step = last.pp, pp.total = training.pp;
     mp.per_step = last.mp, mp.total = training.mp;
     comm_per_step = last.dp + last.mp, comm_total = training.dp + training.mp;
     transfers_per_step = last.transfers, transfers_total = training.transfers;
@@ -80,6 +83,8 @@ struct RankGroups {
   /// loss still combines all N_d ranks' micro-batches (over its whole(), which is `dp`). Null:
   /// ZeRO shards over `dp`.
   HybridGroup* shards = nullptr;
+  /// Its pipeline group (N_p ranks, rank s = stage s; pipeline/stage_runner.h), null when N_p = 1.
+  Collective* pp = nullptr;
 };
 
 /// Train on this rank: the engine alone. It measures and predicts nothing; predict::train_zero

@@ -16,7 +16,43 @@ bool persistent_unit(std::size_t numel, std::size_t param_width, double persist_
   return static_cast<double>(numel * param_width) < persist_below_mb * 1048576.0;
 }
 
-ZeroPlan make_zero_plan(const train::TrainConfig& c, int64_t dataset_vocab, int dp_rank, int mp_rank) {
+std::vector<std::size_t> forward_acquire_order(const ZeroPlan& p) {
+  const model::Manifest& m = p.manifest;
+  const bool first = p.pipe.begin == 0, last = model::runs_head(p.shape.model, p.pipe);
+  std::vector<std::size_t> order;
+  if (first) order.push_back(0);
+  for (int64_t l = p.pipe.begin; l < model::stage_end(p.shape.model, p.pipe); ++l)
+    for (int u : m.layer_units[static_cast<std::size_t>(l)]) order.push_back(static_cast<std::size_t>(u));
+  if (last) order.push_back(m.units.size() - 1);
+  if (last && first) order.push_back(0);  // the tied head; a last stage of several reads its received copy
+  return order;
+}
+
+namespace {
+
+// The step's acquires on a pipeline stage: per pass of its order, the forward's or the backward's
+// (model/param_provider.h), the first stage's read of wte for the last stage first; the last
+// stage's reads of wte are served from the copy it receives, never gathered.
+std::vector<std::size_t> pipeline_acquire_order(const ZeroPlan& p) {
+  const std::vector<std::size_t> fwd = forward_acquire_order(p);
+  const model::Manifest& m = p.manifest;
+  const bool first = p.pp_rank == 0, last = p.pp_rank == p.pp_size - 1;
+  std::vector<std::size_t> bwd, order;
+  if (last) bwd.push_back(m.units.size() - 1);  // ln_f (the head's wte is the received copy)
+  for (int64_t l = model::stage_end(p.shape.model, p.pipe) - 1; l >= p.pipe.begin; --l)
+    for (int u : m.layer_units[static_cast<std::size_t>(l)]) bwd.push_back(static_cast<std::size_t>(u));
+  if (first) order.push_back(0);  // wte's values, sent to the last stage
+  for (const auto& op :
+       schedule::stage_order(p.pp_schedule, p.pp_size, p.pp_rank, static_cast<int>(p.micro_batches_per_rank))) {
+    const auto& pass = op.kind == schedule::PipeOp::Kind::forward ? fwd : bwd;
+    order.insert(order.end(), pass.begin(), pass.end());
+  }
+  return order;
+}
+
+}  // namespace
+
+ZeroPlan make_zero_plan(const train::TrainConfig& c, int64_t dataset_vocab, int dp_rank, int mp_rank, int pp_rank) {
   ZeroPlan p;
   p.shape = train::single_rank_shape(c, c.vocab ? c.vocab : dataset_vocab);
   ZT_CHECK(p.shape.model.vocab >= dataset_vocab, "--vocab ", p.shape.model.vocab,
@@ -28,7 +64,19 @@ ZeroPlan make_zero_plan(const train::TrainConfig& c, int64_t dataset_vocab, int 
   const auto N = static_cast<std::size_t>(c.resolved_shard_group());
   p.mp = {c.mp_size, mp_rank};
   p.manifest = model::make_storage_manifest(p.shape.model, p.mp);
-  p.layout = make_layout(p.manifest, N, p.dp_rank % N, static_cast<std::size_t>(c.norm_block));
+  // a pipeline stage holds its run of blocks' units (and the embeddings or ln_f at the ends)
+  p.pp_size = static_cast<int>(c.pp_size);
+  p.pp_rank = pp_rank;
+  p.pp_schedule = c.pp_schedule;
+  const auto offsets = schedule::split_offsets(c.resolved_pp_split());
+  p.pp_offsets.assign(offsets.begin(), offsets.end());
+  if (p.pipelined())
+    p.pipe = {offsets[static_cast<std::size_t>(pp_rank)], offsets[static_cast<std::size_t>(pp_rank) + 1]};
+  p.held.assign(p.manifest.units.size(), false);
+  for (int u : model::stage_units(p.manifest, p.pipe)) p.held[static_cast<std::size_t>(u)] = true;
+  for (std::size_t u = 0; u < p.held.size(); ++u)
+    if (p.held[u]) p.units_here.push_back(u);
+  p.layout = make_layout(p.manifest, N, p.dp_rank % N, static_cast<std::size_t>(c.norm_block), p.held);
   p.stage = static_cast<int>(c.stage);
   p.spec = shard_spec_for_stage(p.stage, N);  // the paper's (S_p, S_g, S_o) of the stage
   const std::size_t param_width = model::bytes_of(p.shape.precision);
@@ -80,20 +128,47 @@ ZeroPlan make_zero_plan(const train::TrainConfig& c, int64_t dataset_vocab, int 
       if (!p.params_sharded(u)) p.params_layout.total += p.layout.units[u].full;
     }
   }
-  p.calls = model::provider_calls(p.manifest);
-  for (const auto& call : p.calls)
-    if (call.kind == model::ProviderCall::Kind::acquire) p.acquire_order.push_back(static_cast<std::size_t>(call.unit));
+  p.calls = model::provider_calls(p.manifest, p.pipe);
+  p.forward_calls = model::forward_call_count(p.manifest, p.pipe);
+  if (p.pipelined())
+    p.pipe_slots = static_cast<std::size_t>(schedule::peak_in_flight(
+        schedule::stage_order(p.pp_schedule, p.pp_size, p.pp_rank, static_cast<int>(p.micro_batches_per_rank))));
+  if (p.pipelined()) {
+    p.acquire_order = pipeline_acquire_order(p);
+  } else {
+    for (const auto& call : p.calls)
+      if (call.kind == model::ProviderCall::Kind::acquire)
+        p.acquire_order.push_back(static_cast<std::size_t>(call.unit));
+  }
   return p;
 }
 
 std::vector<std::vector<NormContribution>> mp_norm_contributions(const ZeroPlan& p) {
   std::vector<std::vector<NormContribution>> out(static_cast<std::size_t>(p.mp.size));
-  for (int64_t q = 0; q < p.mp.size; ++q)
-    for (const auto& u : model::make_storage_manifest(p.shape.model, {p.mp.size, q}).units)
-      if (u.block >= 0 || q == 0)
+  for (int64_t q = 0; q < p.mp.size; ++q) {
+    const model::Manifest m = model::make_storage_manifest(p.shape.model, {p.mp.size, q});
+    for (std::size_t k = 0; k < m.units.size(); ++k) {  // the units of this pipeline stage (the same on every q)
+      const auto& u = m.units[k];
+      if ((u.block >= 0 || q == 0) && p.held[k])
         out[static_cast<std::size_t>(q)].push_back(
             {u.global_index, norm_block_count(static_cast<std::size_t>(u.numel), p.layout.block)});
+    }
+  }
   return out;
+}
+
+std::size_t stage_norm_blocks(const ZeroPlan& p, int q) {
+  const model::PipeStage stage{p.pp_offsets[static_cast<std::size_t>(q)],
+                               p.pp_offsets[static_cast<std::size_t>(q) + 1]};
+  std::size_t blocks = 0;
+  for (int64_t m = 0; m < p.mp.size; ++m) {
+    const model::Manifest mf = model::make_storage_manifest(p.shape.model, {p.mp.size, m});
+    for (int k : model::stage_units(mf, stage)) {
+      const auto& u = mf.units[static_cast<std::size_t>(k)];
+      if (u.block >= 0 || m == 0) blocks += norm_block_count(static_cast<std::size_t>(u.numel), p.layout.block);
+    }
+  }
+  return blocks;
 }
 
 offload::TierShape offload_tier_shape(const ZeroPlan& p) {

@@ -15,6 +15,7 @@
 #include "model/workspace.h"
 #include "offload/tier.h"
 #include "schedule/buckets.h"
+#include "schedule/pipeline.h"
 #include "train/memory_plan.h"
 #include "train/train_config.h"
 #include "zero/layout.h"
@@ -26,6 +27,8 @@ namespace zero_category {
 inline constexpr const char* gathered_params = "gathered_params";  ///< stage 3: units gathered for use
 inline constexpr const char* grad_leaf = "grad_leaf";              ///< FP32 micro-batch gradient before its reduction
 inline constexpr const char* reduce_wire = "reduce_wire";          ///< 16-bit copy reduced with --reduce-dtype compute
+/// A pipeline stage's own transfer buffers: the input gradient being sent, the last stage's wte copy.
+inline constexpr const char* pipe_boundary = "pipe_boundary";
 }  // namespace zero_category
 
 /// The derived plan of one rank.
@@ -52,8 +55,21 @@ struct ZeroPlan {
   /// replicated across the N_d / G groups.
   std::size_t dp_size = 1;
   std::size_t dp_rank = 0;  ///< this rank in the data-parallel group
-  int stage = 0;            ///< 0..3
-  ShardSpec spec;           ///< S_p, S_g, S_o this run keeps, and N
+  // ---- pipeline parallelism (schedule/pipeline.h, pipeline/stage_runner.h) ----
+  int pp_size = 1;                         ///< N_p, pipeline stages
+  int pp_rank = 0;                         ///< this rank's stage
+  model::PipeStage pipe;                   ///< its blocks (every block when N_p = 1)
+  std::vector<int64_t> pp_offsets{0, -1};  ///< every stage's first block, and L (N_p + 1 entries)
+  schedule::PipeSchedule pp_schedule{};    ///< the order of the step's passes
+  /// Per unit: held by this stage. A unit another stage holds stays in the layout with 0
+  /// elements, so unit indices are the manifest's on every stage.
+  std::vector<bool> held;
+  std::vector<std::size_t> units_here;  ///< the held units, in order: the ones a step touches
+  /// Workspaces (activations, checkpoints, token ids) held at once: the micro-batches in flight on
+  /// this stage (schedule::peak_in_flight: GPipe M, 1F1B min(N_p - s, M)); 1 without a pipeline.
+  std::size_t pipe_slots = 1;
+  int stage = 0;   ///< 0..3
+  ShardSpec spec;  ///< S_p, S_g, S_o this run keeps, and N
   /// Per unit: what is sharded of it. `spec` for every unit, except in stage 3 with
   /// --persist-below-mb, where a unit whose compute-dtype parameters are smaller than the
   /// threshold keeps them whole (S_p = 0: a ZeRO-2 unit in a ZeRO-3 run, never gathered per use).
@@ -78,9 +94,12 @@ struct ZeroPlan {
   /// The model's provider calls of one micro-batch (model/param_provider.h): the memory
   /// prediction replays them.
   std::vector<model::ProviderCall> calls;
+  std::size_t forward_calls = 0;  ///< how many of `calls` are the forward's (the rest: backward's)
   /// Units in the order one micro-batch acquires them: forward 0, each block's units, ln_f, 0
   /// (tied head), backward 0 (head), ln_f, each block's units from the last block. Stage 3 gathers
-  /// in this order.
+  /// in this order. With a pipeline: the whole step's acquires on this stage, pass after pass in
+  /// the schedule's order (the first stage's send of wte first; a last stage's reads of wte come
+  /// from the copy it receives and are not here), between two restarts of the gatherer.
   std::vector<std::size_t> acquire_order;
   std::size_t prefetch = 0;  ///< stage 3: gathers issued ahead of the unit in use
   /// ZeRO-R: activation checkpoints as 1/N_m slices (P_a, zero_r/partitioned_checkpoints.h)
@@ -107,7 +126,9 @@ struct ZeroPlan {
   }
 
   /// The model options of this rank: its placement and the run's checkpointing. @return them.
-  model::ModelOptions model_options() const { return {mp, shape.checkpoint_activations, partition_activations}; }
+  model::ModelOptions model_options() const { return {mp, shape.checkpoint_activations, partition_activations, pipe}; }
+  /// Whether this rank runs a pipeline stage of several. @return N_p > 1.
+  bool pipelined() const { return pp_size > 1; }
   /// Which copy of the states this rank's shard group holds (0 without hybrid sharding).
   /// @return dp_rank / G.
   std::size_t replica_rank() const { return dp_rank / layout.world_size; }
@@ -132,6 +153,18 @@ struct ZeroPlan {
     return spec.optimizer ? layout.shard_real(u, layout.rank) : layout.units[u].numel;
   }
 };
+
+/// The units one forward pass gathers, in order (stage 3; model/param_provider.h): 0, the blocks'
+/// units, ln_f, 0 for the tied head — on a pipeline stage the parts it runs, without the tied
+/// head's read on a last stage of several (it reads the received copy). @param p the plan.
+/// @return unit indices.
+std::vector<std::size_t> forward_acquire_order(const ZeroPlan& p);
+
+/// The norm's block sums pipeline stage q contributes to the job's list once its data-parallel and
+/// model-parallel gathers are done: per unit it holds, in every model-parallel rank's storage, the
+/// blocks of its real elements (a shard boundary is a multiple of the block, so the shards' blocks
+/// add up to the unit's). @param p any rank's plan. @param q the stage. @return the count.
+std::size_t stage_norm_blocks(const ZeroPlan& p, int q);
 
 /// Whether a unit keeps its parameters whole under --persist-below-mb (stage 3 only).
 /// @param numel the unit's real elements. @param param_width bytes per compute-dtype parameter.
@@ -164,7 +197,9 @@ std::size_t checkpoint_slice_of(const ZeroPlan& p);
 /// (used when --vocab is 0). @param dp_rank this rank in its data-parallel group (all N_d ranks,
 /// also with hybrid sharding).
 /// @param mp_rank this rank in its model-parallel group (0 without model parallelism).
+/// @param pp_rank this rank's pipeline stage (0 without a pipeline).
 /// @return the plan.
-ZeroPlan make_zero_plan(const train::TrainConfig& c, int64_t dataset_vocab, int dp_rank, int mp_rank = 0);
+ZeroPlan make_zero_plan(const train::TrainConfig& c, int64_t dataset_vocab, int dp_rank, int mp_rank = 0,
+                        int pp_rank = 0);
 
 }  // namespace zt::zero

@@ -104,6 +104,41 @@ struct Harness {
   }
 };
 
+/// Dense parameters and gradients, as DenseParamProvider, writing down every call the model makes
+/// (model/param_provider.h's protocol), for comparison with provider_calls().
+template <typename T>
+struct RecordingProvider : zt::model::ParamProvider<T> {
+  /// @param m the manifest. @param p dense parameters. @param g dense gradient slots.
+  RecordingProvider(const zt::model::Manifest& m, const T* p, T* g) : manifest(m), params(p), grads(g) {}
+  const zt::model::Manifest& manifest;
+  const T* params;
+  T* grads;
+  std::vector<zt::model::ProviderCall> calls;  ///< in order
+  const T* acquire(int u) override {
+    calls.push_back({zt::model::ProviderCall::Kind::acquire, u});
+    return params + manifest.units[static_cast<std::size_t>(u)].offset;
+  }
+  void release(int u) override { calls.push_back({zt::model::ProviderCall::Kind::release, u}); }
+  T* grad(int u) override {
+    calls.push_back({zt::model::ProviderCall::Kind::grad, u});
+    return grads + manifest.units[static_cast<std::size_t>(u)].offset;
+  }
+  void grad_done(int u) override { calls.push_back({zt::model::ProviderCall::Kind::grad_done, u}); }
+  void param_grad_done(int p) override {
+    calls.push_back(
+        {zt::model::ProviderCall::Kind::param_grad_done, manifest.params[static_cast<std::size_t>(p)].unit, p});
+  }
+};
+
+/// Whether two call lists are the same calls in the same order. @param a one. @param b the other.
+/// @return true if equal.
+inline bool same_calls(const std::vector<zt::model::ProviderCall>& a, const std::vector<zt::model::ProviderCall>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (a[i].kind != b[i].kind || a[i].unit != b[i].unit || a[i].param != b[i].param) return false;
+  return true;
+}
+
 /// GPT-2 initial parameters.
 inline std::vector<float> gpt_init(const zt::model::GptConfig& cfg, uint64_t seed) {
   std::vector<float> p(static_cast<std::size_t>(zt::model::param_count(cfg)));

@@ -200,33 +200,6 @@ TEST_CASE("storage manifests: every canonical element stored exactly once over t
     }
 }
 
-namespace {
-
-// dense parameters and gradients, as DenseParamProvider, writing down every call
-template <typename T>
-struct RecordingProvider : ParamProvider<T> {
-  RecordingProvider(const Manifest& m, const T* p, T* g) : manifest(m), params(p), grads(g) {}
-  const Manifest& manifest;
-  const T* params;
-  T* grads;
-  std::vector<ProviderCall> calls;
-  const T* acquire(int u) override {
-    calls.push_back({ProviderCall::Kind::acquire, u});
-    return params + manifest.units[static_cast<std::size_t>(u)].offset;
-  }
-  void release(int u) override { calls.push_back({ProviderCall::Kind::release, u}); }
-  T* grad(int u) override {
-    calls.push_back({ProviderCall::Kind::grad, u});
-    return grads + manifest.units[static_cast<std::size_t>(u)].offset;
-  }
-  void grad_done(int u) override { calls.push_back({ProviderCall::Kind::grad_done, u}); }
-  void param_grad_done(int p) override {
-    calls.push_back({ProviderCall::Kind::param_grad_done, manifest.params[static_cast<std::size_t>(p)].unit, p});
-  }
-};
-
-}  // namespace
-
 TEST_CASE("the model makes exactly the provider calls provider_calls() lists", "[ch8]") {
   GptConfig cfg{.vocab = 13, .context = 8, .layers = 2, .heads = 4, .width = 32};
   for (int64_t blocks : {1, 4})
@@ -236,7 +209,7 @@ TEST_CASE("the model makes exactly the provider calls provider_calls() lists", "
         cfg.mp_blocks = blocks;
         // the placement of rank 0; its sums over blocks are left incomplete (the calls are the point)
         Harness<float> h(cfg, 2, zt_test::gpt_init(cfg, 1), 0, {{mp, 0}, checkpoint}, [](float*, std::size_t) {});
-        RecordingProvider<float> rec(h.model.manifest(), h.params.data(), h.grads.data());
+        zt_test::RecordingProvider<float> rec(h.model.manifest(), h.params.data(), h.grads.data());
         const auto batch = zt_test::random_batch(2, cfg.context, cfg.vocab, 3);
         h.model.forward(rec, batch_inputs(batch.data(), 2, cfg.context), batch_targets(batch.data(), 2, cfg.context),
                         h.ws);
@@ -245,10 +218,6 @@ TEST_CASE("the model makes exactly the provider calls provider_calls() lists", "
         const auto expected = provider_calls(h.model.manifest());
         INFO("B " << blocks << ", N_m " << mp << (checkpoint ? ", checkpointing" : ""));
         REQUIRE(rec.calls.size() == expected.size());
-        bool same = true;
-        for (std::size_t i = 0; i < expected.size(); ++i)
-          same &= rec.calls[i].kind == expected[i].kind && rec.calls[i].unit == expected[i].unit &&
-                  rec.calls[i].param == expected[i].param;
-        CHECK(same);
+        CHECK(zt_test::same_calls(rec.calls, expected));
       }
 }

@@ -7,7 +7,9 @@ agreement  For a grid of configurations zero-train runs here (stages 0-3, N = 1,
            fp16 / bf16, one and two micro-batches per rank, --mp-size 2, --checkpoint-activations,
            and the schedule's options: buckets, --overlap off, --reduce-dtype compute, --grad-sync,
            --prefetch, --persist-below-mb, --offload-params, --allocator zero, split blocks, --data,
-           --shard-group: hybrid sharding, its traffic inside, across and over all ranks apart),
+           --shard-group: hybrid sharding, its traffic inside, across and over all ranks apart;
+           --pp-size: pipeline stages with GPipe and 1F1B, an uneven --pp-split, and with model
+           parallelism and hybrid sharding, every stage's ranks and the pipeline group's traffic),
            zero-plan's per-rank bytes by ledger category (device and host), every rank's high-water
            mark, and rank 0's calls and bytes per step by collective and group equal EXACTLY the
            MEASURED fields of zero-train's --summary-json (memory.per_rank[].by_category and
@@ -18,7 +20,8 @@ agreement  For a grid of configurations zero-train runs here (stages 0-3, N = 1,
            the host side's bytes and rank 0's copies between host and device memory per step (zero-plan's device_copies against zero-train's measured
            device_copies.per_step, by kind, copies and bytes).
 paper      Paper-scale figures: expected values from the closed form 2psi + 2psi + K psi with
-           P_os / P_os+g / P_os+g+p over N_d, computed here, equal zero-plan's JSON; and they agree
+           P_os / P_os+g / P_os+g+p over N_d (with --pp-size, of psi / N_p per stage), computed here,
+           equal zero-plan's JSON; and they agree
            with the figures as printed by the paper and the seed documents within their rounding
            (one unit of the last printed digit). Also the breakeven batch of seed 001's exercise.
 bad-input  Each bad command line gives one error line on stderr and a non-zero exit.
@@ -126,6 +129,17 @@ def agreement():
     grid.append(["--stage", "2", "--world-size", "4", "--shard-group", "2", "--precision", "fp16", "--bucket-mb", "0.02"])
     grid.append(["--stage", "1", "--world-size", "8", "--mp-size", "2", "--shard-group", "2", "--precision", "fp32",
                  "--micro-batch", "4"])
+    # pipeline stages: ZeRO inside each stage, the workspaces of the micro-batches in flight, send/recv
+    grid.append(["--stage", "1", "--world-size", "4", "--pp-size", "2", "--pp-schedule", "gpipe", "--precision", "bf16",
+                 "--micro-batch", "4"])
+    grid.append(["--stage", "3", "--world-size", "4", "--pp-size", "2", "--precision", "fp16",
+                 "--checkpoint-activations", "--micro-batch", "8"])
+    grid.append(["--stage", "0", "--world-size", "3", "--pp-size", "3", "--layers", "4", "--pp-split", "1,1,2", "--precision", "fp32",
+                 "--micro-batch", "8"])
+    grid.append(["--stage", "2", "--world-size", "8", "--pp-size", "2", "--mp-size", "2", "--precision", "bf16",
+                 "--micro-batch", "8", "--bucket-mb", "0.02"])
+    grid.append(["--stage", "3", "--world-size", "8", "--pp-size", "2", "--shard-group", "2", "--precision", "bf16",
+                 "--micro-batch", "4"])
     # on the emulated device: the device arena, the host side and the copies between them
     grid.append(["--device", "emulated", "--precision", "bf16", "--micro-batch", "8"])
     for stage, n, precision in ((0, 2, "fp32"), (1, 2, "bf16"), (2, 4, "bf16"), (3, 2, "fp32"), (3, 1, "bf16")):
@@ -176,7 +190,7 @@ def agreement():
         p0 = plan["ranks"][0]
         if "comm" in run:  # the ZeRO engine reports rank 0's counters of the last step
             groups = run["comm"]["groups"]
-            for g in [g for g in ("dp", "mp", "dp_shard", "dp_replica", "dp_whole") if g in p0["comm"]]:
+            for g in [g for g in ("dp", "mp", "dp_shard", "dp_replica", "dp_whole", "pp") if g in p0["comm"]]:
                 check(g in groups, f"{name}: zero-train reports no {g} traffic")
                 check(p0["comm"][g] == comm_of(groups[g]),
                       f"{name}: rank 0 {g} traffic: planned {p0['comm'][g]} measured {comm_of(groups[g])}")
@@ -233,6 +247,14 @@ def paper():
         # the paper truncates some figures (4187 for 4187.5): allow one unit of the last digit
         check(within_printed(got / 1e9, printed), f"{where}: {got / 1e9} GB vs printed {printed}")
         print(f"paper: {where}: psi {psi:g} stage {stage} N {n}: {got / 1e9:g} GB (printed {printed})")
+    # seed 001's picture: 4 pipeline stages, each with its own ZeRO-3 group of 4 ranks: a stage holds
+    # psi / 4, sharded over its 4 ranks
+    for stage in (1, 2, 3):
+        j = plan_json(["--params", "13e9", "--stage", str(stage), "--world-size", "16", "--pp-size", "4",
+                       "--layers", "40"])
+        expected = closed_form(13e9 / 4, 12, stage, 4)
+        check(math.isclose(j["model_states"]["total"], expected, rel_tol=1e-12),
+              f"pipeline 4 x ZeRO-{stage} over 4: zero-plan {j['model_states']['total']} B, closed form {expected} B")
     # SGD: K = 8
     j = plan_json(["--params", "1e9", "--optimizer", "sgd"])
     check(j["model_states"]["total"] == 12e9, "SGD: 12 psi")

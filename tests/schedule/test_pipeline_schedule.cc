@@ -2,10 +2,12 @@
 // split and --pp-split's errors; every stage runs each micro-batch's forward before its backward,
 // once each, backwards in micro-batch order (what keeps the gradient sum one device's); the peak
 // of activations in flight is M for GPipe and min(P - s, M) for 1F1B; the timeline of both
-// schedules ends at (M + P - 1)(t_f + t_b), so the bubble is (P - 1)/(M + P - 1) — exact here,
-// because the pass times are small integers and every sum of them is exact in a double.
+// schedules ends at (M + P - 1)(t_f + t_b), so the bubble is (P - 1)/(M + P - 1) — checked
+// exactly, in integers: the pass times are small integers and every sum of them is exact in a
+// double, so idle time x (M + P - 1) == (P - 1) x P x makespan holds with no tolerance.
 #include <catch2/catch.hpp>
 
+#include <cstdint>
 #include <functional>
 #include <string>
 
@@ -28,9 +30,17 @@ std::string error_of(const std::function<void()>& f) {
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
+/// A time on the timeline as an integer; CHECKs that it is one (every sum of integer pass times
+/// is exact in a double).
+int64_t as_integer(double x) {
+  const auto i = static_cast<int64_t>(x);
+  CHECK(static_cast<double>(i) == x);
+  return i;
+}
+
 }  // namespace
 
-TEST_CASE("the balanced split and --pp-split", "[ch8][pipeline]") {
+TEST_CASE("the balanced split and --pp-split", "[ch11][pipeline]") {
   CHECK(balanced_split(6, 2) == std::vector<int>{3, 3});
   CHECK(balanced_split(7, 3) == std::vector<int>{3, 2, 2});
   CHECK(balanced_split(5, 4) == std::vector<int>{2, 1, 1, 1});
@@ -50,7 +60,7 @@ TEST_CASE("the balanced split and --pp-split", "[ch8][pipeline]") {
   CHECK(contains(error_of([] { parse_pipe_schedule("zb"); }), "--pp-schedule: 'zb' is not a schedule"));
 }
 
-TEST_CASE("1F1B's order on a small pipeline, by hand", "[ch8][pipeline]") {
+TEST_CASE("1F1B's order on a small pipeline, by hand", "[ch11][pipeline]") {
   using K = PipeOp::Kind;
   // P = 3, M = 4: stage 0 warms up with 2 forwards, stage 2 (the last) alternates from the start.
   CHECK(stage_order(PipeSchedule::one_f_one_b, 3, 0, 4) == std::vector<PipeOp>{{K::forward, 0},
@@ -73,7 +83,7 @@ TEST_CASE("1F1B's order on a small pipeline, by hand", "[ch8][pipeline]") {
         std::vector<PipeOp>{{K::forward, 0}, {K::forward, 1}, {K::backward, 0}, {K::backward, 1}});
 }
 
-TEST_CASE("every schedule's orders, in-flight peaks and bubble match the closed forms", "[ch8][pipeline]") {
+TEST_CASE("every schedule's orders, in-flight peaks and bubble match the closed forms", "[ch11][pipeline]") {
   using K = PipeOp::Kind;
   for (PipeSchedule sched : {PipeSchedule::gpipe, PipeSchedule::one_f_one_b})
     for (int p : {1, 2, 3, 4, 8})
@@ -93,18 +103,28 @@ TEST_CASE("every schedule's orders, in-flight peaks and bubble match the closed 
           for (int i = 0; i < m; ++i) CHECK(forward_at[i] < backward_at[i]);
           CHECK(peak_in_flight(order) == (sched == PipeSchedule::gpipe ? m : std::min(p - s, m)));
         }
-        for (auto [tf, tb] : {std::pair{1.0, 2.0}, std::pair{1.0, 1.0}, std::pair{3.0, 5.0}}) {
+        for (auto [tf, tb] : {std::pair{1, 2}, std::pair{1, 1}, std::pair{3, 5}}) {
           const PipeTimeline t = simulate(sched, p, m, tf, tb);
-          CHECK(t.makespan == (m + p - 1) * (tf + tb));
-          // bubble = 1 - busy/(P·makespan), with busy = P·M·(t_f + t_b): the closed form's
-          // (P-1)/(M+P-1) up to the rounding of one division
-          CHECK(t.bubble_fraction == Approx(bubble_closed_form(p, m)).margin(1e-15));
-          for (int s = 0; s < p; ++s) CHECK(t.stages[s].size() == static_cast<std::size_t>(2 * m));
+          const int64_t makespan = as_integer(t.makespan);
+          CHECK(makespan == int64_t{m + p - 1} * (tf + tb));
+          // idle = P·makespan - busy, busy summed from the spans: the closed form's bubble
+          // (P-1)/(M+P-1) as the integer identity idle·(M+P-1) == (P-1)·P·makespan
+          int64_t busy = 0;
+          for (int s = 0; s < p; ++s) {
+            CHECK(t.stages[s].size() == static_cast<std::size_t>(2 * m));
+            for (const PipeSpan& span : t.stages[s]) busy += as_integer(span.end) - as_integer(span.start);
+          }
+          CHECK(busy == int64_t{p} * m * (tf + tb));
+          const int64_t idle = int64_t{p} * makespan - busy;
+          CHECK(idle * (m + p - 1) == int64_t{p - 1} * p * makespan);
+          // the reported fraction, 1 - busy/(P·makespan), is bitwise the double 1 - M/(M+P-1):
+          // both quotients are exact integers' ratios equal as rationals, so they round alike
+          CHECK(t.bubble_fraction == 1.0 - static_cast<double>(m) / static_cast<double>(m + p - 1));
         }
       }
 }
 
-TEST_CASE("the bytes crossing stage boundaries", "[ch8][pipeline]") {
+TEST_CASE("the bytes crossing stage boundaries", "[ch11][pipeline]") {
   // b = 4 rows of s = 64 tokens, h = 384, bf16 (t = 2): one boundary activation is 196 608 B
   const uint64_t boundary = 4ull * 64 * 384 * 2;
   CHECK(pipeline_p2p_bytes(4, 8, boundary) == 2ull * 3 * 8 * boundary);

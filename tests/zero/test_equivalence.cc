@@ -14,21 +14,6 @@ namespace {
 
 const char* on_off(bool b) { return b ? "on" : "off"; }
 
-/// Run `c` sharded and its reference; check both agree bit for bit. Returns the reference.
-train::RunResult check_equal(const train::TrainConfig& c) {
-  train::RunArtifacts ref_art;
-  const train::RunResult ref = run(reference_of(c), &ref_art);
-  const ZeroRun z = run_zero(c);
-  INFO("stage " << c.stage << " N=" << c.world_size << " " << word_of(c.precision) << " " << word_of(c.optimizer)
-                << " mb/rank=" << c.micro_batches_per_rank() << " sync=" << word_of(c.resolved_grad_sync())
-                << " reduce=" << word_of(c.reduce_dtype));
-  REQUIRE(z.errors == "");
-  for (const auto& r : z.ranks) CHECK(compare_steps(r.value->run.steps, ref.steps) == "");
-  CHECK(compare_params(z.artifacts.final_params, ref_art.final_params) == "");
-  CHECK(compare_params(z.artifacts.step1_grad, ref_art.step1_grad) == "");  // --dump-grads
-  return ref;
-}
-
 }  // namespace
 
 TEST_CASE("stages 0 and 1, one micro-batch per rank: bitwise equal to the reference", "[ch5]") {

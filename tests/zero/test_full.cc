@@ -1,5 +1,6 @@
 // The full product of the equivalence axes (label `full`, not part of `make test`); and the full
-// product of the model-parallel axes of chapter 8 (mp_fixtures.h). Data parallelism: stages 0-3 x
+// product of the model-parallel axes of chapter 8 (mp_fixtures.h), and of the pipeline's of
+// chapter 11. Data parallelism: stages 0-3 x
 // N = 1..5, 7 x fp32/fp16/bf16 x Adam/SGD x overlap on/off x prefetch 0/2 x two bucket sizes,
 // one micro-batch per rank, with clipping; each run bitwise equal to the single-rank reference.
 // The rows are listed by full_product() (every combination but the two that are the same run:
@@ -59,12 +60,7 @@ TEST_CASE("full product: every stage, N, precision, optimizer, overlap, prefetch
       c.prefetch = cs.prefetch;
       c.bucket_mb = cs.bucket_mb;
       c.clip_grad_norm = 0.5;
-      train::RunArtifacts ref_art;
-      const train::RunResult ref = run(reference_of(c), &ref_art);
-      const ZeroRun z = run_zero(c);
-      REQUIRE(z.errors == "");
-      for (const auto& r : z.ranks) CHECK(compare_steps(r.value->run.steps, ref.steps) == "");
-      CHECK(compare_params(z.artifacts.final_params, ref_art.final_params) == "");
+      check_equal(c);
     }
 }
 
@@ -90,4 +86,35 @@ TEST_CASE("full product, ZeRO-R: P_a and P_a+cpu x (N_d, N_m) x stage x precisio
   for (const auto& [cs, partition] : cases) DYNAMIC_SECTION(cs.name() << ", P_a " << partition) {
       check_mp_equal(cs, partition);
     }
+}
+
+TEST_CASE("full product, pipeline: (N_d, N_p, N_m) x stage x schedule x precision x checkpointing", "[ch11]") {
+  // A larger grid than make test's: more shapes (N_p up to 4 with N_d up to 4, an uneven split),
+  // fp16 beside fp32 and bf16, and activation checkpointing; each run bitwise one device's.
+  struct Grid {
+    int nd, np, nm;
+    const char* split;  // "" = balanced
+  };
+  const Grid grids[] = {{1, 2, 1, ""}, {2, 2, 1, ""}, {1, 4, 1, ""}, {2, 2, 2, ""},      {1, 3, 1, ""},   {4, 2, 1, ""},
+                        {2, 4, 1, ""}, {1, 2, 2, ""}, {2, 3, 1, ""}, {1, 3, 1, "2,1,1"}, {2, 2, 1, "3,1"}};
+  for (const Grid& g : grids)
+    for (int stage : {0, 1, 2, 3})
+      for (const char* schedule : {"gpipe", "1f1b"})
+        for (const char* precision : {"fp32", "fp16", "bf16"})
+          for (bool checkpoint : {false, true})
+            DYNAMIC_SECTION("N_d " << g.nd << ", N_p " << g.np << ", N_m " << g.nm << ", split '" << g.split
+                                   << "', stage " << stage << ", " << schedule << ", " << precision
+                                   << (checkpoint ? ", checkpointing" : "")) {
+              const int M = 4;  // micro-batches per data-parallel rank: >= N_p, a power of two
+              auto c = zero_config(stage, g.nd * g.np * g.nm, M, precision);
+              c.global_batch = static_cast<int64_t>(g.nd) * M * c.micro_batch;
+              c.layers = 4;
+              c.mp_size = g.nm;
+              c.pp_size = g.np;
+              c.pp_split = g.split;
+              c.pp_schedule = word<schedule::PipeSchedule>(schedule);
+              c.checkpoint_activations = checkpoint;
+              c.clip_grad_norm = 0.5;
+              check_equal(c);
+            }
 }

@@ -36,13 +36,8 @@ TEST_CASE("hybrid sharding: every stage at N_d = 4, G = 2 is one device's traini
       c.shard_group = 2;
       c.clip_grad_norm = 0.5;
       c.steps = 3;
-      train::RunArtifacts ref_art;
-      const train::RunResult ref = run(reference_of(c), &ref_art);
-      const ZeroRun z = run_zero(c);
-      REQUIRE(z.errors == "");
-      for (const auto& r : z.ranks) CHECK(compare_steps(r.value->run.steps, ref.steps) == "");
-      CHECK(compare_params(z.artifacts.final_params, ref_art.final_params) == "");
-      CHECK(compare_params(z.artifacts.step1_grad, ref_art.step1_grad) == "");
+      ZeroRun z;
+      check_equal(c, &z);
       for (const auto& r : z.ranks) {
         const auto& m = r.value->run.memory.front();
         INFO("rank " << m.rank);

@@ -8,6 +8,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "collective/grid.h"
@@ -41,14 +42,15 @@ inline ZeroRun run_zero(const train::TrainConfig& c, const train::StepCallback& 
   ZeroRun out;
   out.ranks = run_thread_ranks(n, [&](int r) {
     GlooCollective coll(group.for_rank(r));
-    if (c.mp_size == 1 && !c.hybrid_sharding())
+    if (c.mp_size == 1 && !c.hybrid_sharding() && c.pp_size == 1)
       return predict::train_zero(c, *data, coll, on_step, &arts[static_cast<std::size_t>(r)]);
-    Grid grid = make_grid(coll, GridDims{static_cast<int>(c.mp_size), 1, static_cast<int>(c.resolved_shard_group())});
+    Grid grid = make_grid(coll, GridDims{static_cast<int>(c.mp_size), static_cast<int>(c.pp_size),
+                                         static_cast<int>(c.resolved_shard_group())});
     std::optional<HybridGroup> hybrid;
     if (grid.shard) hybrid.emplace(*grid.shard, *grid.replica, *grid.dp);
-    return predict::train_zero(c, *data,
-                               {*grid.dp, c.mp_size > 1 ? grid.mp.get() : nullptr, hybrid ? &*hybrid : nullptr},
-                               on_step, &arts[static_cast<std::size_t>(r)]);
+    return predict::train_zero(
+        c, *data, {*grid.dp, c.mp_size > 1 ? grid.mp.get() : nullptr, hybrid ? &*hybrid : nullptr, grid.pp.get()},
+        on_step, &arts[static_cast<std::size_t>(r)]);
   });
   for (int r = 0; r < n; ++r)
     if (!out.ranks[static_cast<std::size_t>(r)].ok())
@@ -92,14 +94,35 @@ inline train::TrainConfig zero_config(int stage, int world, int micro_per_rank, 
 }
 
 /// The reference: one rank, stage 0, same global batch, micro-batch, precision, seed, and the
-/// same tensor-parallel blocks (all of them on the one device).
+/// same tensor-parallel blocks (all of them on the one device; no pipeline).
 inline train::TrainConfig reference_of(train::TrainConfig c) {
   c.mp_blocks = c.resolved_mp_blocks();
   c.stage = 0;
   c.world_size = 1;
   c.mp_size = 1;
   c.shard_group.reset();
+  c.pp_size = 1;
+  c.pp_split.clear();
   return c;
+}
+
+/// Run `c` sharded (run_zero) and its reference (reference_of); Catch2 checks that every rank's
+/// step records and the final master weights and step-1 gradient (--dump-grads) are bitwise
+/// equal. @param c the sharded run. @param zero if not null, receives the sharded run (for
+/// further checks). @return the reference's result.
+inline train::RunResult check_equal(const train::TrainConfig& c, ZeroRun* zero = nullptr) {
+  train::RunArtifacts ref_art;
+  const train::RunResult ref = run(reference_of(c), &ref_art);
+  ZeroRun z = run_zero(c);
+  INFO("stage " << c.stage << " N=" << c.world_size << " " << word_of(c.precision) << " " << word_of(c.optimizer)
+                << " mb/rank=" << c.micro_batches_per_rank() << " sync=" << word_of(c.resolved_grad_sync())
+                << " reduce=" << word_of(c.reduce_dtype));
+  REQUIRE(z.errors == "");
+  for (const auto& r : z.ranks) CHECK(compare_steps(r.value->run.steps, ref.steps) == "");
+  CHECK(compare_params(z.artifacts.final_params, ref_art.final_params) == "");
+  CHECK(compare_params(z.artifacts.step1_grad, ref_art.step1_grad) == "");  // --dump-grads
+  if (zero) *zero = std::move(z);
+  return ref;
 }
 
 /// The plan rank `rank` of `c` derives (layout, per-unit specs), built without training.

@@ -10,6 +10,7 @@
 // (predict/zero_memory.h, predict/zero_trace.h, predict/zero_comm.h, train/memory_plan.h). The printed lines are a
 // stable format quoted by chapters and exercises: new lines may be added, existing ones are never reformatted. It
 // trains nothing.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -108,9 +109,12 @@ std::size_t allocations(const std::vector<zt::ArenaEvent>& trace) {
   return n;
 }
 
-std::string rank_label(const zt::plan::RankPrediction& r) {
+std::string rank_label(const zt::plan::RankPrediction& r, const TrainConfig& c) {
   char b[64];
-  std::snprintf(b, sizeof b, "rank %d (dp %d, mp %d)", r.rank, r.dp_rank, r.mp_rank);
+  if (c.pp_size > 1)  // the pipeline stage first, as the rank order has it (collective/grid.h)
+    std::snprintf(b, sizeof b, "rank %d (pp %d, dp %d, mp %d)", r.rank, r.pp_rank, r.dp_rank, r.mp_rank);
+  else
+    std::snprintf(b, sizeof b, "rank %d (dp %d, mp %d)", r.rank, r.dp_rank, r.mp_rank);
   return b;
 }
 
@@ -204,11 +208,13 @@ void time_section(const PlanFlags& f, const TrainConfig& c, double psi_rank, dou
 
 zt::plan::PaperQuestion paper_question(const TrainConfig& c, const PlanFlags& f, double psi) {
   zt::plan::PaperQuestion q;
-  q.psi = psi / static_cast<double>(c.mp_size);  // a model-parallel rank holds ψ / N_m
+  // a model-parallel rank holds ψ / N_m; a pipeline stage ψ / N_p (the blocks split evenly: at paper
+  // scale the embedding's and the head's share is not told apart)
+  q.psi = psi / static_cast<double>(c.mp_size) / static_cast<double>(c.pp_size);
   q.k = zt::optimizer_k(zt::word_of(c.optimizer));
   q.stage = static_cast<int>(c.stage);
   q.dp = static_cast<std::size_t>(c.resolved_shard_group());  // ZeRO shards over G (hybrid sharding) or N_d
-  q.layers = c.layers;
+  q.layers = std::max<int64_t>(1, c.layers / c.pp_size);      // a stage's blocks
   q.traffic_model = f.traffic_model;
   return q;
 }
@@ -224,21 +230,29 @@ int plan_paper(const TrainConfig& c, const PlanFlags& f, ordered_json& out) {
   if (c.hybrid_sharding())
     std::printf("hybrid sharding: the states sharded over groups of G = %lld ranks, replicated across %lld groups\n", n,
                 static_cast<long long>(c.dp_size()) / n);
+  if (c.pp_size > 1)
+    std::printf(
+        "pipeline: N_p = %lld stages, each holding psi_s = psi / N_p = %.6g parameters (blocks split evenly); the "
+        "activations across the cuts are not modelled at paper scale (they need b, s, h: plan a shape)\n",
+        static_cast<long long>(c.pp_size), q.psi * static_cast<double>(c.mp_size));
   std::printf("model states per rank (GB = 1e9 bytes):\n");
   const auto spec = zt::shard_spec_for_stage(q.stage, q.dp);
   char what[64];
-  std::snprintf(what, sizeof what, "params     2 psi%s", spec.params ? (" / " + std::to_string(n)).c_str() : "");
+  const char* psi_name = c.pp_size > 1 ? "psi_s" : "psi";  // a stage's share with a pipeline
+  std::snprintf(what, sizeof what, "params     2 %s%s", psi_name,
+                spec.params ? (" / " + std::to_string(n)).c_str() : "");
   bytes_line("", what, a.states.params);
-  std::snprintf(what, sizeof what, "grads      2 psi%s", spec.grads ? (" / " + std::to_string(n)).c_str() : "");
+  std::snprintf(what, sizeof what, "grads      2 %s%s", psi_name,
+                spec.grads ? (" / " + std::to_string(n)).c_str() : "");
   bytes_line("", what, a.states.grads);
-  std::snprintf(what, sizeof what, "optimizer %2d psi%s", q.k,
+  std::snprintf(what, sizeof what, "optimizer %2d %s%s", q.k, psi_name,
                 spec.optimizer ? (" / " + std::to_string(n)).c_str() : "");
   bytes_line("", what, a.states.optimizer);
   bytes_line("", "total", a.states.total);
-  std::printf("traffic per rank per step: %g psi elements of 2 B x %.6g (%s) = %.0f B = %s in %.6g calls (L = %lld)\n",
-              a.elements_factor, a.ring_factor,
+  std::printf("traffic per rank per step: %g %s elements of 2 B x %.6g (%s) = %.0f B = %s in %.6g calls (L = %lld)\n",
+              a.elements_factor, psi_name, a.ring_factor,
               f.traffic_model == zt::plan::TrafficModel::paper ? "paper model, no (N-1)/N" : "(N-1)/N",
-              a.bytes_per_step, gb(a.bytes_per_step).c_str(), a.calls_per_step, static_cast<long long>(c.layers));
+              a.bytes_per_step, gb(a.bytes_per_step).c_str(), a.calls_per_step, static_cast<long long>(q.layers));
   // hybrid sharding: each gradient reduction adds an all-reduce of this rank's 1/G of the 16-bit
   // gradient (2 psi / G bytes) over the R = N_d / G replicas, 2 (R - 1) / R of it sent
   double across = 0;
@@ -257,6 +271,7 @@ int plan_paper(const TrainConfig& c, const PlanFlags& f, ordered_json& out) {
   out["dp_size"] = c.dp_size();
   out["shard_group"] = n;
   out["mp_size"] = c.mp_size;
+  out["pp_size"] = c.pp_size;
   out["model_states"] = {{"params", a.states.params},
                          {"grads", a.states.grads},
                          {"optimizer", a.states.optimizer},
@@ -294,7 +309,7 @@ int plan_shape(const TrainConfig& c, const PlanFlags& f, ordered_json& out) {
   out["arena_capacity"] = run.arena_capacity;
   ordered_json ranks = ordered_json::array();
   for (const auto& r : run.ranks) {
-    const std::string label = rank_label(r);
+    const std::string label = rank_label(r, c);
     for (const auto& [name, bytes] : r.device) bytes_line(label, "device " + name, static_cast<double>(bytes));
     for (const auto& [name, bytes] : r.host) bytes_line(label, "host " + name, static_cast<double>(bytes));
     bytes_line(label, "model states", static_cast<double>(r.model_states_bytes));
@@ -304,6 +319,7 @@ int plan_shape(const TrainConfig& c, const PlanFlags& f, ordered_json& out) {
     j["rank"] = r.rank;
     j["dp_rank"] = r.dp_rank;
     j["mp_rank"] = r.mp_rank;
+    j["pp_rank"] = r.pp_rank;
     j["device"] = r.device;
     j["host"] = r.host;
     j["peak_bytes"] = r.peak_bytes;
@@ -316,6 +332,7 @@ int plan_shape(const TrainConfig& c, const PlanFlags& f, ordered_json& out) {
       j["comm"]["dp_replica"] = comm_object(r.dp_replica_comm);
       j["comm"]["dp_whole"] = comm_object(r.dp_whole_comm);
     }
+    if (c.pp_size > 1) j["comm"]["pp"] = comm_object(r.pp_comm);  // send/recv and the stages' agreement
     j["host_transfers"] = {{"to_host_bytes", r.transfers.to_host_bytes},
                            {"to_host_calls", r.transfers.to_host_calls},
                            {"to_device_bytes", r.transfers.to_device_bytes},
@@ -332,17 +349,17 @@ int plan_shape(const TrainConfig& c, const PlanFlags& f, ordered_json& out) {
   std::printf("arena capacity (--memory-budget-mb %g): %zu B\n", c.memory_budget_mb, run.arena_capacity);
   for (const auto& r : run.ranks)  // the predicted trace replayed through a first-fit arena of that capacity
     if (r.fit.ok)
-      std::printf("  %s  fits: %zu allocations replayed, high-water %zu B\n", rank_label(r).c_str(),
+      std::printf("  %s  fits: %zu allocations replayed, high-water %zu B\n", rank_label(r, c).c_str(),
                   allocations(r.trace), r.high_water_bytes);
     else
-      std::printf("  %s  does not fit: %s (at allocation event %zu)\n", rank_label(r).c_str(), r.fit.message.c_str(),
+      std::printf("  %s  does not fit: %s (at allocation event %zu)\n", rank_label(r, c).c_str(), r.fit.message.c_str(),
                   r.fit.failed_event);
   if (!c.memory_trace.empty())  // rank 0's predicted trace, as zero-train --memory-trace writes it for --steps 1
     zt::write_file_atomic(c.memory_trace, zt::predict::arena_trace_json(run.ranks.front().trace, c));
   std::printf("traffic per step, predicted calls and bytes sent by collective and group:\n");
   bool any = false;
   for (const auto& r : run.ranks) {
-    const std::string label = rank_label(r);
+    const std::string label = rank_label(r, c);
     if (c.hybrid_sharding()) {  // inside the shard group, across shard groups, over all N_d ranks
       print_comm(label, "dp inside shard group ", r.dp_comm - r.dp_replica_comm - r.dp_whole_comm);
       print_comm(label, "dp across shard groups", r.dp_replica_comm);
@@ -351,6 +368,7 @@ int plan_shape(const TrainConfig& c, const PlanFlags& f, ordered_json& out) {
       print_comm(label, "dp", r.dp_comm);
     }
     print_comm(label, "mp", r.mp_comm);
+    if (c.pp_size > 1) print_comm(label, "pp", r.pp_comm);
     const auto& t = r.transfers;
     if (t.to_host_calls || t.to_device_calls)
       std::printf("  %s  host to_host %llu calls %llu B, to_device %llu calls %llu B\n", label.c_str(),

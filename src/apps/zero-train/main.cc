@@ -192,7 +192,9 @@ zt::train::RunComparison verify(const TrainConfig& c, const zt::Dataset& data, c
   ref.stage = 0;
   ref.world_size = 1;
   ref.mp_size = 1;
-  ref.shard_group.reset();                                           // one rank shards nothing
+  ref.shard_group.reset();  // one rank shards nothing
+  ref.pp_size = 1;          // and runs every block itself
+  ref.pp_split.clear();
   ref.mp_blocks = c.resolved_mp_blocks();                            // the same numerics: B blocks, all on one device
   ref.partition_activations = zt::train::PartitionActivations::off;  // where checkpoints are kept changes no bit
   ref.offload_optimizer = {};                                        // nor where the optimizer runs
@@ -224,9 +226,10 @@ int write_outputs(const TrainConfig& c, const zt::Dataset& data, const RunResult
   sections.emplace_back("mp_size", std::to_string(c.mp_size));
   sections.emplace_back("dp_size", std::to_string(c.dp_size()));
   if (comm)
-    sections.emplace_back("comm", c.hybrid_sharding()
-                                      ? zt::predict::comm_json(comm->dp, comm->mp, &comm->dp_replica, &comm->dp_whole)
-                                      : zt::predict::comm_json(comm->dp, comm->mp));
+    sections.emplace_back(
+        "comm",
+        zt::predict::comm_json(comm->dp, comm->mp, c.hybrid_sharding() ? &comm->dp_replica : nullptr,
+                               c.hybrid_sharding() ? &comm->dp_whole : nullptr, c.pp_size > 1 ? &comm->pp : nullptr));
   if (comm && (c.partition_activations == zt::train::PartitionActivations::cpu || c.offloads_optimizer()))
     sections.emplace_back("host_transfers",
                           zt::predict::transfers_json(comm->transfers_per_step, comm->transfers_predicted_per_step,
@@ -287,15 +290,16 @@ zt::GlooOptions rank_options(const TrainConfig& c) {
 /// destructors tell the peers, who then exit, and this rank's message must be out first.
 zt::zero::ZeroRunResult train_on_grid(const TrainConfig& c, const zt::Dataset& data, zt::Collective& world,
                                       const zt::train::StepCallback& on_step, RunArtifacts* artifacts) {
-  if (c.mp_size == 1 && !c.hybrid_sharding())
+  if (c.mp_size == 1 && !c.hybrid_sharding() && c.pp_size == 1)
     return zt::announcing_errors([&] { return zt::predict::train_zero(c, data, world, on_step, artifacts); });
-  zt::Grid grid =
-      zt::make_grid(world, zt::GridDims{static_cast<int>(c.mp_size), 1, static_cast<int>(c.resolved_shard_group())});
+  zt::Grid grid = zt::make_grid(world, zt::GridDims{static_cast<int>(c.mp_size), static_cast<int>(c.pp_size),
+                                                    static_cast<int>(c.resolved_shard_group())});
   std::optional<zt::HybridGroup> hybrid;  // --shard-group G < N_d: ZeRO shards over G ranks
   if (grid.shard) hybrid.emplace(*grid.shard, *grid.replica, *grid.dp);
   return zt::announcing_errors([&] {
     return zt::predict::train_zero(
-        c, data, {*grid.dp, c.mp_size > 1 ? grid.mp.get() : nullptr, hybrid ? &*hybrid : nullptr}, on_step, artifacts);
+        c, data, {*grid.dp, c.mp_size > 1 ? grid.mp.get() : nullptr, hybrid ? &*hybrid : nullptr, grid.pp.get()},
+        on_step, artifacts);
   });
 }
 

@@ -14,9 +14,9 @@
 // forward, so all ranks must issue the same all-gathers even when one has no round left. A rank
 // with an empty pass walks the forward's gathers without computing (acquire, release): the
 // collectives stay in lockstep and no dummy forward is run. The gathers follow only the forward
-// part of the plan's acquire order (a copy of the plan cut after the tied head; the training's
-// order goes on into backward), so nothing is prefetched for a backward that never comes and the
-// gatherer is empty when it restarts. This object has its own gatherer: the training's is never
+// part of the plan's acquire order (forward_acquire_order: the units one forward gathers; the
+// training's order goes on into backward), so nothing is prefetched for a backward that never
+// comes and the gatherer is empty when it restarts. This object has its own gatherer: the training's is never
 // touched. Stages 0-2 hold every parameter: the result gather is the only collective.
 //
 // With a pipeline every stage runs its part of each round's forward, the activations passed on by

@@ -9,7 +9,7 @@ CTEST   := ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
 
-.PHONY: help deps configure build test test-full test-gpu test-stress test-asan test-tsan fuzz docs notebooks run clean format
+.PHONY: help deps configure build test test-full test-gpu test-stress test-asan test-tsan fuzz docs notebooks figures run clean format
 .DEFAULT_GOAL := help
 
 help:
@@ -28,6 +28,8 @@ help:
 	@echo "make build        configure and build into $(BUILD)/ (Release)"
 	@echo "make docs         Doxygen API docs into $(BUILD)/docs (warnings are errors)"
 	@echo "make notebooks    execute notebooks/ headlessly; plots go to $(BUILD)/notebooks"
+	@echo "make figures      rerun the programs behind the chapters' figures and redraw them (chapters/*/figures/,"
+	@echo "                  scripts/figures/; FIGURES_FLAGS=--retime also replaces the committed trace times)"
 	@echo "make format       lay out the C++ sources as .clang-format says (clang-format 14)"
 	@echo "make clean        remove $(BUILD)/"
 
@@ -100,6 +102,12 @@ docs: deps
 
 notebooks: build
 	scripts/run_notebooks.sh $(BUILD)
+
+# Each figure's data (NAME.json) from runs of the programs or a closed form, its SVG drawn from that
+# data alone; the `docs` test tests/figures checks that both are current.
+FIGURES_FLAGS ?=
+figures: build
+	/usr/bin/python3 scripts/figures/figlib.py make $(BUILD) $(FIGURES_FLAGS)
 
 run: build
 	scripts/run_main.sh $(BUILD)

@@ -1,6 +1,9 @@
 // plan/paper_scale.cc — the paper's closed forms at any ψ (see paper_scale.h).
 #include "plan/paper_scale.h"
 
+#include <algorithm>
+#include <cmath>
+
 namespace zt::plan {
 
 PaperAnswer paper_answer(const PaperQuestion& q) {
@@ -13,6 +16,11 @@ PaperAnswer paper_answer(const PaperQuestion& q) {
   static const double collectives_per_layer[4] = {1, 2, 2, 3};
   a.calls_per_step = static_cast<double>(q.layers) * collectives_per_layer[q.stage];
   return a;
+}
+
+long long gpt3_shape_layers(double psi) {
+  constexpr double kParamsPerCubedLayer = 12.0 * 128.0 * 128.0;  // 12 C^2 per block, C = 128 L
+  return std::max(1LL, std::llround(std::cbrt(psi / kParamsPerCubedLayer)));
 }
 
 }  // namespace zt::plan

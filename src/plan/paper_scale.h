@@ -53,4 +53,11 @@ struct PaperAnswer {
 /// Answer a paper-scale question. @param q the question. @return the answers.
 PaperAnswer paper_answer(const PaperQuestion& q);
 
+/// The depth of a GPT-3-shaped model of ψ parameters, for the call count when `--layers` is not
+/// given at paper scale. GPT-3's family keeps its width near C = 128·L (6.7B: L = 32, C = 4096;
+/// 13B: 40, 5140; 175B: 96, 12288), and a block holds about 12·C² parameters, so
+/// ψ ≈ 12·128²·L³ and L = round(cbrt(ψ / 196608)): 34 for 7.5B, 40 for 13B, 96 for 175B.
+/// @param psi parameters ψ. @return L, at least 1.
+long long gpt3_shape_layers(double psi);
+
 }  // namespace zt::plan

@@ -224,10 +224,13 @@ void apply_zero(Section& s, Applier& a) {
     a.set(s.where("stage3_prefetch_bucket_size"), "prefetch", "0");
   }
   if (s.has("stage3_param_persistence_threshold")) {
-    // elements -> MiB of compute-dtype parameters: numel * w < T * w / 2^20 * 2^20 exactly when numel < T
-    const double t = static_cast<double>(s.integer("stage3_param_persistence_threshold"));
+    // DeepSpeed keeps a tensor whole when numel <= T; --persist-below-mb keeps a unit whole when
+    // numel * w < MiB * 2^20. With MiB = (T + 1) * w / 2^20 (exact: a power-of-two division) the
+    // two agree: numel * w < (T + 1) * w exactly when numel <= T. T = 0 keeps nothing: off.
+    const int64_t t = s.integer("stage3_param_persistence_threshold");
     a.set(s.where("stage3_param_persistence_threshold"), "persist-below-mb",
-          text_of(t * static_cast<double>(param_width(a.c)) / 1048576.0));
+          t == 0 ? std::string("0")
+                 : text_of(static_cast<double>(t + 1) * static_cast<double>(param_width(a.c)) / 1048576.0));
   }
   if (s.has("mics_shard_size")) {  // MiCS: every model state sharded within groups, replicated across them
     const double v = s.number("mics_shard_size");  // DeepSpeed's default, -1, is off

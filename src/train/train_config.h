@@ -92,7 +92,7 @@ struct TrainConfig {
   std::optional<ZeroPreset> zero_config;     ///< the ZeRO paper's Table 3 preset C1..C5 (empty = none)
   std::string memory_trace;                  ///< --memory-trace FILE: rank 0's arena events as JSON (M_D replay)
   RanksAs ranks_as = RanksAs::processes;     ///< how --world-size N starts its ranks: processes | threads
-  double bucket_mb = 25;                     ///< stage-2 gradient bucket, MiB (decimal allowed; PyTorch DDP's default)
+  double bucket_mb = 25;                     ///< stage-2 gradient bucket, MiB (fractions allowed; DDP's bucket_cap_mb)
   int64_t prefetch = 1;                      ///< stage 3: units all-gathered ahead of use
   double persist_below_mb = 0;  ///< stage 3: units with compute-dtype params under this many MiB stay whole (0: off)
   bool overlap = true;          ///< --overlap on: start gradient reductions asynchronously during backward

@@ -144,8 +144,8 @@ void declare_train_flags(ArgParser& p, TrainConfig& c) {
                "write rank 0's every arena allocation and release as JSON (replayed by zero-memreplay)")
       .not_hashed();
   p.add_enum("ranks-as", &c.ranks_as, "how --world-size starts ranks").not_hashed();
-  p.add_double("bucket-mb", &c.bucket_mb, "stage-2 gradient bucket size in MiB (decimal; PyTorch DDP's default)", 1e-6,
-               1e6);
+  p.add_double("bucket-mb", &c.bucket_mb,
+               "stage-2 gradient bucket size in MiB, fractions allowed (PyTorch DDP's bucket_cap_mb)", 1e-6, 1e6);
   p.add_int("prefetch", &c.prefetch, "stage 3: units all-gathered ahead", 0, 64);
   p.add_double("persist-below-mb", &c.persist_below_mb,
                "stage 3: keep units whose compute-dtype params are under this many MiB whole (0: off)", 0.0, 1e9);

@@ -255,6 +255,19 @@ def paper():
         expected = closed_form(13e9 / 4, 12, stage, 4)
         check(math.isclose(j["model_states"]["total"], expected, rel_tol=1e-12),
               f"pipeline 4 x ZeRO-{stage} over 4: zero-plan {j['model_states']['total']} B, closed form {expected} B")
+    # without --layers the call count takes GPT-3's depth for psi: L = round(cbrt(psi / (12 * 128^2)))
+    # (GPT-3 13B has 40 layers, 175B 96); --layers overrides it
+    for psi, layers in ((7.5e9, 34), (13e9, 40), (175e9, 96), (1e3, 1)):
+        want = max(1, round((psi / (12 * 128 * 128)) ** (1 / 3)))  # at least one layer
+        j = plan_json(["--params", repr(psi), "--stage", "3", "--world-size", "8"])
+        check(want == layers, f"psi {psi:g}: closed form L = {want}, expected {layers}")
+        check(j["traffic"]["layers"] == layers and not j["traffic"]["layers_given"]
+              and j["traffic"]["calls_per_step"] == 3 * layers,
+              f"psi {psi:g} without --layers: zero-plan L = {j['traffic']['layers']}, "
+              f"{j['traffic']['calls_per_step']} calls; expected L = {layers}, {3 * layers} calls")
+    j = plan_json(["--params", "7.5e9", "--stage", "3", "--world-size", "8", "--layers", "72"])
+    check(j["traffic"]["layers"] == 72 and j["traffic"]["layers_given"] and j["traffic"]["calls_per_step"] == 216,
+          f"--layers 72 at paper scale: zero-plan L = {j['traffic']['layers']}, {j['traffic']['calls_per_step']} calls")
     # SGD: K = 8
     j = plan_json(["--params", "1e9", "--optimizer", "sgd"])
     check(j["model_states"]["total"] == 12e9, "SGD: 12 psi")

@@ -46,7 +46,9 @@ TEST_CASE("ds config: element counts become MiB exactly", "[ch6][config]") {
     CHECK(static_cast<double>(static_cast<std::size_t>(mb * 1048576.0) / 2) == e);
   }
   const TrainConfig t = applied(R"({"zero_optimization": {"stage3_param_persistence_threshold": 1e5}})");
-  CHECK(t.persist_below_mb == 1e5 * 4 / 1048576.0);  // fp32 parameters: 4 bytes an element
+  // DeepSpeed keeps numel <= T whole; the flag keeps numel * 4 < MiB * 2^20 (fp32: 4 bytes an element)
+  CHECK(t.persist_below_mb == (1e5 + 1) * 4 / 1048576.0);
+  CHECK(applied(R"({"zero_optimization": {"stage3_param_persistence_threshold": 0}})").persist_below_mb == 0);
 }
 
 TEST_CASE("ds config: Adam decays weights the AdamW way unless adam_w_mode is false", "[ch5][config]") {
@@ -152,7 +154,7 @@ const std::vector<Case> kCases = {
      "--precision bf16 --weight-decay 0.1 --global-batch 8 --micro-batch 2 --stage 2 --bucket-mb 0.003814697265625"},
     {"07-zero-3/ds_config.json", "--world-size 2 ",
      "--precision fp16 --optimizer adam --lr 0.002 --weight-decay 0.01 --loss-scale-init 4096 --global-batch 8 "
-     "--micro-batch 2 --stage 3 --prefetch 0 --persist-below-mb 0.00390625"},
+     "--micro-batch 2 --stage 3 --prefetch 0 --persist-below-mb 0.0039081573486328125"},
     {"06-zero-2/ds_config.json", "--world-size 4 ",
      "--precision bf16 --weight-decay 0.1 --global-batch 8 --micro-batch 2 --stage 2 --bucket-mb 0.003814697265625"},
     {"08-zero-r/ds_config.json", "--world-size 2 ",

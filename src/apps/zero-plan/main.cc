@@ -45,7 +45,8 @@ struct PlanFlags {
   std::optional<int64_t> batch;  // B sequences per rank per step; default --global-batch / N_d
   zt::plan::TrafficModel traffic_model = zt::plan::TrafficModel::exact;
   bool max_model = false;
-  double budget_gb = 80;  // --max-model at paper scale
+  double budget_gb = 80;      // --max-model at paper scale
+  bool layers_given = false;  // --layers on the command line; else at paper scale GPT-3's depth for ψ
   std::string json;
 };
 
@@ -53,7 +54,9 @@ zt::ArgParser plan_parser(PlanFlags& f) {
   zt::ArgParser p("zero-plan",
                   "Plan a zero-train run: per-rank bytes, traffic per step, time estimate, breakeven batch,\n"
                   "largest model. Takes every zero-train flag (listed after these) plus:");
-  p.add_double("params", &f.params, "plan a model of this many parameters by the paper's formulas (e.g. 7.5e9)",
+  p.add_double("params", &f.params,
+               "plan a model of this many parameters by the paper's formulas (e.g. 7.5e9); without --layers the "
+               "call count takes GPT-3's depth for it, L = round(cbrt(psi / (12 x 128^2))): 34 for 7.5e9",
                "off: the shape of --layers/--width/...", 1, 1e16);
   p.add_double("alpha-us", &f.alpha_us, "latency per collective call, microseconds", 0, 1e9);
   p.add_double("beta-gbs", &f.beta_gbs, "bandwidth per rank, GB/s (1 GB = 1e9 bytes)", 1e-9, 1e9);
@@ -214,7 +217,9 @@ zt::plan::PaperQuestion paper_question(const TrainConfig& c, const PlanFlags& f,
   q.k = zt::optimizer_k(zt::word_of(c.optimizer));
   q.stage = static_cast<int>(c.stage);
   q.dp = static_cast<std::size_t>(c.resolved_shard_group());  // ZeRO shards over G (hybrid sharding) or N_d
-  q.layers = std::max<int64_t>(1, c.layers / c.pp_size);      // a stage's blocks
+  // a shape (no --params) has its real depth; a bare ψ takes GPT-3's unless --layers is given
+  const long long layers = !f.params || f.layers_given ? c.layers : zt::plan::gpt3_shape_layers(psi);
+  q.layers = std::max<long long>(1, layers / c.pp_size);  // a stage's blocks
   q.traffic_model = f.traffic_model;
   return q;
 }
@@ -249,10 +254,11 @@ int plan_paper(const TrainConfig& c, const PlanFlags& f, ordered_json& out) {
                 spec.optimizer ? (" / " + std::to_string(n)).c_str() : "");
   bytes_line("", what, a.states.optimizer);
   bytes_line("", "total", a.states.total);
-  std::printf("traffic per rank per step: %g %s elements of 2 B x %.6g (%s) = %.0f B = %s in %.6g calls (L = %lld)\n",
+  std::printf("traffic per rank per step: %g %s elements of 2 B x %.6g (%s) = %.0f B = %s in %.6g calls (L = %lld%s)\n",
               a.elements_factor, psi_name, a.ring_factor,
               f.traffic_model == zt::plan::TrafficModel::paper ? "paper model, no (N-1)/N" : "(N-1)/N",
-              a.bytes_per_step, gb(a.bytes_per_step).c_str(), a.calls_per_step, static_cast<long long>(q.layers));
+              a.bytes_per_step, gb(a.bytes_per_step).c_str(), a.calls_per_step, static_cast<long long>(q.layers),
+              f.layers_given ? "" : ", GPT-3's depth for this psi");
   // hybrid sharding: each gradient reduction adds an all-reduce of this rank's 1/G of the 16-bit
   // gradient (2 psi / G bytes) over the R = N_d / G replicas, 2 (R - 1) / R of it sent
   double across = 0;
@@ -276,9 +282,14 @@ int plan_paper(const TrainConfig& c, const PlanFlags& f, ordered_json& out) {
                          {"grads", a.states.grads},
                          {"optimizer", a.states.optimizer},
                          {"total", a.states.total}};
-  out["traffic"] = {{"model", zt::word_of(f.traffic_model)}, {"elements_factor", a.elements_factor},
-                    {"ring_factor", a.ring_factor},          {"bytes_per_step", a.bytes_per_step},
-                    {"calls_per_step", a.calls_per_step},    {"across_shard_groups_bytes_per_step", across}};
+  out["traffic"] = {{"model", zt::word_of(f.traffic_model)},
+                    {"elements_factor", a.elements_factor},
+                    {"ring_factor", a.ring_factor},
+                    {"bytes_per_step", a.bytes_per_step},
+                    {"calls_per_step", a.calls_per_step},
+                    {"across_shard_groups_bytes_per_step", across},
+                    {"layers", q.layers},
+                    {"layers_given", f.layers_given}};
   time_section(f, c, q.psi, a.calls_per_step, a.bytes_per_step, q, out);
   if (f.max_model) {
     const double best = zt::plan::max_paper_psi(q, f.budget_gb * 1e9) * static_cast<double>(c.mp_size);
@@ -427,6 +438,8 @@ int run(int argc, char** argv) {
     return 0;
   }
   p.parse(static_cast<int>(plan_argv.size()), plan_argv.data());
+  for (char* a : train_argv)  // zero-train's parser keeps no record of what was given
+    if (std::string(a) == "--layers" || std::string(a).rfind("--layers=", 0) == 0) f.layers_given = true;
   TrainConfig c;
   zt::train::parse_train_config(static_cast<int>(train_argv.size()), train_argv.data(), c);
   // the files it writes, created or refused before any planning (core/output_place.h)

@@ -18,22 +18,38 @@ docs/quotes.json):
 Each run is a program of BUILD/bin with its arguments; a zero-train run also gets
 `--summary-json` and `--dump-params` into a scratch directory. A run may name the exit status it
 expects (`{"args": "...", "status": 1}`; default 0), environment variables to set (`"env": {"ZT_KILL_AFTER_STEP":
-"2"}`, for the fault-injection hooks), and the script whose command line it repeats
-(`"script": "scripts/run_main.sh"`: the arguments must still appear there). Each quote is a piece of the document with
+"2"}`, for the fault-injection hooks), the script whose command line it repeats
+(`"script": "scripts/run_main.sh"`: the arguments must still appear there), and a CPU feature it
+needs (`"cpu_flag": "avx512f"`, a word of /proc/cpuinfo's flags: on a CPU without it the run and
+its quotes are skipped, and the summary line says how many). A run that reads files made for it
+names the shell commands that make them (`"before": ["zero-train --steps 2 --save-dir ck"]`): they
+run first, in bash, in a directory of the run's own with BUILD/bin first on PATH, and each must
+exit 0; the run's program then runs in that directory. Each quote is a piece of the document with
 `{}` where run outputs go; the values, formatted, fill the holes in order, and the filled text
 must appear in the document verbatim. A value is "RUN SOURCE FORMAT" (SOURCE may hold spaces):
   - SOURCE a path into the summary JSON: dot-separated keys and list indices (negative from the
-    end), optionally prefixed by `100*` for percentages; FORMAT a %-format ("%.6f") or a Python
-    format ("{:,}" for 1,647,616);
+    end), optionally prefixed by `100*` for percentages; a `*` in place of a key sums what the
+    rest of the path gives over every key or index at that level
+    (`comm.bytes_sent_per_step.*`: the bytes of all collectives together); FORMAT a %-format
+    ("%.6f") or a Python format ("{:,}" for 1,647,616);
   - SOURCE `md5` or `sha256`: that hash of the dumped FP32 master weights; FORMAT the number of
     hex digits;
+  - SOURCE `differs:OTHER`: how many of the dumped FP32 master weights differ, bit for bit, from
+    those of run OTHER of the same file, FORMAT as for a JSON number;
   - SOURCE `out~REGEX`: the first group of REGEX in the run's stdout and stderr, as printed
-    (FORMAT is ignored; write `%s`).
+    (FORMAT is ignored, write `%s`; except `spaced`, below).
+FORMAT `spaced` writes an integer with its thousands grouped by single spaces (1 647 616), as the
+chapters write byte counts; it applies to a JSON number and to an integer an `out~` group captured.
+A quote may name, in its own "document" key, another document of the same chapter that it pins
+(chapters/10-checkpoints-offload/offload.md beside the README); by default it pins the file's.
 Everything here is deterministic by construction (the canonical GEMM is the default): no
 tolerance. Wall-clock figures (tokens/s, seconds) are measurements of one machine and are not
 quoted through this file. `--print` prints every filled quote instead of checking, for updating
 a chapter after a change that moves its numbers. Exit 0 when every quote is found, else one line
 per missing quote (with the text the run produced) and exit 1.
+
+tests/docs/check_numbers.py is the other half: every number of a code block or a table in the
+chapters and the README must lie in a quote's hole here, or be an input or listed with its reason.
 """
 import concurrent.futures
 import glob
@@ -67,8 +83,19 @@ def run_one(build, scratch, key, spec):
     if argv[0] == "zero-train":
         extra = ["--summary-json", summary, "--dump-params", params]
     env = dict(os.environ, **spec.get("env", {}))
+    cwd = scratch
+    if spec.get("before"):
+        cwd = os.path.join(scratch, key + ".dir")
+        os.makedirs(cwd)
+        path_env = dict(os.environ, PATH=os.path.join(build, "bin") + os.pathsep + os.environ.get("PATH", ""))
+        for command in spec["before"]:
+            prep = subprocess.run(["bash", "-c", command], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                  timeout=900, cwd=cwd, env=path_env)
+            if prep.returncode != 0:
+                raise RuntimeError("before %r: exit status %d; output:\n%s"
+                                   % (command, prep.returncode, prep.stdout[-2000:]))
     proc = subprocess.run([program] + argv[1:] + extra, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                          timeout=900, cwd=scratch, env=env)
+                          timeout=900, cwd=cwd, env=env)
     want = spec.get("status", 0)
     if proc.returncode != want:
         raise RuntimeError("%s: exit status %d, expected %d; output:\n%s" % (spec["args"], proc.returncode, want,
@@ -80,12 +107,22 @@ def run_one(build, scratch, key, spec):
     if os.path.exists(params):
         with open(params, "rb") as f:
             raw = f.read()
-        hashes = {"md5": hashlib.md5(raw).hexdigest(), "sha256": hashlib.sha256(raw).hexdigest()}
+        hashes = {"md5": hashlib.md5(raw).hexdigest(), "sha256": hashlib.sha256(raw).hexdigest(), "raw": raw}
     return proc.stdout, data, hashes
 
 
-def value_of(result, source, fmt):
+def value_of(result, source, fmt, others=None):
+    """One value of a run's result; others maps the names of the same file's runs to theirs."""
     out, data, hashes = result
+    if source.startswith("differs:"):
+        other = (others or {}).get(source[8:])
+        if hashes is None or other is None or other[2] is None:
+            raise RuntimeError("%s: both runs need a parameter dump" % source)
+        a, b = hashes["raw"], other[2]["raw"]
+        if len(a) != len(b):
+            raise RuntimeError("%s: the dumps differ in length" % source)
+        n = sum(1 for k in range(0, len(a), 4) if a[k:k + 4] != b[k:k + 4])
+        return spaced(n) if fmt == "spaced" else fmt.format(n) if fmt.startswith("{") else fmt % n
     if source in ("md5", "sha256"):
         if hashes is None:
             raise RuntimeError("no parameter dump to hash")
@@ -94,15 +131,44 @@ def value_of(result, source, fmt):
         m = re.search(source[4:], out)
         if not m:
             raise RuntimeError("pattern %r not in the output" % source[4:])
-        return m.group(1)
+        return spaced(int(m.group(1))) if fmt == "spaced" else m.group(1)
     scale = 1.0
     if source.startswith("100*"):
         scale, source = 100.0, source[4:]
-    node = data
-    for part in source.split("."):
-        node = node[int(part)] if isinstance(node, list) else node[part]
+    node = resolve(data, source.split("."))
     node = node * scale if scale != 1.0 else node
+    if fmt == "spaced":
+        return spaced(node)
     return fmt.format(node) if fmt.startswith("{") else fmt % node
+
+
+def resolve(node, parts):
+    """The value at a dotted path; a `*` part sums over every child at that level."""
+    for k, part in enumerate(parts):
+        if part == "*":
+            children = node if isinstance(node, list) else list(node.values())
+            return sum(resolve(child, parts[k + 1:]) for child in children)
+        node = node[int(part)] if isinstance(node, list) else node[part]
+    return node
+
+
+def spaced(n):
+    """An integer with its thousands grouped by single spaces: 1647616 -> '1 647 616'."""
+    if n != int(n):
+        raise RuntimeError("%r is not an integer; `spaced` groups integers" % n)
+    return "{:,}".format(int(n)).replace(",", " ")
+
+
+def cpu_flags():
+    """The CPU's feature words (/proc/cpuinfo's first "flags" line); empty where there is none."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
 
 
 def main(root, build, print_only):
@@ -118,21 +184,32 @@ def main(root, build, print_only):
                 args = " ".join(run["args"].split()[1:])
                 if args not in script:
                     sys.exit("%s: run %s is no longer what %s runs: %r" % (qfile, name, run["script"], args))
-    results, failures = {}, []
+    results, failures, skipped = {}, [], set()
+    flags = cpu_flags()
     with tempfile.TemporaryDirectory(prefix="zt_quotes_") as scratch:
         with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1))) as pool:
             futures = {}
             for i, (key, run) in enumerate(sorted(jobs.items())):
+                if isinstance(run, dict) and run.get("cpu_flag") and run["cpu_flag"] not in flags:
+                    skipped.add(key)
+                    continue
                 futures[key] = pool.submit(run_one, build, scratch, "run%d" % i, run)
             for key, fut in futures.items():
                 try:
                     results[key] = fut.result()
                 except Exception as e:  # noqa: BLE001 - every failure is reported, not raised
                     failures.append("%s: run %s: %s" % (key[0], key[1], e))
+    texts, skipped_quotes = {}, 0
     for qfile, spec in specs:
-        with open(os.path.join(root, spec["document"])) as f:
-            text = f.read()
         for q in spec["quotes"]:
+            if any((qfile, v.split(" ", 1)[0]) in skipped for v in q["values"]):
+                skipped_quotes += 1
+                continue
+            document = q.get("document", spec["document"])
+            if document not in texts:
+                with open(os.path.join(root, document)) as f:
+                    texts[document] = f.read()
+            text = texts[document]
             try:
                 vals = []
                 for v in q["values"]:
@@ -140,7 +217,8 @@ def main(root, build, print_only):
                     source, fmt = rest.rsplit(" ", 1)
                     if (qfile, run) not in results:
                         raise RuntimeError("run %s did not complete" % run)
-                    vals.append(value_of(results[(qfile, run)], source, fmt))
+                    others = {name: r for (f, name), r in results.items() if f == qfile}
+                    vals.append(value_of(results[(qfile, run)], source, fmt, others))
                 pieces = q["text"].split("{}")
                 if len(pieces) != len(vals) + 1:
                     raise RuntimeError("%d holes, %d values" % (len(pieces) - 1, len(vals)))
@@ -149,14 +227,17 @@ def main(root, build, print_only):
                 failures.append("%s: quote %r: %s" % (qfile, q["text"], e))
                 continue
             if print_only:
-                print("%s: %s" % (spec["document"], filled))
+                print("%s: %s" % (document, filled))
             elif filled not in text:
-                failures.append("%s: %s does not quote what the run gives: %r" % (qfile, spec["document"], filled))
+                failures.append("%s: %s does not quote what the run gives: %r" % (qfile, document, filled))
     for f in failures:
         print(f)
-    n = sum(len(s["quotes"]) for _, s in specs)
+    n = sum(len(s["quotes"]) for _, s in specs) - skipped_quotes
     if not failures and not print_only:
-        print("check_quotes: %d quotes from %d runs in %d documents agree with the runs" % (n, len(jobs), len(specs)))
+        print("check_quotes: %d quotes from %d runs in %d quote files agree with the runs%s" % (
+            n, len(jobs) - len(skipped), len(specs),
+            "; %d quotes of %d runs skipped (a CPU feature this machine lacks)" % (skipped_quotes, len(skipped))
+            if skipped else ""))
     return 1 if failures else 0
 
 

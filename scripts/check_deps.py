@@ -12,7 +12,10 @@ What it inspects (a deliberately small grammar, matching how this project's scri
     on PATH (shell builtins, keywords, functions, variables and the project's own programs skipped);
   - absolute program paths (/usr/bin/...) and `python3 -m MODULE` in those files; `-m jupyter SUB`
     also needs the program `jupyter-SUB`, which jupyter looks up at run time;
-  - every module the notebooks import, resolved by the Python that runs them (/usr/bin/python3).
+  - every module the notebooks import, resolved by the Python that runs them (/usr/bin/python3);
+  - the first word of every command in the exercises' worked solutions (chapters/*/exercises.md,
+    run by tests/docs/check_exercises.py), resolved on Debian's PATH, the project's own programs
+    skipped.
 Each file found is mapped to its Debian package (dpkg -S) and must be in the closure of deps.sh's
 list under Depends/Pre-Depends, or be part of every Debian base system (Essential or
 Priority: required). It is not a shell parser; a construct it cannot read is reported, not skipped.
@@ -102,6 +105,31 @@ def commands(lines, defined):
             yield w
 
 
+def exercise_commands():
+    """The commands of the exercises' worked solutions (chapters/*/exercises.md: `$ ` lines, a
+    trailing backslash continuing one), by file: tests/docs/check_exercises.py runs them in make test."""
+    out = []
+    for f in sorted(glob.glob(os.path.join(ROOT, "chapters/*/exercises.md"))):
+        lines, pending = [], None
+        for line in open(f, encoding="utf-8").read().splitlines():
+            if pending is None and not line.startswith("$ "):
+                continue
+            text = line[2:] if pending is None else line.strip()
+            joined = text[:-1] if text.endswith("\\") else text
+            pending = joined if pending is None else pending + " " + joined
+            if not text.endswith("\\"):
+                lines.append(pending)
+                pending = None
+        out.append((os.path.relpath(f, ROOT), lines))
+    return out
+
+
+def project_program(word):
+    """Whether a command word names one of the project's own programs (src/apps/*, the chapter
+    programs, the benchmarks), which the exercises find in the build's bin/."""
+    return word in os.listdir(os.path.join(ROOT, "src", "apps")) or re.match(r"^(chapter-\d+|bench-[\w-]+)$", word)
+
+
 def notebook_modules():
     mods = set()
     for nb in glob.glob(os.path.join(ROOT, "notebooks/*.ipynb")):
@@ -162,6 +190,17 @@ def main():
             need_file(f"{name} runs 'python3 -m {module}'", module_file(module))
             if module == "jupyter" and sub:  # jupyter SUB execs the program jupyter-SUB
                 need_program(f"{name} runs 'jupyter {sub}'", f"jupyter-{sub}")
+    # the exercises run with the build's bin/ first on PATH; anything else must come from Debian
+    # (a program installed here by hand, as jq once was, is missing on a fresh machine)
+    for name, lines in exercise_commands():
+        for word in sorted(set(commands(lines, set()))):
+            if project_program(word):
+                continue
+            kind = subprocess.run(["bash", "-c", f"type -t {word}"], capture_output=True, text=True).stdout.strip()
+            if kind in ("builtin", "keyword"):
+                continue
+            path = shutil.which(word, path="/usr/bin:/bin:/usr/sbin:/sbin")
+            need_file(f"{name} runs '{word}'", path or "")
     for module in sorted(notebook_modules()):
         need_file(f"notebooks import '{module}'", module_file(module))
 

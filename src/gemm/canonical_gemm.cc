@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/check.h"
+#include "core/cpu_pool.h"
 #include "gemm/canonical_dot.h"
 
 namespace zt::gemm {
@@ -283,17 +284,40 @@ void gemm_canonical_f32(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_
     for (int64_t i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + n, 0.0f);
     return;
   }
-  switch (canonical_isa()) {
-    case Isa::scalar:
-      gemm_scalar(A, B, m, n, k, c, ldc);
-      return;
-    case Isa::avx2:
-      gemm_blocked(A, B, m, n, k, c, ldc, 6, 16, micro_avx2);
-      return;
-    case Isa::avx512:
-      gemm_blocked(A, B, m, n, k, c, ldc, 8, 32, micro_avx512);
-      return;
-  }
+  const Isa isa = canonical_isa();
+  const int64_t MR = isa == Isa::avx512 ? 8 : 6, NR = isa == Isa::avx512 ? 32 : 16;
+  // One block of C: rows [i0, i1) x columns [j0, j1), its operands offset to start there.
+  const auto block = [&](int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
+    const Operand Ab{A.trans ? a + i0 : a + i0 * lda, lda, trans_a};
+    const Operand Bb{B.trans ? b + j0 * ldb : b + j0, ldb, trans_b};
+    float* cb = c + i0 * ldc + j0;
+    switch (isa) {
+      case Isa::scalar:
+        gemm_scalar(Ab, Bb, i1 - i0, j1 - j0, k, cb, ldc);
+        return;
+      case Isa::avx2:
+        gemm_blocked(Ab, Bb, i1 - i0, j1 - j0, k, cb, ldc, MR, NR, micro_avx2);
+        return;
+      case Isa::avx512:
+        gemm_blocked(Ab, Bb, i1 - i0, j1 - j0, k, cb, ldc, MR, NR, micro_avx512);
+        return;
+    }
+  };
+  // Threads (core/cpu_pool.h) split C, never k: each thread computes whole elements, each by the
+  // chain above, so the bits do not depend on the thread count. C is cut along its longer side in
+  // whole register tiles (MR rows or NR columns), and only when a part keeps kMinPartFmas of work:
+  // below that, waking a thread costs more than it saves.
+  constexpr int64_t kMinPartFmas = int64_t{1} << 18;
+  const bool by_rows = m / MR >= n / NR;
+  const int64_t tiles = by_rows ? (m + MR - 1) / MR : (n + NR - 1) / NR;
+  const int64_t tile_fmas = (by_rows ? MR * n : NR * m) * k;
+  parallel_for(tiles, std::max<int64_t>(1, kMinPartFmas / std::max<int64_t>(tile_fmas, 1)),
+               [&](int64_t lo, int64_t hi) {
+                 if (by_rows)
+                   block(lo * MR, std::min(m, hi * MR), 0, n);
+                 else
+                   block(0, m, lo * NR, std::min(n, hi * NR));
+               });
 }
 
 void trmm_canonical_f32(bool trans, int64_t m, int64_t n, const float* a, int64_t lda, float* b, int64_t ldb) {

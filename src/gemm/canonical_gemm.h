@@ -7,6 +7,8 @@
 // K-blocking change which elements are computed together and when, never the operations on one.
 // The path is chosen at run time from the CPU (cpuid), or forced: ZT_GEMM_ISA=scalar|avx2|avx512
 // in the environment, or set_canonical_isa() (tests force each and compare bits).
+// Threads: C is split over the calling rank's pool (core/cpu_pool.h) in whole register tiles, rows
+// or columns, never along k, so each element's chain and bits are the same at any thread count.
 // It is the GEMM behind `--gemm canonical` (kernels/blas.h dispatches); OpenBLAS stays available
 // as `--gemm blas`, faster on some shapes and with bits that depend on the CPU model.
 // Not here: 16-bit inputs (callers widen to FP32, exact), alpha/beta (the model needs C = AB only).

@@ -21,7 +21,9 @@
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+#include <vector>
 
+#include "core/cpu_pool.h"
 #include "fp/hd.h"
 #include "kernels/blas.h"
 #include "kernels/cast.h"
@@ -94,6 +96,26 @@ inline int64_t attention_backward_scratch_floats(int64_t Tc, int64_t C, bool nar
   return 3 * Tc * C + 2 * Tc * Tc + (narrow_type ? 3 * Tc * C + Tc * C + Tc * Tc : 0);
 }
 
+/// Run one_sequence(b, scratch) for b = 0..B-1, the rank's threads taking blocks of sequences
+/// (core/cpu_pool.h): a sequence's attention reads and writes only its own rows, so the split
+/// changes no bits. The block holding b = 0 works in the caller's scratch; the others in scratch
+/// of their thread's own (`floats` each), which the memory ledger does not count, as it does not
+/// count the GEMM's packing buffers. @param B sequences. @param floats scratch one sequence needs.
+/// @param scratch the caller's. @param one_sequence callable (int64_t b, float* scratch).
+template <typename F>
+void for_each_sequence(int64_t B, int64_t floats, float* scratch, const F& one_sequence) {
+  parallel_for(B, 1, [&](int64_t b0, int64_t b1) {
+    float* own = scratch;
+    if (b0 > 0) {
+      thread_local std::vector<float> private_scratch;
+      if (private_scratch.size() < static_cast<std::size_t>(floats))
+        private_scratch.resize(static_cast<std::size_t>(floats));
+      own = private_scratch.data();
+    }
+    for (int64_t b = b0; b < b1; ++b) one_sequence(b, own);
+  });
+}
+
 /// Causal self-attention forward.
 /// @param out [B,T,C] (written). @param P [B,H,T,T] probabilities (written; zeros above the
 /// diagonal). @param qkv [B,T,3C]. @param B batch. @param Tc context. @param C width.
@@ -102,30 +124,33 @@ template <typename T>
 void attention_forward(T* out, T* P, const T* qkv, int64_t B, int64_t Tc, int64_t C, int64_t H, float* scratch) {
   const int64_t D = C / H, C3 = 3 * C;
   const float scale = attention_scale(D);
-  float* out_f = scratch;                // [T,C]
-  float* S = out_f + Tc * C;             // [T,T] raw scores
-  float* qkv_stage = S + Tc * Tc;        // [T,3C] (16-bit only)
-  float* P_stage = qkv_stage + C3 * Tc;  // [T,T] (16-bit only)
-  for (int64_t b = 0; b < B; ++b) {
-    const float* qkv_f = widen(qkv + b * Tc * C3, static_cast<std::size_t>(Tc * C3), qkv_stage);
-    for (int64_t h = 0; h < H; ++h) {
-      const float* q = qkv_f + h * D;
-      const float* k = qkv_f + C + h * D;
-      const float* v = qkv_f + 2 * C + h * D;
-      gemm_f32(false, true, Tc, Tc, D, q, C3, k, C3, S, Tc);
-      T* Pbh = P + (b * H + h) * Tc * Tc;
-      for (int64_t i = 0; i < Tc; ++i) {
-        float* s = S + i * Tc;
-        attention_shift_scores(s, i, scale);
-        exp_f_n(s, s, static_cast<std::size_t>(i + 1));  // exp_f's bits, vectorised
-        attention_normalise_row(Pbh + i * Tc, s, i, Tc);
+  const auto one_sequence = [&](int64_t b, float* scratch) {
+    float* out_f = scratch;                // [T,C]
+    float* S = out_f + Tc * C;             // [T,T] raw scores
+    float* qkv_stage = S + Tc * Tc;        // [T,3C] (16-bit only)
+    float* P_stage = qkv_stage + C3 * Tc;  // [T,T] (16-bit only)
+    {
+      const float* qkv_f = widen(qkv + b * Tc * C3, static_cast<std::size_t>(Tc * C3), qkv_stage);
+      for (int64_t h = 0; h < H; ++h) {
+        const float* q = qkv_f + h * D;
+        const float* k = qkv_f + C + h * D;
+        const float* v = qkv_f + 2 * C + h * D;
+        gemm_f32(false, true, Tc, Tc, D, q, C3, k, C3, S, Tc);
+        T* Pbh = P + (b * H + h) * Tc * Tc;
+        for (int64_t i = 0; i < Tc; ++i) {
+          float* s = S + i * Tc;
+          attention_shift_scores(s, i, scale);
+          exp_f_n(s, s, static_cast<std::size_t>(i + 1));  // exp_f's bits, vectorised
+          attention_normalise_row(Pbh + i * Tc, s, i, Tc);
+        }
+        const float* P_f = widen(static_cast<const T*>(Pbh), static_cast<std::size_t>(Tc * Tc), P_stage);
+        for (int64_t i = 0; i < Tc; ++i) std::memcpy(out_f + i * C + h * D, v + i * C3, D * sizeof(float));
+        trmm_lower_left_f32(false, Tc, D, P_f, Tc, out_f + h * D, C);
       }
-      const float* P_f = widen(static_cast<const T*>(Pbh), static_cast<std::size_t>(Tc * Tc), P_stage);
-      for (int64_t i = 0; i < Tc; ++i) std::memcpy(out_f + i * C + h * D, v + i * C3, D * sizeof(float));
-      trmm_lower_left_f32(false, Tc, D, P_f, Tc, out_f + h * D, C);
+      narrow(out + b * Tc * C, out_f, static_cast<std::size_t>(Tc * C));
     }
-    narrow(out + b * Tc * C, out_f, static_cast<std::size_t>(Tc * C));
-  }
+  };
+  for_each_sequence(B, attention_forward_scratch_floats(Tc, C, !std::is_same_v<T, float>), scratch, one_sequence);
 }
 
 /// Causal self-attention backward.
@@ -138,35 +163,38 @@ void attention_backward(T* dqkv, const T* dout, const T* qkv, const T* P, int64_
                         float* scratch) {
   const int64_t D = C / H, C3 = 3 * C;
   const float scale = attention_scale(D);
-  float* dqkv_f = scratch;                  // [T,3C]
-  float* dP = dqkv_f + Tc * C3;             // [T,T]
-  float* dS = dP + Tc * Tc;                 // [T,T]
-  float* qkv_stage = dS + Tc * Tc;          // [T,3C] (16-bit only)
-  float* dout_stage = qkv_stage + Tc * C3;  // [T,C] (16-bit only)
-  float* P_stage = dout_stage + Tc * C;     // [T,T] (16-bit only)
-  for (int64_t b = 0; b < B; ++b) {
-    const float* qkv_f = widen(qkv + b * Tc * C3, static_cast<std::size_t>(Tc * C3), qkv_stage);
-    const float* dout_f = widen(dout + b * Tc * C, static_cast<std::size_t>(Tc * C), dout_stage);
-    for (int64_t h = 0; h < H; ++h) {
-      const int64_t q = h * D, k = C + h * D, v = 2 * C + h * D;
-      const float* P_f = widen(P + (b * H + h) * Tc * Tc, static_cast<std::size_t>(Tc * Tc), P_stage);
-      gemm_f32(false, true, Tc, Tc, D, dout_f + h * D, C, qkv_f + v, C3, dP, Tc);
-      for (int64_t i = 0; i < Tc; ++i) {
-        const float* p = P_f + i * Tc;
-        const float* dp = dP + i * Tc;
-        attention_dscores_row(dS + i * Tc, p, dp, i, scale);
+  const auto one_sequence = [&](int64_t b, float* scratch) {
+    float* dqkv_f = scratch;                  // [T,3C]
+    float* dP = dqkv_f + Tc * C3;             // [T,T]
+    float* dS = dP + Tc * Tc;                 // [T,T]
+    float* qkv_stage = dS + Tc * Tc;          // [T,3C] (16-bit only)
+    float* dout_stage = qkv_stage + Tc * C3;  // [T,C] (16-bit only)
+    float* P_stage = dout_stage + Tc * C;     // [T,T] (16-bit only)
+    {
+      const float* qkv_f = widen(qkv + b * Tc * C3, static_cast<std::size_t>(Tc * C3), qkv_stage);
+      const float* dout_f = widen(dout + b * Tc * C, static_cast<std::size_t>(Tc * C), dout_stage);
+      for (int64_t h = 0; h < H; ++h) {
+        const int64_t q = h * D, k = C + h * D, v = 2 * C + h * D;
+        const float* P_f = widen(P + (b * H + h) * Tc * Tc, static_cast<std::size_t>(Tc * Tc), P_stage);
+        gemm_f32(false, true, Tc, Tc, D, dout_f + h * D, C, qkv_f + v, C3, dP, Tc);
+        for (int64_t i = 0; i < Tc; ++i) {
+          const float* p = P_f + i * Tc;
+          const float* dp = dP + i * Tc;
+          attention_dscores_row(dS + i * Tc, p, dp, i, scale);
+        }
+        for (int64_t i = 0; i < Tc; ++i) {
+          std::memcpy(dqkv_f + i * C3 + v, dout_f + i * C + h * D, D * sizeof(float));
+          std::memcpy(dqkv_f + i * C3 + q, qkv_f + i * C3 + k, D * sizeof(float));
+          std::memcpy(dqkv_f + i * C3 + k, qkv_f + i * C3 + q, D * sizeof(float));
+        }
+        trmm_lower_left_f32(true, Tc, D, P_f, Tc, dqkv_f + v, C3);  // dV = P^T dO
+        trmm_lower_left_f32(false, Tc, D, dS, Tc, dqkv_f + q, C3);  // dQ = dS K
+        trmm_lower_left_f32(true, Tc, D, dS, Tc, dqkv_f + k, C3);   // dK = dS^T Q
       }
-      for (int64_t i = 0; i < Tc; ++i) {
-        std::memcpy(dqkv_f + i * C3 + v, dout_f + i * C + h * D, D * sizeof(float));
-        std::memcpy(dqkv_f + i * C3 + q, qkv_f + i * C3 + k, D * sizeof(float));
-        std::memcpy(dqkv_f + i * C3 + k, qkv_f + i * C3 + q, D * sizeof(float));
-      }
-      trmm_lower_left_f32(true, Tc, D, P_f, Tc, dqkv_f + v, C3);  // dV = P^T dO
-      trmm_lower_left_f32(false, Tc, D, dS, Tc, dqkv_f + q, C3);  // dQ = dS K
-      trmm_lower_left_f32(true, Tc, D, dS, Tc, dqkv_f + k, C3);   // dK = dS^T Q
+      narrow(dqkv + b * Tc * C3, dqkv_f, static_cast<std::size_t>(Tc * C3));
     }
-    narrow(dqkv + b * Tc * C3, dqkv_f, static_cast<std::size_t>(Tc * C3));
-  }
+  };
+  for_each_sequence(B, attention_backward_scratch_floats(Tc, C, !std::is_same_v<T, float>), scratch, one_sequence);
 }
 
 }  // namespace zt::kernels

@@ -15,8 +15,9 @@
 // By default both calls go to the project's own canonical GEMM instead (gemm/, `--gemm
 // canonical`), whose bits do not depend on the CPU at all, so every number the chapters quote is
 // reproducible on any x86-64 machine; `--gemm blas` asks for OpenBLAS. set_gemm_backend() is the
-// switch, process-wide. The canonical GEMM runs one thread per call; the thread pinning below
-// applies to OpenBLAS.
+// switch, process-wide. The canonical GEMM splits C over the calling rank's threads (`--threads`,
+// core/cpu_pool.h) without changing a bit; the thread pinning below applies to OpenBLAS alone,
+// whose bits may depend on its thread count, so `--blas-threads` stays a flag of its own.
 // Not here: 16-bit GEMMs (callers widen 16-bit inputs to float, exact, then round the output).
 #pragma once
 

@@ -8,15 +8,26 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <type_traits>
 
+#include "core/cpu_pool.h"
 #include "fp/bf16.h"
 #include "fp/bulk_convert.h"
 #include "fp/fp16.h"
 #include "fp/hd.h"
 
 namespace zt::kernels {
+
+/// The fewest elements an element-wise loop gives a thread of the rank's pool (core/cpu_pool.h):
+/// below ~32k elements (tens of microseconds of work) waking a thread costs more than it saves.
+/// Element-wise loops split by elements change no bits: each element is computed alone.
+inline constexpr int64_t kElementGrain = int64_t{1} << 15;
+
+/// The fewest rows of width C a row-wise loop gives a thread: about kElementGrain elements.
+/// @param C the row width. @return that many rows, at least 1.
+inline int64_t row_grain(int64_t C) { return C >= kElementGrain ? 1 : kElementGrain / (C > 0 ? C : 1); }
 
 /// True for the three compute types the model supports.
 template <typename T>
@@ -55,12 +66,30 @@ inline const float* widen(const T* src, std::size_t n, float* scratch) {
     (void)scratch;
     return src;
   } else if constexpr (std::is_same_v<T, fp16>) {
-    widen_fp16(src, scratch, n);  // F16C when present: the same bits (fp/bulk_convert.h)
+    parallel_for(static_cast<int64_t>(n), kElementGrain, [&](int64_t lo, int64_t hi) {
+      widen_fp16(src + lo, scratch + lo, static_cast<std::size_t>(hi - lo));  // F16C when present: the same bits
+    });
     return scratch;
   } else {
-    for (std::size_t i = 0; i < n; ++i) scratch[i] = to_f(src[i]);
+    parallel_for(static_cast<int64_t>(n), kElementGrain, [&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i) scratch[i] = to_f(src[i]);
+    });
     return scratch;
   }
+}
+
+/// Widen n values of the compute type into float storage of the caller's (a copy even for float),
+/// the rank's threads splitting the elements. @param dst n floats (written). @param src n values.
+/// @param n count.
+template <typename T>
+inline void widen_into(float* dst, const T* src, int64_t n) {
+  parallel_for(n, kElementGrain, [&](int64_t lo, int64_t hi) {
+    if constexpr (std::is_same_v<T, fp16>) {
+      widen_fp16(src + lo, dst + lo, static_cast<std::size_t>(hi - lo));
+    } else {
+      for (int64_t i = lo; i < hi; ++i) dst[i] = to_f(src[i]);
+    }
+  });
 }
 
 /// Round n floats into the compute type.
@@ -70,9 +99,12 @@ inline void narrow(T* dst, const float* src, std::size_t n) {
   if constexpr (std::is_same_v<T, float>) {
     if (dst != src) std::memcpy(dst, src, n * sizeof(float));
   } else if constexpr (std::is_same_v<T, fp16>) {
-    narrow_fp16(src, dst, n);
+    parallel_for(static_cast<int64_t>(n), kElementGrain,
+                 [&](int64_t lo, int64_t hi) { narrow_fp16(src + lo, dst + lo, static_cast<std::size_t>(hi - lo)); });
   } else {
-    for (std::size_t i = 0; i < n; ++i) dst[i] = from_f<T>(src[i]);
+    parallel_for(static_cast<int64_t>(n), kElementGrain, [&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i) dst[i] = from_f<T>(src[i]);
+    });
   }
 }
 

@@ -72,30 +72,34 @@ template <typename T>
 void cross_entropy_forward(float* loss, float* row_max, float* row_sum, const T* logits, const TokenView& targets,
                            int64_t V) {
   const int64_t N = targets.rows * targets.cols;
-  float e[kCrossEntropyChunk];
-  for (int64_t n = 0; n < N; ++n) {
-    const int32_t y = targets.flat(n);
-    ZT_CHECK(y >= 0 && y < V, "target ", y, " at position ", n, " is outside [0,", V, ")");
-    const T* l = logits + n * V;
-    const float m = logits_row_max(l, V);
-    // Leaf j is exp_f(l_j - m); the leaves are computed a chunk at a time through exp_f_n (same
-    // bits) and handed to the tree from the chunk, so the sum's order is unchanged.
-    std::size_t first = 0, end = 0;
-    const auto leaf = [&](std::size_t j) {
-      if (j < first || j >= end) {
-        first = j - j % kCrossEntropyChunk;
-        end = first + kCrossEntropyChunk < static_cast<std::size_t>(V) ? first + kCrossEntropyChunk
-                                                                       : static_cast<std::size_t>(V);
-        for (std::size_t q = first; q < end; ++q) e[q - first] = to_f(l[q]) - m;
-        exp_f_n(e, e, end - first);
-      }
-      return e[j - first];
-    };
-    const float s = canonical_sum_f(static_cast<std::size_t>(V), leaf);
-    row_max[n] = m;
-    row_sum[n] = s;
-    loss[n] = cross_entropy_loss_from(m, s, to_f(l[y]));
-  }
+  // positions are independent: the rank's threads take blocks of rows (core/cpu_pool.h); a bad
+  // target is reported for the lowest position, as the serial loop would
+  parallel_for(N, row_grain(V), [&](int64_t n0, int64_t n1) {
+    float e[kCrossEntropyChunk];
+    for (int64_t n = n0; n < n1; ++n) {
+      const int32_t y = targets.flat(n);
+      ZT_CHECK(y >= 0 && y < V, "target ", y, " at position ", n, " is outside [0,", V, ")");
+      const T* l = logits + n * V;
+      const float m = logits_row_max(l, V);
+      // Leaf j is exp_f(l_j - m); the leaves are computed a chunk at a time through exp_f_n (same
+      // bits) and handed to the tree from the chunk, so the sum's order is unchanged.
+      std::size_t first = 0, end = 0;
+      const auto leaf = [&](std::size_t j) {
+        if (j < first || j >= end) {
+          first = j - j % kCrossEntropyChunk;
+          end = first + kCrossEntropyChunk < static_cast<std::size_t>(V) ? first + kCrossEntropyChunk
+                                                                         : static_cast<std::size_t>(V);
+          for (std::size_t q = first; q < end; ++q) e[q - first] = to_f(l[q]) - m;
+          exp_f_n(e, e, end - first);
+        }
+        return e[j - first];
+      };
+      const float s = canonical_sum_f(static_cast<std::size_t>(V), leaf);
+      row_max[n] = m;
+      row_sum[n] = s;
+      loss[n] = cross_entropy_loss_from(m, s, to_f(l[y]));
+    }
+  });
 }
 
 /// The gradient of one logit from the forward's caches (the GPU thread's body, one thread per
@@ -115,20 +119,22 @@ template <typename T>
 void cross_entropy_backward(T* dlogits, const T* logits, const float* row_max, const float* row_sum,
                             const TokenView& targets, int64_t V, float grad_scale) {
   const int64_t N = targets.rows * targets.cols;
-  float e[kCrossEntropyChunk];
-  for (int64_t n = 0; n < N; ++n) {
-    const int32_t y = targets.flat(n);
-    const T* l = logits + n * V;
-    T* d = dlogits + n * V;
-    for (int64_t j0 = 0; j0 < V; j0 += static_cast<int64_t>(kCrossEntropyChunk)) {
-      const int64_t len =
-          V - j0 < static_cast<int64_t>(kCrossEntropyChunk) ? V - j0 : static_cast<int64_t>(kCrossEntropyChunk);
-      for (int64_t q = 0; q < len; ++q) e[q] = to_f(l[j0 + q]) - row_max[n];
-      exp_f_n(e, e, static_cast<std::size_t>(len));
-      for (int64_t q = 0; q < len; ++q)
-        d[j0 + q] = from_f<T>(cross_entropy_grad_from(e[q], row_sum[n], j0 + q == y, grad_scale));
+  parallel_for(N, row_grain(V), [&](int64_t n0, int64_t n1) {
+    float e[kCrossEntropyChunk];
+    for (int64_t n = n0; n < n1; ++n) {
+      const int32_t y = targets.flat(n);
+      const T* l = logits + n * V;
+      T* d = dlogits + n * V;
+      for (int64_t j0 = 0; j0 < V; j0 += static_cast<int64_t>(kCrossEntropyChunk)) {
+        const int64_t len =
+            V - j0 < static_cast<int64_t>(kCrossEntropyChunk) ? V - j0 : static_cast<int64_t>(kCrossEntropyChunk);
+        for (int64_t q = 0; q < len; ++q) e[q] = to_f(l[j0 + q]) - row_max[n];
+        exp_f_n(e, e, static_cast<std::size_t>(len));
+        for (int64_t q = 0; q < len; ++q)
+          d[j0 + q] = from_f<T>(cross_entropy_grad_from(e[q], row_sum[n], j0 + q == y, grad_scale));
+      }
     }
-  }
+  });
 }
 
 /// Index of the largest logit of each row (the lowest index among equals).

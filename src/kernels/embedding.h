@@ -12,6 +12,7 @@
 // GPU thread per output element forward, per (t, c) of dwpe and per (v, c) of dwte backward.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
@@ -30,16 +31,19 @@ namespace zt::kernels {
 /// @param vocab V, for the range check. @param C the width.
 template <typename T>
 void embedding_forward(T* out, const TokenView& tokens, const T* wte, const T* wpe, int64_t vocab, int64_t C) {
-  for (int64_t b = 0; b < tokens.rows; ++b) {
-    for (int64_t t = 0; t < tokens.cols; ++t) {
+  // positions are independent: the rank's threads take blocks of them (core/cpu_pool.h); a bad id
+  // is reported for the lowest position, as the serial loop would
+  parallel_for(tokens.rows * tokens.cols, row_grain(C), [&](int64_t n0, int64_t n1) {
+    for (int64_t n = n0; n < n1; ++n) {
+      const int64_t b = n / tokens.cols, t = n % tokens.cols;
       const int32_t id = tokens.at(b, t);
       ZT_CHECK(id >= 0 && id < vocab, "token ", id, " at (", b, ",", t, ") is outside [0,", vocab, ")");
-      T* o = out + (b * tokens.cols + t) * C;
+      T* o = out + n * C;
       const T* e = wte + static_cast<int64_t>(id) * C;
       const T* p = wpe + t * C;
       for (int64_t c = 0; c < C; ++c) o[c] = add_rounded(e[c], p[c]);
     }
-  }
+  });
 }
 
 /// One output element of the forward (the GPU thread's body): out[n, c] for position n = b T + t.
@@ -120,24 +124,31 @@ void embedding_backward(T* dwte, T* dwpe, const T* dx, const TokenView& tokens, 
   const int64_t B = tokens.rows, Tc = tokens.cols, N = B * Tc;
   // The sums a whole row at a time (vectorisable), the trees of embedding_dwpe_element and
   // embedding_dwte_element.
-  for (int64_t n = 0; n < N * C; ++n) scratch[n] = to_f(dx[n]);
-  for (int64_t t = 0; t < Tc; ++t) {
-    const float* s = canonical_rows_sum_inplace(scratch, C, C, static_cast<std::size_t>(B),
-                                                [&](std::size_t b) { return b * Tc + t; });
-    narrow(dwpe + t * C, s, static_cast<std::size_t>(C));
-  }
+  // Each position t (and below, each token v) sums its own rows of the scratch: the rank's threads
+  // take blocks of them (core/cpu_pool.h), every sum's tree unchanged.
+  widen_into(scratch, dx, N * C);
+  parallel_for(Tc, row_grain(B * C), [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const float* s = canonical_rows_sum_inplace(scratch, C, C, static_cast<std::size_t>(B),
+                                                  [&](std::size_t b) { return b * Tc + t; });
+      narrow(dwpe + t * C, s, static_cast<std::size_t>(C));
+    }
+  });
   int32_t* start = iscratch;              // [V+1] group boundaries
   int32_t* order = iscratch + vocab + 1;  // [N] positions grouped by token
   embedding_group_positions(start, order, tokens, vocab);
-  for (int64_t n = 0; n < N * C; ++n) scratch[n] = to_f(dx[n]);
-  for (int64_t v = 0; v < vocab; ++v) {
-    const int32_t first = start[v], count = start[v + 1] - start[v];
-    if (count == 0) continue;
-    const float* s = canonical_rows_sum_inplace(scratch, C, C, static_cast<std::size_t>(count),
-                                                [&](std::size_t i) { return order[first + i]; });
-    T* g = dwte + v * C;
-    for (int64_t c = 0; c < C; ++c) g[c] = from_f<T>(to_f(g[c]) + s[c]);
-  }
+  widen_into(scratch, dx, N * C);
+  parallel_for(vocab, std::max<int64_t>(1, vocab * row_grain(C) / std::max<int64_t>(N, 1)),
+               [&](int64_t v0, int64_t v1) {
+                 for (int64_t v = v0; v < v1; ++v) {
+                   const int32_t first = start[v], count = start[v + 1] - start[v];
+                   if (count == 0) continue;
+                   const float* s = canonical_rows_sum_inplace(scratch, C, C, static_cast<std::size_t>(count),
+                                                               [&](std::size_t i) { return order[first + i]; });
+                   T* g = dwte + v * C;
+                   for (int64_t c = 0; c < C; ++c) g[c] = from_f<T>(to_f(g[c]) + s[c]);
+                 }
+               });
 }
 
 }  // namespace zt::kernels

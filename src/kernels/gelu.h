@@ -69,33 +69,38 @@ void gelu_forward(T* y, const T* x, int64_t n) {
   // a chunk of x widened at once (F16C for fp16, kernels/cast.h) and the results narrowed at once:
   // the same exact widenings and one rounding per value as the element body, without a branchy
   // scalar conversion per value
-  float t[kGeluChunk], xs[kGeluChunk], ys[kGeluChunk];
-  for (int64_t i0 = 0; i0 < n; i0 += kGeluChunk) {
-    const int64_t len = n - i0 < kGeluChunk ? n - i0 : kGeluChunk;
-    const auto count = static_cast<std::size_t>(len);
-    const float* xf = widen(x + i0, count, xs);
-    for (int64_t j = 0; j < len; ++j) t[j] = gelu_arg_f(xf[j]);
-    tanh_f_n(t, t, count);
-    for (int64_t j = 0; j < len; ++j) ys[j] = gelu_from_tanh_f(xf[j], t[j]);
-    narrow(y + i0, ys, count);  // after every read of x: y may be x
-  }
+  // the rank's threads take whole chunks (core/cpu_pool.h): every value is computed alone
+  parallel_for((n + kGeluChunk - 1) / kGeluChunk, kElementGrain / kGeluChunk, [&](int64_t c0, int64_t c1) {
+    float t[kGeluChunk], xs[kGeluChunk], ys[kGeluChunk];
+    for (int64_t i0 = c0 * kGeluChunk; i0 < n && i0 < c1 * kGeluChunk; i0 += kGeluChunk) {
+      const int64_t len = n - i0 < kGeluChunk ? n - i0 : kGeluChunk;
+      const auto count = static_cast<std::size_t>(len);
+      const float* xf = widen(x + i0, count, xs);
+      for (int64_t j = 0; j < len; ++j) t[j] = gelu_arg_f(xf[j]);
+      tanh_f_n(t, t, count);
+      for (int64_t j = 0; j < len; ++j) ys[j] = gelu_from_tanh_f(xf[j], t[j]);
+      narrow(y + i0, ys, count);  // after every read of x: y may be x
+    }
+  });
 }
 
 /// dx = dy * gelu'(x), element-wise; dx may be the same array as dy.
 /// @param dx n values (written). @param dy n values. @param x the forward input. @param n count.
 template <typename T>
 void gelu_backward(T* dx, const T* dy, const T* x, int64_t n) {
-  float t[kGeluChunk], xs[kGeluChunk], dys[kGeluChunk], dxs[kGeluChunk];  // widened a chunk at once
-  for (int64_t i0 = 0; i0 < n; i0 += kGeluChunk) {
-    const int64_t len = n - i0 < kGeluChunk ? n - i0 : kGeluChunk;
-    const auto count = static_cast<std::size_t>(len);
-    const float* xf = widen(x + i0, count, xs);
-    const float* dyf = widen(dy + i0, count, dys);
-    for (int64_t j = 0; j < len; ++j) t[j] = gelu_arg_f(xf[j]);
-    tanh_f_n(t, t, count);
-    for (int64_t j = 0; j < len; ++j) dxs[j] = dyf[j] * gelu_grad_from_tanh_f(xf[j], t[j]);
-    narrow(dx + i0, dxs, count);  // after every read of dy: dx may be dy
-  }
+  parallel_for((n + kGeluChunk - 1) / kGeluChunk, kElementGrain / kGeluChunk, [&](int64_t c0, int64_t c1) {
+    float t[kGeluChunk], xs[kGeluChunk], dys[kGeluChunk], dxs[kGeluChunk];  // widened a chunk at once
+    for (int64_t i0 = c0 * kGeluChunk; i0 < n && i0 < c1 * kGeluChunk; i0 += kGeluChunk) {
+      const int64_t len = n - i0 < kGeluChunk ? n - i0 : kGeluChunk;
+      const auto count = static_cast<std::size_t>(len);
+      const float* xf = widen(x + i0, count, xs);
+      const float* dyf = widen(dy + i0, count, dys);
+      for (int64_t j = 0; j < len; ++j) t[j] = gelu_arg_f(xf[j]);
+      tanh_f_n(t, t, count);
+      for (int64_t j = 0; j < len; ++j) dxs[j] = dyf[j] * gelu_grad_from_tanh_f(xf[j], t[j]);
+      narrow(dx + i0, dxs, count);  // after every read of dy: dx may be dy
+    }
+  });
 }
 
 }  // namespace zt::kernels

@@ -55,19 +55,24 @@ void layernorm_forward(T* out, float* mean, float* rstd, const T* in, const T* w
     // fp16's scalar widening is a branchy function per value: widen each row (and w, b once) with
     // F16C, run the FP32 row, narrow once. The same exact widenings and the same one rounding of
     // each output, so the same bits as the fp16 row.
+    // Rows are independent: the rank's threads take contiguous blocks of them (core/cpu_pool.h).
     const auto n = static_cast<std::size_t>(C);
-    std::vector<float> f(4 * n);
-    float *wf = f.data(), *bf = wf + n, *xf = bf + n, *yf = xf + n;
-    widen_fp16(w, wf, n);
-    widen_fp16(b, bf, n);
-    for (int64_t i = 0; i < N; ++i) {
-      widen_fp16(in + i * C, xf, n);
-      layernorm_forward_row(yf, mean[i], rstd[i], static_cast<const float*>(xf), static_cast<const float*>(wf),
-                            static_cast<const float*>(bf), C);
-      narrow_fp16(yf, out + i * C, n);
-    }
+    parallel_for(N, row_grain(C), [&](int64_t lo, int64_t hi) {
+      std::vector<float> f(4 * n);
+      float *wf = f.data(), *bf = wf + n, *xf = bf + n, *yf = xf + n;
+      widen_fp16(w, wf, n);
+      widen_fp16(b, bf, n);
+      for (int64_t i = lo; i < hi; ++i) {
+        widen_fp16(in + i * C, xf, n);
+        layernorm_forward_row(yf, mean[i], rstd[i], static_cast<const float*>(xf), static_cast<const float*>(wf),
+                              static_cast<const float*>(bf), C);
+        narrow_fp16(yf, out + i * C, n);
+      }
+    });
   } else {
-    for (int64_t i = 0; i < N; ++i) layernorm_forward_row(out + i * C, mean[i], rstd[i], in + i * C, w, b, C);
+    parallel_for(N, row_grain(C), [&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i) layernorm_forward_row(out + i * C, mean[i], rstd[i], in + i * C, w, b, C);
+    });
   }
 }
 
@@ -125,26 +130,30 @@ void layernorm_backward(T* din, T* dw, T* db, const T* dout, const T* in, const 
   float* dy_rows = scratch + N * C;         // [N,C] rows for db
   if constexpr (std::is_same_v<T, fp16>) {  // rows widened with F16C, as in the forward: the same bits
     const auto n = static_cast<std::size_t>(C);
-    std::vector<float> f(4 * n);
-    float *wf = f.data(), *xf = wf + n, *dyf = xf + n, *dxf = dyf + n;
-    widen_fp16(w, wf, n);
-    for (int64_t i = 0; i < N; ++i) {
-      widen_fp16(in + i * C, xf, n);
-      widen_fp16(dout + i * C, dyf, n);
-      layernorm_backward_row(dxf, static_cast<const float*>(dyf), static_cast<const float*>(xf), mean[i], rstd[i],
-                             static_cast<const float*>(wf), C, dy_xhat + i * C, dy_rows + i * C);
-      narrow_fp16(dxf, din + i * C, n);
-    }
+    parallel_for(N, row_grain(C), [&](int64_t lo, int64_t hi) {  // rows are independent
+      std::vector<float> f(4 * n);
+      float *wf = f.data(), *xf = wf + n, *dyf = xf + n, *dxf = dyf + n;
+      widen_fp16(w, wf, n);
+      for (int64_t i = lo; i < hi; ++i) {
+        widen_fp16(in + i * C, xf, n);
+        widen_fp16(dout + i * C, dyf, n);
+        layernorm_backward_row(dxf, static_cast<const float*>(dyf), static_cast<const float*>(xf), mean[i], rstd[i],
+                               static_cast<const float*>(wf), C, dy_xhat + i * C, dy_rows + i * C);
+        narrow_fp16(dxf, din + i * C, n);
+      }
+    });
   } else {
-    for (int64_t i = 0; i < N; ++i)
-      layernorm_backward_row(din + i * C, dout + i * C, in + i * C, mean[i], rstd[i], w, C, dy_xhat + i * C,
-                             dy_rows + i * C);
+    parallel_for(N, row_grain(C), [&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i)
+        layernorm_backward_row(din + i * C, dout + i * C, in + i * C, mean[i], rstd[i], w, C, dy_xhat + i * C,
+                               dy_rows + i * C);
+    });
   }
-  // The column sums a whole row at a time (vectorisable), same tree as layernorm_param_grad_column.
+  // The column sums a whole row at a time (vectorisable), same tree as layernorm_param_grad_column;
+  // threads split the columns, each column's tree untouched (canonical_columns_sum_inplace).
   const auto n = static_cast<std::size_t>(C);
-  const auto row = [](std::size_t i) { return i; };
-  narrow(dw, canonical_rows_sum_inplace(dy_xhat, C, C, static_cast<std::size_t>(N), row), n);
-  narrow(db, canonical_rows_sum_inplace(dy_rows, C, C, static_cast<std::size_t>(N), row), n);
+  narrow(dw, canonical_columns_sum_inplace(dy_xhat, C, N), n);
+  narrow(db, canonical_columns_sum_inplace(dy_rows, C, N), n);
 }
 
 }  // namespace zt::kernels

@@ -65,13 +65,15 @@ void linear_forward(T* y, const T* x, const T* W, const T* b, int64_t N, int64_t
   const float* x_f = widen(x, static_cast<std::size_t>(N * in), scratch + N * out);
   const float* W_f = widen(W, static_cast<std::size_t>(out * in), scratch + N * out + (kNarrow ? N * in : 0));
   gemm_f32(false, true, N, out, in, x_f, in, W_f, in, y_f, out);
-  for (int64_t i = 0; i < N; ++i) {
-    float* row = y_f + i * out;
-    if (b) {
-      for (int64_t j = 0; j < out; ++j) row[j] += to_f(b[j]);
+  parallel_for(N, row_grain(out), [&](int64_t lo, int64_t hi) {  // the epilogue, rows split over threads
+    for (int64_t i = lo; i < hi; ++i) {
+      float* row = y_f + i * out;
+      if (b) {
+        for (int64_t j = 0; j < out; ++j) row[j] += to_f(b[j]);
+      }
+      narrow(y + i * out, row, static_cast<std::size_t>(out));
     }
-    narrow(y + i * out, row, static_cast<std::size_t>(out));
-  }
+  });
 }
 
 /// Gradients of y = x W^T + b.
@@ -84,7 +86,9 @@ void linear_backward(T* dx, T* dW, T* db, const T* dy, const T* x, const T* W, i
                      float* scratch) {
   constexpr bool kNarrow = !std::is_same_v<T, float>;
   float* dy_f = scratch;  // a private copy: the bias sum below consumes it
-  for (int64_t i = 0; i < N * out; ++i) dy_f[i] = to_f(dy[i]);
+  parallel_for(N * out, kElementGrain, [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) dy_f[i] = to_f(dy[i]);
+  });
   float* rest = scratch + N * out;
   const float* W_f = widen(W, static_cast<std::size_t>(out * in), rest);
   const float* x_f = widen(x, static_cast<std::size_t>(N * in), rest + (kNarrow ? out * in : 0));
@@ -95,8 +99,7 @@ void linear_backward(T* dx, T* dW, T* db, const T* dy, const T* x, const T* W, i
   narrow(dx, dx_f, static_cast<std::size_t>(N * in));
   narrow(dW, dW_f, static_cast<std::size_t>(out * in));
   if (db) {
-    const float* s =
-        canonical_rows_sum_inplace(dy_f, out, out, static_cast<std::size_t>(N), [](std::size_t i) { return i; });
+    const float* s = canonical_columns_sum_inplace(dy_f, out, N);
     narrow(db, s, static_cast<std::size_t>(out));
   }
 }

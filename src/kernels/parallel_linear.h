@@ -166,8 +166,7 @@ void column_parallel_backward(T* dx, const std::vector<LinearBlockGrad<T>>& grad
     gemm_f32(true, false, ob, in, N, dy_f, ob, x_f, in, dW_f, in);
     narrow(grads[j].dW, dW_f, static_cast<std::size_t>(ob * in));
     if (grads[j].db) {
-      const float* s =
-          canonical_rows_sum_inplace(dy_f, ob, ob, static_cast<std::size_t>(N), [](std::size_t i) { return i; });
+      const float* s = canonical_columns_sum_inplace(dy_f, ob, N);
       narrow(grads[j].db, s, static_cast<std::size_t>(ob));
     }
   }
@@ -242,8 +241,7 @@ void row_parallel_backward(T* dx, const std::vector<LinearBlockGrad<T>>& grads, 
     narrow(grads[j].dW, dW_f, static_cast<std::size_t>(out * inb));
   }
   if (db) {
-    const float* s =
-        canonical_rows_sum_inplace(dy_f, out, out, static_cast<std::size_t>(N), [](std::size_t i) { return i; });
+    const float* s = canonical_columns_sum_inplace(dy_f, out, N);
     narrow(db, s, static_cast<std::size_t>(out));
   }
 }

@@ -27,16 +27,20 @@ template <typename T>
 void residual_forward(T* out, const T* a, const T* b, int64_t n) {
   if constexpr (std::is_same_v<T, fp16>) {  // a chunk widened at once (F16C): add_rounded's bits
     constexpr int64_t kChunk = 256;
-    float fa[kChunk], fb[kChunk];
-    for (int64_t i0 = 0; i0 < n; i0 += kChunk) {
-      const auto len = static_cast<std::size_t>(n - i0 < kChunk ? n - i0 : kChunk);
-      widen_fp16(a + i0, fa, len);
-      widen_fp16(b + i0, fb, len);
-      for (std::size_t j = 0; j < len; ++j) fa[j] += fb[j];
-      narrow_fp16(fa, out + i0, len);  // out may be a or b: both were read
-    }
+    parallel_for(n, kElementGrain, [&](int64_t lo, int64_t hi) {  // elements split over the rank's threads
+      float fa[kChunk], fb[kChunk];
+      for (int64_t i0 = lo; i0 < hi; i0 += kChunk) {
+        const auto len = static_cast<std::size_t>(hi - i0 < kChunk ? hi - i0 : kChunk);
+        widen_fp16(a + i0, fa, len);
+        widen_fp16(b + i0, fb, len);
+        for (std::size_t j = 0; j < len; ++j) fa[j] += fb[j];
+        narrow_fp16(fa, out + i0, len);  // out may be a or b: both were read
+      }
+    });
   } else {
-    for (int64_t i = 0; i < n; ++i) out[i] = add_rounded(a[i], b[i]);
+    parallel_for(n, kElementGrain, [&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i) out[i] = add_rounded(a[i], b[i]);
+    });
   }
 }
 

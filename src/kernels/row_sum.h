@@ -10,9 +10,11 @@
 // sums, whose per-column twin on the GPU is canonical_sum_f over a column's leaves: same tree).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
+#include "core/cpu_pool.h"
 #include "fp/hd.h"
 #include "reduce/canonical_tree.h"
 
@@ -98,6 +100,20 @@ float* canonical_rows_sum_inplace(float* base, int64_t stride, int64_t cols, std
         for (int64_t c = 0; c < cols; ++c) a[c] += b[c];
         return a;
       });
+}
+
+/// The column sums of a row-major [n, cols] matrix, in place (canonical_rows_sum_inplace over
+/// rows 0..n-1 in order), the rank's threads taking contiguous blocks of columns
+/// (core/cpu_pool.h): a column's tree is the same whichever thread forms it, so the bits do not
+/// depend on the thread count. @param base the matrix (overwritten). @param cols its width.
+/// @param n its rows (>= 1). @return row 0, which holds the sums.
+inline float* canonical_columns_sum_inplace(float* base, int64_t cols, int64_t n) {
+  // a part gets at least 16 columns (a cache line of floats per row) and ~32k of the leaves
+  const int64_t grain = std::max<int64_t>(16, (int64_t{1} << 15) / (n > 0 ? n : 1));
+  parallel_for(cols, grain, [&](int64_t c0, int64_t c1) {
+    canonical_rows_sum_inplace(base + c0, cols, c1 - c0, static_cast<std::size_t>(n), [](std::size_t i) { return i; });
+  });
+  return base;
 }
 
 }  // namespace zt::kernels

@@ -4,8 +4,10 @@
 // call per op; the ops work on whole tensors).
 //
 // It is the default of every Gpt<T> (Gpt::set_ops says otherwise). It holds no state: tokens()
-// hands the host view back, loss_sum() sums in place, copy() is memcpy. Not here: threads (the
-// kernels run on the calling thread), device memory (model/device_ops.h).
+// hands the host view back, loss_sum() sums in place, copy() is memcpy. Threads are the kernels'
+// own business: each splits its outputs over the pool the calling rank installed (`--threads`,
+// core/cpu_pool.h), or runs on the calling thread when there is none. Not here: device memory
+// (model/device_ops.h).
 #pragma once
 
 #include <cstring>

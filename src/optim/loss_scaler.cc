@@ -2,11 +2,18 @@
 #include "optim/loss_scaler.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 
 #include "core/check.h"
+#include "core/cpu_pool.h"
 
 namespace zt {
+namespace {
+// The fewest elements a thread of the rank's pool takes (core/cpu_pool.h): ~32k, tens of
+// microseconds of work; below that, waking a thread costs more than it saves.
+constexpr std::size_t kOptimGrain = std::size_t{1} << 15;
+}  // namespace
 
 LossScaler::LossScaler(const LossScalerConfig& c) : config_(c), scale_(c.initial_scale) {
   if (!c.dynamic) {
@@ -46,13 +53,20 @@ bool LossScaler::update(bool found_nonfinite) {
 }
 
 bool any_nonfinite(const float* x, std::size_t n) {
-  bool bad = false;
-  for (std::size_t i = 0; i < n; ++i) bad |= nonfinite_bits(x[i]);
-  return bad;
+  // an OR of per-element flags: any split of the elements gives the same answer
+  std::atomic<bool> bad{false};
+  parallel_for(static_cast<int64_t>(n), kOptimGrain, [&](int64_t lo, int64_t hi) {
+    bool part = false;
+    for (int64_t i = lo; i < hi; ++i) part |= nonfinite_bits(x[i]);
+    if (part) bad.store(true, std::memory_order_relaxed);
+  });
+  return bad.load(std::memory_order_relaxed);
 }
 
 void unscale(float* g, std::size_t n, float inverse_scale) {
-  for (std::size_t i = 0; i < n; ++i) g[i] = unscale_element(g[i], inverse_scale);
+  parallel_for(static_cast<int64_t>(n), kOptimGrain, [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) g[i] = unscale_element(g[i], inverse_scale);
+  });
 }
 
 void LossScaler::restore(float scale, int64_t good_steps) {

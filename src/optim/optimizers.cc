@@ -2,10 +2,16 @@
 #include <cmath>
 
 #include "core/check.h"
+#include "core/cpu_pool.h"
 #include "optim/adam.h"
 #include "optim/sgd.h"
 
 namespace zt {
+namespace {
+// The fewest elements a thread of the rank's pool takes (core/cpu_pool.h): ~32k, tens of
+// microseconds of work; below that, waking a thread costs more than it saves.
+constexpr std::size_t kOptimGrain = std::size_t{1} << 15;
+}  // namespace
 
 double power_by_squaring(double beta, int64_t t) {
   ZT_CHECK(t >= 0, "power_by_squaring: negative exponent ", t);
@@ -38,7 +44,10 @@ AdamStepScalars adam_step_scalars(const AdamConfig& c, double lr, int64_t step) 
 }
 
 void adam_update(float* p, const float* g, float* m, float* v, std::size_t n, const AdamStepScalars& s) {
-  for (std::size_t i = 0; i < n; ++i) adam_update_element(p[i], g[i], m[i], v[i], s);
+  // element-wise: the rank's threads take blocks of elements (core/cpu_pool.h), the bits unchanged
+  parallel_for(static_cast<int64_t>(n), kOptimGrain, [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) adam_update_element(p[i], g[i], m[i], v[i], s);
+  });
 }
 
 SgdStepScalars sgd_step_scalars(const SgdConfig& c, double lr) {
@@ -50,7 +59,9 @@ SgdStepScalars sgd_step_scalars(const SgdConfig& c, double lr) {
 }
 
 void sgd_update(float* p, const float* g, float* b, std::size_t n, const SgdStepScalars& s) {
-  for (std::size_t i = 0; i < n; ++i) sgd_update_element(p[i], g[i], b[i], s);
+  parallel_for(static_cast<int64_t>(n), kOptimGrain, [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) sgd_update_element(p[i], g[i], b[i], s);
+  });
 }
 
 }  // namespace zt

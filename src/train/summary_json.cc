@@ -51,6 +51,7 @@ ordered_json config_object(const TrainConfig& c) {
   j["seed"] = c.seed;
   j["memory_budget_mb"] = c.memory_budget_mb;
   j["blas_threads"] = c.blas_threads;
+  j["threads"] = c.threads;
   j["gemm"] = word_of(c.gemm);
   j["device"] = word_of(c.device);
   if (c.gemm == kernels::GemmBackend::canonical) j["gemm_isa"] = gemm::isa_name(gemm::canonical_isa());

@@ -2,10 +2,12 @@
 // themselves are declared in train_flags.cc).
 #include "train/train_config.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "core/check.h"
 #include "core/cli.h"
+#include "core/cpu_pool.h"
 #include "train/ds_config.h"
 #include "train/train_flags.h"
 
@@ -95,6 +97,11 @@ void resolve_micro_batch(TrainConfig& c) {
   if (c.micro_batch_given) return;
   const int64_t dp = c.mp_size >= 1 && c.pp_size >= 1 && c.world_size % (c.mp_size * c.pp_size) == 0 ? c.dp_size() : 1;
   c.micro_batch = dp >= 1 && c.global_batch % dp == 0 ? c.global_batch / dp : c.global_batch;
+}
+
+void resolve_threads(TrainConfig& c, int64_t local_ranks) {
+  if (c.threads_given) return;
+  c.threads = default_cpu_threads(static_cast<int>(std::clamp<int64_t>(local_ranks, 1, 1 << 20)));
 }
 
 void validate(const TrainConfig& c) {

@@ -61,8 +61,10 @@ struct TrainConfig {
   bool micro_batch_given = false;  ///< --micro-batch was on the command line (else derived from N_d)
   int64_t seed = 1234;             ///< seed of init and data
   // resources
-  double memory_budget_mb = 1024.0;                             ///< per-rank arena capacity, MiB
-  int64_t blas_threads = 1;                                     ///< BLAS threads per rank
+  double memory_budget_mb = 1024.0;  ///< per-rank arena capacity, MiB
+  int64_t threads = 0;               ///< CPU threads per rank (core/cpu_pool.h); 0 until resolve_threads()
+  bool threads_given = false;        ///< --threads was on the command line (else derived from the CPUs)
+  int64_t blas_threads = 1;          ///< BLAS threads per rank
   kernels::GemmBackend gemm = kernels::GemmBackend::canonical;  ///< canonical | blas
   device::Device device =
       device::Device::cpu;  ///< cpu | cuda | emulated (device/cuda_probe.h decides whether cuda can run)
@@ -105,11 +107,11 @@ struct TrainConfig {
   double timeout_s = 120;     ///< rendezvous and every collective: a peer silent this long has failed
   std::string local_addr;     ///< --local-addr: the address this rank's transport binds ("" = chosen)
   std::string socket_ifname;  ///< --socket-ifname: bind the address of this interface (GLOO_SOCKET_IFNAME)
-  // checkpoints (chapter 10; src/checkpoint)
+  // checkpoints (chapter 12; src/checkpoint)
   std::string save_dir;    ///< --save-dir DIR: write sharded checkpoints DIR/step-N/ ("" = none)
   int64_t save_every = 0;  ///< save every K steps (and after the last); 0 = after the last step only
   std::string resume;      ///< --resume PATH: continue from a checkpoint (or a save dir's latest)
-  // ZeRO-Offload and the file tier (chapter 10; src/offload)
+  // ZeRO-Offload and the file tier (chapter 12; src/offload)
   OffloadTarget offload_optimizer;  ///< none | host | file:DIR: where FP32 master, optimizer state and update live
   OffloadTarget offload_params;     ///< none | file:DIR: stage 3's parameter shards in files
   int64_t offload_buffers = 3;      ///< file tier: unit records in RAM at once (the ring's buffers)
@@ -187,6 +189,12 @@ bool parse_train_config(int argc, char** argv, TrainConfig& config, std::vector<
 /// global batch / N_d, one micro-batch per data-parallel rank; an explicit --micro-batch stays.
 /// @param config the parsed configuration, updated in place.
 void resolve_micro_batch(TrainConfig& config);
+
+/// The default --threads, once it is known how many ranks share this machine: the CPUs this
+/// process may run on divided among them, at least 1; an explicit --threads stays.
+/// @param config the parsed configuration, updated in place. @param local_ranks ranks of the job
+/// on this machine (>= 1).
+void resolve_threads(TrainConfig& config, int64_t local_ranks);
 
 /// Checks that need only the settings (sizes, divisibility, batch arithmetic).
 /// @param config the settings to check; throws zt::Error naming the first problem.

@@ -62,7 +62,14 @@ void declare_train_flags(ArgParser& p, TrainConfig& c) {
   p.set_default_text("micro-batch", "--global-batch / data-parallel ranks");
   p.add_int("seed", &c.seed, "seed of init and data", 0, INT64_MAX);
   p.add_double("memory-budget-mb", &c.memory_budget_mb, "per-rank arena capacity in MiB", 1e-6, 1e9).not_hashed();
-  // OpenBLAS's bits may depend on its thread count (kernels/blas.h): hashed
+  // Not hashed: every output element is computed by one thread whatever the count (core/cpu_pool.h),
+  // so ranks with different counts (hosts with different CPUs) train the same bits.
+  p.add_int("threads", &c.threads, "CPU threads per rank; the bits do not depend on it", 1, 4096)
+      .given_marker(&c.threads_given)
+      .not_hashed();
+  p.set_default_text("threads", "the CPUs this process may use / the ranks on this machine, at least 1");
+  // OpenBLAS's bits may depend on its thread count (kernels/blas.h): hashed, and kept apart from
+  // --threads (whose default follows the machine)
   p.add_int("blas-threads", &c.blas_threads, "OpenBLAS threads per rank (--gemm blas)", 1, 256);
   p.add_enum("gemm", &c.gemm,
              "GEMM: the canonical GEMM (the same bits on every CPU and GPU) or OpenBLAS (a little faster; bits "

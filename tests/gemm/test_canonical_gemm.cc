@@ -1,7 +1,8 @@
 // The canonical GEMM against its definition (gemm/canonical_dot.h), written out again here: every
 // CPU path (scalar, AVX2, AVX-512, where this CPU has them) and the GPU kernel's per-thread body run
 // by the host launch layer give the definition's bits, for every transpose, odd sizes (edge tiles),
-// K across the packing blocks, and padded strides, on inputs where the order of the sum matters.
+// K across the packing blocks, and padded strides, on inputs where the order of the sum matters;
+// the CPU paths also with C split over 2, 3 and 4 threads of a rank's pool (core/cpu_pool.h).
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -9,6 +10,7 @@
 #include <cstring>
 #include <vector>
 
+#include "core/cpu_pool.h"
 #include "device/host_launch.h"
 #include "gemm/canonical_gemm.h"
 #include "gemm/canonical_gemm_kernel.h"
@@ -54,7 +56,7 @@ std::vector<Isa> supported_isas() {
 
 }  // namespace
 
-TEST_CASE("canonical GEMM: every CPU path and the GPU body give the definition's bits", "[ch9]") {
+TEST_CASE("canonical GEMM: every CPU path and the GPU body give the definition's bits", "[ch11]") {
   const Isa before = canonical_isa();
   for (const Shape& sh : kShapes)
     for (int t = 0; t < 4; ++t) {
@@ -66,13 +68,16 @@ TEST_CASE("canonical GEMM: every CPU path and the GPU body give the definition's
         std::vector<float> want(static_cast<std::size_t>(sh.m * ldc), -7.0f);  // padding stays untouched
         for (int64_t i = 0; i < sh.m; ++i)
           for (int64_t j = 0; j < sh.n; ++j) want[i * ldc + j] = definition(a, lda, ta, b, ldb, tb, i, j, 0, sh.k);
-        for (Isa isa : supported_isas()) {
-          INFO("path " << isa_name(isa));
-          set_canonical_isa(isa);
-          std::vector<float> got(want.size(), -7.0f);
-          gemm_canonical_f32(ta, tb, sh.m, sh.n, sh.k, a.data(), lda, b.data(), ldb, got.data(), ldc);
-          CHECK(same_bits(got, want));
-        }
+        for (Isa isa : supported_isas())
+          for (const int threads : {1, 2, 3, 4}) {  // C split over a rank's threads: the same bits
+            INFO("path " << isa_name(isa) << ", " << threads << " threads");
+            set_canonical_isa(isa);
+            CpuPool pool(threads, CpuPool::Split::every_loop);
+            UseCpuPool use(&pool);
+            std::vector<float> got(want.size(), -7.0f);
+            gemm_canonical_f32(ta, tb, sh.m, sh.n, sh.k, a.data(), lda, b.data(), ldb, got.data(), ldc);
+            CHECK(same_bits(got, want));
+          }
         // the CUDA kernel's per-thread body, every thread of the launch run on the host
         std::vector<float> gpu(want.size(), -7.0f);
         const GemmArgs g{{a.data(), lda, ta}, {b.data(), ldb, tb}, sh.m, sh.n, sh.k, gpu.data(), ldc};
@@ -84,7 +89,7 @@ TEST_CASE("canonical GEMM: every CPU path and the GPU body give the definition's
   set_canonical_isa(before);
 }
 
-TEST_CASE("canonical GEMM: the inputs are order-sensitive (the test can fail)", "[ch9]") {
+TEST_CASE("canonical GEMM: the inputs are order-sensitive (the test can fail)", "[ch11]") {
   // the same products summed in reverse k order differ from the canonical chain somewhere: a path
   // that reordered k would be caught by the test above
   const int64_t m = 16, n = 16, k = 300;
@@ -100,7 +105,7 @@ TEST_CASE("canonical GEMM: the inputs are order-sensitive (the test can fail)", 
   CHECK(differ > m * n / 4);
 }
 
-TEST_CASE("canonical triangular multiply: every CPU path and the GPU body give the definition's bits", "[ch9]") {
+TEST_CASE("canonical triangular multiply: every CPU path and the GPU body give the definition's bits", "[ch11]") {
   const Isa before = canonical_isa();
   for (const auto& [m, n] : {std::pair<int64_t, int64_t>{1, 1}, {5, 3}, {64, 32}, {37, 19}})
     for (bool trans : {false, true}) DYNAMIC_SECTION(m << "x" << n << (trans ? " A^T" : "")) {
@@ -130,7 +135,7 @@ TEST_CASE("canonical triangular multiply: every CPU path and the GPU body give t
   set_canonical_isa(before);
 }
 
-TEST_CASE("canonical GEMM: K = 0 gives +0, an unsupported forced path is an error", "[ch9]") {
+TEST_CASE("canonical GEMM: K = 0 gives +0, an unsupported forced path is an error", "[ch11]") {
   std::vector<float> c(6, 5.0f);
   gemm_canonical_f32(false, false, 2, 3, 0, nullptr, 1, nullptr, 3, c.data(), 3);
   for (float x : c) CHECK((x == 0.0f && !std::signbit(x)));

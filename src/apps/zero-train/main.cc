@@ -26,6 +26,7 @@
 #include "core/atomic_file.h"
 #include "core/check.h"
 #include "core/cli.h"
+#include "core/cpu_pool.h"
 #include "core/error_report.h"
 #include "core/output_place.h"
 #include "data/addition.h"
@@ -150,7 +151,8 @@ void print_summary(const TrainConfig& c, const RunResult& r) {
   const auto& m = r.memory.front();
   std::printf("  memory: model states %zu B (predicted %zu), peak %zu B of %zu B budget\n", m.model_states_bytes,
               m.model_states_bytes_predicted, m.peak_bytes, m.arena_capacity);
-  std::printf("  speed: %.0f tokens/s over %.2f s\n", r.tokens_per_s, r.seconds);
+  std::printf("  speed: %.0f tokens/s over %.2f s, %lld thread%s per rank\n", r.tokens_per_s, r.seconds,
+              static_cast<long long>(c.threads), c.threads == 1 ? "" : "s");
 }
 
 /// ZeRO-Offload's traffic of rank 0's last step beside its closed form (predict/zero_comm.h).
@@ -200,6 +202,8 @@ zt::train::RunComparison verify(const TrainConfig& c, const zt::Dataset& data, c
   ref.offload_optimizer = {};                                        // nor where the optimizer runs
   ref.dump_params = "verify";                                        // asks the reference for its final master weights
   RunArtifacts ref_artifacts;
+  // the ranks have finished: the reference may use every CPU (its bits do not depend on the count)
+  const zt::RankThreads threads(c.threads_given ? c.threads : zt::default_cpu_threads(1));
   const RunResult ref_result = zt::train::train_single_rank(ref, data, {}, &ref_artifacts);
   const int64_t vocab = c.vocab ? c.vocab : data.vocab_size();
   const auto manifest = zt::model::make_manifest({vocab, c.context, c.layers, c.heads, c.width});
@@ -267,6 +271,7 @@ int write_outputs(const TrainConfig& c, const zt::Dataset& data, const RunResult
 
 int run_reference(const TrainConfig& c, const zt::Dataset& data) {
   RunArtifacts artifacts;
+  const zt::RankThreads threads(c.threads);  // the one rank's pool (--threads), for the whole run
   const RunResult r = zt::train::train_single_rank(c, data, progress_printer(c), &artifacts);
   return write_outputs(c, data, r, artifacts, nullptr);
 }
@@ -290,6 +295,9 @@ zt::GlooOptions rank_options(const TrainConfig& c) {
 /// destructors tell the peers, who then exit, and this rank's message must be out first.
 zt::zero::ZeroRunResult train_on_grid(const TrainConfig& c, const zt::Dataset& data, zt::Collective& world,
                                       const zt::train::StepCallback& on_step, RunArtifacts* artifacts) {
+  // this rank's pool (--threads), installed on the rank's thread for its whole run: every kernel
+  // the rank calls splits its outputs over it (core/cpu_pool.h)
+  const zt::RankThreads threads(c.threads);
   if (c.mp_size == 1 && !c.hybrid_sharding() && c.pp_size == 1)
     return zt::announcing_errors([&] { return zt::predict::train_zero(c, data, world, on_step, artifacts); });
   zt::Grid grid = zt::make_grid(world, zt::GridDims{static_cast<int>(c.mp_size), static_cast<int>(c.pp_size),
@@ -405,6 +413,30 @@ int run_launched_rank(const TrainConfig& c, const zt::Dataset& data, const zt::l
   return zt::announcing_errors([&] { return launched_rank_body(c, data, env, *store, coll); });
 }
 
+/// How many ranks of this job share this machine, for the default --threads: the ranks of this
+/// process when they are threads; a launched rank's LOCAL_WORLD_SIZE (torchrun, zero-launch) or
+/// OMPI_COMM_WORLD_LOCAL_SIZE (mpirun), else the whole world (the safe guess: no oversubscription).
+int64_t local_ranks(RunMode mode, const TrainConfig& c) {
+  if (mode == RunMode::reference) return 1;
+  if (mode == RunMode::launched_rank)
+    for (const char* name : {"LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE"})
+      if (const char* v = std::getenv(name); v && std::atoll(v) >= 1) return std::atoll(v);
+  return c.world_size;
+}
+
+/// The threads each rank computes with, said once at the start (rank 0).
+void announce_threads(const TrainConfig& c) {
+  if (c.threads_given)
+    std::printf("zero-train: %lld thread%s per rank (--threads)\n", static_cast<long long>(c.threads),
+                c.threads == 1 ? "" : "s");
+  else
+    std::printf(
+        "zero-train: %lld thread%s per rank (default: the CPUs this process may use / the ranks on this "
+        "machine; --threads says otherwise)\n",
+        static_cast<long long>(c.threads), c.threads == 1 ? "" : "s");
+  std::fflush(stdout);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -425,6 +457,8 @@ int main(int argc, char** argv) {
     for (const zt::OutputPlace& place : c.output_places()) zt::prepare_output_place(place);
     const RunMode mode = run_mode(c, decision);
     if (mode == RunMode::spawned_processes) return run_spawned_processes(c, argc, argv);
+    zt::train::resolve_threads(c, local_ranks(mode, c));
+    if (env.rank == 0) announce_threads(c);
     const auto data = open_dataset(c);
     if (!c.dump_manifest.empty() && env.rank == 0)
       zt::write_file_atomic(c.dump_manifest, zt::train::manifest_json(c, c.vocab ? c.vocab : data->vocab_size()));

@@ -1,0 +1,37 @@
+// support/kernel_cases/host_env.h — the host environment of the shared kernel cases (env.h):
+// plain vectors, the item ops run one after another by the host launch layer, Catch2 checks.
+// The item ops always run serially, on no pool (core/cpu_pool.h), so a test that installs a pool
+// around a case splits only the CPU kernel the case calls and compares it with the serial items.
+#pragma once
+
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "core/cpu_pool.h"
+#include "device/item_grid.h"
+#include "support/kernel_cases/env.h"
+
+namespace zt::test {
+
+/// The kernel cases' host environment (see the file comment).
+struct HostEnv {
+  /// The buffer type of the cases' inputs and outputs.
+  template <typename T>
+  using vec = std::vector<T>;
+  /// Run every item of an op, in index order, with no pool installed. @param op the item op.
+  template <typename Op>
+  void run(const Op& op) const {
+    UseCpuPool serial(nullptr);
+    device::run_items_on_host(op);
+  }
+  /// A Catch2 check naming the first differing element. @param same the comparison.
+  /// @param what the case and shape.
+  void check(bool same, const std::string& what) const {
+    INFO(what << (same ? "" : ": first difference at " + last_difference()));
+    CHECK(same);
+  }
+};
+
+}  // namespace zt::test

@@ -9,7 +9,7 @@ CTEST   := ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
 
-.PHONY: help deps configure build test test-full test-gpu test-stress test-asan test-tsan fuzz docs notebooks figures run clean format
+.PHONY: help deps configure build test test-full test-gpu test-stress test-asan test-tsan fuzz docs notebooks figures bench run clean format
 .DEFAULT_GOAL := help
 
 help:
@@ -30,6 +30,8 @@ help:
 	@echo "make notebooks    execute notebooks/ headlessly; plots go to $(BUILD)/notebooks"
 	@echo "make figures      rerun the programs behind the chapters' figures and redraw them (chapters/*/figures/,"
 	@echo "                  scripts/figures/; FIGURES_FLAGS=--retime also replaces the committed trace times)"
+	@echo "make bench        GEMM, model (fp32/bf16/fp16 at 1 and all threads), ZeRO stages and, when installed,"
+	@echo "                  PyTorch side by side: one table and $(BUILD)/bench/summary.json (BENCH_FLAGS=--quick)"
 	@echo "make format       lay out the C++ sources as .clang-format says (clang-format 14)"
 	@echo "make clean        remove $(BUILD)/"
 
@@ -77,14 +79,14 @@ test-asan: deps $(ASAN_BUILD)/CMakeCache.txt
 	scripts/check_gpu_build.sh $(ASAN_BUILD)
 	scripts/test_sanitizer.sh address $(ASAN_BUILD) -j $(JOBS) -LE 'full|docs'
 
-# The threaded code: chapters 4-10, where ranks are threads, the collectives' work threads run,
+# The threaded code: chapters 4-12, where ranks are threads, the collectives' work threads run,
 # the copy engine and the offload I/O thread move bytes and the TCP store server answers. Chapters
 # 1-3 run one thread per program (OpenBLAS's own threads are not instrumented); the docs replay
 # starts the same programs as the labelled tests; the two-host tests time a partition against
 # --timeout-s, which ThreadSanitizer's 5-15x slowdown would stretch, and need root.
 test-tsan: deps $(TSAN_BUILD)/CMakeCache.txt
 	cmake --build $(TSAN_BUILD) -j $(JOBS)
-	scripts/test_sanitizer.sh thread $(TSAN_BUILD) -j $(JOBS) -L 'ch([4-9]|10)' -LE 'full|docs|fuzz|multihost'
+	scripts/test_sanitizer.sh thread $(TSAN_BUILD) -j $(JOBS) -L 'ch([4-9]|1[0-2])' -LE 'full|docs|fuzz|multihost'
 
 fuzz:
 	FUZZ_SECONDS=$(FUZZ_SECONDS) JOBS=$(JOBS) scripts/fuzz.sh $(FUZZ_TARGETS)
@@ -106,6 +108,9 @@ notebooks: build
 # Each figure's data (NAME.json) from runs of the programs or a closed form, its SVG drawn from that
 # data alone; the `docs` test tests/figures checks that both are current.
 FIGURES_FLAGS ?=
+bench: build
+	/usr/bin/python3 bench/summary.py $(BUILD) $(BENCH_FLAGS)
+
 figures: build
 	/usr/bin/python3 scripts/figures/figlib.py make $(BUILD) $(FIGURES_FLAGS)
 

@@ -1,4 +1,4 @@
-"""scripts/figures/fig_pipeline_schedules.py — chapter 11: the pipeline schedules GPipe and 1F1B
+"""scripts/figures/fig_pipeline_schedules.py — chapter 13: the pipeline schedules GPipe and 1F1B
 as stages × time, measured.
 
 From real runs: `zero-train --world-size 4 --pp-size 4 --pp-schedule S` (ranks as processes, 4
@@ -14,7 +14,7 @@ committed times.
 import figlib as fl
 
 NAME = "pipeline-schedules"
-CHAPTER = "11-pipeline"
+CHAPTER = "13-pipeline"
 TIMED = True
 
 P, M, B = 4, 8, 2

@@ -58,7 +58,7 @@ class LossScaler {
   /// @return true if the optimizer step is to be applied, false if it is skipped.
   bool update(bool found_nonfinite);
 
-  /// Continue from a saved state (a checkpoint, chapter 10): the scale and the clean-step count that
+  /// Continue from a saved state (a checkpoint, chapter 12): the scale and the clean-step count that
   /// scale() and good_steps() returned when it was saved. zt::Error for a scale that is not
   /// positive and finite or lies outside [min_scale, max_scale] of a dynamic scaler, a negative
   /// count, or anything but (1, 0) for the no-op scaler.

@@ -161,7 +161,7 @@ TEST_CASE("two ranks that send to each other outside one batch are told why they
          contains(out[1].error, "is itself sending to this rank outside one batch")));
 }
 
-TEST_CASE("a pipeline's chain forward and back, on a sub-group", "[ch4][ch8][collective][p2p][groups]") {
+TEST_CASE("a pipeline's chain forward and back, on a sub-group", "[ch4][ch9][collective][p2p][groups]") {
   // The shape of a pipeline: stage s receives from s-1, adds its own term, sends to s+1; then the
   // gradient flows back. The stages are a sub-group {1, 3, 0} of a world of 4 (group ranks
   // 0, 1, 2), so peers are numbered in the group, not in the world.

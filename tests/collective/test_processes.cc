@@ -211,7 +211,7 @@ TEST_CASE("a process that dies during a point-to-point transfer fails its receiv
   fs::remove_all(dir);
 }
 
-TEST_CASE("processes form the groups of a 2 x 2 grid and reduce within them", "[ch8][collective][process][groups]") {
+TEST_CASE("processes form the groups of a 2 x 2 grid and reduce within them", "[ch9][collective][process][groups]") {
   // World ranks 0..3 = dp * 2 + mp: MP groups {0,1} {2,3}, DP groups {0,2} {1,3}. Both groups
   // reduce at once (each has its own connections); every result must be the reference sum over
   // exactly that group's ranks.

@@ -5,10 +5,12 @@ book shows in a code block or a table is pinned to a run, or is on record as som
 tests/docs/check_quotes.py checks the quotes a chapter registers in its quotes.json; a number typed
 into a README without a quote is never checked and goes stale silently. This script finds those.
 
-Documents: README.md and chapters/*/README.md, chapters/*/device.md, chapters/*/offload.md. The
-quote templates of a document are the "text" of every quote in chapters/*/quotes.json and
-docs/quotes.json that pins it: the quotes of a file whose "document" it is, and a quote that names
-it in its own "document" key.
+Documents: README.md and chapters/*/README.md, chapters/*/device.md, chapters/*/offload.md, and
+the chapters' appendices chapters/*/appendix-*.md (a benchmark's full history, which its chapter
+sums up in one table: its timings keep their "timing" entries there, under the machine the
+appendix names). The quote templates of a document are the "text" of every quote in
+chapters/*/quotes.json and docs/quotes.json that pins it: the quotes of a file whose "document" it
+is, and a quote that names it in its own "document" key.
 
 Scanned regions of a document (everything else, prose included, is not scanned):
   - fenced code blocks: the lines between a line starting with ``` and the next such line, except
@@ -280,7 +282,8 @@ def documents(root):
     """The scanned documents, relative to ROOT."""
     names = ["README.md"] + sorted(glob.glob(os.path.join(root, "chapters/*/README.md"))
                                    + glob.glob(os.path.join(root, "chapters/*/device.md"))
-                                   + glob.glob(os.path.join(root, "chapters/*/offload.md")))
+                                   + glob.glob(os.path.join(root, "chapters/*/offload.md"))
+                                   + glob.glob(os.path.join(root, "chapters/*/appendix-*.md")))
     return [os.path.relpath(os.path.join(root, n), root) for n in names]
 
 

@@ -22,7 +22,7 @@ struct Paren {
 };
 }  // namespace
 
-TEST_CASE("the iterative canonical tree has canonical_reduce's shape for n = 1..100", "[ch9][reduce]") {
+TEST_CASE("the iterative canonical tree has canonical_reduce's shape for n = 1..100", "[ch11][reduce]") {
   int differ = 0;
   for (uint32_t n = 1; n <= 100; ++n) {
     const std::string want = zt::canonical_reduce(n, LeafName{}, Paren{});

@@ -22,7 +22,7 @@ const std::string kModel =
     "--warmup-steps 2 --norm-block 32 --ranks-as threads --steps 6 ";
 }  // namespace
 
-TEST_CASE("resume after SIGKILL: stages 0-3 continue bit for bit", "[ch10]") {
+TEST_CASE("resume after SIGKILL: stages 0-3 continue bit for bit", "[ch12]") {
   struct Row {
     const char* layout;
     const char* precision;
@@ -43,7 +43,7 @@ TEST_CASE("resume after SIGKILL: stages 0-3 continue bit for bit", "[ch10]") {
   }
 }
 
-TEST_CASE("resume after SIGKILL: fp16 with a loss scale that changed before and changes after", "[ch10]") {
+TEST_CASE("resume after SIGKILL: fp16 with a loss scale that changed before and changes after", "[ch12]") {
   ScratchDir dir("fp16");
   // 2^24 overflows at once: the first steps back off (skipped); growth every 2 clean steps then
   // doubles it again after the resume, which needs the saved clean-step count
@@ -64,7 +64,7 @@ TEST_CASE("resume after SIGKILL: fp16 with a loss scale that changed before and 
   check_continues(whole, run_recorded(dir, "resumed", args + " --resume " + dir / "ckpt"), 3);
 }
 
-TEST_CASE("reshard: saved at stage 3 on 4 ranks, resumed at stage 1 on 2, stage 2 on 3, stage 0 on 1", "[ch10]") {
+TEST_CASE("reshard: saved at stage 3 on 4 ranks, resumed at stage 1 on 2, stage 2 on 3, stage 0 on 1", "[ch12]") {
   ScratchDir dir("reshard");
   const std::string saved = kModel + "--stage 3 --world-size 4 --precision bf16";
   const Recorded whole = run_recorded(dir, "whole", saved);
@@ -80,7 +80,7 @@ TEST_CASE("reshard: saved at stage 3 on 4 ranks, resumed at stage 1 on 2, stage 
   }
 }
 
-TEST_CASE("reshard with model parallelism: saved at N_d 2 x N_m 2, resumed at N_d 1 x N_m 4", "[ch10]") {
+TEST_CASE("reshard with model parallelism: saved at N_d 2 x N_m 2, resumed at N_d 1 x N_m 4", "[ch12]") {
   ScratchDir dir("mp");
   const std::string model = kModel + "--mp-blocks 4 --precision bf16 ";
   const std::string saved = model + "--stage 1 --world-size 4 --mp-size 2";
@@ -94,7 +94,7 @@ TEST_CASE("reshard with model parallelism: saved at N_d 2 x N_m 2, resumed at N_
   }
 }
 
-TEST_CASE("a writer killed inside the save protocol never leaves a checkpoint that loads wrongly", "[ch10]") {
+TEST_CASE("a writer killed inside the save protocol never leaves a checkpoint that loads wrongly", "[ch12]") {
   // every point of checkpoint/writer.h's protocol, in the second of two saves (steps 2 and 4 of 6)
   const std::string args = kModel + "--stage 2 --world-size 2 --precision bf16";
   ScratchDir ref("crash_ref");
@@ -119,7 +119,7 @@ TEST_CASE("a writer killed inside the save protocol never leaves a checkpoint th
 }
 
 TEST_CASE("checkpoints with ZeRO-Offload: saved from the file tier, resumed into the host tier and into none",
-          "[ch10]") {
+          "[ch12]") {
   ScratchDir dir("offload");
   std::filesystem::create_directories(dir / "tier");
   const std::string args = kModel + "--stage 2 --world-size 2 --precision bf16";
@@ -136,7 +136,7 @@ TEST_CASE("checkpoints with ZeRO-Offload: saved from the file tier, resumed into
 }
 
 TEST_CASE("checkpoints with --offload-params: saved from the parameter file, resumed without it and back into it",
-          "[ch10]") {
+          "[ch12]") {
   ScratchDir dir("oparams");
   std::filesystem::create_directories(dir / "tier");
   for (const char* precision : {"fp32", "bf16"}) DYNAMIC_SECTION(precision) {

@@ -157,10 +157,10 @@ const std::vector<Case> kCases = {
      "--micro-batch 2 --stage 3 --prefetch 0 --persist-below-mb 0.0039081573486328125"},
     {"06-zero-2/ds_config.json", "--world-size 4 ",
      "--precision bf16 --weight-decay 0.1 --global-batch 8 --micro-batch 2 --stage 2 --bucket-mb 0.003814697265625"},
-    {"08-zero-r/ds_config.json", "--world-size 2 ",
+    {"10-zero-r/ds_config.json", "--world-size 2 ",
      "--precision fp16 --global-batch 8 --stage 2 --checkpoint-activations --partition-activations on --allocator "
      "zero"},
-    {"10-checkpoints-offload/ds_config.json", "--world-size 2 ",
+    {"12-checkpoints-offload/ds_config.json", "--world-size 2 ",
      "--precision bf16 --global-batch 8 --stage 2 --offload-optimizer host"},
 };
 }  // namespace

@@ -167,7 +167,7 @@ TEST_CASE("persist-below-mb: a negative size is one clear line, and the setting 
   }
 }
 
-TEST_CASE("zero-train --mp-size: a DP x MP grid of processes and threads, bitwise equal, JSON per group", "[ch8]") {
+TEST_CASE("zero-train --mp-size: a DP x MP grid of processes and threads, bitwise equal, JSON per group", "[ch9]") {
   const std::string mp_model =
       "--layers 2 --heads 4 --width 32 --context 8 --steps 2 --global-batch 4 --micro-batch 2 --eval-every 2 "
       "--warmup-steps 0 --norm-block 32 --precision bf16 ";
@@ -208,7 +208,7 @@ TEST_CASE("zero-train --mp-size: a DP x MP grid of processes and threads, bitwis
     }
 }
 
-TEST_CASE("zero-train: bad model-parallel input is one line and a non-zero exit on every rank", "[ch8]") {
+TEST_CASE("zero-train: bad model-parallel input is one line and a non-zero exit on every rank", "[ch9]") {
   for (const char* args : {"--world-size 6 --mp-size 4", "--world-size 3 --mp-size 3", "--mp-blocks 3",
                            "--world-size 4 --mp-size 4 --mp-blocks 2", "--heads 2 --mp-blocks 4"}) {
     const auto out = zero_train(kTiny + args);

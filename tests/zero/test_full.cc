@@ -1,6 +1,6 @@
 // The full product of the equivalence axes (label `full`, not part of `make test`); and the full
-// product of the model-parallel axes of chapter 8 (mp_fixtures.h), and of the pipeline's of
-// chapter 11. Data parallelism: stages 0-3 x
+// product of the model-parallel axes of chapter 9 (mp_fixtures.h), and of the pipeline's of
+// chapter 13. Data parallelism: stages 0-3 x
 // N = 1..5, 7 x fp32/fp16/bf16 x Adam/SGD x overlap on/off x prefetch 0/2 x two bucket sizes,
 // one micro-batch per rank, with clipping; each run bitwise equal to the single-rank reference.
 // The rows are listed by full_product() (every combination but the two that are the same run:
@@ -64,7 +64,7 @@ TEST_CASE("full product: every stage, N, precision, optimizer, overlap, prefetch
     }
 }
 
-TEST_CASE("full product, model parallel: (N_d, N_m) x stage x precision x checkpointing", "[ch8]") {
+TEST_CASE("full product, model parallel: (N_d, N_m) x stage x precision x checkpointing", "[ch9]") {
   std::vector<MpCase> cases;
   for (auto [dp, mp] : {std::pair{1, 2}, {2, 2}, {1, 4}, {2, 4}})
     for (int stage : {0, 1, 2, 3})
@@ -76,7 +76,7 @@ TEST_CASE("full product, model parallel: (N_d, N_m) x stage x precision x checkp
     }
 }
 
-TEST_CASE("full product, ZeRO-R: P_a and P_a+cpu x (N_d, N_m) x stage x precision", "[ch8]") {
+TEST_CASE("full product, ZeRO-R: P_a and P_a+cpu x (N_d, N_m) x stage x precision", "[ch10]") {
   std::vector<std::pair<MpCase, const char*>> cases;
   for (auto [dp, mp] : {std::pair{1, 2}, {2, 2}, {1, 4}})
     for (int stage : {0, 1, 2, 3})
@@ -88,7 +88,7 @@ TEST_CASE("full product, ZeRO-R: P_a and P_a+cpu x (N_d, N_m) x stage x precisio
     }
 }
 
-TEST_CASE("full product, pipeline: (N_d, N_p, N_m) x stage x schedule x precision x checkpointing", "[ch11]") {
+TEST_CASE("full product, pipeline: (N_d, N_p, N_m) x stage x schedule x precision x checkpointing", "[ch13]") {
   // A larger grid than make test's: more shapes (N_p up to 4 with N_d up to 4, an uneven split),
   // fp16 beside fp32 and bf16, and activation checkpointing; each run bitwise one device's.
   struct Grid {

@@ -86,7 +86,7 @@ TEST_CASE("hybrid sharding keeps the model states of a run sharded over G ranks"
     }
 }
 
-TEST_CASE("a checkpoint saved with hybrid sharding resumes at another shard group, bitwise", "[ch10][hybrid]") {
+TEST_CASE("a checkpoint saved with hybrid sharding resumes at another shard group, bitwise", "[ch12][hybrid]") {
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / ("zt-hybrid-ckpt-" + std::to_string(::getpid()));
   fs::remove_all(dir);

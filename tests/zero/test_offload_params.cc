@@ -1,4 +1,4 @@
-// --offload-params file:DIR (chapter 10, offload/param_file_tier.h): stage 3's parameter shards in
+// --offload-params file:DIR (chapter 12, offload/param_file_tier.h): stage 3's parameter shards in
 // a file per rank, read ahead of each gather; bitwise the run without, its ledger and file I/O
 // their closed forms, and no file left behind after a run or an error.
 
@@ -89,7 +89,7 @@ void check_param_tier_accounting(const ZeroRun& z, const train::TrainConfig& c) 
 }  // namespace
 
 TEST_CASE("offload-params file: stage 3 is bitwise the run without, N = 1, 2, 4, every precision, prefetch 0-2",
-          "[ch10]") {
+          "[ch12]") {
   int row = 0;
   for (int world : {1, 2, 4})
     for (const char* precision : {"fp32", "bf16", "fp16"})
@@ -128,7 +128,7 @@ TEST_CASE("offload-params file: stage 3 is bitwise the run without, N = 1, 2, 4,
       }
 }
 
-TEST_CASE("offload-params file: one file per rank while training, removed after the run and after an error", "[ch10]") {
+TEST_CASE("offload-params file: one file per rank while training, removed after the run and after an error", "[ch12]") {
   const train::TrainConfig c = zero_config(3, 2, 1, "bf16");
   const ScratchDir dir;
   train::TrainConfig o = c;

@@ -60,7 +60,7 @@ void check_predictions(const ZeroRun& z) {
 
 }  // namespace
 
-TEST_CASE("ZeRO stages 0-3 inside pipeline stages train bitwise like one device", "[ch11][pipeline]") {
+TEST_CASE("ZeRO stages 0-3 inside pipeline stages train bitwise like one device", "[ch13][pipeline]") {
   const GridCase grids[] = {{1, 2, 1}, {2, 2, 1}, {1, 4, 1}, {2, 2, 2}, {1, 3, 1}};
   for (const GridCase& g : grids)
     for (int stage = 0; stage <= 3; ++stage)
@@ -74,7 +74,7 @@ TEST_CASE("ZeRO stages 0-3 inside pipeline stages train bitwise like one device"
 }
 
 TEST_CASE("a pipeline with an uneven split, checkpointing and held-out evaluations matches one device",
-          "[ch11][pipeline]") {
+          "[ch13][pipeline]") {
   for (int stage : {1, 3}) {
     train::TrainConfig c = pipeline_config({2, 2, 1}, stage, "bf16", schedule::PipeSchedule::one_f_one_b);
     c.layers = 3;
@@ -90,7 +90,7 @@ TEST_CASE("a pipeline with an uneven split, checkpointing and held-out evaluatio
   }
 }
 
-TEST_CASE("pipeline settings that cannot run are refused with one line naming the flag", "[ch11][pipeline]") {
+TEST_CASE("pipeline settings that cannot run are refused with one line naming the flag", "[ch13][pipeline]") {
   train::TrainConfig c = pipeline_config({1, 2, 1}, 1, "fp32", schedule::PipeSchedule::gpipe);
   const auto refused = [](train::TrainConfig bad, const std::string& text) {
     INFO(text);
@@ -113,11 +113,11 @@ TEST_CASE("pipeline settings that cannot run are refused with one line naming th
   refused(md, "--pp-size 2 with --allocator zero");
 }
 
-TEST_CASE("a checkpoint saved by a pipeline resumes on any grid, bitwise", "[ch11][pipeline]") {
+TEST_CASE("a checkpoint saved by a pipeline resumes on any grid, bitwise", "[ch13][pipeline]") {
   // Saved at (N_d, N_p, N_m) = (2, 2, 1) with ZeRO-1; resumed at other stages, data-parallel
   // sizes, pipelines, model-parallel sizes and shard groups: every run's final master weights equal
   // one device's that never stopped. The checkpoint holds canonical pieces, so the reader
-  // reshards by interval intersection whatever wrote them (chapter 10).
+  // reshards by interval intersection whatever wrote them (chapter 12).
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / ("zt-pipe-ckpt-" + std::to_string(::getpid()));
   fs::remove_all(dir);

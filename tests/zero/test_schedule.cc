@@ -140,7 +140,7 @@ TEST_CASE("stage-3 gathered window: the closed form equals the predicted trace's
   });
 }
 
-TEST_CASE("C_B: the bucket buffers' closed form equals the predicted trace's peak over a grid", "[ch8]") {
+TEST_CASE("C_B: the bucket buffers' closed form equals the predicted trace's peak over a grid", "[ch10]") {
   for (int stage : {2, 3})
     for_each_plan(stage, [](const train::TrainConfig&, const zero::ZeroPlan& p, const auto& peaks) {
       const predict::ReductionBuffers cb = predict::reduction_buffers_peak(p);

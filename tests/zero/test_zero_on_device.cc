@@ -96,7 +96,7 @@ void check_device_equals_host(train::TrainConfig c) {
 
 }  // namespace
 
-TEST_CASE("ZeRO on the emulated device: stages 0-3 x N = 1, 2, 4 x fp32 / fp16 / bf16, bitwise the host's", "[ch9]") {
+TEST_CASE("ZeRO on the emulated device: stages 0-3 x N = 1, 2, 4 x fp32 / fp16 / bf16, bitwise the host's", "[ch11]") {
   for (const char* precision : {"fp32", "fp16", "bf16"})
     for (const int world : {1, 2, 4})
       for (const int stage : {0, 1, 2, 3}) {
@@ -106,7 +106,7 @@ TEST_CASE("ZeRO on the emulated device: stages 0-3 x N = 1, 2, 4 x fp32 / fp16 /
       }
 }
 
-TEST_CASE("ZeRO on the emulated device: a 16-bit wire, buckets, prefetch and M_D, bitwise the host's", "[ch9]") {
+TEST_CASE("ZeRO on the emulated device: a 16-bit wire, buckets, prefetch and M_D, bitwise the host's", "[ch11]") {
   SECTION("bf16 stage 1, --reduce-dtype compute (the sum narrowed on the device)") {
     train::TrainConfig c = zero_config(1, 2, 2, "bf16");
     c.reduce_dtype = train::ReduceDtype::compute;
@@ -136,7 +136,7 @@ TEST_CASE("ZeRO on the emulated device: a 16-bit wire, buckets, prefetch and M_D
 TEST_CASE(
     "ZeRO on the emulated device: tensor parallelism (N_d 2 x N_m 2, and B = 4 blocks on one rank), bitwise "
     "the host's",
-    "[ch9]") {
+    "[ch11]") {
   // the split Linears' block sums completed across the model-parallel group through the staged
   // group, every partial sum's copies down and up in the closed form
   for (const MpCase& cs :
@@ -149,7 +149,7 @@ TEST_CASE(
 }
 
 TEST_CASE("ZeRO on the emulated device: --gemm blas (OpenBLAS inside the device's kernels), bitwise the host's",
-          "[ch9]") {
+          "[ch11]") {
   // the GEMM and triangular-product kernels call the very OpenBLAS routines the host's kernels
   // call, at the same shapes, strides and scratch offsets, so the bits are the host's --gemm blas
   const auto blas = [](train::TrainConfig c) {
@@ -162,7 +162,7 @@ TEST_CASE("ZeRO on the emulated device: --gemm blas (OpenBLAS inside the device'
   }
 }
 
-TEST_CASE("ZeRO on the emulated device: ZeRO-R's P_a and P_a+cpu, bitwise the host's", "[ch9]") {
+TEST_CASE("ZeRO on the emulated device: ZeRO-R's P_a and P_a+cpu, bitwise the host's", "[ch11]") {
   // the slices cut and padded by the loop's ops, gathered over the staged model-parallel group;
   // P_a+cpu's host tier pinned and its copies on a copy stream after the compute stream's work
   const auto partitioned = [](MpCase cs, const char* partition) {
@@ -180,7 +180,7 @@ TEST_CASE("ZeRO on the emulated device: ZeRO-R's P_a and P_a+cpu, bitwise the ho
 }
 
 TEST_CASE("ZeRO on the emulated device: ZeRO-Offload's host and file tiers and the parameter tier, bitwise the host's",
-          "[ch9]") {
+          "[ch11]") {
   // the owned gradient down and the refreshed parameters up on the copy stream, the update on the
   // host as without a device; the parameter tier's records up into its ring (device memory) after
   // each read and down before each write, on a stream of its own
@@ -216,7 +216,7 @@ TEST_CASE("ZeRO on the emulated device: ZeRO-Offload's host and file tiers and t
   }
 }
 
-TEST_CASE("ZeRO on the emulated device: a checkpoint saved on one device resumes on the other, bitwise", "[ch9]") {
+TEST_CASE("ZeRO on the emulated device: a checkpoint saved on one device resumes on the other, bitwise", "[ch11]") {
   struct Case {
     int stage;
     const char* precision;
@@ -263,7 +263,7 @@ TEST_CASE("ZeRO on the emulated device: a checkpoint saved on one device resumes
   }
 }
 
-TEST_CASE("zero-train --device emulated: ranks as processes, --verify against the reference on the device", "[ch9]") {
+TEST_CASE("zero-train --device emulated: ranks as processes, --verify against the reference on the device", "[ch11]") {
   const auto out = run_program("zero-train",
                                "--layers 1 --heads 2 --width 16 --context 16 --global-batch 8 --steps 3 "
                                "--world-size 2 --stage 3 --precision bf16 --device emulated --verify");
@@ -272,7 +272,7 @@ TEST_CASE("zero-train --device emulated: ranks as processes, --verify against th
   CHECK(out.out.find("bitwise equal to the single-rank reference") != std::string::npos);
 }
 
-TEST_CASE("zero-train --device emulated --trace: every rank's device streams as tracks, each in order", "[ch9]") {
+TEST_CASE("zero-train --device emulated --trace: every rank's device streams as tracks, each in order", "[ch11]") {
   // the compute stream's kernels and copies, and the host tier's copy stream (ZeRO-Offload)
   const std::string trace = "/tmp/zt_device_trace_" + std::to_string(::getpid()) + ".json";
   const std::string summary = "/tmp/zt_device_trace_summary_" + std::to_string(::getpid()) + ".json";

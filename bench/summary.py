@@ -1,0 +1,139 @@
+#!/usr/bin/python3
+"""bench/summary.py BUILD [--quick] — the project's benchmarks in one run, one JSON, one table
+(`make bench`).
+
+What it measures, on this machine, each in interleaved rounds so that a load drifting over the
+minutes penalises every configuration alike (the median of the rounds is reported):
+  - gemm: the canonical GEMM against OpenBLAS on one core for the model's shapes (bench-gemm);
+  - model: zero-train on a 10.8M-parameter GPT (V 256, T 256, L 6, H 6, C 384, global batch 8,
+    AdamW, clip 1.0, the text of /usr/share/common-licenses/GPL-3) in fp32, bf16 and fp16 at
+    --threads 1 and at every core of the machine; tokens/s counts every step's tokens;
+  - stages: ZeRO stages 0, 1 and 3 at N = 2 ranks as processes, one thread each;
+  - torch: PyTorch eager on the same model at 1 and all threads, when python3-torch is installed
+    (a benchmark peer only, never a dependency; forward and backward, no optimizer step).
+Writes BUILD/bench/summary.json (atomically) and prints the table. Timings are properties of the
+machine and its load: this is a benchmark to run and record, never a test.
+"""
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+
+MODEL = ("--data /usr/share/common-licenses/GPL-3 --vocab 256 --context 256 --layers 6 --heads 6 "
+         "--width 384 --global-batch 8 --warmup-steps 0 --eval-every 0 --clip-grad-norm 1.0 --optimizer adamw")
+
+
+def machine():
+    model = ""
+    for line in open("/proc/cpuinfo"):
+        if line.startswith("model name"):
+            model = line.split(":", 1)[1].strip()
+            break
+    flags = open("/proc/cpuinfo").read()
+    return {"cpu": model, "cores": len(os.sched_getaffinity(0)), "avx512f": " avx512f" in flags,
+            "load_before": open("/proc/loadavg").read().split()[:3]}
+
+
+def run(argv, env=None):
+    r = subprocess.run(argv, capture_output=True, text=True, env={**os.environ, **(env or {})})
+    if r.returncode != 0:
+        sys.exit(f"bench: {' '.join(argv)} failed ({r.returncode}): {r.stderr.strip()[-400:]}")
+    return r.stdout
+
+
+def zero_train(build, flags, steps):
+    with tempfile.TemporaryDirectory() as d:
+        summary = os.path.join(d, "s.json")
+        run([os.path.join(build, "bin", "zero-train"), *MODEL.split(), "--steps", str(steps), *flags.split(),
+             "--summary-json", summary])
+        return json.load(open(summary))["tokens_per_s"]
+
+
+def gemm(build, reps):
+    rows = []
+    for line in run([os.path.join(build, "bin", "bench-gemm"), str(reps)]).splitlines():
+        m = re.match(r"(\d+x\d+x\d+)\s+(NT|NN|TN)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)", line)
+        if m:
+            rows.append({"shape": m.group(1), "op": m.group(2), "blas_gflops": float(m.group(3)),
+                         "canonical_gflops": float(m.group(4)), "ratio": float(m.group(5))})
+    return rows
+
+
+def torch_peer(root, threads, steps):
+    if subprocess.run(["/usr/bin/python3", "-c", "import torch"], capture_output=True).returncode != 0:
+        return None
+    out = run(["/usr/bin/python3", os.path.join(root, "bench", "model", "torch_gpt.py"), "--batch", "8", "--steps",
+               str(steps), "--threads", str(threads)])
+    return json.loads([l for l in out.splitlines() if l.startswith("{")][-1])["tokens_per_s"]
+
+
+def main():
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    quick = "--quick" in sys.argv
+    if len(args) != 1:
+        sys.exit("usage: bench/summary.py BUILD [--quick]")
+    build = os.path.abspath(args[0])
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    rounds, steps = (1, 2) if quick else (3, 4)
+    cores = len(os.sched_getaffinity(0))
+    threads = sorted({1, cores})
+    out = {"machine": machine(), "rounds": rounds, "steps": steps, "model": MODEL}
+    out["gemm"] = gemm(build, 3 if quick else 10)
+
+    model_runs = {}
+    for _ in range(rounds):
+        for precision in ("fp32", "bf16", "fp16"):
+            for t in threads:
+                key = f"{precision} threads {t}"
+                model_runs.setdefault(key, []).append(
+                    zero_train(build, f"--precision {precision} --threads {t}", steps))
+    out["model"] = {k: {"tokens_per_s": statistics.median(v), "runs": v} for k, v in model_runs.items()}
+
+    stage_runs = {}
+    for _ in range(rounds):
+        for stage in (0, 1, 3):
+            stage_runs.setdefault(f"stage {stage}", []).append(
+                zero_train(build, f"--world-size 2 --stage {stage} --threads 1", steps))
+    out["stages"] = {k: {"tokens_per_s": statistics.median(v), "runs": v} for k, v in stage_runs.items()}
+
+    peer = {}
+    for t in threads:
+        v = [torch_peer(root, t, steps) for _ in range(rounds)]
+        if v[0] is not None:
+            peer[f"torch eager threads {t}"] = {"tokens_per_s": statistics.median(v), "runs": v}
+    out["torch"] = peer or "python3-torch is not installed"
+    out["machine"]["load_after"] = open("/proc/loadavg").read().split()[:3]
+
+    os.makedirs(os.path.join(build, "bench"), exist_ok=True)
+    path = os.path.join(build, "bench", "summary.json")
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(out, f, indent=1)
+        f.write("\n")
+    os.replace(tmp, path)
+
+    m = out["machine"]
+    print(f"machine: {m['cpu']}, {m['cores']} cores, AVX-512 {'yes' if m['avx512f'] else 'no'}; "
+          f"load {' '.join(m['load_before'])} -> {' '.join(m['load_after'])}; median of {rounds} round(s)")
+    print("canonical GEMM / OpenBLAS, one core:")
+    for r in out["gemm"]:
+        print(f"  {r['shape']:>16} {r['op']}  {r['canonical_gflops']:7.1f} / {r['blas_gflops']:7.1f} GFLOP/s = {r['ratio']:.2f}")
+    base = out["model"]["fp32 threads 1"]["tokens_per_s"]
+    print("zero-train, 10.8M-parameter GPT, tokens/s (ratio to fp32 at 1 thread):")
+    for k, v in out["model"].items():
+        print(f"  {k:<18} {v['tokens_per_s']:8.0f}  {v['tokens_per_s'] / base:5.2f}")
+    for k, v in out["stages"].items():
+        print(f"  N = 2, {k:<11} {v['tokens_per_s']:8.0f}")
+    if peer:
+        for k, v in peer.items():
+            print(f"  {k:<18} {v['tokens_per_s']:8.0f}")
+    else:
+        print("  PyTorch: python3-torch is not installed (no peer row)")
+    print(f"written: {path}")
+
+
+if __name__ == "__main__":
+    main()

@@ -64,7 +64,8 @@ TEST_CASE("zero-train --threads 1-4: one rank trains the same bits in fp32, bf16
     same_bits_at_every_thread_count(std::string("--precision ") + precision, d.path);
 }
 
-TEST_CASE("zero-train --threads 1-4: ZeRO stages 1 and 3 at N = 2 train the same bits in fp32, bf16 and fp16", "[ch2]") {
+TEST_CASE("zero-train --threads 1-4: ZeRO stages 1 and 3 at N = 2 train the same bits in fp32, bf16 and fp16",
+          "[ch2]") {
   ScratchDir d;
   for (const char* stage : {"1", "3"})
     for (const char* precision : {"fp32", "bf16", "fp16"})

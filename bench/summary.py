@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""bench/summary.py BUILD [--quick] — the project's benchmarks in one run, one JSON, one table
+"""bench/summary.py BUILD [--quick] [--rounds R] [--steps S] — the project's benchmarks in one run, one JSON, one table
 (`make bench`).
 
 What it measures, on this machine, each in interleaved rounds so that a load drifting over the
@@ -9,11 +9,14 @@ minutes penalises every configuration alike (the median of the rounds is reporte
     AdamW, clip 1.0, the text of /usr/share/common-licenses/GPL-3) in fp32, bf16 and fp16 at
     --threads 1 and at every core of the machine; tokens/s counts every step's tokens;
   - stages: ZeRO stages 0, 1 and 3 at N = 2 ranks as processes, one thread each;
-  - torch: PyTorch eager on the same model at 1 and all threads, when python3-torch is installed
-    (a benchmark peer only, never a dependency; forward and backward, no optimizer step).
+  - torch: PyTorch eager on the same model at 1 and all threads (forward and backward, no
+    optimizer step), and DDP / DDP + ZeroRedundancyOptimizer at N = 2 with AdamW and clipping (the
+    peers of stages 0 and 1), when the Python running this script has PyTorch (a benchmark peer
+    only, never a dependency).
 Writes BUILD/bench/summary.json (atomically) and prints the table. Timings are properties of the
 machine and its load: this is a benchmark to run and record, never a test.
 """
+import argparse
 import json
 import os
 import re
@@ -49,7 +52,9 @@ def zero_train(build, flags, steps):
         summary = os.path.join(d, "s.json")
         run([os.path.join(build, "bin", "zero-train"), *MODEL.split(), "--steps", str(steps), *flags.split(),
              "--summary-json", summary])
-        return json.load(open(summary))["tokens_per_s"]
+        tps = json.load(open(summary))["tokens_per_s"]
+        print(f"  zero-train {flags}: {tps:.0f} tokens/s", file=sys.stderr, flush=True)
+        return tps
 
 
 def gemm(build, reps):
@@ -62,22 +67,40 @@ def gemm(build, reps):
     return rows
 
 
-def torch_peer(root, threads, steps):
-    if subprocess.run(["/usr/bin/python3", "-c", "import torch"], capture_output=True).returncode != 0:
+def have_torch():
+    # the Python running this script: where PyTorch lives in a virtual environment, run it with that one
+    return subprocess.run([sys.executable, "-c", "import torch"], capture_output=True).returncode == 0
+
+
+def torch_peer(root, script, flags):
+    # a peer that fails (a PyTorch without gloo, say) loses its row, not the whole summary
+    try:
+        r = subprocess.run([sys.executable, os.path.join(root, "bench", "model", script), *flags.split()],
+                           capture_output=True, text=True, timeout=600)
+    except subprocess.TimeoutExpired:
+        print(f"bench: {script} {flags} ran past 600 s", file=sys.stderr)
         return None
-    out = run(["/usr/bin/python3", os.path.join(root, "bench", "model", "torch_gpt.py"), "--batch", "8", "--steps",
-               str(steps), "--threads", str(threads)])
-    return json.loads([l for l in out.splitlines() if l.startswith("{")][-1])["tokens_per_s"]
+    lines = [l for l in r.stdout.splitlines() if l.startswith("{")]
+    if r.returncode != 0 or not lines:
+        print(f"bench: {script} {flags} failed ({r.returncode}): {r.stderr.strip()[-600:]}", file=sys.stderr)
+        return None
+    tps = json.loads(lines[-1])["tokens_per_s"]
+    print(f"  {script} {flags}: {tps:.0f} tokens/s", file=sys.stderr, flush=True)
+    return tps
 
 
 def main():
-    args = [a for a in sys.argv[1:] if not a.startswith("--")]
-    quick = "--quick" in sys.argv
-    if len(args) != 1:
-        sys.exit("usage: bench/summary.py BUILD [--quick]")
-    build = os.path.abspath(args[0])
+    ap = argparse.ArgumentParser(description="the project's benchmarks in one run (make bench)")
+    ap.add_argument("build", help="the build folder (its bin/ holds zero-train and bench-gemm)")
+    ap.add_argument("--quick", action="store_true", help="1 round of 2 steps, 3 GEMM repetitions")
+    ap.add_argument("--rounds", type=int, help="interleaved rounds (default: 3, or 1 with --quick)")
+    ap.add_argument("--steps", type=int, help="steps per run (default: 4, or 2 with --quick)")
+    a = ap.parse_args()
+    build = os.path.abspath(a.build)
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    rounds, steps = (1, 2) if quick else (3, 4)
+    rounds = a.rounds or (1 if a.quick else 3)
+    steps = a.steps or (2 if a.quick else 4)
+    quick = a.quick
     cores = len(os.sched_getaffinity(0))
     threads = sorted({1, cores})
     out = {"machine": machine(), "rounds": rounds, "steps": steps, "model": MODEL}
@@ -100,11 +123,19 @@ def main():
     out["stages"] = {k: {"tokens_per_s": statistics.median(v), "runs": v} for k, v in stage_runs.items()}
 
     peer = {}
-    for t in threads:
-        v = [torch_peer(root, t, steps) for _ in range(rounds)]
-        if v[0] is not None:
-            peer[f"torch eager threads {t}"] = {"tokens_per_s": statistics.median(v), "runs": v}
-    out["torch"] = peer or "python3-torch is not installed"
+    if have_torch():
+        runs = {}
+        for _ in range(rounds):
+            for t in threads:
+                runs.setdefault(f"torch eager threads {t}", []).append(
+                    torch_peer(root, "torch_gpt.py", f"--batch 8 --steps {steps} --threads {t}"))
+            # the peers of stages 0 and 1 at N = 2: DDP, and DDP + ZeroRedundancyOptimizer
+            for mode in ("ddp", "zero1"):
+                runs.setdefault(f"torch {mode} N = 2", []).append(
+                    torch_peer(root, "torch_ddp.py", f"--mode {mode} --world-size 2 --batch 8 --steps {steps}"))
+        peer = {k: {"tokens_per_s": statistics.median([x for x in v if x is not None]), "runs": v}
+                for k, v in runs.items() if any(x is not None for x in v)}
+    out["torch"] = peer or "PyTorch is not installed for " + sys.executable
     out["machine"]["load_after"] = open("/proc/loadavg").read().split()[:3]
 
     os.makedirs(os.path.join(build, "bench"), exist_ok=True)
@@ -131,7 +162,7 @@ def main():
         for k, v in peer.items():
             print(f"  {k:<18} {v['tokens_per_s']:8.0f}")
     else:
-        print("  PyTorch: python3-torch is not installed (no peer row)")
+        print(f"  PyTorch: not installed for {sys.executable} (no peer row)")
     print(f"written: {path}")
 
 

@@ -101,7 +101,8 @@ int main() {
   const std::string trace = dir + ".trace.json";
   const auto traced =
       zt::test::run_program("zero-train", kModel + "--precision bf16 --global-batch 4 --device cuda --trace " + trace);
-  const std::string json = traced.status == 0 ? zt::read_file(trace) : "";
+  const std::string json = traced.status == 0 && std::filesystem::exists(trace) ? zt::read_file(trace) : "";
+  if (traced.status != 0) std::printf("  --trace run: exit %d: %s\n", traced.status, traced.err.c_str());
   std::filesystem::remove(trace);
   const bool trace_ok =
       json.find("\"device stream compute\"") != std::string::npos && json.find("\"kernel '") != std::string::npos;

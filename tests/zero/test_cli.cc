@@ -129,6 +129,22 @@ TEST_CASE("zero-train --trace: a Chrome trace with every rank's compute and bloc
   CHECK(waits[0] > 0);
 }
 
+// Regression: one rank at stage 0 ran the reference loop, which keeps no timeline, and --trace
+// wrote nothing while exiting 0. A timeline now sends the run to the engine (plan/rank_prediction.h).
+TEST_CASE("zero-train --trace on one rank at stage 0 writes its timeline", "[ch7]") {
+  const std::string trace = "/tmp/zt_zero_trace1_" + std::to_string(::getpid()) + ".json";
+  std::remove(trace.c_str());
+  const auto out = zero_train(kTiny + "--trace " + trace);
+  REQUIRE(out.status == 0);
+  std::ifstream f(trace);
+  REQUIRE(f.good());
+  const auto j = nlohmann::json::parse(f);
+  std::remove(trace.c_str());
+  std::size_t compute = 0;
+  for (const auto& e : j["traceEvents"]) compute += e["ph"] != "M" && e["cat"] == "compute";
+  CHECK(compute == 2 * 4 * 7);  // 2 steps x 4 micro-batches (8 / 2 on one rank) x 7 unit spans, as above
+}
+
 // Regression: an out-of-memory error while a prefetched all-gather was in flight used to unwind
 // the step and free the gather buffer under the communication thread (SIGSEGV in 2 of 3 runs).
 // The gatherer and the reducer now wait for their calls before their buffers go.

@@ -78,9 +78,10 @@ void run(const zt::model::GptConfig& cfg, int64_t B, int steps, double gemm_rate
       static_cast<long long>(cfg.context), tps_mean, tps_best, 100 * fwd_total / total, flops_per_token / 1e9,
       tps_mean * flops_per_token / 1e9, 100 * mfu, gemm_rate, loss / tokens, ab / 1048576.0, sb / 1048576.0);
   std::printf(
-      "{\"peer\": \"zero-teach\", \"precision\": \"%s\", \"tokens_per_s\": %.1f, "
+      "{\"peer\": \"zero-teach\", \"gemm\": \"%s\", \"precision\": \"%s\", \"tokens_per_s\": %.1f, "
       "\"tokens_per_s_best\": %.1f, \"mfu\": %.4f, \"mfu_best\": %.4f, \"sgemm_gflops\": %.2f}\n",
-      name_of(precision_of<T>()), tps_mean, tps_best, mfu, tps_best * flops_per_token / 1e9 / gemm_rate, gemm_rate);
+      zt::kernels::gemm_backend() == zt::kernels::GemmBackend::blas ? "blas" : "canonical", name_of(precision_of<T>()),
+      tps_mean, tps_best, mfu, tps_best * flops_per_token / 1e9 / gemm_rate, gemm_rate);
   std::free(acts);
   std::free(scr);
 }
@@ -94,10 +95,11 @@ int main(int argc, char** argv) {
   const int steps = argc > 2 ? std::atoi(argv[2]) : 5;
   const int threads = argc > 3 ? std::atoi(argv[3]) : 1;
   zt::kernels::set_blas_threads(threads);
-  // OpenBLAS unless ZT_BENCH_GEMM=canonical: PyTorch, the peer, uses a vendor BLAS too
+  // the canonical GEMM, zero-train's default, unless ZT_BENCH_GEMM=blas (OpenBLAS, a vendor BLAS
+  // like the peer's)
   const char* which = std::getenv("ZT_BENCH_GEMM");
-  zt::kernels::set_gemm_backend(which && std::string(which) == "canonical" ? zt::kernels::GemmBackend::canonical
-                                                                           : zt::kernels::GemmBackend::blas);
+  zt::kernels::set_gemm_backend(which && std::string(which) == "blas" ? zt::kernels::GemmBackend::blas
+                                                                      : zt::kernels::GemmBackend::canonical);
   const zt::model::GptConfig cfg{.vocab = 256, .context = 256, .layers = 6, .heads = 6, .width = 384};
   // The rate this model's largest GEMM shape gets (N = B T rows, C -> 4C), best of 20: a fair
   // MFU denominator (the step timings are means, so MFU on a busy machine is conservative).

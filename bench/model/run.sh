@@ -2,8 +2,8 @@
 # bench/model/run.sh — build the model benchmarks against an existing build tree and run them:
 # sgemm rate, our GPT (fp32, and optionally fp16/bf16), and PyTorch eager on the same model if
 # python3-torch is installed (a benchmark peer only, never a project dependency).
-# usage: bench/model/run.sh [BUILD_DIR=build] [B=4] [STEPS=5]   (ZT_BENCH_GEMM=canonical: our model
-# on the canonical GEMM; default OpenBLAS, like the peer)
+# usage: bench/model/run.sh [BUILD_DIR=build] [B=4] [STEPS=5]
+# Our model runs twice per round: on the canonical GEMM (zero-train's default) and on OpenBLAS.
 set -euo pipefail
 BUILD=${1:-build}; B=${2:-4}; STEPS=${3:-5}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -20,7 +20,10 @@ lscpu | grep -E "Model name" || true
 # uses each peer's best step (the least disturbed) and, separately, the means.
 : > "$OUT/model_bench.jsonl"
 for round in 1 2; do
-  "$OUT/bench-model" "$B" "$STEPS" 1 fp32 ${BENCH_PRECISIONS:-} | tee /dev/stderr | grep '^{' >> "$OUT/model_bench.jsonl"
+  for gemm in canonical blas; do
+    ZT_BENCH_GEMM=$gemm "$OUT/bench-model" "$B" "$STEPS" 1 fp32 ${BENCH_PRECISIONS:-} | tee /dev/stderr |
+      grep '^{' >> "$OUT/model_bench.jsonl"
+  done
   if /usr/bin/python3 -c "import torch" 2>/dev/null; then
     /usr/bin/python3 "$ROOT/bench/model/torch_gpt.py" --batch "$B" --steps "$STEPS" | tee /dev/stderr | grep '^{' >> "$OUT/model_bench.jsonl"
   else
@@ -30,13 +33,15 @@ done
 /usr/bin/python3 - "$OUT/model_bench.jsonl" <<'PY'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
-ours = [r for r in rows if r["peer"] == "zero-teach" and r["precision"] == "fp32"]
 torch = [r for r in rows if r["peer"] == "torch-eager"]
 best = lambda rs, k: max(r[k] for r in rs)
-print(f"fp32 tokens/s: ours best {best(ours, 'tokens_per_s_best'):.0f}, mean-of-best-run {best(ours, 'tokens_per_s'):.0f}; "
-      f"MFU best {100 * best(ours, 'mfu_best'):.1f}%")
+for gemm in ("canonical", "blas"):
+    ours = [r for r in rows if r["peer"] == "zero-teach" and r["precision"] == "fp32" and r.get("gemm") == gemm]
+    print(f"fp32, --gemm {gemm}: tokens/s best {best(ours, 'tokens_per_s_best'):.0f}, "
+          f"mean-of-best-run {best(ours, 'tokens_per_s'):.0f}; MFU best {100 * best(ours, 'mfu_best'):.1f}%")
+    if torch:
+        print(f"  ratio to torch eager: best {best(ours, 'tokens_per_s_best') / best(torch, 'tokens_per_s_best'):.2f}, "
+              f"mean {best(ours, 'tokens_per_s') / best(torch, 'tokens_per_s'):.2f}")
 if torch:
     print(f"torch eager tokens/s: best {best(torch, 'tokens_per_s_best'):.0f}, mean-of-best-run {best(torch, 'tokens_per_s'):.0f}")
-    print(f"ratio ours/torch: best {best(ours, 'tokens_per_s_best') / best(torch, 'tokens_per_s_best'):.2f}, "
-          f"mean {best(ours, 'tokens_per_s') / best(torch, 'tokens_per_s'):.2f}")
 PY

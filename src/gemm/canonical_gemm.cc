@@ -205,9 +205,24 @@ void lane_scalar(const Operand& A, int64_t i, int64_t lo, int64_t hi, int64_t n,
   }
 }
 
+// The vector lanes keep one accumulator per output element, chained over p in order, as
+// lane_scalar does. A single accumulator would wait on its own fused multiply-add each step (a
+// latency of about four cycles); a block of independent accumulators across j (never across p)
+// keeps the FMA units busy and leaves every element's chain, and so its bits, unchanged.
 __attribute__((target("avx2,fma"))) void lane_avx2(const Operand& A, int64_t i, int64_t lo, int64_t hi, int64_t n,
                                                    const float* src, int64_t lds, float* out) {
+  constexpr int kBlock = 8;  // 8 accumulators of 8 lanes: 64 columns, an attention head's width
   int64_t j = 0;
+  for (; j + 8 * kBlock <= n; j += 8 * kBlock) {
+    __m256 acc[kBlock];
+    for (int c = 0; c < kBlock; ++c) acc[c] = _mm256_setzero_ps();
+    for (int64_t p = lo; p < hi; ++p) {
+      const __m256 a = _mm256_set1_ps(A.at(i, p));
+      const float* s = src + p * lds + j;
+      for (int c = 0; c < kBlock; ++c) acc[c] = _mm256_fmadd_ps(a, _mm256_loadu_ps(s + 8 * c), acc[c]);
+    }
+    for (int c = 0; c < kBlock; ++c) _mm256_storeu_ps(out + j + 8 * c, acc[c]);
+  }
   for (; j + 8 <= n; j += 8) {
     __m256 acc = _mm256_setzero_ps();
     for (int64_t p = lo; p < hi; ++p)

@@ -56,6 +56,20 @@ ZT_HD T from_f(float f) {
   }
 }
 
+/// Widen n values of the compute type into float storage of the caller's (a copy even for float),
+/// the rank's threads splitting the elements. @param dst n floats (written). @param src n values.
+/// @param n count.
+template <typename T>
+inline void widen_into(float* dst, const T* src, int64_t n) {
+  parallel_for(n, kElementGrain, [&](int64_t lo, int64_t hi) {
+    if constexpr (std::is_same_v<T, fp16>) {
+      widen_fp16(src + lo, dst + lo, static_cast<std::size_t>(hi - lo));  // F16C when present: the same bits
+    } else {
+      for (int64_t i = lo; i < hi; ++i) dst[i] = to_f(src[i]);
+    }
+  });
+}
+
 /// Widen n values into float scratch, or, for T = float, hand back the input itself.
 /// @param src n values of T. @param n count. @param scratch room for n floats (unused for float).
 /// @return a pointer to n floats holding the widened values.
@@ -65,31 +79,10 @@ inline const float* widen(const T* src, std::size_t n, float* scratch) {
     (void)n;
     (void)scratch;
     return src;
-  } else if constexpr (std::is_same_v<T, fp16>) {
-    parallel_for(static_cast<int64_t>(n), kElementGrain, [&](int64_t lo, int64_t hi) {
-      widen_fp16(src + lo, scratch + lo, static_cast<std::size_t>(hi - lo));  // F16C when present: the same bits
-    });
-    return scratch;
   } else {
-    parallel_for(static_cast<int64_t>(n), kElementGrain, [&](int64_t lo, int64_t hi) {
-      for (int64_t i = lo; i < hi; ++i) scratch[i] = to_f(src[i]);
-    });
+    widen_into(scratch, src, static_cast<int64_t>(n));
     return scratch;
   }
-}
-
-/// Widen n values of the compute type into float storage of the caller's (a copy even for float),
-/// the rank's threads splitting the elements. @param dst n floats (written). @param src n values.
-/// @param n count.
-template <typename T>
-inline void widen_into(float* dst, const T* src, int64_t n) {
-  parallel_for(n, kElementGrain, [&](int64_t lo, int64_t hi) {
-    if constexpr (std::is_same_v<T, fp16>) {
-      widen_fp16(src + lo, dst + lo, static_cast<std::size_t>(hi - lo));
-    } else {
-      for (int64_t i = lo; i < hi; ++i) dst[i] = to_f(src[i]);
-    }
-  });
 }
 
 /// Round n floats into the compute type.

@@ -86,9 +86,7 @@ void linear_backward(T* dx, T* dW, T* db, const T* dy, const T* x, const T* W, i
                      float* scratch) {
   constexpr bool kNarrow = !std::is_same_v<T, float>;
   float* dy_f = scratch;  // a private copy: the bias sum below consumes it
-  parallel_for(N * out, kElementGrain, [&](int64_t lo, int64_t hi) {
-    for (int64_t i = lo; i < hi; ++i) dy_f[i] = to_f(dy[i]);
-  });
+  widen_into(dy_f, dy, N * out);
   float* rest = scratch + N * out;
   const float* W_f = widen(W, static_cast<std::size_t>(out * in), rest);
   const float* x_f = widen(x, static_cast<std::size_t>(N * in), rest + (kNarrow ? out * in : 0));

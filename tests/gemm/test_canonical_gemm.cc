@@ -107,7 +107,7 @@ TEST_CASE("canonical GEMM: the inputs are order-sensitive (the test can fail)", 
 
 TEST_CASE("canonical triangular multiply: every CPU path and the GPU body give the definition's bits", "[ch11]") {
   const Isa before = canonical_isa();
-  for (const auto& [m, n] : {std::pair<int64_t, int64_t>{1, 1}, {5, 3}, {64, 32}, {37, 19}})
+  for (const auto& [m, n] : {std::pair<int64_t, int64_t>{1, 1}, {5, 3}, {64, 32}, {37, 19}, {70, 64}, {33, 150}})
     for (bool trans : {false, true}) DYNAMIC_SECTION(m << "x" << n << (trans ? " A^T" : "")) {
         const int64_t lda = m + 2, ldb = n + 1;
         auto a = order_sensitive(static_cast<std::size_t>(m * lda), 3);

@@ -90,11 +90,21 @@ def torch_peer(root, script, flags):
 
 
 def main():
+    def positive(text):
+        """argparse type: a count of at least 1 (0 or less would silently mean the default)."""
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number")
+        if value < 1:
+            raise argparse.ArgumentTypeError(f"{value} must be at least 1")
+        return value
+
     ap = argparse.ArgumentParser(description="the project's benchmarks in one run (make bench)")
     ap.add_argument("build", help="the build folder (its bin/ holds zero-train and bench-gemm)")
     ap.add_argument("--quick", action="store_true", help="1 round of 2 steps, 3 GEMM repetitions")
-    ap.add_argument("--rounds", type=int, help="interleaved rounds (default: 3, or 1 with --quick)")
-    ap.add_argument("--steps", type=int, help="steps per run (default: 4, or 2 with --quick)")
+    ap.add_argument("--rounds", type=positive, help="interleaved rounds (default: 3, or 1 with --quick)")
+    ap.add_argument("--steps", type=positive, help="steps per run (default: 4, or 2 with --quick)")
     a = ap.parse_args()
     build = os.path.abspath(a.build)
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

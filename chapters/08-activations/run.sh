@@ -7,14 +7,7 @@ set -euo pipefail
 build=${1:-build}
 json=$(mktemp /tmp/zt-ch8-XXXXXX.json)
 trap 'rm -f "$json"' EXIT
-show() {  # the ledger's activation categories of rank 0, from the summary
-  /usr/bin/python3 - "$json" <<'PY'
-import json, sys
-j = json.load(open(sys.argv[1]))
-m = j["memory"]["per_rank"][0]["by_category"]
-print(f"  rank 0 activations {m['activations']:,} B, activation_checkpoints {m.get('activation_checkpoints', 0):,} B")
-PY
-}
+show() { /usr/bin/python3 "$(dirname "$0")/../../scripts/show_activations.py" "$json"; }
 shape=(--layers 4 --heads 4 --width 128 --context 64 --precision bf16 --steps 0 --eval-every 0)
 for b in 1 8 16; do
   for ckpt in "" "--checkpoint-activations"; do

@@ -8,17 +8,7 @@ set -euo pipefail
 build=${1:-build}
 json=$(mktemp /tmp/zt-ch9-XXXXXX.json)
 trap 'rm -f "$json"' EXIT
-show() {  # the lines of a summary this chapter talks about
-  /usr/bin/python3 - "$json" <<'PY'
-import json, sys
-j = json.load(open(sys.argv[1]))
-m = j["memory"]["per_rank"][0]["by_category"]
-print(f"  rank 0 activations {m['activations']:,} B, activation_checkpoints {m.get('activation_checkpoints', 0):,} B")
-if "comm" in j and j["comm"]["groups"]["mp"]["calls_per_step"]:
-    mp = j["comm"]["groups"]["mp"]
-    print(f"  model-parallel group per step: calls {mp['calls_per_step']}, bytes sent {mp['bytes_sent_per_step']}")
-PY
-}
+show() { /usr/bin/python3 "$(dirname "$0")/../../scripts/show_activations.py" "$json"; }
 common=(--precision bf16 --steps 4 --warmup-steps 0 --global-batch 16 --micro-batch 8 --eval-every 0)
 echo "--- one device"
 "$build/bin/zero-train" "${common[@]}" --summary-json "$json" | grep -E "loss  step"

@@ -26,6 +26,8 @@
 // rows of block j, group by group ([q_j; k_j; v_j] for c_attn). A row-parallel input is
 // [N, J · inb], block j at columns j·inb. J = blocks held here; outb, inb per block and group.
 // These kernels know no ranks: which blocks are "here" is the caller's, and so is finish_sum.
+// The rank's threads (core/cpu_pool.h) split the GEMMs by tiles of C and the copies, casts and
+// bias epilogues by rows or elements; none of them splits a sum, so the bits do not depend on T.
 #pragma once
 
 #include <cstdint>
@@ -50,8 +52,9 @@ namespace detail {
 // FP32 [N, w]
 template <typename T>
 void gather_cols_f(float* dst, const T* src, int64_t N, int64_t ld, int64_t col, int64_t w) {
-  for (int64_t i = 0; i < N; ++i)
-    for (int64_t c = 0; c < w; ++c) dst[i * w + c] = to_f(src[i * ld + col + c]);
+  parallel_for(N, row_grain(w), [&](int64_t lo, int64_t hi) {  // rows split over the rank's threads
+    for (int64_t i = lo; i < hi; ++i) widen_into(dst + i * w, src + i * ld + col, w);
+  });
 }
 
 // the canonical tree over J partial sums of n floats each, in place; the result is partials[0]
@@ -122,17 +125,19 @@ void column_parallel_forward(T* y, const T* x, const std::vector<LinearBlock<T>>
   for (int64_t j = 0; j < J; ++j) {
     const float* W_f = widen(blocks[j].W, static_cast<std::size_t>(ob * in), W_stage);
     gemm_f32(false, true, N, ob, in, x_f, in, W_f, in, y_f, ob);
-    for (int64_t i = 0; i < N; ++i) {
-      float* row = y_f + i * ob;
-      if (blocks[j].b)
-        for (int64_t c = 0; c < ob; ++c) row[c] += to_f(blocks[j].b[c]);
-      // group g's outb columns go to column (g·J + j)·outb of y (one run per row when J = 1)
-      if (J == 1)
-        narrow(y + i * ld, row, static_cast<std::size_t>(ob));
-      else
-        for (int64_t g = 0; g < G; ++g)
-          narrow(y + i * ld + (g * J + j) * outb, row + g * outb, static_cast<std::size_t>(outb));
-    }
+    parallel_for(N, row_grain(ob), [&](int64_t lo, int64_t hi) {  // the epilogue, rows split over threads
+      for (int64_t i = lo; i < hi; ++i) {
+        float* row = y_f + i * ob;
+        if (blocks[j].b)
+          for (int64_t c = 0; c < ob; ++c) row[c] += to_f(blocks[j].b[c]);
+        // group g's outb columns go to column (g·J + j)·outb of y (one run per row when J = 1)
+        if (J == 1)
+          narrow(y + i * ld, row, static_cast<std::size_t>(ob));
+        else
+          for (int64_t g = 0; g < G; ++g)
+            narrow(y + i * ld + (g * J + j) * outb, row + g * outb, static_cast<std::size_t>(outb));
+      }
+    });
   }
 }
 
@@ -157,9 +162,14 @@ void column_parallel_backward(T* dx, const std::vector<LinearBlockGrad<T>>& grad
   if (J == 1 && !kNarrow) partials = reinterpret_cast<float*>(dx);  // as linear.h: straight into dx
   const float* x_f = widen(x, static_cast<std::size_t>(N * in), x_stage);
   for (int64_t j = 0; j < J; ++j) {
-    for (int64_t i = 0; i < N; ++i)  // block j's columns of every group, side by side
-      for (int64_t g = 0; g < G; ++g)
-        for (int64_t c = 0; c < outb; ++c) dy_f[i * ob + g * outb + c] = to_f(dy[i * ld + (g * J + j) * outb + c]);
+    if (J == 1) {  // every group's columns are already side by side
+      widen_into(dy_f, dy, N * ob);
+    } else {
+      parallel_for(N, row_grain(ob), [&](int64_t lo, int64_t hi) {  // block j's columns of every group
+        for (int64_t i = lo; i < hi; ++i)
+          for (int64_t g = 0; g < G; ++g) widen_into(dy_f + i * ob + g * outb, dy + i * ld + (g * J + j) * outb, outb);
+      });
+    }
     const float* W_f = widen(blocks[j].W, static_cast<std::size_t>(ob * in), W_stage);
     float* dW_f = kNarrow ? dW_stage : reinterpret_cast<float*>(grads[j].dW);
     gemm_f32(false, false, N, in, ob, dy_f, ob, W_f, in, partials + j * N * in, in);
@@ -200,12 +210,14 @@ void row_parallel_forward(T* y, const T* x, const std::vector<LinearBlock<T>>& b
   }
   detail::sum_blocks_inplace(partials, static_cast<std::size_t>(N * out), J);
   if (finish_sum) finish_sum(partials, static_cast<std::size_t>(N * out));
-  for (int64_t i = 0; i < N; ++i) {
-    float* row = partials + i * out;
-    if (b)
-      for (int64_t c = 0; c < out; ++c) row[c] += to_f(b[c]);
-    narrow(y + i * out, row, static_cast<std::size_t>(out));
-  }
+  parallel_for(N, row_grain(out), [&](int64_t lo, int64_t hi) {  // the epilogue, rows split over threads
+    for (int64_t i = lo; i < hi; ++i) {
+      float* row = partials + i * out;
+      if (b)
+        for (int64_t c = 0; c < out; ++c) row[c] += to_f(b[c]);
+      narrow(y + i * out, row, static_cast<std::size_t>(out));
+    }
+  });
 }
 
 /// Row-parallel backward: dx_j = dy W_j, dW_j = dy^T x_j, db = Σ_rows dy (no sum over blocks).
@@ -225,7 +237,7 @@ void row_parallel_backward(T* dx, const std::vector<LinearBlockGrad<T>>& grads, 
   float* x_stage = W_stage + (kNarrow ? out * inb : 0);
   float* dx_stage = x_stage + (staged ? N * inb : 0);
   float* dW_stage = dx_stage + (staged ? N * inb : 0);
-  for (int64_t i = 0; i < N * out; ++i) dy_f[i] = to_f(dy[i]);
+  widen_into(dy_f, dy, N * out);
   for (int64_t j = 0; j < J; ++j) {
     const float* W_f = widen(blocks[j].W, static_cast<std::size_t>(out * inb), W_stage);
     const float* x_f = x_stage;
@@ -237,7 +249,14 @@ void row_parallel_backward(T* dx, const std::vector<LinearBlockGrad<T>>& grads, 
     float* dW_f = kNarrow ? dW_stage : reinterpret_cast<float*>(grads[j].dW);
     gemm_f32(false, false, N, inb, out, dy_f, out, W_f, inb, dx_f, inb);
     gemm_f32(true, false, out, inb, N, dy_f, out, x_f, inb, dW_f, inb);
-    for (int64_t i = 0; i < N; ++i) narrow(dx + i * J * inb + j * inb, dx_f + i * inb, static_cast<std::size_t>(inb));
+    if (J == 1) {
+      narrow(dx, dx_f, static_cast<std::size_t>(N * inb));  // contiguous: one split over the elements
+    } else {
+      parallel_for(N, row_grain(inb), [&](int64_t lo, int64_t hi) {
+        for (int64_t i = lo; i < hi; ++i)
+          narrow(dx + i * J * inb + j * inb, dx_f + i * inb, static_cast<std::size_t>(inb));
+      });
+    }
     narrow(grads[j].dW, dW_f, static_cast<std::size_t>(out * inb));
   }
   if (db) {

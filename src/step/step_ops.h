@@ -44,20 +44,18 @@ class StepOps {
                                    const ElementOptimizer& opt) = 0;
 };
 
-/// The steps on host memory: owned_slice.h's functions, with a norm window of its own.
+/// The steps on host memory: owned_slice.h's functions, split over the rank's threads.
 template <typename T>
 class HostStepOps final : public StepOps<T> {
  public:
   /// @param g the gradient. @param count elements. @return step::any_nonfinite(g, count).
   bool any_nonfinite(GradSpan<T> g, std::size_t count) override { return step::any_nonfinite(g, count); }
 
-  /// step::append_norm_block_sums with this object's window of b floats.
   /// @param g the gradient. @param real non-padding elements. @param block b.
-  /// @param inv_scale 1/S. @param sums appended to.
+  /// @param inv_scale 1/S. @param sums appended to (step::append_norm_block_sums).
   void append_norm_block_sums(GradSpan<T> g, std::size_t real, std::size_t block, float inv_scale,
                               std::vector<float>& sums) override {
-    if (window_.size() < block) window_.resize(block);
-    step::append_norm_block_sums(g, real, block, inv_scale, window_.data(), sums);
+    step::append_norm_block_sums(g, real, block, inv_scale, sums);
   }
 
   /// @param s the slice. @param inv_scale 1/S. @param clip the decision. @param opt the optimizer.
@@ -66,9 +64,6 @@ class HostStepOps final : public StepOps<T> {
                            const ElementOptimizer& opt) override {
     return step::apply_update(s, inv_scale, clip, opt);
   }
-
- private:
-  std::vector<float> window_;  // the unscaled values of one norm block
 };
 
 }  // namespace zt::step

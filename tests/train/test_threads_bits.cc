@@ -1,8 +1,9 @@
 // zero-train at --threads 1, 2, 3 and 4 trains the same bits: one rank and ZeRO stages 1 and 3
 // at N = 2 (ranks as threads, each with a pool of its own), in fp32, bf16 and fp16, and a
-// model-parallel pair (MP 2). The runs set ZT_CPU_POOL_SPLIT=every_loop so that the small test
-// model splits every loop a rank's pool reaches (the engine's grain would leave most of its
-// loops whole), and each run's final weights are compared byte for byte with the 1-thread run's.
+// model-parallel pair (MP 2, one and two blocks per rank). The runs set
+// ZT_CPU_POOL_SPLIT=every_loop so that the small test model splits every loop a rank's pool
+// reaches (the engine's grain would leave most of its loops whole), and each run's final weights
+// are compared byte for byte with the 1-thread run's.
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
@@ -79,6 +80,9 @@ TEST_CASE("zero-train --threads 1-4: a model-parallel pair (MP 2) trains the sam
   for (const char* precision : {"fp32", "bf16"})
     same_bits_at_every_thread_count(
         std::string("--world-size 2 --ranks-as threads --mp-size 2 --stage 1 --precision ") + precision, d.path);
+  // two blocks per rank: the split Linears' strided copies and their sum over blocks
+  same_bits_at_every_thread_count(
+      "--world-size 2 --ranks-as threads --mp-size 2 --mp-blocks 4 --stage 1 --precision fp16", d.path);
 }
 
 TEST_CASE("zero-train --threads: the default is printed, a bad count is one line and exit 2", "[ch2]") {

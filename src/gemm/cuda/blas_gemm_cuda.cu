@@ -1,5 +1,6 @@
 // gemm/cuda/blas_gemm_cuda.cu — cuBLAS behind blas_gemm_cuda.h: one handle per host thread and
-// device, pedantic FP32, row-major arguments turned into cuBLAS's column-major view.
+// device, pedantic FP32, row-major arguments turned into cuBLAS's column-major view. cuBLAS itself
+// is loaded with the first handle (cublas_loader.h), so programs that never use it do not map it.
 #include "gemm/cuda/blas_gemm_cuda.h"
 
 #include <cublas_v2.h>
@@ -8,6 +9,7 @@
 #include <map>
 
 #include "core/check.h"
+#include "gemm/cuda/cublas_loader.h"
 #include "gemm/cuda/cuda_status.h"
 
 namespace zt::gemm::cuda {
@@ -17,10 +19,10 @@ namespace {
 struct Handle {
   cublasHandle_t h = nullptr;
   Handle() {
-    check(cublasCreate(&h), "create");
-    check(cublasSetMathMode(h, CUBLAS_PEDANTIC_MATH), "pedantic math");
+    check(cublas().create(&h), "create");
+    check(cublas().set_math_mode(h, CUBLAS_PEDANTIC_MATH), "pedantic math");
   }
-  ~Handle() { cublasDestroy(h); }
+  ~Handle() { cublas().destroy(h); }
   Handle(const Handle&) = delete;
   Handle& operator=(const Handle&) = delete;
 };
@@ -32,7 +34,7 @@ cublasHandle_t handle_on(void* stream) {
   int device = 0;
   check(cudaGetDevice(&device), "current device");
   cublasHandle_t h = handles[device].h;
-  check(cublasSetStream(h, static_cast<cudaStream_t>(stream)), "bind the stream");
+  check(cublas().set_stream(h, static_cast<cudaStream_t>(stream)), "bind the stream");
   return h;
 }
 
@@ -43,9 +45,10 @@ cublasHandle_t handle_on(void* stream) {
 void blas_gemm_async(const GemmArgs& g, void* stream) {
   if (g.m == 0 || g.n == 0) return;
   const float one = 1.0f, zero = 0.0f;
-  check(cublasGemmEx(handle_on(stream), g.b.trans ? CUBLAS_OP_T : CUBLAS_OP_N, g.a.trans ? CUBLAS_OP_T : CUBLAS_OP_N,
-                     int(g.n), int(g.m), int(g.k), &one, g.b.data, CUDA_R_32F, int(g.b.ld), g.a.data, CUDA_R_32F,
-                     int(g.a.ld), &zero, g.c, CUDA_R_32F, int(g.ldc), CUBLAS_COMPUTE_32F_PEDANTIC, CUBLAS_GEMM_DEFAULT),
+  check(cublas().gemm_ex(handle_on(stream), g.b.trans ? CUBLAS_OP_T : CUBLAS_OP_N,
+                         g.a.trans ? CUBLAS_OP_T : CUBLAS_OP_N, int(g.n), int(g.m), int(g.k), &one, g.b.data,
+                         CUDA_R_32F, int(g.b.ld), g.a.data, CUDA_R_32F, int(g.a.ld), &zero, g.c, CUDA_R_32F, int(g.ldc),
+                         CUBLAS_COMPUTE_32F_PEDANTIC, CUBLAS_GEMM_DEFAULT),
         "GemmEx");
 }
 
@@ -55,9 +58,9 @@ void blas_gemm_async(const GemmArgs& g, void* stream) {
 void blas_trmm_async(const TrmmArgs& g, void* stream) {
   if (g.m == 0 || g.n == 0) return;
   const float one = 1.0f;
-  check(cublasStrmm(handle_on(stream), CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER, g.a.trans ? CUBLAS_OP_T : CUBLAS_OP_N,
-                    CUBLAS_DIAG_NON_UNIT, int(g.n), int(g.m), &one, g.a.data, int(g.a.ld), g.src.data, int(g.src.ld),
-                    g.out, int(g.ldo)),
+  check(cublas().strmm(handle_on(stream), CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER,
+                       g.a.trans ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, int(g.n), int(g.m), &one, g.a.data,
+                       int(g.a.ld), g.src.data, int(g.src.ld), g.out, int(g.ldo)),
         "Strmm");
 }
 

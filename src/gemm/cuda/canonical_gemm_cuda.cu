@@ -10,6 +10,7 @@
 
 #include "core/check.h"
 #include "gemm/canonical_gemm_kernel.h"
+#include "gemm/cuda/cublas_loader.h"
 #include "gemm/cuda/cuda_status.h"
 
 namespace zt::gemm::cuda {
@@ -65,8 +66,8 @@ __global__ void tiled_gemm(GemmArgs g) {
 void cublas_gemm(cublasHandle_t h, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
                  const float* b, int64_t ldb, float* c, int64_t ldc) {
   const float one = 1.0f, zero = 0.0f;
-  check(cublasSgemm(h, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, int(n), int(m), int(k), &one, b,
-                    int(ldb), a, int(lda), &zero, c, int(ldc)),
+  check(cublas().sgemm(h, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, int(n), int(m), int(k), &one,
+                       b, int(ldb), a, int(lda), &zero, c, int(ldc)),
         "sgemm");
 }
 
@@ -98,8 +99,8 @@ struct DeviceBuffer {
 
 struct Cublas {
   cublasHandle_t h = nullptr;
-  Cublas() { check(cublasCreate(&h), "create"); }
-  ~Cublas() { cublasDestroy(h); }
+  Cublas() { check(cublas().create(&h), "create"); }
+  ~Cublas() { cublas().destroy(h); }
 };
 
 }  // namespace

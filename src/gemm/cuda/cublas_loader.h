@@ -14,7 +14,7 @@
 
 namespace zt::gemm::cuda {
 
-/// The cuBLAS entry points the GEMM uses, resolved from libcublas.so.<CUBLAS_VER_MAJOR> (the major
+/// The cuBLAS entry points the GEMM uses, resolved from libcublas.so.N, N = CUBLAS_VER_MAJOR (the major
 /// version of the headers this build was compiled against). Names are the library's exported
 /// ones (cublas_v2.h maps cublasCreate to cublasCreate_v2, and so on).
 struct CublasApi {

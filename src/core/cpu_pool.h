@@ -97,6 +97,11 @@ class UseCpuPool {
   CpuPool* previous_;
 };
 
+/// The fewest elements an element-wise loop gives a thread of the pool: 2^15 (about 32k elements,
+/// tens of microseconds of work). Below that, waking a thread costs more than it saves. Row-wise
+/// and block-wise loops derive their grains from it (rows of width C: 2^15 / C rows).
+inline constexpr int64_t kCpuElementGrain = int64_t{1} << 15;
+
 /// How many parts a loop of n items gets: at most T, and at least `grain` items per part (1 when
 /// there is no pool, or the caller is already inside a loop); min(n, T) on a pool that splits
 /// every loop. @param n items.

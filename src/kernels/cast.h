@@ -20,14 +20,10 @@
 
 namespace zt::kernels {
 
-/// The fewest elements an element-wise loop gives a thread of the rank's pool (core/cpu_pool.h):
-/// below ~32k elements (tens of microseconds of work) waking a thread costs more than it saves.
-/// Element-wise loops split by elements change no bits: each element is computed alone.
-inline constexpr int64_t kElementGrain = int64_t{1} << 15;
-
-/// The fewest rows of width C a row-wise loop gives a thread: about kElementGrain elements.
+/// The fewest rows of width C a row-wise loop gives a thread: about kCpuElementGrain elements
+/// (core/cpu_pool.h). Loops split by elements or rows change no bits: each is computed alone.
 /// @param C the row width. @return that many rows, at least 1.
-inline int64_t row_grain(int64_t C) { return C >= kElementGrain ? 1 : kElementGrain / (C > 0 ? C : 1); }
+inline int64_t row_grain(int64_t C) { return C >= kCpuElementGrain ? 1 : kCpuElementGrain / (C > 0 ? C : 1); }
 
 /// True for the three compute types the model supports.
 template <typename T>
@@ -61,7 +57,7 @@ ZT_HD T from_f(float f) {
 /// @param n count.
 template <typename T>
 inline void widen_into(float* dst, const T* src, int64_t n) {
-  parallel_for(n, kElementGrain, [&](int64_t lo, int64_t hi) {
+  parallel_for(n, kCpuElementGrain, [&](int64_t lo, int64_t hi) {
     if constexpr (std::is_same_v<T, fp16>) {
       widen_fp16(src + lo, dst + lo, static_cast<std::size_t>(hi - lo));  // F16C when present: the same bits
     } else {
@@ -92,10 +88,10 @@ inline void narrow(T* dst, const float* src, std::size_t n) {
   if constexpr (std::is_same_v<T, float>) {
     if (dst != src) std::memcpy(dst, src, n * sizeof(float));
   } else if constexpr (std::is_same_v<T, fp16>) {
-    parallel_for(static_cast<int64_t>(n), kElementGrain,
+    parallel_for(static_cast<int64_t>(n), kCpuElementGrain,
                  [&](int64_t lo, int64_t hi) { narrow_fp16(src + lo, dst + lo, static_cast<std::size_t>(hi - lo)); });
   } else {
-    parallel_for(static_cast<int64_t>(n), kElementGrain, [&](int64_t lo, int64_t hi) {
+    parallel_for(static_cast<int64_t>(n), kCpuElementGrain, [&](int64_t lo, int64_t hi) {
       for (int64_t i = lo; i < hi; ++i) dst[i] = from_f<T>(src[i]);
     });
   }

@@ -70,7 +70,7 @@ void gelu_forward(T* y, const T* x, int64_t n) {
   // the same exact widenings and one rounding per value as the element body, without a branchy
   // scalar conversion per value
   // the rank's threads take whole chunks (core/cpu_pool.h): every value is computed alone
-  parallel_for((n + kGeluChunk - 1) / kGeluChunk, kElementGrain / kGeluChunk, [&](int64_t c0, int64_t c1) {
+  parallel_for((n + kGeluChunk - 1) / kGeluChunk, kCpuElementGrain / kGeluChunk, [&](int64_t c0, int64_t c1) {
     float t[kGeluChunk], xs[kGeluChunk], ys[kGeluChunk];
     for (int64_t i0 = c0 * kGeluChunk; i0 < n && i0 < c1 * kGeluChunk; i0 += kGeluChunk) {
       const int64_t len = n - i0 < kGeluChunk ? n - i0 : kGeluChunk;
@@ -88,7 +88,7 @@ void gelu_forward(T* y, const T* x, int64_t n) {
 /// @param dx n values (written). @param dy n values. @param x the forward input. @param n count.
 template <typename T>
 void gelu_backward(T* dx, const T* dy, const T* x, int64_t n) {
-  parallel_for((n + kGeluChunk - 1) / kGeluChunk, kElementGrain / kGeluChunk, [&](int64_t c0, int64_t c1) {
+  parallel_for((n + kGeluChunk - 1) / kGeluChunk, kCpuElementGrain / kGeluChunk, [&](int64_t c0, int64_t c1) {
     float t[kGeluChunk], xs[kGeluChunk], dys[kGeluChunk], dxs[kGeluChunk];  // widened a chunk at once
     for (int64_t i0 = c0 * kGeluChunk; i0 < n && i0 < c1 * kGeluChunk; i0 += kGeluChunk) {
       const int64_t len = n - i0 < kGeluChunk ? n - i0 : kGeluChunk;

@@ -54,6 +54,28 @@ ZT_HD void linear_bias_grad_column(T* db, const T* dy, int64_t N, int64_t out, i
                                     [&](std::size_t i) { return to_f(dy[static_cast<int64_t>(i) * out + j]); }));
 }
 
+/// The bias epilogue on the CPU, shared by every Linear (this one and the split ones of
+/// kernels/parallel_linear.h): row i of the FP32 GEMM results y_f ([N, G·w]) plus the bias (when
+/// there is one), rounded once to T, as linear_bias_element does per element. Group g's w columns
+/// go to y + i·ldy + g·group_stride (a split Linear interleaves its groups; G = 1 writes one run per
+/// row). Rows are split over the rank's threads: no element depends on another, so no bits change.
+/// @param y output (written). @param ldy its row stride. @param group_stride the distance between groups in a row.
+/// @param y_f [N, G·w] FP32 results (the bias is added in place). @param b [G·w] bias or null.
+/// @param N rows. @param G groups per row. @param w columns per group.
+template <typename T>
+void bias_narrow_rows(T* y, int64_t ldy, int64_t group_stride, float* y_f, const T* b, int64_t N, int64_t G,
+                      int64_t w) {
+  const int64_t width = G * w;
+  parallel_for(N, row_grain(width), [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) {
+      float* row = y_f + i * width;
+      if (b)
+        for (int64_t c = 0; c < width; ++c) row[c] += to_f(b[c]);
+      for (int64_t g = 0; g < G; ++g) narrow(y + i * ldy + g * group_stride, row + g * w, static_cast<std::size_t>(w));
+    }
+  });
+}
+
 /// y = x W^T + b.
 /// @param y [N,out] (written). @param x [N,in]. @param W [out,in]. @param b [out] or nullptr.
 /// @param N rows. @param in input width. @param out output width.
@@ -65,15 +87,7 @@ void linear_forward(T* y, const T* x, const T* W, const T* b, int64_t N, int64_t
   const float* x_f = widen(x, static_cast<std::size_t>(N * in), scratch + N * out);
   const float* W_f = widen(W, static_cast<std::size_t>(out * in), scratch + N * out + (kNarrow ? N * in : 0));
   gemm_f32(false, true, N, out, in, x_f, in, W_f, in, y_f, out);
-  parallel_for(N, row_grain(out), [&](int64_t lo, int64_t hi) {  // the epilogue, rows split over threads
-    for (int64_t i = lo; i < hi; ++i) {
-      float* row = y_f + i * out;
-      if (b) {
-        for (int64_t j = 0; j < out; ++j) row[j] += to_f(b[j]);
-      }
-      narrow(y + i * out, row, static_cast<std::size_t>(out));
-    }
-  });
+  bias_narrow_rows(y, out, 0, y_f, b, N, 1, out);
 }
 
 /// Gradients of y = x W^T + b.

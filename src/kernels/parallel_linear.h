@@ -38,6 +38,7 @@
 
 #include "kernels/blas.h"
 #include "kernels/cast.h"
+#include "kernels/linear.h"
 #include "kernels/row_sum.h"
 
 namespace zt::kernels {
@@ -125,19 +126,11 @@ void column_parallel_forward(T* y, const T* x, const std::vector<LinearBlock<T>>
   for (int64_t j = 0; j < J; ++j) {
     const float* W_f = widen(blocks[j].W, static_cast<std::size_t>(ob * in), W_stage);
     gemm_f32(false, true, N, ob, in, x_f, in, W_f, in, y_f, ob);
-    parallel_for(N, row_grain(ob), [&](int64_t lo, int64_t hi) {  // the epilogue, rows split over threads
-      for (int64_t i = lo; i < hi; ++i) {
-        float* row = y_f + i * ob;
-        if (blocks[j].b)
-          for (int64_t c = 0; c < ob; ++c) row[c] += to_f(blocks[j].b[c]);
-        // group g's outb columns go to column (g·J + j)·outb of y (one run per row when J = 1)
-        if (J == 1)
-          narrow(y + i * ld, row, static_cast<std::size_t>(ob));
-        else
-          for (int64_t g = 0; g < G; ++g)
-            narrow(y + i * ld + (g * J + j) * outb, row + g * outb, static_cast<std::size_t>(outb));
-      }
-    });
+    // group g's outb columns go to column (g·J + j)·outb of y (one run per row when J = 1)
+    if (J == 1)
+      bias_narrow_rows(y, ld, 0, y_f, blocks[j].b, N, 1, ob);
+    else
+      bias_narrow_rows(y + j * outb, ld, J * outb, y_f, blocks[j].b, N, G, outb);
   }
 }
 
@@ -210,14 +203,7 @@ void row_parallel_forward(T* y, const T* x, const std::vector<LinearBlock<T>>& b
   }
   detail::sum_blocks_inplace(partials, static_cast<std::size_t>(N * out), J);
   if (finish_sum) finish_sum(partials, static_cast<std::size_t>(N * out));
-  parallel_for(N, row_grain(out), [&](int64_t lo, int64_t hi) {  // the epilogue, rows split over threads
-    for (int64_t i = lo; i < hi; ++i) {
-      float* row = partials + i * out;
-      if (b)
-        for (int64_t c = 0; c < out; ++c) row[c] += to_f(b[c]);
-      narrow(y + i * out, row, static_cast<std::size_t>(out));
-    }
-  });
+  bias_narrow_rows(y, out, 0, partials, b, N, 1, out);
 }
 
 /// Row-parallel backward: dx_j = dy W_j, dW_j = dy^T x_j, db = Σ_rows dy (no sum over blocks).

@@ -27,7 +27,7 @@ template <typename T>
 void residual_forward(T* out, const T* a, const T* b, int64_t n) {
   if constexpr (std::is_same_v<T, fp16>) {  // a chunk widened at once (F16C): add_rounded's bits
     constexpr int64_t kChunk = 256;
-    parallel_for(n, kElementGrain, [&](int64_t lo, int64_t hi) {  // elements split over the rank's threads
+    parallel_for(n, kCpuElementGrain, [&](int64_t lo, int64_t hi) {  // elements split over the rank's threads
       float fa[kChunk], fb[kChunk];
       for (int64_t i0 = lo; i0 < hi; i0 += kChunk) {
         const auto len = static_cast<std::size_t>(hi - i0 < kChunk ? hi - i0 : kChunk);
@@ -38,7 +38,7 @@ void residual_forward(T* out, const T* a, const T* b, int64_t n) {
       }
     });
   } else {
-    parallel_for(n, kElementGrain, [&](int64_t lo, int64_t hi) {
+    parallel_for(n, kCpuElementGrain, [&](int64_t lo, int64_t hi) {
       for (int64_t i = lo; i < hi; ++i) out[i] = add_rounded(a[i], b[i]);
     });
   }

@@ -9,11 +9,6 @@
 #include "reduce/canonical_tree.h"
 
 namespace zt {
-namespace {
-// The fewest elements a thread of the rank's pool takes (core/cpu_pool.h): ~32k, tens of
-// microseconds of work; below that, waking a thread costs more than it saves.
-constexpr std::size_t kOptimGrain = std::size_t{1} << 15;
-}  // namespace
 
 std::size_t norm_block_count(std::size_t real_elements, std::size_t block) {
   ZT_CHECK(block >= 1 && (block & (block - 1)) == 0, "norm block size ", block, " must be a power of two");
@@ -35,7 +30,7 @@ std::size_t norm_block_sums(const float* x, std::size_t real_elements, std::size
   const std::size_t count = norm_block_count(real_elements, block);
   // Each block's sum is its own tree: the rank's threads take blocks of blocks (core/cpu_pool.h),
   // and combine_norm_blocks adds the sums in one order whatever the thread count.
-  const auto grain = static_cast<int64_t>(std::max<std::size_t>(1, kOptimGrain / block));
+  const auto grain = static_cast<int64_t>(std::max<std::size_t>(1, static_cast<std::size_t>(kCpuElementGrain) / block));
   parallel_for(static_cast<int64_t>(count), grain, [&](int64_t k0, int64_t k1) {
     for (auto k = static_cast<std::size_t>(k0); k < static_cast<std::size_t>(k1); ++k) {
       const std::size_t first = k * block;
@@ -96,7 +91,7 @@ ClipDecision clip_decision(float norm, float max_norm) {
 
 void apply_clip(float* g, std::size_t n, const ClipDecision& d) {
   if (!d.clipped) return;
-  parallel_for(static_cast<int64_t>(n), kOptimGrain, [&](int64_t lo, int64_t hi) {
+  parallel_for(static_cast<int64_t>(n), kCpuElementGrain, [&](int64_t lo, int64_t hi) {
     for (int64_t i = lo; i < hi; ++i) g[i] = clip_element(g[i], d.coefficient);
   });
 }

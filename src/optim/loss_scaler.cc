@@ -9,11 +9,6 @@
 #include "core/cpu_pool.h"
 
 namespace zt {
-namespace {
-// The fewest elements a thread of the rank's pool takes (core/cpu_pool.h): ~32k, tens of
-// microseconds of work; below that, waking a thread costs more than it saves.
-constexpr std::size_t kOptimGrain = std::size_t{1} << 15;
-}  // namespace
 
 LossScaler::LossScaler(const LossScalerConfig& c) : config_(c), scale_(c.initial_scale) {
   if (!c.dynamic) {
@@ -55,7 +50,7 @@ bool LossScaler::update(bool found_nonfinite) {
 bool any_nonfinite(const float* x, std::size_t n) {
   // an OR of per-element flags: any split of the elements gives the same answer
   std::atomic<bool> bad{false};
-  parallel_for(static_cast<int64_t>(n), kOptimGrain, [&](int64_t lo, int64_t hi) {
+  parallel_for(static_cast<int64_t>(n), kCpuElementGrain, [&](int64_t lo, int64_t hi) {
     bool part = false;
     for (int64_t i = lo; i < hi; ++i) part |= nonfinite_bits(x[i]);
     if (part) bad.store(true, std::memory_order_relaxed);
@@ -64,7 +59,7 @@ bool any_nonfinite(const float* x, std::size_t n) {
 }
 
 void unscale(float* g, std::size_t n, float inverse_scale) {
-  parallel_for(static_cast<int64_t>(n), kOptimGrain, [&](int64_t lo, int64_t hi) {
+  parallel_for(static_cast<int64_t>(n), kCpuElementGrain, [&](int64_t lo, int64_t hi) {
     for (int64_t i = lo; i < hi; ++i) g[i] = unscale_element(g[i], inverse_scale);
   });
 }

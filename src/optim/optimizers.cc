@@ -7,11 +7,6 @@
 #include "optim/sgd.h"
 
 namespace zt {
-namespace {
-// The fewest elements a thread of the rank's pool takes (core/cpu_pool.h): ~32k, tens of
-// microseconds of work; below that, waking a thread costs more than it saves.
-constexpr std::size_t kOptimGrain = std::size_t{1} << 15;
-}  // namespace
 
 double power_by_squaring(double beta, int64_t t) {
   ZT_CHECK(t >= 0, "power_by_squaring: negative exponent ", t);
@@ -45,7 +40,7 @@ AdamStepScalars adam_step_scalars(const AdamConfig& c, double lr, int64_t step) 
 
 void adam_update(float* p, const float* g, float* m, float* v, std::size_t n, const AdamStepScalars& s) {
   // element-wise: the rank's threads take blocks of elements (core/cpu_pool.h), the bits unchanged
-  parallel_for(static_cast<int64_t>(n), kOptimGrain, [&](int64_t lo, int64_t hi) {
+  parallel_for(static_cast<int64_t>(n), kCpuElementGrain, [&](int64_t lo, int64_t hi) {
     for (int64_t i = lo; i < hi; ++i) adam_update_element(p[i], g[i], m[i], v[i], s);
   });
 }
@@ -59,7 +54,7 @@ SgdStepScalars sgd_step_scalars(const SgdConfig& c, double lr) {
 }
 
 void sgd_update(float* p, const float* g, float* b, std::size_t n, const SgdStepScalars& s) {
-  parallel_for(static_cast<int64_t>(n), kOptimGrain, [&](int64_t lo, int64_t hi) {
+  parallel_for(static_cast<int64_t>(n), kCpuElementGrain, [&](int64_t lo, int64_t hi) {
     for (int64_t i = lo; i < hi; ++i) sgd_update_element(p[i], g[i], b[i], s);
   });
 }

@@ -48,17 +48,13 @@ struct OwnedSlice {
   std::size_t count = 0;        ///< how many elements
 };
 
-/// The fewest elements a thread of the rank's pool takes in the functions below (core/cpu_pool.h):
-/// 2^15, tens of microseconds of work; below that, waking a thread costs more than it saves.
-inline constexpr int64_t kStepGrain = int64_t{1} << 15;
-
 /// Whether any of `count` gradient values is inf or NaN (the loss scaler's overflow test). The
 /// rank's threads each look at a contiguous part; an OR has no order to keep.
 /// @param g the gradient. @param count elements to look at. @return true on any non-finite value.
 template <typename T>
 bool any_nonfinite(GradSpan<T> g, std::size_t count) {
   std::atomic<bool> nonfinite{false};
-  parallel_for(static_cast<int64_t>(count), kStepGrain, [&](int64_t lo, int64_t hi) {
+  parallel_for(static_cast<int64_t>(count), kCpuElementGrain, [&](int64_t lo, int64_t hi) {
     bool part = false;
     for (auto k = static_cast<std::size_t>(lo); k < static_cast<std::size_t>(hi); ++k) part |= !std::isfinite(g[k]);
     if (part) nonfinite.store(true, std::memory_order_relaxed);
@@ -79,7 +75,7 @@ void append_norm_block_sums(GradSpan<T> g, std::size_t real, std::size_t block, 
   const std::size_t blocks = norm_block_count(real, block);
   sums.resize(at + blocks);
   float* out = sums.data() + at;
-  const auto grain = static_cast<int64_t>(std::max<std::size_t>(1, static_cast<std::size_t>(kStepGrain) / block));
+  const auto grain = static_cast<int64_t>(std::max<std::size_t>(1, static_cast<std::size_t>(kCpuElementGrain) / block));
   parallel_for(static_cast<int64_t>(blocks), grain, [&](int64_t b0, int64_t b1) {
     std::vector<float> window(block);  // this part's unscaled values of one block
     for (auto b = static_cast<std::size_t>(b0); b < static_cast<std::size_t>(b1); ++b) {
@@ -102,7 +98,7 @@ template <typename T>
 std::size_t apply_update(const OwnedSlice<T>& s, float inv_scale, const ClipDecision& clip,
                          const ElementOptimizer& opt) {
   std::atomic<std::size_t> unchanged{0};
-  parallel_for(static_cast<int64_t>(s.count), kStepGrain, [&](int64_t lo, int64_t hi) {
+  parallel_for(static_cast<int64_t>(s.count), kCpuElementGrain, [&](int64_t lo, int64_t hi) {
     std::size_t part = 0;
     for (auto k = static_cast<std::size_t>(lo); k < static_cast<std::size_t>(hi); ++k) {
       float g = unscale_element(s.grad[k], inv_scale);

@@ -3,8 +3,6 @@
 
 #include <dlfcn.h>
 
-#include <string>
-
 #include "core/check.h"
 
 namespace zt::gemm::cuda {

@@ -1,5 +1,5 @@
 // bench/model/bench_model.cc — tokens/s of one forward+backward of the GPT on one rank, and its
-// model FLOP utilisation (MFU) against a measured single-core sgemm rate.
+// model FLOP utilisation (MFU) against the sgemm rate measured at the same thread count.
 //
 // Model FLOPs per token (matrix products only, the usual MFU convention; causal attention counts
 // its useful half): forward 2 (12 L C^2 + V C) + 2 L T C, and the backward twice the forward.
@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/cpu_pool.h"
 #include "fp/bulk_convert.h"
 #include "kernels/blas.h"
 #include "kernels/cast.h"
@@ -94,7 +95,10 @@ int main(int argc, char** argv) {
   const int64_t B = argc > 1 ? std::atoll(argv[1]) : 4;
   const int steps = argc > 2 ? std::atoi(argv[2]) : 5;
   const int threads = argc > 3 ? std::atoi(argv[3]) : 1;
+  // T threads for every kernel, as zero-train --threads T gives a rank (core/cpu_pool.h), and
+  // for OpenBLAS when it is the GEMM
   zt::kernels::set_blas_threads(threads);
+  const zt::RankThreads rank_threads(threads);
   // the canonical GEMM, zero-train's default, unless ZT_BENCH_GEMM=blas (OpenBLAS, a vendor BLAS
   // like the peer's)
   const char* which = std::getenv("ZT_BENCH_GEMM");
@@ -104,7 +108,7 @@ int main(int argc, char** argv) {
   // The rate this model's largest GEMM shape gets (N = B T rows, C -> 4C), best of 20: a fair
   // MFU denominator (the step timings are means, so MFU on a busy machine is conservative).
   const double rate = sgemm_gflops(B * cfg.context, 4 * cfg.width, cfg.width, 20);
-  std::printf("blas threads %d; sgemm %lldx%lldx%lld: %.1f GFLOP/s\n", zt::kernels::blas_threads(),
+  std::printf("threads %d; sgemm %lldx%lldx%lld: %.1f GFLOP/s\n", zt::kernels::blas_threads(),
               static_cast<long long>(B * cfg.context), static_cast<long long>(4 * cfg.width),
               static_cast<long long>(cfg.width), rate);
   bool any = false;

@@ -63,20 +63,25 @@ void gemm_scalar(const Operand& A, const Operand& B, int64_t m, int64_t n, int64
   }
 }
 
-// ---- packing (shared by the vector paths)
+// ---- packing (shared by the vector paths). Packing copies values and computes nothing, so its
+// loop order is free: each loop below reads its source along rows (contiguous) and scatters.
 // op(B)[p0 + q, j0 + jr .. j0 + jr + NR) for q < kc, as kc rows of NR floats; columns past n are 0
 void pack_b(const Operand& B, int64_t p0, int64_t kc, int64_t j0, int64_t nc, int64_t NR, float* out) {
   for (int64_t jr = 0; jr < nc; jr += NR) {
     const int64_t cols = std::min(NR, nc - jr);
-    for (int64_t q = 0; q < kc; ++q) {
-      float* dst = out + (jr / NR) * kc * NR + q * NR;
-      if (!B.trans) {
-        std::memcpy(dst, B.data + (p0 + q) * B.ld + j0 + jr, static_cast<std::size_t>(cols) * sizeof(float));
-      } else {
-        for (int64_t x = 0; x < cols; ++x) dst[x] = B.data[(j0 + jr + x) * B.ld + p0 + q];
+    float* panel = out + (jr / NR) * kc * NR;
+    if (!B.trans) {
+      for (int64_t q = 0; q < kc; ++q)
+        std::memcpy(panel + q * NR, B.data + (p0 + q) * B.ld + j0 + jr, static_cast<std::size_t>(cols) * sizeof(float));
+    } else {  // op(B)[p, j] = B[j, p]: column j of the panel is row j of B
+      for (int64_t x = 0; x < cols; ++x) {
+        const float* src = B.data + (j0 + jr + x) * B.ld + p0;
+        for (int64_t q = 0; q < kc; ++q) panel[q * NR + x] = src[q];
       }
-      for (int64_t x = cols; x < NR; ++x) dst[x] = 0.0f;
     }
+    if (cols < NR)
+      for (int64_t q = 0; q < kc; ++q)
+        for (int64_t x = cols; x < NR; ++x) panel[q * NR + x] = 0.0f;
   }
 }
 
@@ -85,10 +90,18 @@ void pack_a(const Operand& A, int64_t i0, int64_t mc, int64_t p0, int64_t kc, in
   for (int64_t ir = 0; ir < mc; ir += MR) {
     const int64_t rows = std::min(MR, mc - ir);
     float* tile = out + (ir / MR) * kc * MR;
-    for (int64_t q = 0; q < kc; ++q) {
-      for (int64_t r = 0; r < rows; ++r) tile[q * MR + r] = A.at(i0 + ir + r, p0 + q);
-      for (int64_t r = rows; r < MR; ++r) tile[q * MR + r] = 0.0f;
+    if (!A.trans) {  // row r of the tile is row i0 + ir + r of A
+      for (int64_t r = 0; r < rows; ++r) {
+        const float* src = A.data + (i0 + ir + r) * A.ld + p0;
+        for (int64_t q = 0; q < kc; ++q) tile[q * MR + r] = src[q];
+      }
+    } else {  // op(A)[i, p] = A[p, i]: the tile's column q is part of row p0 + q of A
+      for (int64_t q = 0; q < kc; ++q)
+        std::memcpy(tile + q * MR, A.data + (p0 + q) * A.ld + i0 + ir, static_cast<std::size_t>(rows) * sizeof(float));
     }
+    if (rows < MR)
+      for (int64_t q = 0; q < kc; ++q)
+        for (int64_t r = rows; r < MR; ++r) tile[q * MR + r] = 0.0f;
   }
 }
 
@@ -119,25 +132,27 @@ __attribute__((target("avx2,fma"))) void micro_avx2(int64_t kc, const float* a, 
   }
 }
 
+// AVX-512: 12 rows x 32 columns, 24 accumulators of the 32 registers (8 rows left the FMA units
+// waiting on the loads of A's broadcasts; OpenBLAS's kernels keep a similar share of registers).
 __attribute__((target("avx512f"))) void micro_avx512(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
                                                      bool first) {
-  constexpr int MR = 8;
+  constexpr int MR = 12;
   __m512 acc[MR][2];
-#pragma GCC unroll 8
+#pragma GCC unroll 12
   for (int r = 0; r < MR; ++r) {
     acc[r][0] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(c + r * ldc);
     acc[r][1] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(c + r * ldc + 16);
   }
   for (int64_t q = 0; q < kc; ++q) {
     const __m512 b0 = _mm512_loadu_ps(b + q * 32), b1 = _mm512_loadu_ps(b + q * 32 + 16);
-#pragma GCC unroll 8
+#pragma GCC unroll 12
     for (int r = 0; r < MR; ++r) {
       const __m512 av = _mm512_set1_ps(a[q * MR + r]);
       acc[r][0] = _mm512_fmadd_ps(av, b0, acc[r][0]);
       acc[r][1] = _mm512_fmadd_ps(av, b1, acc[r][1]);
     }
   }
-#pragma GCC unroll 8
+#pragma GCC unroll 12
   for (int r = 0; r < MR; ++r) {
     _mm512_storeu_ps(c + r * ldc, acc[r][0]);
     _mm512_storeu_ps(c + r * ldc + 16, acc[r][1]);
@@ -155,7 +170,7 @@ void gemm_blocked(const Operand& A, const Operand& B, int64_t m, int64_t n, int6
   const int64_t n_panels = (nc + NR - 1) / NR;
   bpack.resize(static_cast<std::size_t>(n_panels * NR * std::min(k, kKc)));
   apack.resize(static_cast<std::size_t>(kMc * std::min(k, kKc)));
-  float edge[8 * 32];
+  float edge[12 * 32];  // the largest MR x NR below
   for (int64_t p0 = 0; p0 < k; p0 += kKc) {
     const int64_t kc = std::min(kKc, k - p0);
     const bool first = p0 == 0;
@@ -236,19 +251,69 @@ __attribute__((target("avx2,fma"))) void lane_avx2(const Operand& A, int64_t i, 
   }
 }
 
-__attribute__((target("avx512f"))) void lane_avx512(const Operand& A, int64_t i, int64_t lo, int64_t hi, int64_t n,
-                                                    const float* src, int64_t lds, float* out) {
-  int64_t j = 0;
-  for (; j + 16 <= n; j += 16) {
-    __m512 acc = _mm512_setzero_ps();
-    for (int64_t p = lo; p < hi; ++p)
-      acc = _mm512_fmadd_ps(_mm512_set1_ps(A.at(i, p)), _mm512_loadu_ps(src + p * lds + j), acc);
-    _mm512_storeu_ps(out + j, acc);
+// AVX-512 has 16 lanes, so a head's 64 columns give only four accumulators per row: too few to
+// cover the FMA latency on two ports. Two rows at a time give eight independent chains. Rows i and
+// i + 1 chain over ranges that overlap on [L, H); each row runs its own part before L, the shared
+// part together with the other row, then its own part after H, so every element still chains over
+// p in ascending order, one FMA per step, as lane_scalar does.
+template <int C>
+__attribute__((target("avx512f"))) inline void chain_avx512(const Operand& A, int64_t i, int64_t p0, int64_t p1,
+                                                            const float* s, int64_t lds, __m512* acc) {
+  for (int64_t p = p0; p < p1; ++p) {
+    const __m512 a = _mm512_set1_ps(A.at(i, p));
+    const float* r = s + p * lds;
+    for (int c = 0; c < C; ++c) acc[c] = _mm512_fmadd_ps(a, _mm512_loadu_ps(r + 16 * c), acc[c]);
   }
-  for (; j < n; ++j) {
-    float acc = 0.0f;
-    for (int64_t p = lo; p < hi; ++p) acc = fmaf(A.at(i, p), src[p * lds + j], acc);
-    out[j] = acc;
+}
+
+/// Columns [0, 16 C) of rows i and, when `two`, i + 1; row r chains over [lo_r, hi_r).
+template <int C>
+__attribute__((target("avx512f"))) void pair_avx512(const Operand& A, int64_t i, bool two, int64_t lo0, int64_t hi0,
+                                                    int64_t lo1, int64_t hi1, const float* s, int64_t lds, float* out0,
+                                                    float* out1) {
+  __m512 acc0[C], acc1[C];
+  for (int c = 0; c < C; ++c) acc0[c] = acc1[c] = _mm512_setzero_ps();
+  if (!two) {
+    chain_avx512<C>(A, i, lo0, hi0, s, lds, acc0);
+  } else {
+    const int64_t L = std::max(lo0, lo1), H = std::min(hi0, hi1);
+    chain_avx512<C>(A, i, lo0, L, s, lds, acc0);
+    chain_avx512<C>(A, i + 1, lo1, L, s, lds, acc1);
+    for (int64_t p = L; p < H; ++p) {
+      const __m512 a0 = _mm512_set1_ps(A.at(i, p)), a1 = _mm512_set1_ps(A.at(i + 1, p));
+      const float* r = s + p * lds;
+      for (int c = 0; c < C; ++c) {
+        const __m512 b = _mm512_loadu_ps(r + 16 * c);
+        acc0[c] = _mm512_fmadd_ps(a0, b, acc0[c]);
+        acc1[c] = _mm512_fmadd_ps(a1, b, acc1[c]);
+      }
+    }
+    chain_avx512<C>(A, i, H, hi0, s, lds, acc0);
+    chain_avx512<C>(A, i + 1, H, hi1, s, lds, acc1);
+    for (int c = 0; c < C; ++c) _mm512_storeu_ps(out1 + 16 * c, acc1[c]);
+  }
+  for (int c = 0; c < C; ++c) _mm512_storeu_ps(out0 + 16 * c, acc0[c]);
+}
+
+__attribute__((target("avx512f"))) void trmm_rows_avx512(const Operand& A, bool trans, int64_t m, int64_t n,
+                                                         const float* src, int64_t lds, float* dst, int64_t ldd) {
+  for (int64_t i = 0; i < m; i += 2) {
+    const bool two = i + 1 < m;
+    const int64_t lo0 = trans ? i : 0, hi0 = trans ? m : i + 1;
+    const int64_t lo1 = trans ? i + 1 : 0, hi1 = trans ? m : i + 2;
+    float* out0 = dst + i * ldd;
+    float* out1 = two ? out0 + ldd : nullptr;
+    int64_t j = 0;
+    for (; j + 64 <= n; j += 64)
+      pair_avx512<4>(A, i, two, lo0, hi0, lo1, hi1, src + j, lds, out0 + j, two ? out1 + j : nullptr);
+    for (; j + 16 <= n; j += 16)
+      pair_avx512<1>(A, i, two, lo0, hi0, lo1, hi1, src + j, lds, out0 + j, two ? out1 + j : nullptr);
+    for (; j < n; ++j)
+      for (int r = 0; r < (two ? 2 : 1); ++r) {
+        float acc = 0.0f;
+        for (int64_t p = r ? lo1 : lo0; p < (r ? hi1 : hi0); ++p) acc = fmaf(A.at(i + r, p), src[p * lds + j], acc);
+        (r ? out1 : out0)[j] = acc;
+      }
   }
 }
 
@@ -300,7 +365,7 @@ void gemm_canonical_f32(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_
     return;
   }
   const Isa isa = canonical_isa();
-  const int64_t MR = isa == Isa::avx512 ? 8 : 6, NR = isa == Isa::avx512 ? 32 : 16;
+  const int64_t MR = isa == Isa::avx512 ? 12 : 6, NR = isa == Isa::avx512 ? 32 : 16;
   // One block of C: rows [i0, i1) x columns [j0, j1), its operands offset to start there.
   const auto block = [&](int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
     const Operand Ab{A.trans ? a + i0 : a + i0 * lda, lda, trans_a};
@@ -352,7 +417,7 @@ void trmm_canonical_f32(bool trans, int64_t m, int64_t n, const float* a, int64_
       trmm_rows(A, trans, m, n, src.data(), n, b, ldb, lane_avx2);
       return;
     case Isa::avx512:
-      trmm_rows(A, trans, m, n, src.data(), n, b, ldb, lane_avx512);
+      trmm_rows_avx512(A, trans, m, n, src.data(), n, b, ldb);
       return;
   }
 }

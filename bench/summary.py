@@ -4,7 +4,8 @@
 
 What it measures, on this machine, each in interleaved rounds so that a load drifting over the
 minutes penalises every configuration alike (the median of the rounds is reported):
-  - gemm: the canonical GEMM against OpenBLAS on one core for the model's shapes (bench-gemm);
+  - gemm: the canonical GEMM against OpenBLAS on one core for the model's shapes (bench-gemm),
+    with the name of the kernel OpenBLAS picked for this CPU (OPENBLAS_CORETYPE can override it);
   - model: zero-train on a 10.8M-parameter GPT (V 256, T 256, L 6, H 6, C 384, global batch 8,
     AdamW, clip 1.0, the text of /usr/share/common-licenses/GPL-3) in fp32, bf16 and fp16 at
     --threads 1 and at every core of the machine; tokens/s counts every step's tokens;
@@ -58,13 +59,15 @@ def zero_train(build, flags, steps):
 
 
 def gemm(build, reps):
-    rows = []
+    rows, core = [], "?"
     for line in run([os.path.join(build, "bin", "bench-gemm"), str(reps)]).splitlines():
+        if line.startswith("OpenBLAS kernel: "):
+            core = line.split(": ", 1)[1].strip()
         m = re.match(r"(\d+x\d+x\d+)\s+(NT|NN|TN)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)", line)
         if m:
             rows.append({"shape": m.group(1), "op": m.group(2), "blas_gflops": float(m.group(3)),
                          "canonical_gflops": float(m.group(4)), "ratio": float(m.group(5))})
-    return rows
+    return rows, core
 
 
 def have_torch():
@@ -114,7 +117,7 @@ def main():
     cores = len(os.sched_getaffinity(0))
     threads = sorted({1, cores})
     out = {"machine": machine(), "rounds": rounds, "steps": steps, "model": MODEL}
-    out["gemm"] = gemm(build, 3 if quick else 10)
+    out["gemm"], out["machine"]["openblas_kernel"] = gemm(build, 3 if quick else 10)
 
     model_runs = {}
     for _ in range(rounds):
@@ -159,7 +162,8 @@ def main():
     m = out["machine"]
     print(f"machine: {m['cpu']}, {m['cores']} cores, AVX-512 {'yes' if m['avx512f'] else 'no'}; "
           f"load {' '.join(m['load_before'])} -> {' '.join(m['load_after'])}; median of {rounds} round(s)")
-    print("canonical GEMM / OpenBLAS, one core:")
+    # the OpenBLAS kernel is named because a CPU the library does not recognise gets an older one
+    print(f"canonical GEMM / OpenBLAS (its {m['openblas_kernel']} kernel), one core:")
     for r in out["gemm"]:
         print(f"  {r['shape']:>16} {r['op']}  {r['canonical_gflops']:7.1f} / {r['blas_gflops']:7.1f} GFLOP/s = {r['ratio']:.2f}")
     base = out["model"]["fp32 threads 1"]["tokens_per_s"]

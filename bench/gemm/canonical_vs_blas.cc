@@ -2,6 +2,8 @@
 // OpenBLAS (--gemm blas) on one core, side by side, for the products a GPT step makes: forward
 // y = x W^T (NT), input gradient dx = dy W (NN), weight gradient dW = dy^T x (TN).
 // usage: bench-gemm [reps]  — one line per shape and product, best of `reps` (default 10).
+#include <cblas.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -29,6 +31,9 @@ int main(int argc, char** argv) {
   const int reps = argc > 1 ? std::atoi(argv[1]) : 10;
   zt::kernels::set_blas_threads(1);
   std::printf("canonical path: %s; one thread; best of %d\n", zt::gemm::isa_name(zt::gemm::canonical_isa()), reps);
+  // The peer is only as fair as the kernel OpenBLAS picked: a CPU it does not recognise (a virtual
+  // CPU newer than the library, say) gets an older kernel, and OPENBLAS_CORETYPE can name the right one.
+  std::printf("OpenBLAS kernel: %s\n", openblas_get_corename());
   std::printf("%-22s %-4s %12s %12s %8s\n", "M x N x K", "op", "blas GF/s", "canon GF/s", "ratio");
   // rows = tokens of a micro-batch (B T), the default model's widths (C = 128: 3C, 4C) and a larger one
   const long long shapes[][3] = {{2048, 384, 128},  {2048, 128, 128},  {2048, 512, 128}, {2048, 128, 512},

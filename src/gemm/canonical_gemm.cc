@@ -1,5 +1,5 @@
-// gemm/canonical_gemm.cc — the canonical GEMM's CPU paths: packing, K-blocking, and one
-// register-blocked microkernel per instruction set, each lane one output element's fma chain.
+// gemm/canonical_gemm.cc — the canonical GEMM's CPU paths: K-blocking around gemm/pack.h's packing,
+// and one register-blocked microkernel per instruction set, each lane one output element's fma chain.
 //
 // Blocking (BLIS-style, Goto & van de Geijn 2008): op(B) is packed KC x NR panel by panel and op(A)
 // MR x KC tile by tile, zero-padded at the edges (padding produces outputs that are thrown away,
@@ -22,6 +22,7 @@
 #include "core/check.h"
 #include "core/cpu_pool.h"
 #include "gemm/canonical_dot.h"
+#include "gemm/pack.h"
 
 namespace zt::gemm {
 namespace {
@@ -63,47 +64,7 @@ void gemm_scalar(const Operand& A, const Operand& B, int64_t m, int64_t n, int64
   }
 }
 
-// ---- packing (shared by the vector paths). Packing copies values and computes nothing, so its
-// loop order is free: each loop below reads its source along rows (contiguous) and scatters.
-// op(B)[p0 + q, j0 + jr .. j0 + jr + NR) for q < kc, as kc rows of NR floats; columns past n are 0
-void pack_b(const Operand& B, int64_t p0, int64_t kc, int64_t j0, int64_t nc, int64_t NR, float* out) {
-  for (int64_t jr = 0; jr < nc; jr += NR) {
-    const int64_t cols = std::min(NR, nc - jr);
-    float* panel = out + (jr / NR) * kc * NR;
-    if (!B.trans) {
-      for (int64_t q = 0; q < kc; ++q)
-        std::memcpy(panel + q * NR, B.data + (p0 + q) * B.ld + j0 + jr, static_cast<std::size_t>(cols) * sizeof(float));
-    } else {  // op(B)[p, j] = B[j, p]: column j of the panel is row j of B
-      for (int64_t x = 0; x < cols; ++x) {
-        const float* src = B.data + (j0 + jr + x) * B.ld + p0;
-        for (int64_t q = 0; q < kc; ++q) panel[q * NR + x] = src[q];
-      }
-    }
-    if (cols < NR)
-      for (int64_t q = 0; q < kc; ++q)
-        for (int64_t x = cols; x < NR; ++x) panel[q * NR + x] = 0.0f;
-  }
-}
-
-// op(A)[i0 + ir .. + MR, p0 .. p0 + kc) as kc columns of MR floats; rows past mc are 0
-void pack_a(const Operand& A, int64_t i0, int64_t mc, int64_t p0, int64_t kc, int64_t MR, float* out) {
-  for (int64_t ir = 0; ir < mc; ir += MR) {
-    const int64_t rows = std::min(MR, mc - ir);
-    float* tile = out + (ir / MR) * kc * MR;
-    if (!A.trans) {  // row r of the tile is row i0 + ir + r of A
-      for (int64_t r = 0; r < rows; ++r) {
-        const float* src = A.data + (i0 + ir + r) * A.ld + p0;
-        for (int64_t q = 0; q < kc; ++q) tile[q * MR + r] = src[q];
-      }
-    } else {  // op(A)[i, p] = A[p, i]: the tile's column q is part of row p0 + q of A
-      for (int64_t q = 0; q < kc; ++q)
-        std::memcpy(tile + q * MR, A.data + (p0 + q) * A.ld + i0 + ir, static_cast<std::size_t>(rows) * sizeof(float));
-    }
-    if (rows < MR)
-      for (int64_t q = 0; q < kc; ++q)
-        for (int64_t r = rows; r < MR; ++r) tile[q * MR + r] = 0.0f;
-  }
-}
+// ---- packing: gemm/pack.h (op(A) into MR-row tiles, op(B) into NR-column panels; copies only)
 
 // ---- microkernels: an MR x NR tile of C, k in increasing order; `first` starts the chain at +0,
 // otherwise it continues from the partial in C
@@ -134,7 +95,7 @@ __attribute__((target("avx2,fma"))) void micro_avx2(int64_t kc, const float* a, 
 
 // AVX-512: 12 rows x 32 columns, 24 of the 32 vector registers as accumulators, so each step of k
 // makes 24 FMAs per two loads of B and twelve broadcasts of A (16 per two and eight at 8 x 32). On
-// a Xeon host with AVX-512 the larger tile and the packing above took the model's products from
+// a Xeon host with AVX-512 the larger tile and packing that reads along rows took the model's products from
 // 0.69-0.95x OpenBLAS's SkylakeX kernel to 0.74-1.07x (chapter 11). The tile's shape changes who
 // computes an element, never its chain over k.
 __attribute__((target("avx512f"))) void micro_avx512(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,

@@ -1,20 +1,23 @@
 // The canonical GEMM's packing (gemm/pack.h) against its definition, element by element: op(A)
 // tiles of MR rows and op(B) panels of NR columns, k-major, zeros past the edge. Both transposes of
 // each operand, the widths of both microkernels (MR 6 and 12, NR 16 and 32) and odd ones, ragged
-// row/column counts, k counts that are and are not multiples of eight, padded strides and offsets
-// into a larger matrix; the SSE path and the element-by-element path. The
-// buffers start filled with NaN so that a slot the packing forgets to write shows.
+// row/column counts, k counts that are and are not multiples of four (the SSE transpose's step),
+// padded strides and offsets into a larger matrix; the SSE path and the element-by-element path.
+// The buffers start filled with NaN so that a slot the packing forgets to write shows.
 #include <catch2/catch.hpp>
 
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <limits>
 #include <vector>
 
 #include "gemm/pack.h"
+#include "support/kernel_cases/env.h"
 
 using namespace zt::gemm;
+
+using zt::test::last_difference;
+using zt::test::same_bits;
 
 namespace {
 
@@ -23,10 +26,6 @@ std::vector<float> distinct_values(int64_t rows, int64_t ld) {
   std::vector<float> m(static_cast<std::size_t>(rows * ld));
   for (std::size_t i = 0; i < m.size(); ++i) m[i] = 1.0f + static_cast<float>(i);
   return m;
-}
-
-bool same_bits(const std::vector<float>& x, const std::vector<float>& y) {
-  return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0;
 }
 
 // the packed layout written out again: `count` rows of op(A) (or columns of op(B)) in blocks of
@@ -77,13 +76,17 @@ TEST_CASE("canonical GEMM packing: every path writes the definition's layout", "
           const std::vector<float> want_a = expected_a(A, off_rows, c.count, off_k, c.kc, width);
           std::vector<float> got_a(want_a.size(), nan);
           pack_a(A, off_rows, c.count, off_k, c.kc, width, got_a.data());
-          CHECK(same_bits(got_a, want_a));
+          const bool same_a = same_bits(got_a, want_a);
+          INFO("op(A): " << last_difference());
+          CHECK(same_a);
           // op(B) is k x columns: the same stored matrix read the other way round
           const Operand B{x.data(), ld, !trans};
           const std::vector<float> want_b = expected_b(B, off_k, c.kc, off_rows, c.count, width);
           std::vector<float> got_b(want_b.size(), nan);
           pack_b(B, off_k, c.kc, off_rows, c.count, width, got_b.data());
-          CHECK(same_bits(got_b, want_b));
+          const bool same_b = same_bits(got_b, want_b);
+          INFO("op(B): " << last_difference());
+          CHECK(same_b);
         }
   }
   set_pack_scalar_only(false);

@@ -21,6 +21,7 @@ list under Depends/Pre-Depends, or be part of every Debian base system (Essentia
 Priority: required). It is not a shell parser; a construct it cannot read is reported, not skipped.
 Exit 0 when all are covered; otherwise one line per gap and exit 1.
 """
+import functools
 import glob
 import json
 import os
@@ -36,11 +37,15 @@ SHELL_WORDS = set("""if then else elif fi for while until do done case esac in f
 
 
 def deps_packages():
+    """make deps's packages: deps.sh's build_packages=( ... ) and test_packages=( ... ) lists."""
     text = open(os.path.join(ROOT, "scripts/deps.sh")).read()
-    block = re.search(r"^packages=\((.*?)^\)", text, re.S | re.M)
-    if not block:
-        sys.exit("check_deps: no packages=( ... ) list in scripts/deps.sh")
-    return [w for line in block.group(1).splitlines() for w in line.split("#")[0].split()]
+    words = []
+    for group in ("build_packages", "test_packages"):
+        block = re.search(r"^%s=\((.*?)^\)" % group, text, re.S | re.M)
+        if not block:
+            sys.exit("check_deps: no %s=( ... ) list in scripts/deps.sh" % group)
+        words += [w for line in block.group(1).splitlines() for w in line.split("#")[0].split()]
+    return words
 
 
 def closure(packages):
@@ -62,6 +67,7 @@ def closure(packages):
     return {n.split(":")[0] for n in names}
 
 
+@functools.lru_cache(maxsize=None)  # the same programs recur in every script: ask dpkg once each
 def package_of(path):
     real = os.path.realpath(path)
     for candidate in (path, real, real.replace("/usr/bin/", "/bin/"), real.replace("/bin/", "/usr/bin/")):
@@ -146,6 +152,13 @@ def notebook_modules():
     return mods
 
 
+@functools.lru_cache(maxsize=None)
+def shell_kind(word):
+    """What bash's `type -t` says a word is (builtin, keyword, file, ...)."""
+    return subprocess.run(["bash", "-c", f"type -t {word}"], capture_output=True, text=True).stdout.strip()
+
+
+@functools.lru_cache(maxsize=None)
 def module_file(module):
     code = ("import importlib.util, sys; s = importlib.util.find_spec(sys.argv[1]); "
             "print('' if s is None else (s.origin or (list(s.submodule_search_locations or [''])[0])))")
@@ -182,8 +195,7 @@ def main():
         for word in sorted(set(commands(lines, defined))):
             if word.startswith(("scripts/", "build/", "./")) or "/bin/" in word and not word.startswith("/"):
                 continue  # the project's own programs
-            kind = subprocess.run(["bash", "-c", f"type -t {word}"], capture_output=True, text=True).stdout.strip()
-            if kind in ("builtin", "keyword"):
+            if shell_kind(word) in ("builtin", "keyword"):
                 continue
             need_program(f"{name} runs '{word}'", word)
         for module, sub in re.findall(r"python3\s+-m\s+([\w.]+)(?:\s+([\w-]+))?", text):
@@ -196,8 +208,7 @@ def main():
         for word in sorted(set(commands(lines, set()))):
             if project_program(word):
                 continue
-            kind = subprocess.run(["bash", "-c", f"type -t {word}"], capture_output=True, text=True).stdout.strip()
-            if kind in ("builtin", "keyword"):
+            if shell_kind(word) in ("builtin", "keyword"):
                 continue
             path = shutil.which(word, path="/usr/bin:/bin:/usr/sbin:/sbin")
             need_file(f"{name} runs '{word}'", path or "")

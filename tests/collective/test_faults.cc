@@ -10,21 +10,14 @@
 #include <thread>
 
 #include "collective/thread_ranks.h"
+#include "fault_timing.h"
 
 using namespace zt;
-using Clock = std::chrono::steady_clock;
-
-namespace {
-
-constexpr auto kShort = std::chrono::milliseconds(1500);
-// Far beyond any timeout here: reaching it means a hang, never slowness.
-constexpr double kHang = 60.0;
-
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
-
-}  // namespace
+using zt_test::Clock;
+using zt_test::contains;
+using zt_test::kHang;
+using zt_test::kShort;
+using zt_test::seconds_since;
 
 TEST_CASE("a rank that throws before a collective fails the others quickly", "[ch4][collective][fault]") {
   const int n = 3;

@@ -15,18 +15,18 @@
 #include "all_cases.h"
 #include "collective/grid.h"
 #include "collective/thread_ranks.h"
+#include "fault_timing.h"
 
 using namespace zt;
-using Clock = std::chrono::steady_clock;
 using zt_test::bitwise_mismatches;
+using zt_test::Clock;
+using zt_test::contains;
+using zt_test::kHang;
+using zt_test::kShort;
 using zt_test::order_sensitive_inputs;
 using zt_test::reference_sums;
 
 namespace {
-
-constexpr auto kShort = std::chrono::milliseconds(1500);
-// Far beyond any timeout here: reaching it means a hang, never slowness.
-constexpr double kHang = 60.0;
 
 struct Shape {
   int nd, nm;  // N_d x N_m
@@ -34,8 +34,6 @@ struct Shape {
 constexpr Shape kGrids[] = {{1, 2}, {2, 2}, {1, 4}, {2, 4}, {3, 2}, {4, 1}};
 
 std::string text(Shape s) { return std::to_string(s.nd) + "x" + std::to_string(s.nm); }
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 // The layout written out from its definition (world rank = d * N_m + m), not via grid.h.
 std::vector<int> want_mp_members(Shape s, int w) {

@@ -14,17 +14,16 @@
 #include <optional>
 
 #include "collective/thread_ranks.h"
+#include "fault_timing.h"
 
 using namespace zt;
-using Clock = std::chrono::steady_clock;
+using zt_test::Clock;
+using zt_test::contains;
+using zt_test::kHang;
+using zt_test::kShort;
+using zt_test::seconds_since;
 
 namespace {
-
-constexpr auto kShort = std::chrono::milliseconds(1500);
-constexpr double kHang = 60.0;  // far beyond any timeout here: reaching it means a hang
-
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 // A bit pattern no other (sender, receiver, message, element) shares, as raw bytes of the dtype:
 // what arrives is compared byte for byte, so every bit of every element is checked.

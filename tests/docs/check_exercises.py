@@ -25,7 +25,7 @@ answer cannot be typed in by hand and go stale. Everything these programs print 
 The script also checks the structure: chapters 1-14 each have exercises.md with 3-5 exercises, each
 heading ending in [paper] (answered with the chapter's formulas) or [lab] (answered by a run), each
 with a solution that runs at least one command. `--print` prints each command's output instead of
-checking (for writing a solution); `--chapter NN` limits the run to one chapter; `BUILD --self-test`
+checking (for writing a solution); `--chapter NN` (repeatable) limits the run to those chapters; `BUILD --self-test`
 checks the checker on the fixtures in tests/docs/fixtures/exercises (one good, one with four
 planted faults). Exit 0 when all
 holds, else one line per failure and exit 1.
@@ -150,7 +150,7 @@ def check(root, build, only=None, printing=False):
     failures = []
     exercises = []
     for n in CHAPTERS:
-        if only is not None and n != only:
+        if only is not None and n not in only:
             continue
         folders = glob.glob(os.path.join(root, "chapters/%02d-*" % n))
         path = os.path.join(folders[0], "exercises.md") if folders else None
@@ -176,7 +176,8 @@ def check(root, build, only=None, printing=False):
             d = os.path.join(scratch, "c%d" % k)
             os.mkdir(d)
             dirs.append(d)
-        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
+        # two commands per CPU: they wait on their ranks more than they compute (check_quotes.py)
+        with concurrent.futures.ThreadPoolExecutor(max_workers=2 * (os.cpu_count() or 1)) as pool:
             results = list(pool.map(lambda kc: run(build, dirs[kc[0]], kc[1]), enumerate(commands)))
     for cmd, (status, output) in zip(commands, results):
         cmd.output = output
@@ -198,8 +199,8 @@ def check(root, build, only=None, printing=False):
 def self_test(build):
     """The checker accepts a good fixture and finds each of the four faults planted in a bad one."""
     here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "exercises")
-    good, _, _ = check(os.path.join(here, "good"), build, only=1)
-    bad, _, _ = check(os.path.join(here, "bad"), build, only=1)
+    good, _, _ = check(os.path.join(here, "good"), build, only={1})
+    bad, _, _ = check(os.path.join(here, "bad"), build, only={1})
     wanted = ["exited 3, expected 0", "did not print, in order", "bold answer '43 GB'", "has no [paper] or [lab] tag"]
     problems = ["good fixture: " + f for f in good]
     problems += ["bad fixture: not reported: " + w for w in wanted if not any(w in f for f in bad)]
@@ -217,15 +218,15 @@ def main():
     argv = sys.argv[1:]
     printing = "--print" in argv
     only = None
-    if "--chapter" in argv:
+    while "--chapter" in argv:  # repeatable: those chapters only
         k = argv.index("--chapter")
-        only = int(argv[k + 1])
+        only = (only or set()) | {int(argv[k + 1])}
         del argv[k:k + 2]
     if "--self-test" in argv:
         return self_test(os.path.abspath([a for a in argv if not a.startswith("--")][0]))
     args = [a for a in argv if not a.startswith("--")]
     if len(args) != 2:
-        sys.exit("usage: check_exercises.py ROOT BUILD [--print] [--chapter NN] | check_exercises.py BUILD --self-test")
+        sys.exit("usage: check_exercises.py ROOT BUILD [--print] [--chapter NN ...] | check_exercises.py BUILD --self-test")
     root, build = (os.path.abspath(a) for a in args)
     failures, n_exercises, n_commands = check(root, build, only, printing)
     if printing:

@@ -22,6 +22,7 @@
 #include "store/socket.h"
 #include "store/tcp_store.h"
 #include "store/tcp_store_server.h"
+#include "store_bytes.h"
 
 using Catch::Matchers::Contains;
 using zt::store::Fd;
@@ -30,10 +31,11 @@ using zt::store::TcpStore;
 using zt::store::TcpStoreOptions;
 using zt::store::TcpStoreServer;
 using ms = std::chrono::milliseconds;
+using zt_test::bytes;
+using zt_test::kHang;
+using zt_test::text;
 
 namespace {
-
-constexpr ms kHang{60000};  // reached only by a hang
 
 TcpStoreOptions client_of(uint16_t port) {
   TcpStoreOptions o;
@@ -41,9 +43,6 @@ TcpStoreOptions client_of(uint16_t port) {
   o.timeout = kHang;
   return o;
 }
-
-std::vector<char> bytes(const std::string& s) { return {s.begin(), s.end()}; }
-std::string text(const std::vector<char>& v) { return {v.begin(), v.end()}; }
 
 // A raw socket to the server, as a program that is not a rank would open it. Reads give up
 // after kHang, so a server that never closes it fails the test instead of hanging it.

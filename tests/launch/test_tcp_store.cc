@@ -26,12 +26,16 @@
 #include "store/socket.h"
 #include "store/tcp_store.h"
 #include "store/tcp_store_server.h"
+#include "store_bytes.h"
 
 using Catch::Matchers::Contains;
 using zt::store::TcpStore;
 using zt::store::TcpStoreOptions;
 using Clock = std::chrono::steady_clock;
 using ms = std::chrono::milliseconds;
+using zt_test::bytes;
+using zt_test::kHang;
+using zt_test::text;
 
 namespace {
 TcpStoreOptions server_options(uint16_t port = 0, ms timeout = ms(5000)) {
@@ -49,12 +53,8 @@ TcpStoreOptions client_options(uint16_t port, ms timeout = ms(5000)) {
 }
 // "k" + number spelled with append: GCC 12 warns falsely (-Wrestrict) on "literal" + string.
 std::string key(int i) { return std::string("k").append(std::to_string(i)); }
-std::vector<char> bytes(const std::string& s) { return {s.begin(), s.end()}; }
-std::string text(const std::vector<char>& v) { return {v.begin(), v.end()}; }
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-// Long enough that only a hang reaches it; never a statement about speed.
-constexpr ms kHang{60000};
-constexpr double kHangSeconds = 60.0;
+constexpr double kHangSeconds = 60.0;  // kHang in seconds
 }  // namespace
 
 TEST_CASE("protocol frames round-trip and reject truncation", "[ch4][store]") {

@@ -21,7 +21,7 @@ using zt::test::run_program;
 
 namespace {
 // Guards a job whose ranks would otherwise sleep an hour: only a hang takes this long.
-constexpr double kHang = 120.0;
+constexpr double kLaunchHang = 120.0;
 
 std::vector<std::string> launch(int n, std::vector<std::string> probe_args,
                                 std::vector<std::string> launcher_args = {}) {
@@ -106,7 +106,7 @@ TEST_CASE("zero-launch: a rank exiting 5 stops the job quickly", "[ch4][launch]"
                                   "--fail-message", "the disk is full"}));
   INFO("stderr:\n" << r.err);
   CHECK(r.status == 5);
-  CHECK(r.seconds < kHang);  // only guards against a hang
+  CHECK(r.seconds < kLaunchHang);  // only guards against a hang
   CHECK_THAT(r.err, Contains("job failed: rank 1 failed (exited with code 5): the disk is full"));
   for (int k : {0, 2, 3}) CHECK_THAT(r.err, Contains("rank " + std::to_string(k) + " killed by SIGTERM"));
 }
@@ -123,7 +123,7 @@ TEST_CASE("zero-launch: the cause is the rank that failed, not the first to exit
              {"--grace-s", "600"}));
   INFO("stderr:\n" << r.err);
   CHECK(r.status == 2);
-  CHECK(r.seconds < kHang);  // only guards against a hang
+  CHECK(r.seconds < kLaunchHang);  // only guards against a hang
   CHECK_THAT(r.err, Contains("rank 1 exited with code 3: it stopped because a peer failed"));
   CHECK_THAT(r.err, Contains("job failed: rank 0 failed (exited with code 2): checkpoint rank-00000.bin: checksum "
                              "mismatch"));
@@ -137,7 +137,7 @@ TEST_CASE("zero-launch: only echoes of a failure: the job fails with status 3", 
   auto r = run_program(launch(2, {"--echo-rank", "1", "--sleep-s", "3600"}, {"--grace-s", "0.5"}));
   INFO("stderr:\n" << r.err);
   CHECK(r.status == 3);
-  CHECK(r.seconds < kHang);  // only guards against a hang
+  CHECK(r.seconds < kLaunchHang);  // only guards against a hang
   CHECK_THAT(r.err, Contains("rank 0 killed by SIGTERM"));
   CHECK_THAT(r.err, Contains("job failed: no rank reported an error of its own; rank 1 stopped because a peer "
                              "failed: rank 1: another rank failed"));
@@ -148,7 +148,7 @@ TEST_CASE("zero-launch: a rank killed by a signal", "[ch4][launch]") {
       3, {"--fail-rank", "2", "--signal", std::to_string(SIGSEGV), "--fail-after-ms", "100", "--sleep-s", "3600"}));
   INFO("stderr:\n" << r.err);
   CHECK(r.status == 128 + SIGSEGV);
-  CHECK(r.seconds < kHang);  // only guards against a hang
+  CHECK(r.seconds < kLaunchHang);  // only guards against a hang
   CHECK_THAT(r.err, Contains("job failed: rank 2 failed (killed by SIGSEGV)\n"));
 }
 
@@ -161,8 +161,8 @@ TEST_CASE("zero-launch: a rank ignoring SIGTERM gets SIGKILL after the grace per
                               {"--grace-s", "0.7"}));
   INFO("stderr:\n" << r.err);
   CHECK(r.status == 4);
-  CHECK(r.seconds >= 0.8);   // 0.1 s until the failure, then the whole grace period
-  CHECK(r.seconds < kHang);  // only guards against a hang
+  CHECK(r.seconds >= 0.8);         // 0.1 s until the failure, then the whole grace period
+  CHECK(r.seconds < kLaunchHang);  // only guards against a hang
   CHECK_THAT(r.err, Contains("rank 1 killed by SIGKILL"));
   CHECK_THAT(r.err, Contains("rank 2 killed by SIGKILL"));
   CHECK_THAT(r.err, Contains("job failed: rank 0 failed (exited with code 4)"));
@@ -180,7 +180,7 @@ TEST_CASE("zero-launch: SIGTERM to the launcher is forwarded to every rank", "[c
   for (int k = 0; k < n; ++k)
     CHECK(count_lines_starting(r.out, prefix(k) + "rank " + std::to_string(k) + " got SIGTERM") == 1);
   CHECK(r.status == 128 + SIGTERM);
-  CHECK(r.seconds < kHang);  // only guards against a hang
+  CHECK(r.seconds < kLaunchHang);  // only guards against a hang
   CHECK_THAT(r.err, Contains("received SIGTERM"));
 }
 
@@ -188,7 +188,7 @@ TEST_CASE("zero-launch: a rank told a different world size stops the job", "[ch4
   auto r = run_program(launch(2, {"--world-size", "3", "--sleep-s", "3600"}));
   INFO("stderr:\n" << r.err);
   CHECK(r.status == 2);
-  CHECK(r.seconds < kHang);  // only guards against a hang
+  CHECK(r.seconds < kLaunchHang);  // only guards against a hang
   CHECK_THAT(r.err, Contains("--world-size 3 disagrees with the launcher's WORLD_SIZE=2"));
 }
 

@@ -16,8 +16,8 @@ using namespace zt_pipe_test;
 
 namespace {
 
-constexpr int64_t kB = 2;
-const GptConfig kCfg{.vocab = 29, .context = 8, .layers = 5, .heads = 2, .width = 16};
+constexpr int64_t kStageB = 2;
+const GptConfig kFiveBlocks{.vocab = 29, .context = 8, .layers = 5, .heads = 2, .width = 16};
 
 std::vector<PipeStage> stages_of(const GptConfig& cfg, int P) {
   const auto off = schedule::split_offsets(schedule::balanced_split(static_cast<int>(cfg.layers), P));
@@ -37,20 +37,20 @@ template <typename T>
 void check_sequential_pipeline(int P, bool checkpointing) {
   const int M = 3;
   const float grad_scale = 1.0f / 64.0f;
-  const StepSums ref = one_device<T>(kCfg, kB, M, checkpointing, grad_scale);
-  const auto stages = stages_of(kCfg, P);
+  const StepSums ref = one_device<T>(kFiveBlocks, kStageB, M, checkpointing, grad_scale);
+  const auto stages = stages_of(kFiveBlocks, P);
   std::vector<std::unique_ptr<zt_test::Harness<T>>> h;
   std::vector<TreeSum> sums;
   for (const PipeStage& s : stages) {
-    h.push_back(
-        std::make_unique<zt_test::Harness<T>>(kCfg, kB, zt_test::gpt_init(kCfg, 7), 0, options_of(s, checkpointing)));
+    h.push_back(std::make_unique<zt_test::Harness<T>>(kFiveBlocks, kStageB, zt_test::gpt_init(kFiveBlocks, 7), 0,
+                                                      options_of(s, checkpointing)));
     sums.emplace_back(h.back()->grads.size());
   }
-  const auto n_x = static_cast<std::size_t>(kB * kCfg.context * kCfg.width) * sizeof(T);
-  const auto n_wte = static_cast<std::size_t>(kCfg.vocab * kCfg.width) * sizeof(T);
+  const auto n_x = static_cast<std::size_t>(kStageB * kFiveBlocks.context * kFiveBlocks.width) * sizeof(T);
+  const auto n_wte = static_cast<std::size_t>(kFiveBlocks.vocab * kFiveBlocks.width) * sizeof(T);
   std::vector<float> losses;
   for (int m = 0; m < M; ++m) {
-    const auto batch = tokens_of(kCfg, kB, m);
+    const auto batch = tokens_of(kFiveBlocks, kStageB, m);
     float loss = 0.0f;
     for (int s = 0; s < P; ++s) {
       auto& here = *h[static_cast<std::size_t>(s)];
@@ -122,38 +122,39 @@ TEST_CASE("a pipeline stage's workspace holds its own blocks: the sizes add up t
         INFO("P = " << P << (checkpointing ? ", checkpointing" : ""));
         const ModelOptions whole = options_of({}, checkpointing);
         std::size_t acts = 0, ckpts = 0;
-        for (const PipeStage& s : stages_of(kCfg, P)) {
-          acts += activation_bytes(kCfg, kB, p, options_of(s, checkpointing));
-          ckpts += checkpoint_bytes(kCfg, kB, p, options_of(s, checkpointing));
+        for (const PipeStage& s : stages_of(kFiveBlocks, P)) {
+          acts += activation_bytes(kFiveBlocks, kStageB, p, options_of(s, checkpointing));
+          ckpts += checkpoint_bytes(kFiveBlocks, kStageB, p, options_of(s, checkpointing));
         }
         // every extra stage holds its own input x0 (the stream buffer with checkpointing) and,
         // with checkpointing, its own block slot for the recomputation
         const auto align = [](std::size_t b) { return (b + 63) / 64 * 64; };
-        const std::size_t x = align(static_cast<std::size_t>(kB * kCfg.context * kCfg.width) * bytes_of(p));
-        const ActivationLayout l = activation_layout(kCfg, kB, p, whole);
+        const std::size_t x =
+            align(static_cast<std::size_t>(kStageB * kFiveBlocks.context * kFiveBlocks.width) * bytes_of(p));
+        const ActivationLayout l = activation_layout(kFiveBlocks, kStageB, p, whole);
         const std::size_t slot = checkpointing ? l.lnf - l.layers[0].ln1 : 0;  // one block's regions
-        CHECK(acts == activation_bytes(kCfg, kB, p, whole) + static_cast<std::size_t>(P - 1) * (x + slot));
-        CHECK(ckpts == checkpoint_bytes(kCfg, kB, p, whole));
+        CHECK(acts == activation_bytes(kFiveBlocks, kStageB, p, whole) + static_cast<std::size_t>(P - 1) * (x + slot));
+        CHECK(ckpts == checkpoint_bytes(kFiveBlocks, kStageB, p, whole));
         // the head's tensors only on the last stage; the first stage has no logits gradient
-        const auto stages = stages_of(kCfg, P);
-        CHECK(!activation_layout(kCfg, kB, p, options_of(stages[0], checkpointing)).head);
-        CHECK(activation_layout(kCfg, kB, p, options_of(stages.back(), checkpointing)).head);
+        const auto stages = stages_of(kFiveBlocks, P);
+        CHECK(!activation_layout(kFiveBlocks, kStageB, p, options_of(stages[0], checkpointing)).head);
+        CHECK(activation_layout(kFiveBlocks, kStageB, p, options_of(stages.back(), checkpointing)).head);
       }
 }
 
 TEST_CASE("each pipeline stage makes exactly the provider calls provider_calls() lists for it", "[ch13][pipeline]") {
-  GptConfig cfg = kCfg;
+  GptConfig cfg = kFiveBlocks;
   for (int64_t blocks : {1, 2}) {
     cfg.mp_blocks = blocks;
     for (int P : {1, 2, 3})
       for (bool checkpointing : {false, true})
         for (const PipeStage& s : stages_of(cfg, P)) {
           INFO("B " << blocks << ", P " << P << ", stage [" << s.begin << ", " << s.end << ")");
-          zt_test::Harness<float> h(cfg, kB, zt_test::gpt_init(cfg, 1), 0, options_of(s, checkpointing));
+          zt_test::Harness<float> h(cfg, kStageB, zt_test::gpt_init(cfg, 1), 0, options_of(s, checkpointing));
           zt_test::RecordingProvider<float> rec(h.model.manifest(), h.params.data(), h.grads.data());
-          const auto batch = tokens_of(cfg, kB, 0);
-          const auto in = batch_inputs(batch.data(), kB, cfg.context);
-          const auto tg = batch_targets(batch.data(), kB, cfg.context);
+          const auto batch = tokens_of(cfg, kStageB, 0);
+          const auto in = batch_inputs(batch.data(), kStageB, cfg.context);
+          const auto tg = batch_targets(batch.data(), kStageB, cfg.context);
           h.model.forward(rec, in, tg, h.ws);
           h.model.backward(rec, in, tg, 1.0f, h.ws);
           const auto expected = provider_calls(h.model.manifest(), s);
@@ -165,8 +166,8 @@ TEST_CASE("each pipeline stage makes exactly the provider calls provider_calls()
 
 TEST_CASE("a pipeline stage that is not a run of the model's blocks is refused", "[ch13][pipeline]") {
   for (const PipeStage& s : {PipeStage{-1, 2}, PipeStage{2, 2}, PipeStage{3, 6}, PipeStage{5, -1}})
-    CHECK_THROWS_WITH(activation_bytes(kCfg, kB, Precision::fp32, options_of(s, false)),
+    CHECK_THROWS_WITH(activation_bytes(kFiveBlocks, kStageB, Precision::fp32, options_of(s, false)),
                       Catch::Contains("is not a non-empty run of the model's 5 blocks"));
-  zt_test::Harness<float> whole(kCfg, kB, zt_test::gpt_init(kCfg, 1));
+  zt_test::Harness<float> whole(kFiveBlocks, kStageB, zt_test::gpt_init(kFiveBlocks, 1));
   CHECK_THROWS_WITH(whole.model.tied_head_grad(whole.ws), Catch::Contains("different stages"));
 }

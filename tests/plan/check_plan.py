@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """tests/plan/check_plan.py - zero-plan against measured runs, the paper's figures and bad input.
 
-Usage: check_plan.py BUILD_DIR {agreement|paper|bad-input|max-model}
+Usage: check_plan.py BUILD_DIR {agreement|agreement-full|paper|bad-input|max-model}
 
 agreement  For a grid of configurations zero-train runs here (stages 0-3, N = 1, 2, 4, fp32 /
-           fp16 / bf16, one and two micro-batches per rank, --mp-size 2, --checkpoint-activations,
+           fp16 / bf16, one and two micro-batches per rank: the 12 rows that hold every pair of
+           values of any two of these axes, or their full product of 72 with agreement-full, which
+           make test-full runs; then --mp-size 2, --checkpoint-activations,
            and the schedule's options: buckets, --overlap off, --reduce-dtype compute, --grad-sync,
            --prefetch, --persist-below-mb, --offload-params, --allocator zero, split blocks, --data,
            --shard-group: hybrid sharding, its traffic inside, across and over all ranks apart;
@@ -88,12 +90,18 @@ def comm_of(group):
             for k in group["calls_per_step"] if group["calls_per_step"][k]}
 
 
-def agreement():
+def agreement(full=False):
     grid = []
+    # stages 0-3 x N = 1, 2, 4 x fp32 / fp16 / bf16 x one or two micro-batches per rank: every row of
+    # the product with `full` (make test-full); else the 12 rows that hold every (stage, N) once and
+    # every pair of values of any two of the four axes (k = stage + N's index runs over 0..5, and
+    # (k mod 3, k mod 2) takes all six values)
     for stage in range(4):
-        for n in (1, 2, 4):
-            for precision in ("fp32", "fp16", "bf16"):
+        for j, n in enumerate((1, 2, 4)):
+            for p, precision in enumerate(("fp32", "fp16", "bf16")):
                 for two_micro_batches in (False, True):
+                    if not full and (p != (stage + j) % 3 or two_micro_batches != bool((stage + j) % 2)):
+                        continue
                     args = ["--stage", str(stage), "--world-size", str(n), "--precision", precision]
                     if two_micro_batches:  # --micro-batch half of the per-rank share of --global-batch 32
                         args += ["--micro-batch", str(32 // n // 2)]
@@ -336,6 +344,7 @@ def max_model():
         print(f"max model {args}: --layers {layers} runs; --layers {layers + 1}: {predicted}")
 
 
-{"agreement": agreement, "paper": paper, "bad-input": bad_input, "max-model": max_model}[MODE]()
+{"agreement": agreement, "agreement-full": lambda: agreement(full=True), "paper": paper, "bad-input": bad_input,
+ "max-model": max_model}[MODE]()
 print(f"{len(failures)} failure(s)")
 sys.exit(1 if failures else 0)

@@ -5,15 +5,12 @@
 #include <string>
 
 #include "reduce/canonical_tree.h"
+#include "tree_strings.h"
+
+using zt_test::leaf_name;
+using zt_test::paren;
 
 namespace {
-// (a+b) spelled with append: GCC 12 warns falsely (-Wrestrict) on chained operator+ here.
-std::string paren(const std::string& a, const std::string& b) {
-  std::string s("(");
-  s.append(a).append("+").append(b).append(")");
-  return s;
-}
-std::string leaf_name(std::size_t i) { return std::string("x").append(std::to_string(i)); }
 std::string shape(std::size_t n) {
   return zt::canonical_reduce(n, leaf_name, [](const std::string& a, const std::string& b) { return paren(a, b); });
 }

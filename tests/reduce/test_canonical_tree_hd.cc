@@ -7,18 +7,14 @@
 
 #include "reduce/canonical_tree.h"
 #include "reduce/canonical_tree_hd.h"
+#include "tree_strings.h"
 
 namespace {
-std::string paren(const std::string& a, const std::string& b) {
-  std::string s("(");
-  s.append(a).append("+").append(b).append(")");
-  return s;
-}
 struct LeafName {
-  std::string operator()(std::size_t i) const { return std::string("x").append(std::to_string(i)); }
+  std::string operator()(std::size_t i) const { return zt_test::leaf_name(i); }
 };
 struct Paren {
-  std::string operator()(const std::string& a, const std::string& b) const { return paren(a, b); }
+  std::string operator()(const std::string& a, const std::string& b) const { return zt_test::paren(a, b); }
 };
 }  // namespace
 

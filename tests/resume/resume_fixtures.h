@@ -27,6 +27,8 @@ struct ScratchDir {
     std::filesystem::remove_all(path);
     std::filesystem::create_directories(path);
   }
+  ScratchDir(const ScratchDir&) = delete;  // the copy's destructor would remove the folder
+  ScratchDir& operator=(const ScratchDir&) = delete;
   ~ScratchDir() { std::filesystem::remove_all(path); }
   std::string operator/(const std::string& leaf) const { return (path / leaf).string(); }
 };
@@ -63,6 +65,24 @@ inline void run_killed_after(const std::string& args, int64_t step) {
   INFO("zero-train " << args << "\n" << out.out << out.err);
   REQUIRE(out.term_signal == SIGKILL);
 }
+
+/// What the sections of one resharding test all start from: the uninterrupted run's record and
+/// the checkpoint its killed twin saved in `dir`. Made once per test process: Catch2 runs a test
+/// case from the top again for each of its sections, and every section resumes from this one save,
+/// so doing it in the case's body would repeat both runs for every section.
+struct SavedRun {
+  ScratchDir dir;
+  Recorded whole;
+  /// Run `args` to the end (the record), then killed_args(dir) killed after its save at step
+  /// `step`; REQUIREs what run_recorded and run_killed_after do. @param name the scratch
+  /// directory's name. @param killed_args gives the killed run's arguments, whose --save-dir is
+  /// in dir.
+  template <typename KilledArgs>
+  SavedRun(const std::string& name, const std::string& args, KilledArgs killed_args, int64_t step)
+      : dir(name), whole(run_recorded(dir, "whole", args)) {
+    run_killed_after(killed_args(dir), step);
+  }
+};
 
 /// The records of `whole` after step `after`. @param records a summary's steps or evals.
 /// @param after the last step to drop. @return the rest.

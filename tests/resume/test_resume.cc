@@ -65,10 +65,12 @@ TEST_CASE("resume after SIGKILL: fp16 with a loss scale that changed before and 
 }
 
 TEST_CASE("reshard: saved at stage 3 on 4 ranks, resumed at stage 1 on 2, stage 2 on 3, stage 0 on 1", "[ch12]") {
-  ScratchDir dir("reshard");
   const std::string saved = kModel + "--stage 3 --world-size 4 --precision bf16";
-  const Recorded whole = run_recorded(dir, "whole", saved);
-  run_killed_after(saved + " --save-dir " + dir / "ckpt" + " --save-every 3", 3);
+  static const SavedRun s(
+      "reshard", saved, [&](const ScratchDir& d) { return saved + " --save-dir " + d / "ckpt" + " --save-every 3"; },
+      3);
+  const ScratchDir& dir = s.dir;
+  const Recorded& whole = s.whole;
   // each layout meets chapter 5's schedule conditions for 12 micro-batches: micro-batch sync with
   // N a power of two, or step sync with A = 12 / N a power of two
   for (const char* layout : {"--stage 1 --world-size 2 --grad-sync micro-batch",
@@ -81,11 +83,12 @@ TEST_CASE("reshard: saved at stage 3 on 4 ranks, resumed at stage 1 on 2, stage 
 }
 
 TEST_CASE("reshard with model parallelism: saved at N_d 2 x N_m 2, resumed at N_d 1 x N_m 4", "[ch12]") {
-  ScratchDir dir("mp");
   const std::string model = kModel + "--mp-blocks 4 --precision bf16 ";
   const std::string saved = model + "--stage 1 --world-size 4 --mp-size 2";
-  const Recorded whole = run_recorded(dir, "whole", saved);
-  run_killed_after(saved + " --save-dir " + dir / "ckpt" + " --save-every 3", 3);
+  static const SavedRun s(
+      "mp", saved, [&](const ScratchDir& d) { return saved + " --save-dir " + d / "ckpt" + " --save-every 3"; }, 3);
+  const ScratchDir& dir = s.dir;
+  const Recorded& whole = s.whole;
   for (const char* layout :
        {"--stage 1 --world-size 4 --mp-size 4", "--stage 3 --world-size 4 --mp-size 4", "--stage 0 --world-size 1"}) {
     DYNAMIC_SECTION(layout) {
@@ -97,8 +100,8 @@ TEST_CASE("reshard with model parallelism: saved at N_d 2 x N_m 2, resumed at N_
 TEST_CASE("a writer killed inside the save protocol never leaves a checkpoint that loads wrongly", "[ch12]") {
   // every point of checkpoint/writer.h's protocol, in the second of two saves (steps 2 and 4 of 6)
   const std::string args = kModel + "--stage 2 --world-size 2 --precision bf16";
-  ScratchDir ref("crash_ref");
-  const Recorded whole = run_recorded(ref, "whole", args);
+  static const ScratchDir ref("crash_ref");  // once: Catch2 re-runs the body for each section
+  static const Recorded whole = run_recorded(ref, "whole", args);
   for (const char* point : {"data-half", "data-written", "fragment-written", "manifest-written", "renamed"}) {
     DYNAMIC_SECTION(point) {
       ScratchDir dir(std::string("crash_") + point);
@@ -120,12 +123,16 @@ TEST_CASE("a writer killed inside the save protocol never leaves a checkpoint th
 
 TEST_CASE("checkpoints with ZeRO-Offload: saved from the file tier, resumed into the host tier and into none",
           "[ch12]") {
-  ScratchDir dir("offload");
-  std::filesystem::create_directories(dir / "tier");
   const std::string args = kModel + "--stage 2 --world-size 2 --precision bf16";
-  const Recorded whole = run_recorded(dir, "whole", args);
-  run_killed_after(
-      args + " --offload-optimizer file:" + dir / "tier" + " --save-dir " + dir / "ckpt" + " --save-every 3", 3);
+  static const SavedRun s(
+      "offload", args,
+      [&](const ScratchDir& d) {
+        std::filesystem::create_directories(d / "tier");
+        return args + " --offload-optimizer file:" + d / "tier" + " --save-dir " + d / "ckpt" + " --save-every 3";
+      },
+      3);
+  const ScratchDir& dir = s.dir;
+  const Recorded& whole = s.whole;
   for (const std::string& offload : std::vector<std::string>{"host", "file:" + dir / "tier", "none"}) {
     DYNAMIC_SECTION(offload) {
       check_continues(

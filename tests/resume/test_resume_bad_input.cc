@@ -16,7 +16,7 @@ using namespace zt::test;
 namespace fs = std::filesystem;
 
 namespace {
-const std::string kModel =
+const std::string kBadInputModel =
     "--layers 1 --heads 2 --context 16 --global-batch 4 --eval-every 0 --warmup-steps 0 "
     "--norm-block 32 --stage 1 --world-size 2 ";
 
@@ -29,10 +29,10 @@ std::map<std::string, std::string> snapshot(const std::string& dir) {
   return out;
 }
 
-/// A saved checkpoint at step 2 of kModel in dir/ckpt. @return its directory.
+/// A saved checkpoint at step 2 of kBadInputModel in dir/ckpt. @return its directory.
 std::string saved(const ScratchDir& dir) {
   const auto out =
-      run_program(argv_of({bin("zero-train")}, kModel + "--width 16 --steps 2 --save-dir " + dir / "ckpt"));
+      run_program(argv_of({bin("zero-train")}, kBadInputModel + "--width 16 --steps 2 --save-dir " + dir / "ckpt"));
   INFO(out.out << out.err);
   REQUIRE(out.status == 0);
   return dir / "ckpt/step-00000002";
@@ -44,7 +44,7 @@ zt::test::ProgramOutput expect_refused(const ScratchDir& dir, const std::string&
                                        const std::string& expected) {
   const auto before = snapshot(ckpt);
   const std::string params = dir / "out.params";
-  std::string args = kModel + extra;
+  std::string args = kBadInputModel + extra;
   for (const char* flag : {"--steps 4", "--width 16"})  // unless `extra` sets them otherwise
     if (extra.find(std::string(flag).substr(0, std::string(flag).find(' '))) == std::string::npos)
       args += std::string(" ") + flag;

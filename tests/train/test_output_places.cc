@@ -24,7 +24,7 @@ using zt::test::run_program;
 
 namespace {
 
-const std::string kTiny =
+const std::string kTinyOneStep =
     "--layers 1 --heads 2 --width 16 --context 16 --digits 1 --steps 1 --global-batch 4 --eval-every 0 "
     "--warmup-steps 0 --norm-block 32";
 
@@ -88,7 +88,7 @@ TEST_CASE("every flag that writes a place is prepared alike: created with its pa
     // the recipe's flag is one of the places zero-train prepares
     zt::train::TrainConfig parsed;
     std::vector<std::string> words{"zero-train"};
-    std::istringstream in(kTiny + " " + with_path(recipe, "/some/where"));
+    std::istringstream in(kTinyOneStep + " " + with_path(recipe, "/some/where"));
     for (std::string w; in >> w;) words.push_back(w);
     std::vector<char*> argv;
     for (auto& w : words) argv.push_back(w.data());
@@ -99,7 +99,7 @@ TEST_CASE("every flag that writes a place is prepared alike: created with its pa
 
     // a place two missing directories deep: created, and the run writes there
     const fs::path place = scratch.root / flag / "a" / "b";
-    const auto ok = run_program("zero-train", kTiny + " " + with_path(recipe, place.string()));
+    const auto ok = run_program("zero-train", kTinyOneStep + " " + with_path(recipe, place.string()));
     INFO(ok.err);
     CHECK(ok.status == 0);
     CHECK(fs::exists(place));
@@ -108,7 +108,7 @@ TEST_CASE("every flag that writes a place is prepared alike: created with its pa
     const fs::path blocker = scratch.root / (flag + "-blocker");
     std::ofstream(blocker) << "x";
     const fs::path blocked = blocker / "sub" / "out";
-    const auto bad = run_program("zero-train", kTiny + " " + with_path(recipe, blocked.string()));
+    const auto bad = run_program("zero-train", kTinyOneStep + " " + with_path(recipe, blocked.string()));
     INFO(bad.err);
     CHECK(bad.status == 2);
     CHECK(std::count(bad.err.begin(), bad.err.end(), '\n') == 1);
@@ -121,14 +121,14 @@ TEST_CASE("every flag that writes a place is prepared alike: created with its pa
 TEST_CASE("the other programs' output places: created with their parents, or refused in one line", "[ch2]") {
   Scratch scratch;
   const std::string dump = (scratch.root / "params.bin").string();
-  REQUIRE(run_program("zero-train", kTiny + " --save-dir " + (scratch.root / "save").string()).status == 0);
+  REQUIRE(run_program("zero-train", kTinyOneStep + " --save-dir " + (scratch.root / "save").string()).status == 0);
   struct Case {
     std::string program, args, place;
   };
   const fs::path deep = scratch.root / "x" / "y";
   const std::vector<Case> cases = {
-      {"zero-plan", kTiny + " --json " + (deep / "plan.json").string(), (deep / "plan.json").string()},
-      {"zero-plan", kTiny + " --stage 1 --memory-trace " + (deep / "trace.json").string(),
+      {"zero-plan", kTinyOneStep + " --json " + (deep / "plan.json").string(), (deep / "plan.json").string()},
+      {"zero-plan", kTinyOneStep + " --stage 1 --memory-trace " + (deep / "trace.json").string(),
        (deep / "trace.json").string()},
       {"zero-ckpt", "consolidate " + (scratch.root / "save").string() + " " + (deep / "master.bin").string(),
        (deep / "master.bin").string()},
@@ -145,7 +145,7 @@ TEST_CASE("the other programs' output places: created with their parents, or ref
   // a file in the way
   const fs::path blocker = scratch.root / "blocker";
   std::ofstream(blocker) << "x";
-  const auto bad = run_program("zero-plan", kTiny + " --json " + (blocker / "plan.json").string());
+  const auto bad = run_program("zero-plan", kTinyOneStep + " --json " + (blocker / "plan.json").string());
   CHECK(bad.status == 2);
   CHECK(bad.err.find("--json") != std::string::npos);
   CHECK(bad.err.find(blocker.string() + " is a file, in the way") != std::string::npos);

@@ -18,7 +18,7 @@
 namespace {
 const std::string kTiny = "--layers 1 --heads 2 --width 16 --context 16 --global-batch 4 --warmup-steps 0 ";
 // zero-train with plain space-separated arguments
-zt::test::ProgramOutput run_program(const std::string& args) { return zt::test::run_program("zero-train", args); }
+zt::test::ProgramOutput run_zero_train(const std::string& args) { return zt::test::run_program("zero-train", args); }
 }  // namespace
 
 TEST_CASE("zero-train rejects bad input with one line and a non-zero exit", "[ch2][train][cli]") {
@@ -26,7 +26,7 @@ TEST_CASE("zero-train rejects bad input with one line and a non-zero exit", "[ch
        {"--bogus", "--width 30 --heads 4", "--layers 0", "--steps -1", "--lr abc", "--global-batch 6 --micro-batch 4",
         "--memory-budget-mb 0.01", "--data /nonexistent/file.txt", "--precision fp8", "--no-master-weights"}) {
     INFO(args);
-    const auto out = run_program("--steps 1 --warmup-steps 0 " + args);
+    const auto out = run_zero_train("--steps 1 --warmup-steps 0 " + args);
     CHECK(out.status != 0);
     CHECK(out.status != -1);
     CHECK(zt::test::line_count(out.err) == 1);
@@ -37,9 +37,9 @@ TEST_CASE("zero-train rejects bad input with one line and a non-zero exit", "[ch
 TEST_CASE("zero-train summary JSON and dumps", "[ch2][train][cli]") {
   const std::string dir = "/tmp/zt_cli_" + std::to_string(::getpid());
   std::filesystem::create_directories(dir);
-  const auto out = run_program(kTiny + "--steps 3 --precision fp16 --summary-json " + dir + "/s.json --dump-manifest " +
-                               dir + "/m.json --dump-params " + dir + "/p.bin --dump-grads " + dir +
-                               "/g.bin --dump-batch " + dir + "/b.bin");
+  const auto out = run_zero_train(kTiny + "--steps 3 --precision fp16 --summary-json " + dir +
+                                  "/s.json --dump-manifest " + dir + "/m.json --dump-params " + dir +
+                                  "/p.bin --dump-grads " + dir + "/g.bin --dump-batch " + dir + "/b.bin");
   REQUIRE(out.status == 0);
   const auto summary = nlohmann::json::parse(zt::read_file(dir + "/s.json"));
   const auto manifest = nlohmann::json::parse(zt::read_file(dir + "/m.json"));
@@ -64,7 +64,7 @@ TEST_CASE("zero-train summary JSON and dumps", "[ch2][train][cli]") {
   const auto& rank0 = summary["memory"]["per_rank"][0];
   CHECK(rank0["by_category"] == rank0["by_category_predicted"]);
   // two runs: byte-identical parameter dumps
-  REQUIRE(run_program(kTiny + "--steps 3 --precision fp16 --dump-params " + dir + "/q.bin").status == 0);
+  REQUIRE(run_zero_train(kTiny + "--steps 3 --precision fp16 --dump-params " + dir + "/q.bin").status == 0);
   CHECK(zt::read_file(dir + "/p.bin") == zt::read_file(dir + "/q.bin"));
   std::filesystem::remove_all(dir);
 }
@@ -73,7 +73,7 @@ TEST_CASE("zero-train: short runs and a low peak with every other flag at its de
   // the defaults (warm-up 20 steps, floor lr / 10) must never make a valid explicit choice fail
   for (const std::string args : {"--steps 1", "--steps 3", "--steps 0", "--lr 1e-4"}) {
     const std::string json = "/tmp/zt_cli_defaults_" + std::to_string(::getpid()) + ".json";
-    const auto out = run_program(args + " --summary-json " + json);
+    const auto out = run_zero_train(args + " --summary-json " + json);
     INFO(args << ": " << out.err);
     REQUIRE(out.status == 0);
     const auto j = nlohmann::json::parse(zt::read_file(json));
@@ -93,7 +93,7 @@ TEST_CASE("zero-train: short runs and a low peak with every other flag at its de
 TEST_CASE("zero-train: a warm-up longer than the run is kept, and the summary says the peak was not reached",
           "[ch2][train][cli]") {
   const std::string json = "/tmp/zt_cli_warmup_" + std::to_string(::getpid()) + ".json";
-  const auto out = run_program("--steps 4 --warmup-steps 10 --lr 0.002 --eval-every 0 --summary-json " + json);
+  const auto out = run_zero_train("--steps 4 --warmup-steps 10 --lr 0.002 --eval-every 0 --summary-json " + json);
   INFO(out.err);
   REQUIRE(out.status == 0);
   CHECK(out.out.find("warm-up outlasts the run") != std::string::npos);
@@ -108,7 +108,7 @@ TEST_CASE("zero-train: a warm-up longer than the run is kept, and the summary sa
 TEST_CASE("zero-train: a peak below the default floor lowers the floor; explicit contradictions fail",
           "[ch2][train][cli]") {
   const std::string json = "/tmp/zt_cli_floor_" + std::to_string(::getpid()) + ".json";
-  const auto ok = run_program(kTiny + "--steps 5 --lr 1e-4 --eval-every 0 --summary-json " + json);
+  const auto ok = run_zero_train(kTiny + "--steps 5 --lr 1e-4 --eval-every 0 --summary-json " + json);
   REQUIRE(ok.status == 0);
   const auto j = nlohmann::json::parse(zt::read_file(json));
   std::remove(json.c_str());
@@ -116,7 +116,7 @@ TEST_CASE("zero-train: a peak below the default floor lowers the floor; explicit
   // the last step of the cosine is the floor itself
   CHECK(j["steps"][4]["lr"].get<double>() == static_cast<double>(static_cast<float>(1e-4 / 10)));
   // a floor above the peak is refused only when the user gave the floor
-  const auto bad = run_program(kTiny + "--steps 5 --lr 1e-4 --min-lr 1e-3");
+  const auto bad = run_zero_train(kTiny + "--steps 5 --lr 1e-4 --min-lr 1e-3");
   CHECK(bad.status == 2);
   CHECK(zt::test::line_count(bad.err) == 1);
   CHECK(bad.err.find("--min-lr 0.001 is above the peak --lr 0.0001") != std::string::npos);

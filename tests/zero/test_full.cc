@@ -1,6 +1,7 @@
 // The full product of the equivalence axes (label `full`, not part of `make test`); and the full
-// product of the model-parallel axes of chapter 9 (mp_fixtures.h), and of the pipeline's of
-// chapter 13. Data parallelism: stages 0-3 x
+// products of the model-parallel axes of chapter 9 (mp_fixtures.h), of ZeRO-R's (chapter 10), of
+// chapter 12's offload tiers (offload_rows.h; make test runs their pairwise tables) and of the
+// pipeline's of chapter 13. Data parallelism: stages 0-3 x
 // N = 1..5, 7 x fp32/fp16/bf16 x Adam/SGD x overlap on/off x prefetch 0/2 x two bucket sizes,
 // one micro-batch per rank, with clipping; each run bitwise equal to the single-rank reference.
 // The rows are listed by full_product() (every combination but the two that are the same run:
@@ -11,6 +12,8 @@
 #include <vector>
 
 #include "zero/mp_fixtures.h"
+#include "zero/offload_rows.h"
+#include "zero/pipeline_fixtures.h"
 #include "zero/zero_fixtures.h"
 
 using namespace zt;
@@ -115,6 +118,25 @@ TEST_CASE("full product, pipeline: (N_d, N_p, N_m) x stage x schedule x precisio
               c.pp_schedule = word<schedule::PipeSchedule>(schedule);
               c.checkpoint_activations = checkpoint;
               c.clip_grad_norm = 0.5;
-              check_equal(c);
+              ZeroRun z;
+              check_equal(c, &z);
+              check_predictions(z);  // as make test's pairwise rows do (pipeline_fixtures.h)
             }
+}
+
+TEST_CASE("full product, ZeRO-Offload's optimizer tier: stage x N x precision, host and file", "[ch12]") {
+  const auto rows = optimizer_tier_full();
+  REQUIRE(rows.size() == 4 * 3 * 3);
+  for (const OptimizerTierRow& row : rows) DYNAMIC_SECTION(row.name()) {
+      check_optimizer_tier_row(row);
+    }
+}
+
+TEST_CASE("full product, the parameter tier: N x precision x prefetch, alone and beside the optimizer's file",
+          "[ch12]") {
+  const auto rows = param_tier_full();
+  REQUIRE(rows.size() == 3 * 3 * 3);
+  for (const ParamTierRow& row : rows) DYNAMIC_SECTION(row.name()) {
+      check_param_tier_row(row);
+    }
 }

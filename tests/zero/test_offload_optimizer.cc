@@ -27,38 +27,17 @@
 #include "support/run_program.h"
 #include "zero/config_check.h"
 #include "zero/offload_fixtures.h"
+#include "zero/offload_rows.h"
 #include "zero/zero_fixtures.h"
 
 using namespace zt;
 using namespace zt::test;
 
 TEST_CASE("ZeRO-Offload: host and file tiers are bitwise the run without offload, stages 0-3, N = 1, 2, 4", "[ch12]") {
-  const char* precisions[] = {"fp32", "fp16", "bf16"};
-  int row = 0;
-  for (int stage = 0; stage <= 3; ++stage)
-    for (int world : {1, 2, 4})
-      for (const char* precision : precisions) {
-        // the other axes rotate over the rows: optimizer (2 or 1 moments), micro-batches per rank
-        const char* optimizer = row % 2 ? "sgd" : "adamw";
-        const int per_rank = row % 3 == 2 ? 2 : 1;
-        ++row;
-        DYNAMIC_SECTION("stage " << stage << ", N " << world << ", " << precision << ", " << optimizer << ", A "
-                                 << per_rank) {
-          train::TrainConfig c = zero_config(stage, world, per_rank, precision);
-          c.optimizer = word<train::Optimizer>(optimizer);
-          const ZeroRun base = run_zero(c);
-          REQUIRE(base.errors == "");
-          const ScratchDir dir;
-          for (const std::string& target : {std::string("host"), dir.file_target()}) {
-            INFO(target);
-            const train::TrainConfig o = offloaded(c, target);
-            const ZeroRun z = run_zero(o);
-            check_bitwise(z, base);
-            check_offload_accounting(z, o);
-            CHECK(dir.entries() == 0);  // the file tier's files are gone
-          }
-        }
-      }
+  // the pairwise table (zero/offload_rows.h); make test-full runs the full product
+  for (const OptimizerTierRow& row : optimizer_tier_pairwise()) DYNAMIC_SECTION(row.name()) {
+      check_optimizer_tier_row(row);
+    }
 }
 
 TEST_CASE("ZeRO-Offload with 16-bit gradients (--reduce-dtype compute): 2 bytes down per element, the paper's 2psi",

@@ -1,0 +1,127 @@
+#!/usr/bin/python3
+"""scripts/check_select.py [BASE] — which CTest labels a change touches, for `make check`.
+
+The change is the files that differ between BASE and the working tree (`git diff --name-only BASE`,
+untracked files included); with no BASE, the uncommitted work, or the last commit when nothing is
+uncommitted. Each file maps to labels by the table below: a chapter's folder to its own label, a
+module of src/ to the chapters whose tests exercise it directly (its unit tests and the chapter
+that teaches it), a folder of tests/ to the chapters its cases carry. A file the table does not
+know (the build files, tests/support, an unknown folder) selects every chapter, so nothing is
+skipped by omission. Files that only the docs checks read (Markdown, docs/, notebooks/, the
+checkers) select no chapter: `make check` always runs the docs and layout checks.
+
+Prints two lines: the chapter numbers selected (space-separated; empty when none), then the
+changed files, for the record. This is a contributor's quick loop, not a proof: a change can
+break a chapter outside its map, which `make test` runs in full.
+"""
+import os
+import re
+import subprocess
+import sys
+
+ALL = list(range(1, 15))
+
+# path prefix -> the chapters whose tests to run (longest prefix wins)
+TABLE = {
+    "src/fp/": [1, 2],
+    "src/core/": [1, 2, 4],
+    "src/data/": [2],
+    "src/kernels/": [2, 9, 11],
+    "src/model/": [2, 8, 9, 11],
+    "src/optim/": [2],
+    "src/step/": [2, 5, 11],
+    "src/train/": [2, 3, 5, 6, 7, 11],
+    "src/memory/": [3],
+    "src/plan/": [3, 5, 6, 7],
+    "src/predict/": [3, 5, 6, 7],
+    "src/reduce/": [4, 5, 11],
+    "src/collective/": [4, 9, 11],
+    "src/launch/": [4],
+    "src/store/": [4],
+    "src/zero/": [5, 6, 7, 9, 10, 12, 13],
+    "src/schedule/": [5, 6, 7, 13],
+    "src/zero_r/": [8, 10],
+    "src/device/": [11],
+    "src/gemm/": [11],
+    "src/step_device/": [11],
+    "src/checkpoint/": [12],
+    "src/offload/": [12],
+    "src/pipeline/": [13],
+    "src/apps/zero-train/": [2, 5],
+    "src/apps/zero-plan/": [3, 5],
+    "src/apps/zero-launch/": [4],
+    "src/apps/zero-collbench/": [4],
+    "src/apps/zero-memreplay/": [10],
+    "src/apps/zero-ckpt/": [12],
+    "tests/fp/": [1],
+    "tests/core/": [1],
+    "tests/chapter01/": [1],
+    "tests/chapter02/": [2],
+    "tests/data/": [2],
+    "tests/optim/": [2],
+    "tests/kernels/": [2, 9, 11],
+    "tests/model/": [2, 8, 9, 11],
+    "tests/train/": [2, 3, 5, 6, 7, 11],
+    "tests/chapter03/": [3],
+    "tests/memory/": [3],
+    "tests/plan/": [3, 5, 6, 7],
+    "tests/chapter04/": [4],
+    "tests/collective/": [4, 9, 11],
+    "tests/launch/": [4],
+    "tests/reduce/": [4, 11],
+    "tests/chapter05/": [5, 6, 7],
+    "tests/zero/": [5, 6, 7, 9, 10, 11, 12, 13],
+    "tests/device/": [11],
+    "tests/gemm/": [11],
+    "tests/gpu/": [11],
+    "tests/step/": [11],
+    "tests/checkpoint/": [12],
+    "tests/resume/": [12],
+    "tests/schedule/": [13],
+    "tests/pipeline/": [13],
+    "tests/chapter14/": [14],
+    "bench/": [],
+}
+# read only by the docs and layout checks, which make check always runs
+DOCS_ONLY = re.compile(r"(\.md$|^docs/|^notebooks/|^tests/docs/|^tests/setup/|^tests/fuzz/|^scripts/figures/"
+                       r"|^scripts/check_deps\.py$|^scripts/test_report\.py$|^scripts/check_select\.py$|\.svg$|"
+                       r"^chapters/[^/]+/(quotes\.json|figures/))")
+CHAPTER = re.compile(r"^chapters/(\d\d)-")
+
+
+def changed_files(base):
+    def git(*args):
+        return subprocess.run(["git", *args], capture_output=True, text=True, check=True).stdout.split()
+
+    untracked = git("ls-files", "--others", "--exclude-standard")
+    if base:
+        return sorted(set(git("diff", "--name-only", base) + untracked))
+    files = set(git("diff", "--name-only", "HEAD") + untracked)
+    if not files:
+        files = set(git("diff", "--name-only", "HEAD~1", "HEAD"))
+    return sorted(files)
+
+
+def chapters_of(path):
+    if DOCS_ONLY.search(path):
+        return []
+    m = CHAPTER.match(path)
+    if m:
+        return [int(m.group(1))]
+    best = None
+    for prefix in TABLE:
+        if path.startswith(prefix) and (best is None or len(prefix) > len(best)):
+            best = prefix
+    return TABLE[best] if best is not None else ALL
+
+
+def main():
+    base = sys.argv[1] if len(sys.argv) > 1 else ""
+    files = changed_files(base)
+    chosen = sorted({ch for f in files for ch in chapters_of(f)})
+    print(" ".join(str(c) for c in chosen))
+    print(" ".join(files))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,5 +1,6 @@
 # The project's front door. `make run` and `make test` do all set-up on a fresh Debian 12 machine
-# (they call `deps` first); every other target is listed by `make help`.
+# (`make run` installs the build's packages only, `make test` everything it uses); every other
+# target is listed by `make help`.
 BUILD   ?= build
 JOBS    ?= $(shell nproc)
 # Tests at a time: two per CPU. Most tests wait on their ranks' messages more than they compute,
@@ -61,7 +62,7 @@ test:
 	@BUILD=$(BUILD) JOBS=$(JOBS) TEST_JOBS=$(TEST_JOBS) CMAKE_FLAGS="$(CMAKE_FLAGS)" scripts/test_all.sh
 
 # CHECK_BASE: the revision the change is measured against (default: HEAD, i.e. the uncommitted
-# work; with none, the last commit). CHECK_LABELS="ch5 ch7" chooses the labels instead.
+# work; with none, the last commit). CHECK_LABELS="5 7" chooses the chapters instead.
 CHECK_BASE ?=
 CHECK_LABELS ?=
 check:
@@ -113,7 +114,8 @@ test-ch%: build
 chapter-%: build
 	@scripts/run_chapter.sh $(BUILD) $*
 
-docs: deps doxygen
+docs: deps
+	@$(MAKE) --no-print-directory doxygen
 
 doxygen:
 	@mkdir -p $(BUILD)/docs

@@ -84,8 +84,7 @@ TABLE = {
 }
 # read only by the docs and layout checks, which make check always runs
 DOCS_ONLY = re.compile(r"(\.md$|^docs/|^notebooks/|^tests/docs/|^tests/setup/|^tests/fuzz/|^scripts/figures/"
-                       r"|^scripts/check_deps\.py$|^scripts/test_report\.py$|^scripts/check_select\.py$|\.svg$|"
-                       r"^chapters/[^/]+/(quotes\.json|figures/))")
+                       r"|^scripts/check_deps\.py$|^scripts/test_report\.py$|^scripts/check_select\.py$)")
 CHAPTER = re.compile(r"^chapters/(\d\d)-")
 
 
@@ -103,11 +102,11 @@ def changed_files(base):
 
 
 def chapters_of(path):
+    m = CHAPTER.match(path)
+    if m:  # its text, program, quotes or exercises: the chapter's tests and its replay
+        return [int(m.group(1))]
     if DOCS_ONLY.search(path):
         return []
-    m = CHAPTER.match(path)
-    if m:
-        return [int(m.group(1))]
     best = None
     for prefix in TABLE:
         if path.startswith(prefix) and (best is None or len(prefix) > len(best)):

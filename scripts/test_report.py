@@ -106,7 +106,7 @@ def main(build, phases_file):
     labels = test_labels(build) if times else {}
     for name, secs, rc in phases:
         title = PHASE_TITLES.get(name, name)
-        lines.append("  %-44s %8.0f%s" % (title, secs, "" if rc == 0 else "   FAILED (exit %d)" % rc))
+        lines.append("  %-44s %8.1f%s" % (title, secs, "" if rc == 0 else "   FAILED (exit %d)" % rc))
         if name == "ctest" and times:
             by_row = {}
             for secs_t, test, _ in times:
@@ -119,7 +119,7 @@ def main(build, phases_file):
                 title = {"replay": "docs replay (quoted runs, exercises)", "figures": "figures (runs, drawings)"}.get(
                     row, row)
                 lines.append("      %-42s %8.0f   %3d tests" % (title, s, n))
-    lines.append("  %-44s %8.0f" % ("total", sum(s for _, s, _ in phases)))
+    lines.append("  %-44s %8.1f" % ("total", sum(s for _, s, _ in phases)))
     if times:
         lines.append("  the ten slowest tests (seconds):")
         for secs_t, test, status in sorted(times, reverse=True)[:10]:

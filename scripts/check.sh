@@ -24,7 +24,7 @@ start=$(date +%s)
 }
 log="$build/check-build.log"
 if ! cmake --build "$build" -j "$jobs" >"$log" 2>&1; then
-  grep -E "error|Error" "$log" | head -40
+  grep -E "error|Error" "$log" | head -40 || tail -40 "$log"
   echo "check: the build failed (whole log: $log)" >&2
   exit 1
 fi
@@ -34,7 +34,9 @@ if [[ -n "${CHECK_LABELS:-}" ]]; then
   chapters=$(echo "$CHECK_LABELS" | tr -d 'ch' | tr ',' ' ')
   echo "check: chapters chosen by CHECK_LABELS: ${chapters:-none}"
 else
-  { read -r chapters; read -r files; } < <(/usr/bin/python3 scripts/check_select.py ${CHECK_BASE:+"$CHECK_BASE"})
+  selection=$(/usr/bin/python3 scripts/check_select.py ${CHECK_BASE:+"$CHECK_BASE"}) || exit 2
+  chapters=$(sed -n 1p <<<"$selection")
+  files=$(sed -n 2p <<<"$selection")
   echo "check: changed: ${files:-nothing}"
   echo "check: chapters touched: ${chapters:-none}"
 fi

@@ -116,7 +116,11 @@ def chapters_of(path):
 
 def main():
     base = sys.argv[1] if len(sys.argv) > 1 else ""
-    files = changed_files(base)
+    try:
+        files = changed_files(base)
+    except subprocess.CalledProcessError as e:
+        said = (e.stderr or "").strip().splitlines()
+        sys.exit("check_select: git %s: %s" % (" ".join(e.cmd[1:]), said[0] if said else "failed"))
     chosen = sorted({ch for f in files for ch in chapters_of(f)})
     print(" ".join(str(c) for c in chosen))
     print(" ".join(files))

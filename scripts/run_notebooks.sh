@@ -5,7 +5,6 @@
 # `python3 -m nbconvert`, not `jupyter nbconvert`: the latter execs the program jupyter-nbconvert,
 # which Debian ships in a package of its own (python3-nbconvert is only the library);
 # scripts/check_deps.py (tests/setup) checks that make deps covers whatever this file runs.
-# The notebooks run JOBS at a time (default: every CPU).
 set -euo pipefail
 build=$(cd "$1" && pwd)
 out="$build/notebooks"
@@ -14,7 +13,8 @@ export ZT_BUILD="$build" ZT_NOTEBOOK_OUT="$out" MPLBACKEND=Agg PYDEVD_DISABLE_FI
 shopt -s nullglob
 books=(notebooks/*.ipynb)
 [[ ${#books[@]} -gt 0 ]] || { echo "notebooks: none found"; exit 0; }
-# JOBS at a time (default: the CPUs): each notebook is its own kernel and writes only its own files
+# JOBS at a time (default: the CPUs; make passes two per CPU): each notebook is its own kernel and
+# writes only its own files
 export out
 printf '%s\0' "${books[@]}" | xargs -0 -n 1 -P "${JOBS:-$(nproc)}" bash -c '
   echo "notebooks: executing $0"

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The lines of a zero-train summary that chapters 8 and 9 talk about.
+"""The lines of a zero-train summary that chapters 10 and 11 talk about.
 
 Prints rank 0's activation categories from the ledger and, when the run had a model-parallel
 group that communicated, that group's calls and bytes per step. Reads the JSON that

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """bench/pipeline/bubble.py - the pipeline bubble measured from zero-train's --trace, against the
-closed form (P-1)/(M+P-1) (chapter 13).
+closed form (P-1)/(M+P-1) (chapter 15).
 
 For each schedule (gpipe, 1f1b), P stages and M micro-batches, zero-train runs --world-size P
 --pp-size P with ranks as processes and --trace; in the trace every pass of a stage is a span of

@@ -1,4 +1,4 @@
-"""scripts/figures/fig_grad_sync.py — chapter 5: the two gradient schedules, `--grad-sync step`
+"""scripts/figures/fig_grad_sync.py — chapter 6: the two gradient schedules, `--grad-sync step`
 and `--grad-sync micro-batch`, as ranks × micro-steps.
 
 Draws, for N = 4 ranks with A = 2 micro-batches each (M = 8, stage 1, one step), which global
@@ -15,7 +15,7 @@ zero/micro_batch_order.h's global_micro_batch, the rule the engine feeds its bat
 import figlib as fl
 
 NAME = "grad-sync-schedules"
-CHAPTER = "05-zero-1"
+CHAPTER = "06-zero-1"
 
 N, A = 4, 2
 ARGS = ["--stage", "1", "--world-size", str(N), "--ranks-as", "threads", "--global-batch", str(N * A),
@@ -131,5 +131,5 @@ def draw(data):
     fig.text(0.5, 0.045, "Cells of one colour are summed together first. One device adds "
              + _tree(list(range(n * a))) + ";", ha="center", va="center", fontsize=8.5, color="#333333")
     fig.text(0.5, 0.015, "each colour is one of its subtrees, so both schedules add the same numbers in the same "
-             "order (chapter 5).", ha="center", va="center", fontsize=8.5, color="#333333")
+             "order (chapter 6).", ha="center", va="center", fontsize=8.5, color="#333333")
     return fig

@@ -1,4 +1,4 @@
-"""scripts/figures/fig_megatron_mlp.py — chapter 9: Megatron-LM's tensor-parallel MLP on 2
+"""scripts/figures/fig_megatron_mlp.py — chapter 11: Megatron-LM's tensor-parallel MLP on 2
 model-parallel ranks, with its conjugate operators f and g.
 
 Draws the block's MLP as boxes and arrows: the input X (replicated) passes f, each rank computes
@@ -6,14 +6,14 @@ GeLU(X·A_r) with its columns of A (c_fc, column-parallel: its share of the 4C h
 then Y_r·B_r with the matching rows of B (mlp.c_proj, row-parallel: the same hidden units as its
 inputs), and g sums the partial outputs; then the replicated bias. f is
 the identity forward and an all-reduce backward, g an all-reduce forward and the identity
-backward (Shoeybi et al. 2019, and chapter 9's "Tensor parallelism on a DP × MP grid"). No
+backward (Shoeybi et al. 2019, and chapter 11's "Tensor parallelism on a DP × MP grid"). No
 program runs: the data is a small description of the boxes and arrows, with the shapes computed
 from the chapter's model (C = 64, the hidden layer 4C, N_m = 2).
 """
 import figlib as fl
 
 NAME = "megatron-mlp"
-CHAPTER = "09-tensor-parallel"
+CHAPTER = "11-tensor-parallel"
 
 C, N_M = 64, 2
 

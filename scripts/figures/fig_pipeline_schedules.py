@@ -1,4 +1,4 @@
-"""scripts/figures/fig_pipeline_schedules.py — chapter 13: the pipeline schedules GPipe and 1F1B
+"""scripts/figures/fig_pipeline_schedules.py — chapter 15: the pipeline schedules GPipe and 1F1B
 as stages × time, measured.
 
 From real runs: `zero-train --world-size 4 --pp-size 4 --pp-schedule S` (ranks as processes, 4
@@ -14,7 +14,7 @@ committed times.
 import figlib as fl
 
 NAME = "pipeline-schedules"
-CHAPTER = "13-pipeline"
+CHAPTER = "15-pipeline"
 TIMED = True
 
 P, M, B = 4, 8, 2

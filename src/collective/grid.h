@@ -18,7 +18,7 @@
 // group rank = dp_rank mod G, replica group rank = dp_rank / G). Every group comes from
 // Collective::subgroup, with its own stats and call sequence, created in one order on every rank
 // (MP, DP, PP, then shard and replica from the DP group): see grid.cc for why that cannot deadlock.
-// With N_p = 1 and G = N_d this is the DP x MP grid of chapter 9, rank for rank.
+// With N_p = 1 and G = N_d this is the DP x MP grid of chapter 11, rank for rank.
 // This file only builds groups: it does not split a model or shard data between them.
 #pragma once
 

@@ -96,7 +96,7 @@ __attribute__((target("avx2,fma"))) void micro_avx2(int64_t kc, const float* a, 
 // AVX-512: 12 rows x 32 columns, 24 of the 32 vector registers as accumulators, so each step of k
 // makes 24 FMAs per two loads of B and twelve broadcasts of A (16 per two and eight at 8 x 32). On
 // a Xeon host with AVX-512 the larger tile, with a change of packing, took the model's products
-// from 0.69-0.95x OpenBLAS's SkylakeX kernel to 0.74-1.07x (chapter 11). The tile's shape changes
+// from 0.69-0.95x OpenBLAS's SkylakeX kernel to 0.74-1.07x (chapter 13). The tile's shape changes
 // who computes an element, never its chain over k.
 __attribute__((target("avx512f"))) void micro_avx512(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
                                                      bool first) {

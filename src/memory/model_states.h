@@ -9,7 +9,7 @@
 // K = 12 for Adam/AdamW (master, m, v), 8 for SGD with momentum (master, momentum).
 // Stage 0 shards nothing, stage 1 (P_os) S_o, stage 2 (P_os+g) S_o and S_g, stage 3 all three.
 //
-// ShardSpec and ShardingDescription are the one source of truth that the ZeRO step (chapter 5) and the
+// ShardSpec and ShardingDescription are the one source of truth that the ZeRO step (chapter 6) and the
 // memory prediction both read. This file computes; it allocates nothing.
 #pragma once
 

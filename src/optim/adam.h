@@ -3,7 +3,7 @@
 // The update is element-wise: element i's new (p, m, v) depend only on element i's (p, g, m, v)
 // and on per-step scalars computed once on the host. So a rank that holds the shard [a, b) of
 // the master weights runs exactly the same arithmetic on each of its elements as a single device
-// running over everything: sharded and unsharded optimizer steps agree bit for bit (chapter 5).
+// running over everything: sharded and unsharded optimizer steps agree bit for bit (chapter 6).
 // The scalar body is ZT_HD so that a CUDA kernel calls the very same function.
 //
 // Adam (Kingma & Ba 2015, Alg. 1) with bias correction, in the order PyTorch's torch.optim.Adam

@@ -6,7 +6,7 @@
 // floor(log2 A) + 1 buffers are alive at any moment (the incoming leaf included). Each buffer comes
 // from the caller's allocator — in a training run, an arena buffer under its own ledger category —
 // so the ledger sees every partial sum. Element-wise: a rank holding a shard of the gradient runs
-// the same additions on it as a single device on the whole (chapter 5).
+// the same additions on it as a single device on the whole (chapter 6).
 // This does not average: the caller divides once, after the tree (or folds it into the loss).
 #pragma once
 

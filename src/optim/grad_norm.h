@@ -1,7 +1,7 @@
 // optim/grad_norm.h — the global gradient norm from fixed-size blocks, and norm clipping.
 //
 // A norm is a sum over all gradient elements, so its bits depend on the order of the additions.
-// To make a sharded run (chapter 5) produce the single-device norm bit for bit, the order is fixed by the
+// To make a sharded run (chapter 6) produce the single-device norm bit for bit, the order is fixed by the
 // DATA LAYOUT, never by who holds what:
 //   1. every flat unit is cut into blocks of b elements (b a power of two, default 256) starting
 //      at the unit's first element; the last block of a unit may be partial and is its own block;

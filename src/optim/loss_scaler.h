@@ -15,7 +15,7 @@
 // With the defaults (2^16, ×2, ×0.5, 2000) S stays a power of two, so scaling and unscaling are
 // exact multiplications (no rounding except overflow/underflow). The no-op mode (bf16, fp32)
 // keeps S = 1 and never skips: bf16 has fp32's range, so underflow is not its problem.
-// Every rank runs the same state machine on the same agreed flag (chapter 5: a max all-reduce of it).
+// Every rank runs the same state machine on the same agreed flag (chapter 6: a max all-reduce of it).
 #pragma once
 
 #include <cstddef>
@@ -58,7 +58,7 @@ class LossScaler {
   /// @return true if the optimizer step is to be applied, false if it is skipped.
   bool update(bool found_nonfinite);
 
-  /// Continue from a saved state (a checkpoint, chapter 12): the scale and the clean-step count that
+  /// Continue from a saved state (a checkpoint, chapter 14): the scale and the clean-step count that
   /// scale() and good_steps() returned when it was saved. zt::Error for a scale that is not
   /// positive and finite or lies outside [min_scale, max_scale] of a dynamic scaler, a negative
   /// count, or anything but (1, 0) for the no-op scaler.

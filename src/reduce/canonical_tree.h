@@ -10,7 +10,7 @@
 // over all N*A leaves is exactly "each holder sums its block as a perfect tree, then the N block
 // sums are combined by the tree over N leaves" (N*A's binary digits are N's shifted by k). So one
 // rank accumulating every micro-batch and N ranks each accumulating A of them, then reducing over
-// ranks, add the same numbers in the same order: bitwise world-size invariance (chapter 5).
+// ranks, add the same numbers in the same order: bitwise world-size invariance (chapter 6).
 //
 // Collectives (reduce over ranks), gradient accumulation (over micro-batches), losses and norms
 // (over blocks) all call this file; nothing else in the project decides an order of summation.

@@ -6,7 +6,7 @@
 // (top on the left), so after j leaves the stack holds the aligned power-of-two blocks of j's
 // binary digits, largest first; at the end they are combined from left to right. That is exactly
 // canonical_reduce's tree, operand for operand (tests/reduce checks the two trees' shapes agree
-// for every n up to 100, and the [ch11] collective tests check the bits).
+// for every n up to 100, and the [ch13] collective tests check the bits).
 // It is not a second definition of the order: canonical_tree.h stays the definition; this file
 // only evaluates the same tree with at most 33 partial sums alive (n < 2^32 leaves).
 #pragma once

@@ -16,7 +16,7 @@
 //                flight at stage s, the same bubble as GPipe.
 //   order        both schedules run the backwards of every stage in micro-batch order 0, 1, ...,
 //                M-1: the order a single device runs them in, so a stage's gradient sum over
-//                micro-batches follows the same canonical tree as one device's (chapter 5).
+//                micro-batches follows the same canonical tree as one device's (chapter 6).
 //   bubble       with a forward taking t_f and a backward t_b on every stage, a step takes
 //                (M + P - 1)(t_f + t_b) and each stage is busy M (t_f + t_b): the idle fraction is
 //                (P - 1) / (M + P - 1) for both schedules (simulate() derives it from the orders).

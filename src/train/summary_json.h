@@ -19,7 +19,7 @@
 
 namespace zt::train {
 
-/// The settings as a JSON object text (also hashed to check that ranks agree, chapter 5).
+/// The settings as a JSON object text (also hashed to check that ranks agree, chapter 6).
 /// @param config the settings. @return compact JSON.
 std::string config_json(const TrainConfig& config);
 

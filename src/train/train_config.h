@@ -77,7 +77,7 @@ struct TrainConfig {
   std::string dump_params;    ///< --dump-params FILE
   std::string dump_grads;     ///< --dump-grads FILE
   std::string dump_batch;     ///< --dump-batch FILE
-  // data parallelism and ZeRO (chapters 5-7; src/zero)
+  // data parallelism and ZeRO (chapters 6-8; src/zero)
   int64_t stage = 0;       ///< ZeRO stage 0 (plain data parallel), 1, 2, 3
   int64_t world_size = 1;  ///< all ranks: N_d data-parallel x N_p pipeline x N_m model-parallel
   int64_t mp_size = 1;     ///< N_m, model-parallel (tensor-parallel) ranks per group
@@ -107,11 +107,11 @@ struct TrainConfig {
   double timeout_s = 120;     ///< rendezvous and every collective: a peer silent this long has failed
   std::string local_addr;     ///< --local-addr: the address this rank's transport binds ("" = chosen)
   std::string socket_ifname;  ///< --socket-ifname: bind the address of this interface (GLOO_SOCKET_IFNAME)
-  // checkpoints (chapter 12; src/checkpoint)
+  // checkpoints (chapter 14; src/checkpoint)
   std::string save_dir;    ///< --save-dir DIR: write sharded checkpoints DIR/step-N/ ("" = none)
   int64_t save_every = 0;  ///< save every K steps (and after the last); 0 = after the last step only
   std::string resume;      ///< --resume PATH: continue from a checkpoint (or a save dir's latest)
-  // ZeRO-Offload and the file tier (chapter 12; src/offload)
+  // ZeRO-Offload and the file tier (chapter 14; src/offload)
   OffloadTarget offload_optimizer;  ///< none | host | file:DIR: where FP32 master, optimizer state and update live
   OffloadTarget offload_params;     ///< none | file:DIR: stage 3's parameter shards in files
   int64_t offload_buffers = 3;      ///< file tier: unit records in RAM at once (the ring's buffers)

@@ -1,4 +1,4 @@
-// zero/engine_checkpoint.h — a ZeRO rank's part of a checkpoint (chapter 12): which canonical pieces of
+// zero/engine_checkpoint.h — a ZeRO rank's part of a checkpoint (chapter 14): which canonical pieces of
 // which states it writes, how it reads back every state it keeps from whatever ranks wrote them,
 // and the job-wide agreement that ends each phase of the protocol.
 //

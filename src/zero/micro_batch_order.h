@@ -1,5 +1,5 @@
 // zero/micro_batch_order.h — which of the step's global micro-batches a ZeRO rank computes, and
-// the step's loss summed over all of them in the one-device order (chapter 5).
+// the step's loss summed over all of them in the one-device order (chapter 6).
 //
 // The reference loop computes micro-batches 0 .. M-1 of the global batch in order and sums their
 // losses (and gradients) by the canonical tree. Spread over N ranks with A = M / N micro-batches

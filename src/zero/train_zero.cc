@@ -413,7 +413,7 @@ class ZeroLoop {
                                                       [&](std::size_t u, std::size_t k) { return held[u][k]; }));
   }
 
-  // ---- checkpoints (chapter 12): this rank's states in canonical pieces (zero/engine_checkpoint.h) --
+  // ---- checkpoints (chapter 14): this rank's states in canonical pieces (zero/engine_checkpoint.h) --
   void save_if_due(int64_t step) {
     if (c_.save_dir.empty() || !((c_.save_every > 0 && step % c_.save_every == 0) || step == c_.steps)) return;
     save_rank_checkpoint(coll_, mp_, pp_, world_rank_, c_, plan_, data_.describe(),

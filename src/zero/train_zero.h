@@ -3,7 +3,7 @@
 // One step engine, parameterised by the stage's ShardSpec (S_p, S_g, S_o), runs the reference
 // loop's arithmetic (train/single_rank.h) on the rank's part of the flat padded units
 // (zero/layout.h). With ReduceMode::deterministic, FP32 reduction and one micro-batch per rank
-// (or the schedule conditions of chapter 5: --grad-sync step with A a power of two,
+// (or the schedule conditions of chapter 6: --grad-sync step with A a power of two,
 // --grad-sync micro-batch with N a power of two) the FP32 master weights and every step's loss,
 // grad_norm, loss_scale and skipped equal the single-rank reference bit for bit.
 // Held-out evaluations run at the reference's steps, their rounds split over the ranks

@@ -105,7 +105,7 @@ struct ZeroPlan {
   /// ZeRO-R: activation checkpoints as 1/N_m slices (P_a, zero_r/partitioned_checkpoints.h)
   bool partition_activations = false;
   bool offload_activations = false;  ///< P_a+cpu: the slices in the host tier
-  // ZeRO-Offload (chapter 12, offload/optimizer_tier.h): --offload-optimizer host or file:DIR
+  // ZeRO-Offload (chapter 14, offload/optimizer_tier.h): --offload-optimizer host or file:DIR
   bool offload_optimizer = false;   ///< FP32 master, optimizer state and the update in the host tier
   bool offload_to_file = false;     ///< ... kept in a file per rank, streamed through the host tier
   std::size_t offload_buffers = 0;  ///< the file tier's ring: min(--offload-buffers, units)

@@ -268,7 +268,7 @@ TEST_CASE("chapter-04: bad flags are one stderr line and a non-zero exit", "[ch4
   CHECK(help.out.find("--ranks") != std::string::npos);
 }
 
-TEST_CASE("chapter-04: a rank that quits or stalls makes every other rank fail, naming it", "[ch4]") {
+TEST_CASE("chapter-04: a rank that quits or stalls makes every other rank fail, naming it", "[ch5]") {
   for (const char* how : {"quit", "stall"}) {
     INFO("--fail-how " << how);
     const Run r = run(std::string("--ranks 3 --fail-rank 1 --timeout 1 --fail-how ") + how);

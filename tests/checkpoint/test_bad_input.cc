@@ -44,7 +44,7 @@ void store_manifest(const std::string& ckpt, const nlohmann::json& j) {
 
 }  // namespace
 
-TEST_CASE("checkpoint: publish refuses a gap or an overlap and publishes nothing", "[ch12]") {
+TEST_CASE("checkpoint: publish refuses a gap or an overlap and publishes nothing", "[ch14]") {
   const Manifest h = synthetic_header({100, 50}, {"master", "adam.m"}, 1);
   const Values v = make_values(h, 5);
   SECTION("gap") {
@@ -92,7 +92,7 @@ TEST_CASE("checkpoint: publish refuses a gap or an overlap and publishes nothing
   }
 }
 
-TEST_CASE("checkpoint: the reader refuses a gap or an overlap in the manifest", "[ch12]") {
+TEST_CASE("checkpoint: the reader refuses a gap or an overlap in the manifest", "[ch14]") {
   TempDir dir("reader_cover");
   const std::string ckpt = good_checkpoint(dir);
   auto j = load_manifest(ckpt);
@@ -126,7 +126,7 @@ TEST_CASE("checkpoint: the reader refuses a gap or an overlap in the manifest", 
   CHECK(one_line(what));
 }
 
-TEST_CASE("checkpoint: a truncated, missing or corrupted data file is named", "[ch12]") {
+TEST_CASE("checkpoint: a truncated, missing or corrupted data file is named", "[ch14]") {
   TempDir dir("files");
   Values v;
   const std::string ckpt = good_checkpoint(dir, &v);
@@ -176,7 +176,7 @@ TEST_CASE("checkpoint: a truncated, missing or corrupted data file is named", "[
   }
 }
 
-TEST_CASE("checkpoint: manifest errors name the manifest and the field", "[ch12]") {
+TEST_CASE("checkpoint: manifest errors name the manifest and the field", "[ch14]") {
   TempDir dir("manifest");
   const std::string ckpt = good_checkpoint(dir);
   const std::string path = ckpt + "/manifest.json";
@@ -215,7 +215,7 @@ TEST_CASE("checkpoint: manifest errors name the manifest and the field", "[ch12]
   CHECK_THAT(error_of([&] { Reader r(ckpt); }), Catch::Contains(path));
 }
 
-TEST_CASE("checkpoint: reads outside a parameter or of an unsaved state are refused", "[ch12]") {
+TEST_CASE("checkpoint: reads outside a parameter or of an unsaved state are refused", "[ch14]") {
   TempDir dir("ranges");
   const std::string ckpt = good_checkpoint(dir);
   Reader r(ckpt);
@@ -227,7 +227,7 @@ TEST_CASE("checkpoint: reads outside a parameter or of an unsaved state are refu
   CHECK(error_of([&] { r.read("master", 2, 0, 1, x); }) == ckpt + ": no parameter 2 (there are 2)");
 }
 
-TEST_CASE("checkpoint: a misspelt crash point is an error, not a silent no-op", "[ch12]") {
+TEST_CASE("checkpoint: a misspelt crash point is an error, not a silent no-op", "[ch14]") {
   TempDir dir("crash_env");
   const std::string temp = begin_save(dir.path(), 1);
   ::setenv("ZT_CHECKPOINT_CRASH_AT", "data-halfway", 1);
@@ -236,7 +236,7 @@ TEST_CASE("checkpoint: a misspelt crash point is an error, not a silent no-op", 
   CHECK_THAT(what, Catch::StartsWith("ZT_CHECKPOINT_CRASH_AT=data-halfway is not a crash point"));
 }
 
-TEST_CASE("checkpoint: a full disk is an error naming the file and the reason", "[ch12]") {
+TEST_CASE("checkpoint: a full disk is an error naming the file and the reason", "[ch14]") {
   // rank 0's data file is made a link to /dev/full, where every write fails with ENOSPC
   if (!fs::exists("/dev/full")) {
     WARN("no /dev/full: skipped");

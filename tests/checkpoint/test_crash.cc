@@ -46,7 +46,7 @@ int save_in_child(const std::string& point, const std::string& save_dir, int64_t
 
 }  // namespace
 
-TEST_CASE("checkpoint: a crash at any point of the save leaves the old checkpoint or the new one", "[ch12]") {
+TEST_CASE("checkpoint: a crash at any point of the save leaves the old checkpoint or the new one", "[ch14]") {
   const std::vector<std::string> states = {"master", "adam.m", "adam.v"};
   const Manifest old_h = synthetic_header({kMaxIntervalElements + 300, 999, 4}, states, 1);
   const Manifest new_h = synthetic_header({kMaxIntervalElements + 300, 999, 4}, states, 2);

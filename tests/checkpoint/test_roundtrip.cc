@@ -23,7 +23,7 @@ int64_t total_elements(const Manifest& m) {
 }
 }  // namespace
 
-TEST_CASE("checkpoint: 1-4 ranks with irregular pieces read back bit for bit", "[ch12]") {
+TEST_CASE("checkpoint: 1-4 ranks with irregular pieces read back bit for bit", "[ch14]") {
   for (int world = 1; world <= 4; ++world) {
     INFO("world size " << world);
     TempDir dir("roundtrip");
@@ -68,7 +68,7 @@ TEST_CASE("checkpoint: 1-4 ranks with irregular pieces read back bit for bit", "
   }
 }
 
-TEST_CASE("checkpoint: consecutive adds merge into intervals of at most kMaxIntervalElements", "[ch12]") {
+TEST_CASE("checkpoint: consecutive adds merge into intervals of at most kMaxIntervalElements", "[ch14]") {
   TempDir dir("merge");
   const Manifest h = synthetic_header(kSizes, {"master"}, 1);
   const Values v = make_values(h, 9);
@@ -91,7 +91,7 @@ TEST_CASE("checkpoint: consecutive adds merge into intervals of at most kMaxInte
   CHECK_NOTHROW(r.verify_files());
 }
 
-TEST_CASE("checkpoint: a read touches only the intervals holding its range", "[ch12]") {
+TEST_CASE("checkpoint: a read touches only the intervals holding its range", "[ch14]") {
   TempDir dir("bytes");
   const Manifest h = synthetic_header({3 * kMaxIntervalElements}, {"master"}, 1);
   const Values v = make_values(h, 4);
@@ -107,7 +107,7 @@ TEST_CASE("checkpoint: a read touches only the intervals holding its range", "[c
   CHECK(std::memcmp(two.data(), v.at("master", 0) + 2 * kMaxIntervalElements - 1, 8) == 0);
 }
 
-TEST_CASE("checkpoint: resolve_checkpoint takes the newest complete step", "[ch12]") {
+TEST_CASE("checkpoint: resolve_checkpoint takes the newest complete step", "[ch14]") {
   TempDir dir("resolve");
   const Manifest h = synthetic_header({10, 20}, {"master"}, 0);
   const Values v = make_values(h, 1);
@@ -125,7 +125,7 @@ TEST_CASE("checkpoint: resolve_checkpoint takes the newest complete step", "[ch1
   CHECK_THROWS_WITH(resolve_checkpoint(dir / "file.txt"), Catch::Contains("not a directory"));
 }
 
-TEST_CASE("checkpoint: saving a step again replaces it whole", "[ch12]") {
+TEST_CASE("checkpoint: saving a step again replaces it whole", "[ch14]") {
   TempDir dir("resave");
   const Manifest h = synthetic_header({100, 7000}, kAdam, 5);
   const Values first = make_values(h, 1), second = make_values(h, 2);

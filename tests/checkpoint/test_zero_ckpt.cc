@@ -46,7 +46,7 @@ bool one_error_line(const ProgramOutput& out) {
 
 }  // namespace
 
-TEST_CASE("zero-ckpt inspect: text, --verify and --json", "[ch12]") {
+TEST_CASE("zero-ckpt inspect: text, --verify and --json", "[ch14]") {
   TempDir dir("inspect");
   Values v;
   const std::string ckpt = gpt_checkpoint(dir / "save", &v);
@@ -75,7 +75,7 @@ TEST_CASE("zero-ckpt inspect: text, --verify and --json", "[ch12]") {
   CHECK(j["verified"] == false);
 }
 
-TEST_CASE("zero-ckpt consolidate writes read_dense's values, as --dump-params does", "[ch12]") {
+TEST_CASE("zero-ckpt consolidate writes read_dense's values, as --dump-params does", "[ch14]") {
   TempDir dir("consolidate");
   Values v;
   const std::string ckpt = gpt_checkpoint(dir.path(), &v);
@@ -103,7 +103,7 @@ TEST_CASE("zero-ckpt consolidate writes read_dense's values, as --dump-params do
   CHECK_FALSE(fs::exists(dir / "x.bin"));
 }
 
-TEST_CASE("zero-ckpt export: a Hugging Face GPT-2 directory an independent reader accepts", "[ch12]") {
+TEST_CASE("zero-ckpt export: a Hugging Face GPT-2 directory an independent reader accepts", "[ch14]") {
   TempDir dir("export");
   Values v;
   gpt_checkpoint(dir / "save", &v);
@@ -132,7 +132,7 @@ TEST_CASE("zero-ckpt export: a Hugging Face GPT-2 directory an independent reade
   CHECK(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator{}) == 3);
 }
 
-TEST_CASE("zero-ckpt: bad input is one line, exit 2 for the command line and 1 for the data", "[ch12]") {
+TEST_CASE("zero-ckpt: bad input is one line, exit 2 for the command line and 1 for the data", "[ch14]") {
   TempDir dir("badcli");
   Values v;
   const std::string ckpt = gpt_checkpoint(dir / "save", &v);

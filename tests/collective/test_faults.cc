@@ -19,7 +19,7 @@ using zt_test::kHang;
 using zt_test::kShort;
 using zt_test::seconds_since;
 
-TEST_CASE("a rank that throws before a collective fails the others quickly", "[ch4][collective][fault]") {
+TEST_CASE("a rank that throws before a collective fails the others quickly", "[ch5][collective][fault]") {
   const int n = 3;
   auto group = thread_group(n, ReduceMode::deterministic, kShort);
   const auto t0 = Clock::now();
@@ -50,7 +50,7 @@ TEST_CASE("a rank that throws before a collective fails the others quickly", "[c
   CHECK(took < kHang);  // only guards against a hang
 }
 
-TEST_CASE("a rank that never joins makes rendezvous fail within the timeout", "[ch4][collective][fault]") {
+TEST_CASE("a rank that never joins makes rendezvous fail within the timeout", "[ch5][collective][fault]") {
   const int n = 3;
   auto group = thread_group(n, ReduceMode::deterministic, kShort);
   const auto t0 = Clock::now();
@@ -69,7 +69,7 @@ TEST_CASE("a rank that never joins makes rendezvous fail within the timeout", "[
   CHECK(took < kHang);  // only guards against a hang
 }
 
-TEST_CASE("a rank that skips a collective is detected by the call check", "[ch4][collective][fault]") {
+TEST_CASE("a rank that skips a collective is detected by the call check", "[ch5][collective][fault]") {
   const int n = 3;
   auto group = thread_group(n, ReduceMode::deterministic, kShort);
   auto out = run_thread_ranks(n, [&](int r) {
@@ -86,7 +86,7 @@ TEST_CASE("a rank that skips a collective is detected by the call check", "[ch4]
   }
 }
 
-TEST_CASE("a stalled rank is named by the others after the timeout", "[ch4][collective][fault]") {
+TEST_CASE("a stalled rank is named by the others after the timeout", "[ch5][collective][fault]") {
   const int n = 4;
   auto group = thread_group(n, ReduceMode::fast, kShort);
   // rank 3 stalls, alive, until every other rank has given up on it: its connections stay open,
@@ -124,7 +124,7 @@ TEST_CASE("a stalled rank is named by the others after the timeout", "[ch4][coll
   CHECK(took < kHang);  // only guards against a hang
 }
 
-TEST_CASE("a rank that dies mid-run fails the others with a closed connection", "[ch4][collective][fault]") {
+TEST_CASE("a rank that dies mid-run fails the others with a closed connection", "[ch5][collective][fault]") {
   const int n = 2;
   auto group = thread_group(n, ReduceMode::deterministic, kShort);
   std::latch rank1_gone(1);  // counted down once rank 1's Collective is destroyed
@@ -153,7 +153,7 @@ TEST_CASE("a rank that dies mid-run fails the others with a closed connection", 
   CHECK(seconds_since(t0) < kHang);  // only guards against a hang
 }
 
-TEST_CASE("bad sizes, world sizes and ranks are clear errors", "[ch4][collective][fault]") {
+TEST_CASE("bad sizes, world sizes and ranks are clear errors", "[ch5][collective][fault]") {
   GlooOptions o;
   o.size = 0;
   CHECK_THROWS_WITH(GlooCollective(o), Catch::Contains("world size must be >= 1, got 0"));

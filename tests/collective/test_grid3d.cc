@@ -79,7 +79,7 @@ std::vector<int> gather_world_ranks(Collective& group, int world_rank) {
 
 }  // namespace
 
-TEST_CASE("the grid's pipeline, shard and replica groups hold the ranks the layout says", "[ch9][collective][groups]") {
+TEST_CASE("the grid's pipeline, shard and replica groups hold the ranks the layout says", "[ch11][collective][groups]") {
   const Shape shapes[] = {{2, 1, 1, 0}, {2, 2, 1, 0}, {4, 1, 1, 0}, {2, 2, 2, 0}, {3, 1, 1, 0},
                           {1, 4, 1, 2}, {2, 4, 1, 2}, {1, 4, 2, 2}, {1, 6, 1, 3}};
   for (Shape s : shapes) {
@@ -126,7 +126,7 @@ TEST_CASE("the grid's pipeline, shard and replica groups hold the ranks the layo
 }
 
 TEST_CASE("hybrid sharding's two-level sum is the DP group's canonical sum when G is a power of two",
-          "[ch9][collective][groups]") {
+          "[ch11][collective][groups]") {
   // HybridGroup (collective/hybrid_group.h) over the shard and replica groups: its all-reduce and
   // reduce-scatter against the DP group's flat ones and the independent reference tree; its
   // all-gather; and its traffic, inside the shard group and across, against closed forms.
@@ -189,7 +189,7 @@ TEST_CASE("hybrid sharding's two-level sum is the DP group's canonical sum when 
   }
 }
 
-TEST_CASE("bad grid dimensions are one-line errors", "[ch9][collective][groups]") {
+TEST_CASE("bad grid dimensions are one-line errors", "[ch11][collective][groups]") {
   CHECK_THROWS_WITH(grid_members(GridAxis::pp, 6, GridDims{1, 4, 0}, 0),
                     "world of 6 ranks does not split into 4 pipeline stages of model-parallel groups of 1");
   CHECK_THROWS_WITH(grid_members(GridAxis::dp, 8, GridDims{1, 2, 3}, 0),

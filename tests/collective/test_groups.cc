@@ -86,7 +86,7 @@ bool same_stats(const CommStats& a, const CommStats& b) { return stats_text(a) =
 
 }  // namespace
 
-TEST_CASE("grid groups hold the world ranks rank = dp*N_m + mp, in group-rank order", "[ch9][collective][groups]") {
+TEST_CASE("grid groups hold the world ranks rank = dp*N_m + mp, in group-rank order", "[ch11][collective][groups]") {
   struct Seen {
     int dp_rank, mp_rank, dp_size, mp_size, mp_group_rank, dp_group_rank;
     std::vector<int> mp_members, dp_members;
@@ -120,7 +120,7 @@ TEST_CASE("grid groups hold the world ranks rank = dp*N_m + mp, in group-rank or
   }
 }
 
-TEST_CASE("every collective on the MP and DP groups matches closed forms, in both modes", "[ch9][collective][groups]") {
+TEST_CASE("every collective on the MP and DP groups matches closed forms, in both modes", "[ch11][collective][groups]") {
   for (ReduceMode mode : {ReduceMode::deterministic, ReduceMode::fast}) {
     for (Shape s : kGrids) {
       const auto mp_cases = zt_test::all_cases(s.nm, mode, Accumulation::fp32);
@@ -147,7 +147,7 @@ TEST_CASE("every collective on the MP and DP groups matches closed forms, in bot
 }
 
 TEST_CASE("deterministic group sums are the canonical tree over the members in group-rank order",
-          "[ch9][collective][groups]") {
+          "[ch11][collective][groups]") {
   constexpr std::size_t kCount = 96;  // divides by every group size here (reduce-scatter shards)
   struct Sums {
     std::vector<float> mp, dp, mp_shard, dp_shard;
@@ -179,7 +179,7 @@ TEST_CASE("deterministic group sums are the canonical tree over the members in g
   }
 }
 
-TEST_CASE("a sub-group's ranks follow its member list, and groups nest", "[ch9][collective][groups]") {
+TEST_CASE("a sub-group's ranks follow its member list, and groups nest", "[ch11][collective][groups]") {
   // World of 4; group "perm" = world ranks 3, 1, 0, 2 (perm rank i = world rank members[i]); inside
   // it, perm ranks {1, 3} (world 1, 2) and {0, 2} (world 3, 0) each form a group "inner".
   const std::vector<int> perm = {3, 1, 0, 2};
@@ -213,7 +213,7 @@ TEST_CASE("a sub-group's ranks follow its member list, and groups nest", "[ch9][
   CHECK(bitwise_mismatches(permuted, reference_sums({0, 1, 2, 3}, kCount)) > 0);
 }
 
-TEST_CASE("each group counts only its own calls and bytes", "[ch9][collective][groups]") {
+TEST_CASE("each group counts only its own calls and bytes", "[ch11][collective][groups]") {
   constexpr std::size_t kReduce = 48;  // floats per all-reduce; divides by every group size here
   constexpr std::size_t kShard = 5;    // floats per rank per all-gather
   constexpr uint64_t kHeader = 48;     // bytes of one call-check header
@@ -261,7 +261,7 @@ TEST_CASE("each group counts only its own calls and bytes", "[ch9][collective][g
   }
 }
 
-TEST_CASE("the same group can be created again, and lives beside its twin", "[ch9][collective][groups]") {
+TEST_CASE("the same group can be created again, and lives beside its twin", "[ch11][collective][groups]") {
   auto group = thread_group(2);
   auto out = run_thread_ranks(2, [&](int w) {
     GlooCollective world(group.for_rank(w));
@@ -290,7 +290,7 @@ TEST_CASE("the same group can be created again, and lives beside its twin", "[ch
 }
 
 TEST_CASE("a rank that throws before a group call fails that group's other members",
-          "[ch9][collective][groups][fault]") {
+          "[ch11][collective][groups][fault]") {
   // Grid 2x2: MP groups {0,1} {2,3}, DP groups {0,2} {1,3}. World rank 3 gives up before its MP
   // all-reduce: rank 2 fails in MP {2,3}; ranks 0 and 1 finish MP {0,1}, then fail in DP {0,2}
   // (rank 2 left) and DP {1,3} (rank 3 left). Each error names the call and the group.
@@ -330,7 +330,7 @@ TEST_CASE("a rank that throws before a group call fails that group's other membe
 }
 
 TEST_CASE("a member that never joins makes the group's creation fail within the timeout",
-          "[ch9][collective][groups][fault]") {
+          "[ch11][collective][groups][fault]") {
   auto group = thread_group(3, ReduceMode::deterministic, kShort);
   const auto t0 = Clock::now();
   auto out = run_thread_ranks(3, [&](int w) {
@@ -349,7 +349,7 @@ TEST_CASE("a member that never joins makes the group's creation fail within the 
   CHECK(took < kHang);  // only guards against a hang
 }
 
-TEST_CASE("bad member lists, names and model-parallel sizes are one-line errors", "[ch9][collective][groups][fault]") {
+TEST_CASE("bad member lists, names and model-parallel sizes are one-line errors", "[ch11][collective][groups][fault]") {
   GlooCollective solo(GlooOptions{});  // a world of one
   const auto one_line_error = [&](const std::vector<int>& members, const std::string& name) -> std::string {
     try {

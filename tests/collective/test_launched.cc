@@ -10,7 +10,7 @@
 
 #include "support/run_program.h"
 
-TEST_CASE("zero-launch: every collective across 2, 3 and 4 processes", "[ch4][collective][process]") {
+TEST_CASE("zero-launch: every collective across 2, 3 and 4 processes", "[ch5][collective][process]") {
   namespace fs = std::filesystem;
   using zt::test::bin;
   for (int n : {2, 3, 4}) {

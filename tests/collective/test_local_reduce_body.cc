@@ -78,19 +78,19 @@ void check_all(DType dtype) {
 
 }  // namespace
 
-TEST_CASE("the row-reduction kernel body on the host equals reduce_rows_canonical, fp32", "[ch11][collective]") {
+TEST_CASE("the row-reduction kernel body on the host equals reduce_rows_canonical, fp32", "[ch13][collective]") {
   check_all<float>(DType::fp32);
 }
 
-TEST_CASE("the row-reduction kernel body on the host equals reduce_rows_canonical, fp16", "[ch11][collective]") {
+TEST_CASE("the row-reduction kernel body on the host equals reduce_rows_canonical, fp16", "[ch13][collective]") {
   check_all<fp16>(DType::fp16);
 }
 
-TEST_CASE("the row-reduction kernel body on the host equals reduce_rows_canonical, bf16", "[ch11][collective]") {
+TEST_CASE("the row-reduction kernel body on the host equals reduce_rows_canonical, bf16", "[ch13][collective]") {
   check_all<bf16>(DType::bf16);
 }
 
-TEST_CASE("the inputs of the body test are order-sensitive", "[ch11][collective]") {
+TEST_CASE("the inputs of the body test are order-sensitive", "[ch13][collective]") {
   // Were they not, a kernel summing in another order could pass the tests above. (For 3 rows the
   // canonical tree is the running sum, (x0+x1)+x2, so the comparison starts at 4.)
   const std::size_t n = 1000;
@@ -112,7 +112,7 @@ TEST_CASE("the inputs of the body test are order-sensitive", "[ch11][collective]
   }
 }
 
-TEST_CASE("the row-reduction geometry covers n with whole blocks", "[ch11][collective]") {
+TEST_CASE("the row-reduction geometry covers n with whole blocks", "[ch13][collective]") {
   for (uint64_t n : {1ull, 255ull, 256ull, 257ull, 1000ull}) {
     const RowReduceGeometry g = row_reduce_geometry(n);
     CHECK(g.block.x == kRowReduceBlock);

@@ -39,7 +39,7 @@ std::size_t pair_count(int from, int to) { return (from == 1 && to == 0) ? 0 : 9
 
 }  // namespace
 
-TEST_CASE("a batch of sends and receives moves every dtype exactly between all pairs", "[ch4][collective][p2p]") {
+TEST_CASE("a batch of sends and receives moves every dtype exactly between all pairs", "[ch5][collective][p2p]") {
   for (int n : {2, 3, 4})
     for (DType dtype : {DType::fp32, DType::fp16, DType::bf16}) {
       INFO("N = " << n << ", " << dtype_name(dtype));
@@ -90,7 +90,7 @@ TEST_CASE("a batch of sends and receives moves every dtype exactly between all p
 }
 
 TEST_CASE("the messages of one pair land in issue order, between collectives of the whole group",
-          "[ch4][collective][p2p]") {
+          "[ch5][collective][p2p]") {
   // Rank 0 sends three messages to rank 1 in separate calls; rank 1 takes them in one batch of
   // three receives. Then every rank all-reduces, ranks 2 and 3 exchange among themselves, and
   // every rank all-reduces again: the group's call sequence stays in step although only some
@@ -138,7 +138,7 @@ TEST_CASE("the messages of one pair land in issue order, between collectives of 
 }
 
 TEST_CASE("two ranks that send to each other outside one batch are told why they waited",
-          "[ch4][collective][p2p][fault]") {
+          "[ch5][collective][p2p][fault]") {
   // A send completes only once its receiver has posted the receive (Gloo's transport, and NCCL's
   // too): two ranks that each send first and receive after both wait, until the timeout names
   // the cause. The same exchange as one batch completes (the all-pairs case above).
@@ -160,7 +160,7 @@ TEST_CASE("two ranks that send to each other outside one batch are told why they
          contains(out[1].error, "is itself sending to this rank outside one batch")));
 }
 
-TEST_CASE("a pipeline's chain forward and back, on a sub-group", "[ch4][ch9][collective][p2p][groups]") {
+TEST_CASE("a pipeline's chain forward and back, on a sub-group", "[ch5][ch11][collective][p2p][groups]") {
   // The shape of a pipeline: stage s receives from s-1, adds its own term, sends to s+1; then the
   // gradient flows back. The stages are a sub-group {1, 3, 0} of a world of 4 (group ranks
   // 0, 1, 2), so peers are numbered in the group, not in the world.
@@ -193,7 +193,7 @@ TEST_CASE("a pipeline's chain forward and back, on a sub-group", "[ch4][ch9][col
   for (int r : {1, 3, 0}) CHECK(*out[r].value == 60.0f);  // (1 + 2 + 3) × 10 back to every stage
 }
 
-TEST_CASE("a receive that expects another size or type names both sides", "[ch4][collective][p2p][fault]") {
+TEST_CASE("a receive that expects another size or type names both sides", "[ch5][collective][p2p][fault]") {
   auto group = thread_group(2, ReduceMode::deterministic, kShort);
   auto out = run_thread_ranks(2, [&](int r) {
     GlooCollective coll(group.for_rank(r));
@@ -208,7 +208,7 @@ TEST_CASE("a receive that expects another size or type names both sides", "[ch4]
   CHECK_FALSE(out[0].ok());  // its receiver gave up: the send is never taken
 }
 
-TEST_CASE("a peer that never sends is named after the timeout", "[ch4][collective][p2p][fault]") {
+TEST_CASE("a peer that never sends is named after the timeout", "[ch5][collective][p2p][fault]") {
   auto group = thread_group(3, ReduceMode::deterministic, kShort);
   std::latch failed(1);
   const auto t0 = Clock::now();
@@ -232,7 +232,7 @@ TEST_CASE("a peer that never sends is named after the timeout", "[ch4][collectiv
   CHECK(seconds_since(t0) < kHang);
 }
 
-TEST_CASE("a peer that dies while its receiver waits ends the wait at once", "[ch4][collective][p2p][fault]") {
+TEST_CASE("a peer that dies while its receiver waits ends the wait at once", "[ch5][collective][p2p][fault]") {
   // Rank 1 sends one message, then fails (its connections close as it unwinds) while rank 0 waits
   // for the second: rank 0 learns from the closed connection, long before the 30 s timeout.
   auto group = thread_group(2, ReduceMode::deterministic, std::chrono::milliseconds(30000));
@@ -256,7 +256,7 @@ TEST_CASE("a peer that dies while its receiver waits ends the wait at once", "[c
   CHECK(took < 30.0);  // the closed connection ended it, not the timeout
 }
 
-TEST_CASE("bad point-to-point arguments are clear errors at the call", "[ch4][collective][p2p][fault]") {
+TEST_CASE("bad point-to-point arguments are clear errors at the call", "[ch5][collective][p2p][fault]") {
   auto group = thread_group(2);
   auto out = run_thread_ranks(2, [&](int r) {
     GlooCollective coll(group.for_rank(r));

@@ -146,7 +146,7 @@ TEST_CASE("processes meeting through a FileStore reduce along the canonical tree
   }
 }
 
-TEST_CASE("a process that dies makes the others fail quickly", "[ch4][collective][process][fault]") {
+TEST_CASE("a process that dies makes the others fail quickly", "[ch5][collective][process][fault]") {
   // "quickly": they fail (exit 1) from the closed connections instead of waiting forever
   const int n = 3;
   const fs::path dir = fs::temp_directory_path() / ("zt-proc-die-" + std::to_string(getpid()));
@@ -211,7 +211,7 @@ TEST_CASE("a process that dies during a point-to-point transfer fails its receiv
   fs::remove_all(dir);
 }
 
-TEST_CASE("processes form the groups of a 2 x 2 grid and reduce within them", "[ch9][collective][process][groups]") {
+TEST_CASE("processes form the groups of a 2 x 2 grid and reduce within them", "[ch11][collective][process][groups]") {
   // World ranks 0..3 = dp * 2 + mp: MP groups {0,1} {2,3}, DP groups {0,2} {1,3}. Both groups
   // reduce at once (each has its own connections); every result must be the reference sum over
   // exactly that group's ranks.

@@ -42,7 +42,7 @@ std::vector<RankOutcome<float>> sum_over(const std::string& spec, int n, std::ch
 
 }  // namespace
 
-TEST_CASE("store specs: known schemes, errors, extension point", "[ch4][collective][store]") {
+TEST_CASE("store specs: known schemes, errors, extension point", "[ch5][collective][store]") {
   CHECK(make_store("hash") != nullptr);
   CHECK_THROWS_WITH(make_store("zookeeper:somewhere"), Catch::Contains("unknown store spec 'zookeeper:somewhere'") &&
                                                            Catch::Contains("file, hash, redis"));
@@ -57,7 +57,7 @@ TEST_CASE("store specs: known schemes, errors, extension point", "[ch4][collecti
   for (const auto& o : out) CHECK(o.value.value_or(-1) == 6.0f);
 }
 
-TEST_CASE("file store: a job, then a clear error when its directory is reused", "[ch4][collective][store]") {
+TEST_CASE("file store: a job, then a clear error when its directory is reused", "[ch5][collective][store]") {
   const std::string dir = fresh_dir("filestore");
   const auto first = sum_over("file:" + dir, 2, std::chrono::milliseconds(5000));
   for (const auto& o : first) {
@@ -73,7 +73,7 @@ TEST_CASE("file store: a job, then a clear error when its directory is reused", 
   fs::remove_all(dir);
 }
 
-TEST_CASE("redis store against a real redis-server", "[ch4][collective][store]") {
+TEST_CASE("redis store against a real redis-server", "[ch5][collective][store]") {
   if (!zt::test::RedisServer::installed()) {
     WARN("redis-server not installed: redis store test skipped");
     return;

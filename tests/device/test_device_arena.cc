@@ -27,7 +27,7 @@ std::string error_of(const std::function<void()>& f) {
 }
 }  // namespace
 
-TEST_CASE("device arena: a device slab carved by the host's allocator, under the same ledger", "[ch11]") {
+TEST_CASE("device arena: a device slab carved by the host's allocator, under the same ledger", "[ch13]") {
   zt::device::EmulatedRuntime rt;
   const std::size_t capacity = 1 << 20;
   std::byte* slab = rt.allocate(capacity, "rank 0 device memory");
@@ -65,7 +65,7 @@ TEST_CASE("device arena: a device slab carved by the host's allocator, under the
   CHECK(released == std::vector<std::byte*>{slab});  // the arena gives the slab back exactly once
 }
 
-TEST_CASE("device arena: a slab off the 256-byte granule is refused", "[ch11]") {
+TEST_CASE("device arena: a slab off the 256-byte granule is refused", "[ch13]") {
   alignas(256) static std::byte host[1024];
   CHECK(error_of([] { zt::Arena a(host + 8, 512, "odd", [](std::byte*) {}); }) ==
         "arena 'odd': the slab must start at a multiple of 256 bytes");

@@ -27,7 +27,7 @@ std::string expected_reason() {
 }
 }  // namespace
 
-TEST_CASE("zero-train --device cuda where it cannot run: one line, exit 2", "[ch11]") {
+TEST_CASE("zero-train --device cuda where it cannot run: one line, exit 2", "[ch13]") {
   const std::string reason = expected_reason();
   if (reason.empty()) {
     WARN("a CUDA device is visible: --device cuda runs here (make test-gpu checks it)");
@@ -55,7 +55,7 @@ TEST_CASE("zero-train --device cuda where it cannot run: one line, exit 2", "[ch
   }
 }
 
-TEST_CASE("zero-train --device cpu is the default and is named in the summary", "[ch11]") {
+TEST_CASE("zero-train --device cpu is the default and is named in the summary", "[ch13]") {
   const std::string json = "/tmp/zt_device_" + std::to_string(::getpid()) + ".json";
   const auto out = zt::test::run_program("zero-train", kTiny + "--device cpu --summary-json " + json);
   INFO(out.err);

@@ -140,7 +140,7 @@ std::vector<int32_t> iota_ints(std::size_t n) {
 }
 }  // namespace
 
-TEST_CASE("emulated device: host -> device -> device -> host on three streams, bytes and counts exact", "[ch11]") {
+TEST_CASE("emulated device: host -> device -> device -> host on three streams, bytes and counts exact", "[ch13]") {
   EmulatedRuntime rt;
   const std::size_t n = 10000, bytes = n * sizeof(float), chunk = bytes / 4;
   std::vector<float> host(n);
@@ -196,7 +196,7 @@ std::vector<float> gelu_on(zt::device::Runtime& rt, const std::vector<float>& x)
   return y;
 }
 
-TEST_CASE("emulated device: a kernel gives the bits of the same op run on host memory", "[ch11]") {
+TEST_CASE("emulated device: a kernel gives the bits of the same op run on host memory", "[ch13]") {
   const int64_t n = 1000;  // not a multiple of the block: the edge block's idle threads run too
   std::vector<float> x(static_cast<std::size_t>(n)), y_host(x.size());
   for (int64_t i = 0; i < n; ++i) x[static_cast<std::size_t>(i)] = -6.0f + 12.0f * static_cast<float>(i) / 999.0f;
@@ -217,7 +217,7 @@ TEST_CASE("emulated device: a kernel gives the bits of the same op run on host m
   (void)p;
 }
 
-TEST_CASE("emulated device: host code that reads or writes device memory dies naming the buffer", "[ch11]") {
+TEST_CASE("emulated device: host code that reads or writes device memory dies naming the buffer", "[ch13]") {
   const ChildOutcome read = run_in_child([] {
     EmulatedRuntime rt;
     std::byte* params = rt.allocate(4096, "params");
@@ -287,7 +287,7 @@ TEST_CASE("emulated device: host code that reads or writes device memory dies na
 }
 
 TEST_CASE("emulated device: a kernel that touches device memory outside its declared spans dies naming the kernel",
-          "[ch11]") {
+          "[ch13]") {
   // The race checker trusts the spans a launch declares; a body that writes past them would hide
   // a race, so only the declared spans' pages are open while it runs.
   const ChildOutcome other_page = run_in_child([] {
@@ -325,7 +325,7 @@ TEST_CASE("emulated device: a kernel that touches device memory outside its decl
   CHECK(staging[2] == 0xFFFFFFFFu);
 }
 
-TEST_CASE("emulated device: reading a copy's bytes on another stream needs an event or a host synchronize", "[ch11]") {
+TEST_CASE("emulated device: reading a copy's bytes on another stream needs an event or a host synchronize", "[ch13]") {
   const std::vector<int32_t> values = iota_ints(1024);
   const std::size_t bytes = 4096;
   struct Setup {
@@ -405,7 +405,7 @@ TEST_CASE("emulated device: reading a copy's bytes on another stream needs an ev
   }
 }
 
-TEST_CASE("emulated device: streams run concurrently, and a wait holds up only its own stream", "[ch11]") {
+TEST_CASE("emulated device: streams run concurrently, and a wait holds up only its own stream", "[ch13]") {
   EmulatedRuntime rt;
   const Stream a = rt.create_stream("a"), b = rt.create_stream("b"), c = rt.create_stream("c");
   const std::vector<int32_t> values = iota_ints(1024);
@@ -442,7 +442,7 @@ TEST_CASE("emulated device: streams run concurrently, and a wait holds up only i
 }
 
 TEST_CASE("emulated device: an error in a stream's work surfaces at synchronize, and its waiters fail, never hang",
-          "[ch11]") {
+          "[ch13]") {
   EmulatedRuntime rt;
   const Stream a = rt.create_stream("a"), b = rt.create_stream("b");
   const std::vector<int32_t> values = iota_ints(1024);
@@ -476,7 +476,7 @@ TEST_CASE("emulated device: an error in a stream's work surfaces at synchronize,
   CHECK(std::all_of(back.begin(), back.end(), [](uint8_t v) { return v == 0xFF; }));
 }
 
-TEST_CASE("emulated device: spans and pointers must be what the call says they are", "[ch11]") {
+TEST_CASE("emulated device: spans and pointers must be what the call says they are", "[ch13]") {
   EmulatedRuntime rt;
   std::byte* params = rt.allocate(4096, "params");
   std::byte* grads = rt.allocate(4096, "grads");
@@ -522,7 +522,7 @@ TEST_CASE("emulated device: spans and pointers must be what the call says they a
   CHECK(rt.stats() - before == one_upload);
 }
 
-TEST_CASE("emulated device: destruction runs the queued work, then joins", "[ch11]") {
+TEST_CASE("emulated device: destruction runs the queued work, then joins", "[ch13]") {
   std::atomic<int> ran{0};
   {
     EmulatedRuntime rt;
@@ -545,7 +545,7 @@ TEST_CASE("emulated device: destruction runs the queued work, then joins", "[ch1
   CHECK(ran == 100);
 }
 
-TEST_CASE("emulated device: the race checker's memory does not grow with the number of steps", "[ch11]") {
+TEST_CASE("emulated device: the race checker's memory does not grow with the number of steps", "[ch13]") {
   EmulatedRuntime rt;
   const Stream h2d = rt.create_stream("h2d"), compute = rt.create_stream("compute"), d2h = rt.create_stream("d2h");
   const std::vector<int32_t> values = iota_ints(1024);
@@ -575,7 +575,7 @@ TEST_CASE("emulated device: the race checker's memory does not grow with the num
   CHECK(back[1023] == 2047);
 }
 
-TEST_CASE("make_runtime: the emulated device always, CUDA only where the probe finds a device", "[ch11]") {
+TEST_CASE("make_runtime: the emulated device always, CUDA only where the probe finds a device", "[ch13]") {
   const auto emulated = zt::device::make_runtime(zt::device::RuntimeKind::emulated);
   CHECK(emulated->name() == "emulated");
   CHECK(zt::parse_word<zt::device::RuntimeKind>("emulated", "runtime") == zt::device::RuntimeKind::emulated);

@@ -15,7 +15,7 @@
 using namespace zt;
 using device::CopyKind;
 
-TEST_CASE("a batch of device and host buffers crosses between two staged ranks", "[ch11][device][p2p]") {
+TEST_CASE("a batch of device and host buffers crosses between two staged ranks", "[ch13][device][p2p]") {
   constexpr std::size_t kDev = 301, kHost = 77;
   auto group = thread_group(2);
   struct Out {

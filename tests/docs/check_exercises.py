@@ -2,7 +2,7 @@
 """tests/docs/check_exercises.py ROOT BUILD [--print] [--chapter NN] — every number in an exercise's
 worked solution is produced by a command shown beside it, and that command still produces it.
 
-The exercises live in chapters/NN-*/exercises.md, for chapters 1-14, 3 to 5 each. An exercise is a
+The exercises live in chapters/NN-*/exercises.md, for chapters 1-16, 3 to 6 each. An exercise is a
 `### Exercise N.M — title` heading, its question, then a line starting `**Solution.**` and the
 worked solution up to the next heading. A solution shows its commands in ```console blocks:
 
@@ -22,7 +22,7 @@ appear, verbatim up to runs of blanks, in the output of one of that solution's c
 answer cannot be typed in by hand and go stale. Everything these programs print is deterministic
 (the canonical GEMM is the default; no wall-clock figure may be quoted or set in bold).
 
-The script also checks the structure: chapters 1-14 each have exercises.md with 3-5 exercises, each
+The script also checks the structure: chapters 1-16 each have exercises.md with 3-5 exercises, each
 heading ending in [paper] (answered with the chapter's formulas) or [lab] (answered by a run), each
 with a solution that runs at least one command. `--print` prints each command's output instead of
 checking (for writing a solution); `--chapter NN` (repeatable) limits the run to those chapters; `BUILD --self-test`
@@ -43,7 +43,7 @@ KIND_TAG = re.compile(r"\[(paper|lab)\]$")  # answered with the chapter's formul
 HEADING = re.compile(r"^#{1,3} ")
 BOLD = re.compile(r"\*\*(.+?)\*\*")
 EXIT = re.compile(r"^\(exit status (\d+)\)$")
-CHAPTERS = [*range(1, 15)]
+CHAPTERS = [*range(1, 17)]
 MIN_EXERCISES, MAX_EXERCISES = 3, 5
 
 

@@ -68,7 +68,7 @@ def self_test():
         "// the copy engine of P8 (offload)",
         "see (P4) for the stores",
         "P9's kernels",
-        "*A section of chapter 10 (draft).*",
+        "*A section of chapter 12 (draft).*",
         "no GPU was lent to this part's session",
         "Sessions before this one measured",
     ]

@@ -55,7 +55,7 @@ A scanned number is registered when
     inline code span (`...`) that starts with a flag or holds a command (`--loss-scale-init 65536`)
     is an input too;
   - allowed: tests/docs/numbers_allowed.json lists it, as written, under its document:
-        {"chapters/05-zero-1/README.md": [
+        {"chapters/06-zero-1/README.md": [
            {"text": "1 647 616", "why": "closed form", "note": "the paper's 4ψ + 12ψ/N at ψ = 102 976"}]}
     "why" is one of "input" (a flag or parameter the reader chooses), "closed form" (computed in
     the text from a formula or from numbers beside it; the note says which), "paper" (a figure of

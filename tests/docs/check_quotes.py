@@ -42,7 +42,7 @@ must appear in the document verbatim. A value is "RUN SOURCE FORMAT" (SOURCE may
 FORMAT `spaced` writes an integer with its thousands grouped by single spaces (1 647 616), as the
 chapters write byte counts; it applies to a JSON number and to an integer an `out~` group captured.
 A quote may name, in its own "document" key, another document of the same chapter that it pins
-(chapters/12-checkpoints-offload/offload.md beside the README); by default it pins the file's.
+(chapters/14-checkpoints-offload/offload.md beside the README); by default it pins the file's.
 Everything here is deterministic by construction (the canonical GEMM is the default): no
 tolerance. Wall-clock figures (tokens/s, seconds) are measurements of one machine and are not
 quoted through this file. `--print` prints every filled quote instead of checking, for updating

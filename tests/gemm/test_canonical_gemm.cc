@@ -56,7 +56,7 @@ std::vector<Isa> supported_isas() {
 
 }  // namespace
 
-TEST_CASE("canonical GEMM: every CPU path and the GPU body give the definition's bits", "[ch11]") {
+TEST_CASE("canonical GEMM: every CPU path and the GPU body give the definition's bits", "[ch13]") {
   const Isa before = canonical_isa();
   for (const Shape& sh : kShapes)
     for (int t = 0; t < 4; ++t) {
@@ -89,7 +89,7 @@ TEST_CASE("canonical GEMM: every CPU path and the GPU body give the definition's
   set_canonical_isa(before);
 }
 
-TEST_CASE("canonical GEMM: the inputs are order-sensitive (the test can fail)", "[ch11]") {
+TEST_CASE("canonical GEMM: the inputs are order-sensitive (the test can fail)", "[ch13]") {
   // the same products summed in reverse k order differ from the canonical chain somewhere: a path
   // that reordered k would be caught by the test above
   const int64_t m = 16, n = 16, k = 300;
@@ -105,7 +105,7 @@ TEST_CASE("canonical GEMM: the inputs are order-sensitive (the test can fail)", 
   CHECK(differ > m * n / 4);
 }
 
-TEST_CASE("canonical triangular multiply: every CPU path and the GPU body give the definition's bits", "[ch11]") {
+TEST_CASE("canonical triangular multiply: every CPU path and the GPU body give the definition's bits", "[ch13]") {
   const Isa before = canonical_isa();
   for (const auto& [m, n] : {std::pair<int64_t, int64_t>{1, 1}, {5, 3}, {64, 32}, {37, 19}, {70, 64}, {33, 150}})
     for (bool trans : {false, true}) DYNAMIC_SECTION(m << "x" << n << (trans ? " A^T" : "")) {
@@ -135,7 +135,7 @@ TEST_CASE("canonical triangular multiply: every CPU path and the GPU body give t
   set_canonical_isa(before);
 }
 
-TEST_CASE("canonical GEMM: K = 0 gives +0, an unsupported forced path is an error", "[ch11]") {
+TEST_CASE("canonical GEMM: K = 0 gives +0, an unsupported forced path is an error", "[ch13]") {
   std::vector<float> c(6, 5.0f);
   gemm_canonical_f32(false, false, 2, 3, 0, nullptr, 1, nullptr, 3, c.data(), 3);
   for (float x : c) CHECK((x == 0.0f && !std::signbit(x)));

@@ -20,7 +20,7 @@ bool mapped(const std::string& name) {
 
 }  // namespace
 
-TEST_CASE("cuBLAS is opened on first use, not at start-up, and every entry point resolves", "[ch11]") {
+TEST_CASE("cuBLAS is opened on first use, not at start-up, and every entry point resolves", "[ch13]") {
   using namespace zt::gemm::cuda;
   CHECK(std::string(cublas_library_name()) == "libcublas.so." + std::to_string(CUBLAS_VER_MAJOR));
   // linked against the CUDA GEMM, yet neither cuBLAS nor cuBLASLt was loaded at start-up

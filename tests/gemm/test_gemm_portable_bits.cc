@@ -32,7 +32,7 @@ std::string params_of(const std::string& args, std::vector<std::pair<std::string
 }  // namespace
 
 TEST_CASE("zero-train --gemm canonical: the same bits under every OpenBLAS core type and every canonical path",
-          "[ch11]") {
+          "[ch13]") {
   const std::string reference = params_of(kRun + "--gemm canonical", {});
   REQUIRE(reference.size() > 0);
   for (const char* core : {"Haswell", "SkylakeX", "Zen", "Prescott", "Sandybridge"}) {
@@ -50,7 +50,7 @@ TEST_CASE("zero-train --gemm canonical: the same bits under every OpenBLAS core 
                   {{"OPENBLAS_CORETYPE", "Prescott"}, {"ZT_GEMM_ISA", "scalar"}}) == bf16);
 }
 
-TEST_CASE("zero-train --gemm canonical keeps the ZeRO promise: N ranks bitwise equal to one device", "[ch11]") {
+TEST_CASE("zero-train --gemm canonical keeps the ZeRO promise: N ranks bitwise equal to one device", "[ch13]") {
   for (const char* grid :
        {"--world-size 2 --stage 3", "--world-size 4 --mp-size 2 --stage 2 --checkpoint-activations"}) {
     INFO(grid);
@@ -61,7 +61,7 @@ TEST_CASE("zero-train --gemm canonical keeps the ZeRO promise: N ranks bitwise e
   }
 }
 
-TEST_CASE("zero-train --gemm: a bad value or ZT_GEMM_ISA is one line and exit 2", "[ch11]") {
+TEST_CASE("zero-train --gemm: a bad value or ZT_GEMM_ISA is one line and exit 2", "[ch13]") {
   const auto bad = run_program("zero-train", kRun + "--gemm cublas");
   CHECK(bad.status == 2);
   CHECK(bad.err.find("--gemm") != std::string::npos);

@@ -57,7 +57,7 @@ const int64_t kWidths[] = {6, 12, 16, 32, 3, 8, 9};
 
 }  // namespace
 
-TEST_CASE("canonical GEMM packing: every path writes the definition's layout", "[ch11]") {
+TEST_CASE("canonical GEMM packing: every path writes the definition's layout", "[ch13]") {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   for (bool scalar_only : {false, true}) {
     set_pack_scalar_only(scalar_only);
@@ -92,7 +92,7 @@ TEST_CASE("canonical GEMM packing: every path writes the definition's layout", "
   set_pack_scalar_only(false);
 }
 
-TEST_CASE("canonical GEMM packing: a wrong layout is caught (the test can fail)", "[ch11]") {
+TEST_CASE("canonical GEMM packing: a wrong layout is caught (the test can fail)", "[ch13]") {
   // the definition's layout of a 2 x 3 op(A) at MR 2 differs from the same values stored row-major
   const std::vector<float> x = distinct_values(2, 3);
   const Operand A{x.data(), 3, false};

@@ -21,48 +21,48 @@
 #include "support/kernel_cases/linear.h"
 #include "support/kernel_cases/optim.h"
 
-TEMPLATE_TEST_CASE("host launch: LayerNorm rows and columns give the CPU kernel's bits", "[ch11]", float, zt::fp16,
+TEMPLATE_TEST_CASE("host launch: LayerNorm rows and columns give the CPU kernel's bits", "[ch13]", float, zt::fp16,
                    zt::bf16) {
   zt::test::case_layernorm<TestType>(zt::test::HostEnv{});
 }
 
-TEMPLATE_TEST_CASE("host launch: GELU elements give the CPU kernel's bits", "[ch11]", float, zt::fp16, zt::bf16) {
+TEMPLATE_TEST_CASE("host launch: GELU elements give the CPU kernel's bits", "[ch13]", float, zt::fp16, zt::bf16) {
   zt::test::case_gelu<TestType>(zt::test::HostEnv{});
 }
 
-TEMPLATE_TEST_CASE("host launch: residual add and join give the CPU kernel's bits", "[ch11]", float, zt::fp16,
+TEMPLATE_TEST_CASE("host launch: residual add and join give the CPU kernel's bits", "[ch13]", float, zt::fp16,
                    zt::bf16) {
   zt::test::case_residual<TestType>(zt::test::HostEnv{});
 }
 
-TEMPLATE_TEST_CASE("host launch: casts to and from 16 bits give the CPU's bits", "[ch11]", zt::fp16, zt::bf16) {
+TEMPLATE_TEST_CASE("host launch: casts to and from 16 bits give the CPU's bits", "[ch13]", zt::fp16, zt::bf16) {
   zt::test::case_cast<TestType>(zt::test::HostEnv{});
 }
 
-TEMPLATE_TEST_CASE("host launch: cross-entropy rows and logits give the CPU kernel's bits", "[ch11]", float, zt::fp16,
+TEMPLATE_TEST_CASE("host launch: cross-entropy rows and logits give the CPU kernel's bits", "[ch13]", float, zt::fp16,
                    zt::bf16) {
   zt::test::case_cross_entropy<TestType>(zt::test::HostEnv{});
 }
 
-TEMPLATE_TEST_CASE("host launch: attention softmax rows give the CPU kernel's bits", "[ch11]", float, zt::fp16,
+TEMPLATE_TEST_CASE("host launch: attention softmax rows give the CPU kernel's bits", "[ch13]", float, zt::fp16,
                    zt::bf16) {
   zt::test::case_attention<TestType>(zt::test::HostEnv{});
 }
 
-TEMPLATE_TEST_CASE("host launch: embedding elements give the CPU kernel's bits", "[ch11]", float, zt::fp16, zt::bf16) {
+TEMPLATE_TEST_CASE("host launch: embedding elements give the CPU kernel's bits", "[ch13]", float, zt::fp16, zt::bf16) {
   zt::test::case_embedding<TestType>(zt::test::HostEnv{});
 }
 
-TEMPLATE_TEST_CASE("host launch: linear bias epilogue and gradient give the CPU kernel's bits", "[ch11]", float,
+TEMPLATE_TEST_CASE("host launch: linear bias epilogue and gradient give the CPU kernel's bits", "[ch13]", float,
                    zt::fp16, zt::bf16) {
   zt::test::case_linear<TestType>(zt::test::HostEnv{});
 }
 
-TEST_CASE("host launch: Adam, SGD and the unscale check give the CPU loops' bits", "[ch11]") {
+TEST_CASE("host launch: Adam, SGD and the unscale check give the CPU loops' bits", "[ch13]") {
   zt::test::case_optim(zt::test::HostEnv{});
 }
 
-TEST_CASE("host launch: the inputs are order-sensitive (the tests can fail)", "[ch11]") {
+TEST_CASE("host launch: the inputs are order-sensitive (the tests can fail)", "[ch13]") {
   // a left-to-right sum of a LayerNorm row, or of a cross-entropy row's exponentials, differs from
   // the canonical tree in most rows: a kernel that summed in another order would be caught
   int differ_ln = 0, differ_ce = 0;
@@ -82,7 +82,7 @@ TEST_CASE("host launch: the inputs are order-sensitive (the tests can fail)", "[
   CHECK(differ_ce > 25);
 }
 
-TEST_CASE("host launch: the item grid covers every item once, idle threads at the edge", "[ch11]") {
+TEST_CASE("host launch: the item grid covers every item once, idle threads at the edge", "[ch13]") {
   for (const int64_t items : {int64_t{1}, int64_t{127}, int64_t{128}, int64_t{129}, int64_t{1000}}) {
     const zt::device::Launch l = zt::device::item_grid(items);
     CHECK(l.block.x == zt::device::kItemBlock);

@@ -52,7 +52,7 @@ std::vector<T> col_block(const std::vector<T>& m, int64_t rows, int64_t cols, in
 
 }  // namespace
 
-TEST_CASE("OpenBLAS: the same GEMM call on the same values gives the same bits at any address and stride", "[ch9]") {
+TEST_CASE("OpenBLAS: the same GEMM call on the same values gives the same bits at any address and stride", "[ch11]") {
   // the property tensor parallelism here rests on (kernels/parallel_linear.h); checked for this
   // build's OpenBLAS kernel on shapes like the model's, operands placed at different offsets and
   // inside wider matrices (other leading dimensions)
@@ -83,7 +83,7 @@ TEST_CASE("OpenBLAS: the same GEMM call on the same values gives the same bits a
       }
 }
 
-TEMPLATE_TEST_CASE("one block: the parallel Linears are linear.h, bit for bit", "[ch9]", float, fp16, bf16) {
+TEMPLATE_TEST_CASE("one block: the parallel Linears are linear.h, bit for bit", "[ch11]", float, fp16, bf16) {
   using T = TestType;
   const bool nar = !std::is_same_v<T, float>;
   const int64_t N = 24, in = 32, out = 48;
@@ -115,7 +115,7 @@ TEMPLATE_TEST_CASE("one block: the parallel Linears are linear.h, bit for bit", 
   CHECK(row_parallel_backward_floats(N, in, out, 1, nar) == linear_backward_scratch_floats(N, in, out, nar));
 }
 
-TEMPLATE_TEST_CASE("B blocks on N_m devices: the bits of one device with B blocks", "[ch9]", float, fp16, bf16) {
+TEMPLATE_TEST_CASE("B blocks on N_m devices: the bits of one device with B blocks", "[ch11]", float, fp16, bf16) {
   using T = TestType;
   const int64_t N = 16, C = 32, B = 4;
   const int64_t out = 4 * C, outb = out / B;  // a c_fc: one group of 4C/B rows per block

@@ -35,7 +35,7 @@ std::vector<std::string> launch_with_store(int n, const std::string& store) {
 }
 }  // namespace
 
-TEST_CASE("zero-launch: rendezvous through ZT_STORE=file:DIR", "[ch4][launch]") {
+TEST_CASE("zero-launch: rendezvous through ZT_STORE=file:DIR", "[ch5][launch]") {
   char tmpl[] = "/tmp/zt-filestore-XXXXXX";
   REQUIRE(::mkdtemp(tmpl) != nullptr);
   const std::string dir = tmpl;
@@ -43,7 +43,7 @@ TEST_CASE("zero-launch: rendezvous through ZT_STORE=file:DIR", "[ch4][launch]") 
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("zero-launch: rendezvous through ZT_STORE=redis:HOST:PORT", "[ch4][launch]") {
+TEST_CASE("zero-launch: rendezvous through ZT_STORE=redis:HOST:PORT", "[ch5][launch]") {
   if (!zt::test::RedisServer::installed()) {
     WARN("redis-server not installed: skipping the RedisStore rendezvous");
     return;

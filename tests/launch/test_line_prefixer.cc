@@ -7,7 +7,7 @@
 
 using zt::launch::LinePrefixer;
 
-TEST_CASE("lines are prefixed whole whatever the chunking", "[ch4][launch]") {
+TEST_CASE("lines are prefixed whole whatever the chunking", "[ch5][launch]") {
   const std::string text = "alpha\nbeta gamma\n\ndelta";
   const std::string expected = "[rank 3] alpha\n[rank 3] beta gamma\n[rank 3] \n[rank 3] delta\n";
   for (std::size_t chunk = 1; chunk <= text.size(); ++chunk) {
@@ -26,7 +26,7 @@ TEST_CASE("lines are prefixed whole whatever the chunking", "[ch4][launch]") {
   CHECK(empty.finish().empty());
 }
 
-TEST_CASE("an endless line is cut at the size limit", "[ch4][launch]") {
+TEST_CASE("an endless line is cut at the size limit", "[ch5][launch]") {
   LinePrefixer p("> ");
   std::string big(LinePrefixer::kMaxLineBytes + 10, 'y');
   std::string out = p.feed(big.data(), big.size());

@@ -18,7 +18,7 @@ zt::launch::RankEnv parse(std::map<std::string, std::string> vars) {
 }
 }  // namespace
 
-TEST_CASE("no launcher variables: a single process", "[ch4][launch]") {
+TEST_CASE("no launcher variables: a single process", "[ch5][launch]") {
   auto e = parse({{"HOME", "/root"}});
   CHECK(e.source == RankSource::kNone);
   CHECK_FALSE(e.launched());
@@ -28,7 +28,7 @@ TEST_CASE("no launcher variables: a single process", "[ch4][launch]") {
   CHECK(e.master_port == 0);
 }
 
-TEST_CASE("torchrun convention", "[ch4][launch]") {
+TEST_CASE("torchrun convention", "[ch5][launch]") {
   auto e = parse({{"RANK", "2"},
                   {"WORLD_SIZE", "4"},
                   {"LOCAL_RANK", "0"},
@@ -48,7 +48,7 @@ TEST_CASE("torchrun convention", "[ch4][launch]") {
   CHECK(parse({{"RANK", "3"}, {"WORLD_SIZE", "4"}}).local_rank == 3);
 }
 
-TEST_CASE("OpenMPI convention", "[ch4][launch]") {
+TEST_CASE("OpenMPI convention", "[ch5][launch]") {
   auto e = parse({{"OMPI_COMM_WORLD_RANK", "1"}, {"OMPI_COMM_WORLD_SIZE", "3"}, {"OMPI_COMM_WORLD_LOCAL_RANK", "1"}});
   CHECK(e.source == RankSource::kOpenMpi);
   CHECK(e.rank == 1);
@@ -56,7 +56,7 @@ TEST_CASE("OpenMPI convention", "[ch4][launch]") {
   CHECK(e.local_rank == 1);
 }
 
-TEST_CASE("Slurm convention", "[ch4][launch]") {
+TEST_CASE("Slurm convention", "[ch5][launch]") {
   auto e = parse({{"SLURM_PROCID", "5"}, {"SLURM_NTASKS", "8"}, {"SLURM_LOCALID", "1"}});
   CHECK(e.source == RankSource::kSlurm);
   CHECK(e.rank == 5);
@@ -64,7 +64,7 @@ TEST_CASE("Slurm convention", "[ch4][launch]") {
   CHECK(e.local_rank == 1);
 }
 
-TEST_CASE("torchrun variables win over an enclosing allocation's", "[ch4][launch]") {
+TEST_CASE("torchrun variables win over an enclosing allocation's", "[ch5][launch]") {
   // zero-launch inside an srun step: the Slurm variables describe the launcher, not the ranks.
   auto e = parse({{"RANK", "1"},
                   {"WORLD_SIZE", "2"},
@@ -81,7 +81,7 @@ TEST_CASE("torchrun variables win over an enclosing allocation's", "[ch4][launch
   CHECK(m.rank == 2);
 }
 
-TEST_CASE("malformed rank variables are clear errors", "[ch4][launch]") {
+TEST_CASE("malformed rank variables are clear errors", "[ch5][launch]") {
   CHECK_THROWS_WITH(parse({{"RANK", "abc"}, {"WORLD_SIZE", "4"}}),
                     Contains("RANK") && Contains("'abc' is not an integer"));
   CHECK_THROWS_WITH(parse({{"RANK", "4"}, {"WORLD_SIZE", "4"}}), Contains("RANK=4 is not below WORLD_SIZE=4"));
@@ -99,7 +99,7 @@ TEST_CASE("malformed rank variables are clear errors", "[ch4][launch]") {
   CHECK_THROWS_WITH(parse({{"MASTER_ADDR", ""}}), Contains("MASTER_ADDR is set but empty"));
 }
 
-TEST_CASE("world size flag reconciled with the environment", "[ch4][launch]") {
+TEST_CASE("world size flag reconciled with the environment", "[ch5][launch]") {
   using Mode = LaunchDecision::Mode;
   auto none = parse({});
   CHECK(decide_launch(std::nullopt, none).mode == Mode::kSingle);

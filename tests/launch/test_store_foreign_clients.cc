@@ -82,7 +82,7 @@ std::size_t peak_rss_bytes() {
 
 }  // namespace
 
-TEST_CASE("receive_message: memory follows the bytes that arrive, not the size announced", "[ch4][store]") {
+TEST_CASE("receive_message: memory follows the bytes that arrive, not the size announced", "[ch5][store]") {
   int pair[2];
   REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM, 0, pair) == 0);
   Fd reader(pair[0]), writer(pair[1]);
@@ -98,7 +98,7 @@ TEST_CASE("receive_message: memory follows the bytes that arrive, not the size a
 }
 
 TEST_CASE("foreign clients sending garbage, a 4 GiB length, half a frame or nothing leave the ranks served",
-          "[ch4][store]") {
+          "[ch5][store]") {
   auto server = std::make_unique<TcpStore>([] {
     TcpStoreOptions o;
     o.serve = true;
@@ -152,7 +152,7 @@ TEST_CASE("foreign clients sending garbage, a 4 GiB length, half a frame or noth
 }
 
 TEST_CASE("many connections: finished ones are reaped, and past the cap silent ones make room for ranks",
-          "[ch4][store]") {
+          "[ch5][store]") {
   TcpStoreServer server("127.0.0.1", 0, 4);
   const uint16_t port = server.port();
 
@@ -203,6 +203,6 @@ TEST_CASE("many connections: finished ones are reaped, and past the cap silent o
   CHECK(text(b.get("c")) == "3");
 }
 
-TEST_CASE("a server that serves nobody refuses a cap of zero", "[ch4][store]") {
+TEST_CASE("a server that serves nobody refuses a cap of zero", "[ch5][store]") {
   CHECK_THROWS_WITH(TcpStoreServer("127.0.0.1", 0, 0), Contains("max_connections must be at least 1"));
 }

@@ -17,7 +17,7 @@ zt::launch::StoreSpec select(std::map<std::string, std::string> vars) {
 }
 }  // namespace
 
-TEST_CASE("ZT_STORE forms", "[ch4][launch]") {
+TEST_CASE("ZT_STORE forms", "[ch5][launch]") {
   auto f = select({{"ZT_STORE", "file:/shared/job42"}});
   CHECK(f.kind == Kind::kFile);
   CHECK(f.path == "/shared/job42");
@@ -39,7 +39,7 @@ TEST_CASE("ZT_STORE forms", "[ch4][launch]") {
   CHECK(te.text() == "tcp:10.1.2.3:1234");
 }
 
-TEST_CASE("default store from MASTER_ADDR and MASTER_PORT", "[ch4][launch]") {
+TEST_CASE("default store from MASTER_ADDR and MASTER_PORT", "[ch5][launch]") {
   CHECK(select({}).kind == Kind::kNone);
   auto t = select({{"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", "4000"}});
   CHECK(t.kind == Kind::kTcp);
@@ -48,7 +48,7 @@ TEST_CASE("default store from MASTER_ADDR and MASTER_PORT", "[ch4][launch]") {
   CHECK(select({{"ZT_STORE", "file:/tmp/x"}, {"MASTER_ADDR", "a"}, {"MASTER_PORT", "1"}}).kind == Kind::kFile);
 }
 
-TEST_CASE("bad store settings are clear errors", "[ch4][launch]") {
+TEST_CASE("bad store settings are clear errors", "[ch5][launch]") {
   CHECK_THROWS_WITH(select({{"MASTER_ADDR", "127.0.0.1"}}), Contains("MASTER_ADDR is set but MASTER_PORT is not"));
   CHECK_THROWS_WITH(select({{"MASTER_PORT", "4000"}}), Contains("MASTER_PORT is set but MASTER_ADDR is not"));
   CHECK_THROWS_WITH(select({{"ZT_STORE", "tcp"}}), Contains("needs MASTER_ADDR and MASTER_PORT"));
@@ -59,7 +59,7 @@ TEST_CASE("bad store settings are clear errors", "[ch4][launch]") {
   CHECK_THROWS_WITH(select({{"ZT_STORE", "tcp:hostonly"}}), Contains("needs HOST:PORT"));
 }
 
-TEST_CASE("a TCP store the launcher serves is only connected to, rank 0 included", "[ch4][launch]") {
+TEST_CASE("a TCP store the launcher serves is only connected to, rank 0 included", "[ch5][launch]") {
   const std::map<std::string, std::string> zero_launch = {{"RANK", "0"},
                                                           {"WORLD_SIZE", "2"},
                                                           {"MASTER_ADDR", "127.0.0.1"},

@@ -57,7 +57,7 @@ double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::
 constexpr double kHangSeconds = 60.0;  // kHang in seconds
 }  // namespace
 
-TEST_CASE("protocol frames round-trip and reject truncation", "[ch4][store]") {
+TEST_CASE("protocol frames round-trip and reject truncation", "[ch5][store]") {
   zt::store::Message m{'S', {"key", std::string("\0bin\xff", 5), ""}};
   std::string frame = zt::store::encode(m);
   REQUIRE(frame.size() == 4 + 1 + (4 + 3) + (4 + 5) + 4);
@@ -70,7 +70,7 @@ TEST_CASE("protocol frames round-trip and reject truncation", "[ch4][store]") {
   CHECK_THROWS_WITH(zt::store::decode(payload.substr(0, payload.size() - 2)), Contains("truncated field size"));
 }
 
-TEST_CASE("set, get and wait between threads", "[ch4][store]") {
+TEST_CASE("set, get and wait between threads", "[ch5][store]") {
   TcpStore server(server_options());
   const int n = 4;
   std::vector<std::future<std::string>> results;
@@ -90,7 +90,7 @@ TEST_CASE("set, get and wait between threads", "[ch4][store]") {
   CHECK(text(server.get("bin")) == "new");
 }
 
-TEST_CASE("wait blocks until every key is set", "[ch4][store]") {
+TEST_CASE("wait blocks until every key is set", "[ch5][store]") {
   TcpStore server(server_options(0, kHang));
   TcpStore client(client_options(server.port(), kHang));
   std::atomic<bool> b_set{false};
@@ -109,7 +109,7 @@ TEST_CASE("wait blocks until every key is set", "[ch4][store]") {
   CHECK(text(client.get("b")) == "2");
 }
 
-TEST_CASE("a GET with the largest timeout a client can send waits until the key is set", "[ch4][store]") {
+TEST_CASE("a GET with the largest timeout a client can send waits until the key is set", "[ch5][store]") {
   // 2^63 - 1 ms overflows the clock's nanoseconds: the server must take it as "no deadline", not
   // as a deadline in the past (an immediate 'T') or undefined behaviour.
   TcpStore server(server_options(0, kHang));
@@ -124,7 +124,7 @@ TEST_CASE("a GET with the largest timeout a client can send waits until the key 
   CHECK(reply.fields == std::vector<std::string>{"here"});
 }
 
-TEST_CASE("a missing key times out with a message naming key and address", "[ch4][store]") {
+TEST_CASE("a missing key times out with a message naming key and address", "[ch5][store]") {
   TcpStore server(server_options(0, ms(300)));
   TcpStore client(client_options(server.port(), ms(300)));
   std::string where = "127.0.0.1:" + std::to_string(server.port());
@@ -140,7 +140,7 @@ TEST_CASE("a missing key times out with a message naming key and address", "[ch4
   CHECK(text(client.get("a")) == "x");
 }
 
-TEST_CASE("clients may start before the server", "[ch4][store]") {
+TEST_CASE("clients may start before the server", "[ch5][store]") {
   // The port is held from the start by a bound socket that does not listen yet, so the client's
   // attempts are refused (as with no server) and nothing else can take the port meanwhile.
   zt::store::Fd reserved = zt::store::bind_tcp("127.0.0.1", 0);
@@ -161,7 +161,7 @@ TEST_CASE("clients may start before the server", "[ch4][store]") {
   CHECK(client.get() == "hello");
 }
 
-TEST_CASE("no server: connecting gives up after the timeout", "[ch4][store]") {
+TEST_CASE("no server: connecting gives up after the timeout", "[ch5][store]") {
   // A bound socket that never listens: every connection is refused, and the port stays ours.
   zt::store::Fd nobody = zt::store::bind_tcp("127.0.0.1", 0);
   const uint16_t port = zt::store::local_port(nobody.get());
@@ -171,14 +171,14 @@ TEST_CASE("no server: connecting gives up after the timeout", "[ch4][store]") {
   CHECK(since(start) < kHangSeconds);  // only guards against a hang
 }
 
-TEST_CASE("a port in use is a clear error", "[ch4][store]") {
+TEST_CASE("a port in use is a clear error", "[ch5][store]") {
   zt::store::Fd taken = zt::store::listen_tcp("127.0.0.1", 0);
   uint16_t port = zt::store::local_port(taken.get());
   CHECK_THROWS_WITH(TcpStore(server_options(port)),
                     Contains("127.0.0.1:" + std::to_string(port)) && Contains("already in use"));
 }
 
-TEST_CASE("destroying the server fails the clients cleanly", "[ch4][store]") {
+TEST_CASE("destroying the server fails the clients cleanly", "[ch5][store]") {
   auto server = std::make_unique<TcpStore>(server_options());
   TcpStore client(client_options(server->port()));
   auto waiting = std::async(std::launch::async, [&] {
@@ -197,7 +197,7 @@ TEST_CASE("destroying the server fails the clients cleanly", "[ch4][store]") {
   CHECK_THROWS_WITH(client.set("k", bytes("v")), Contains("TCP store"));
 }
 
-TEST_CASE("a malformed client does not disturb the others", "[ch4][store]") {
+TEST_CASE("a malformed client does not disturb the others", "[ch5][store]") {
   TcpStore server(server_options());
   {
     zt::store::Fd junk = zt::store::connect_tcp_retry("127.0.0.1", server.port(), ms(2000));
@@ -213,7 +213,7 @@ TEST_CASE("a malformed client does not disturb the others", "[ch4][store]") {
   CHECK(text(server.get("still")) == "works");
 }
 
-TEST_CASE("Gloo's rendezvous runs over the TCP store", "[ch4][store]") {
+TEST_CASE("Gloo's rendezvous runs over the TCP store", "[ch5][store]") {
   const int n = 3;
   // Rank 0 serves on port 0 and hands the port it got to the others.
   std::promise<uint16_t> served;

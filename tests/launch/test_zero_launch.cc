@@ -35,7 +35,7 @@ std::vector<std::string> launch(int n, std::vector<std::string> probe_args,
 std::string prefix(int r) { return "[rank " + std::to_string(r) + "] "; }
 }  // namespace
 
-TEST_CASE("zero-launch: 1 to 4 ranks succeed, every line prefixed and whole", "[ch4][launch]") {
+TEST_CASE("zero-launch: 1 to 4 ranks succeed, every line prefixed and whole", "[ch5][launch]") {
   const int lines = 200;
   for (int n = 1; n <= 4; ++n) {
     auto r = run_program(launch(n, {"--lines", std::to_string(lines), "--line-bytes", "300"}));
@@ -59,7 +59,7 @@ TEST_CASE("zero-launch: 1 to 4 ranks succeed, every line prefixed and whole", "[
   }
 }
 
-TEST_CASE("zero-launch: ranks rendezvous through the TCP store and Gloo", "[ch4][launch]") {
+TEST_CASE("zero-launch: ranks rendezvous through the TCP store and Gloo", "[ch5][launch]") {
   for (int n : {2, 4}) {
     auto r = run_program(launch(n, {"--rendezvous", "--timeout-ms", "60000"}));
     INFO("n=" << n << "\nstdout:\n" << r.out << "\nstderr:\n" << r.err);
@@ -73,7 +73,7 @@ TEST_CASE("zero-launch: ranks rendezvous through the TCP store and Gloo", "[ch4]
   }
 }
 
-TEST_CASE("zero-launch: the launcher serves the TCP store at MASTER_PORT; ranks only connect", "[ch4][launch]") {
+TEST_CASE("zero-launch: the launcher serves the TCP store at MASTER_PORT; ranks only connect", "[ch5][launch]") {
   auto r = run_program(launch(3, {}));
   INFO("stdout:\n" << r.out << "\nstderr:\n" << r.err);
   REQUIRE(r.status == 0);
@@ -100,7 +100,7 @@ TEST_CASE("zero-launch: the launcher serves the TCP store at MASTER_PORT; ranks 
   CHECK(busy.out.empty());  // no rank ran
 }
 
-TEST_CASE("zero-launch: a rank exiting 5 stops the job quickly", "[ch4][launch]") {
+TEST_CASE("zero-launch: a rank exiting 5 stops the job quickly", "[ch5][launch]") {
   // The other ranks would sleep an hour; the launcher must terminate them (SIGTERM).
   auto r = run_program(launch(4, {"--fail-rank", "1", "--exit-code", "5", "--fail-after-ms", "200", "--sleep-s", "3600",
                                   "--fail-message", "the disk is full"}));
@@ -111,7 +111,7 @@ TEST_CASE("zero-launch: a rank exiting 5 stops the job quickly", "[ch4][launch]"
   for (int k : {0, 2, 3}) CHECK_THAT(r.err, Contains("rank " + std::to_string(k) + " killed by SIGTERM"));
 }
 
-TEST_CASE("zero-launch: the cause is the rank that failed, not the first to exit", "[ch4][launch]") {
+TEST_CASE("zero-launch: the cause is the rank that failed, not the first to exit", "[ch5][launch]") {
   // Rank 1 exits 3 ("a peer failed") first; rank 0, the real cause, fails only once rank 1's
   // process has been reaped by the launcher. The launcher must wait for rank 0 rather than terminate it, report it as
   // the cause with its message, and exit with its code. The long grace period only bounds the
@@ -131,7 +131,7 @@ TEST_CASE("zero-launch: the cause is the rank that failed, not the first to exit
   CHECK(r.err.find("rank 1 failed") == std::string::npos);
 }
 
-TEST_CASE("zero-launch: only echoes of a failure: the job fails with status 3", "[ch4][launch]") {
+TEST_CASE("zero-launch: only echoes of a failure: the job fails with status 3", "[ch5][launch]") {
   // Rank 1 says a peer failed, but no rank ever fails on its own (as when a peer stalls): after
   // the grace period the launcher terminates the rest and reports rank 1's message.
   auto r = run_program(launch(2, {"--echo-rank", "1", "--sleep-s", "3600"}, {"--grace-s", "0.5"}));
@@ -143,7 +143,7 @@ TEST_CASE("zero-launch: only echoes of a failure: the job fails with status 3", 
                              "failed: rank 1: another rank failed"));
 }
 
-TEST_CASE("zero-launch: a rank killed by a signal", "[ch4][launch]") {
+TEST_CASE("zero-launch: a rank killed by a signal", "[ch5][launch]") {
   auto r = run_program(launch(
       3, {"--fail-rank", "2", "--signal", std::to_string(SIGSEGV), "--fail-after-ms", "100", "--sleep-s", "3600"}));
   INFO("stderr:\n" << r.err);
@@ -152,7 +152,7 @@ TEST_CASE("zero-launch: a rank killed by a signal", "[ch4][launch]") {
   CHECK_THAT(r.err, Contains("job failed: rank 2 failed (killed by SIGSEGV)\n"));
 }
 
-TEST_CASE("zero-launch: a rank ignoring SIGTERM gets SIGKILL after the grace period", "[ch4][launch]") {
+TEST_CASE("zero-launch: a rank ignoring SIGTERM gets SIGKILL after the grace period", "[ch5][launch]") {
   // --wait-ready: rank 0 fails only once ranks 1 and 2 have said (through the store) that they
   // ignore SIGTERM, so the SIGTERM can never arrive before they do.
   auto r = run_program(launch(3,
@@ -168,7 +168,7 @@ TEST_CASE("zero-launch: a rank ignoring SIGTERM gets SIGKILL after the grace per
   CHECK_THAT(r.err, Contains("job failed: rank 0 failed (exited with code 4)"));
 }
 
-TEST_CASE("zero-launch: SIGTERM to the launcher is forwarded to every rank", "[ch4][launch]") {
+TEST_CASE("zero-launch: SIGTERM to the launcher is forwarded to every rank", "[ch5][launch]") {
   const int n = 3;
   zt::test::RunOptions o;
   o.signal_when = [](const std::string& out) {            // every rank printed its ready line
@@ -184,7 +184,7 @@ TEST_CASE("zero-launch: SIGTERM to the launcher is forwarded to every rank", "[c
   CHECK_THAT(r.err, Contains("received SIGTERM"));
 }
 
-TEST_CASE("zero-launch: a rank told a different world size stops the job", "[ch4][launch]") {
+TEST_CASE("zero-launch: a rank told a different world size stops the job", "[ch5][launch]") {
   auto r = run_program(launch(2, {"--world-size", "3", "--sleep-s", "3600"}));
   INFO("stderr:\n" << r.err);
   CHECK(r.status == 2);
@@ -192,7 +192,7 @@ TEST_CASE("zero-launch: a rank told a different world size stops the job", "[ch4
   CHECK_THAT(r.err, Contains("--world-size 3 disagrees with the launcher's WORLD_SIZE=2"));
 }
 
-TEST_CASE("zero-launch: bad command lines are one error line", "[ch4][launch]") {
+TEST_CASE("zero-launch: bad command lines are one error line", "[ch5][launch]") {
   auto missing_n = run_program({bin("zero-launch"), "--", "true"});
   CHECK(missing_n.status == 2);
   CHECK_THAT(missing_n.err, Contains("number of ranks is required"));
@@ -211,7 +211,7 @@ TEST_CASE("zero-launch: bad command lines are one error line", "[ch4][launch]") 
   for (const auto& r : {missing_n, no_prog, zero, not_found, bad_store}) CHECK(count_lines_starting(r.err, "") == 1);
 }
 
-TEST_CASE("zero-launch: ZT_STORE=file: reaches the ranks", "[ch4][launch]") {
+TEST_CASE("zero-launch: ZT_STORE=file: reaches the ranks", "[ch5][launch]") {
   auto r = run_program(launch(2, {}, {"--store", "file:/tmp/zt-store-dir"}));
   CHECK(r.status == 0);
   CHECK(count_lines_starting(r.out,

@@ -182,7 +182,7 @@ const GptConfig kNarrowest{.vocab = 17, .context = 5, .layers = 1, .heads = 1, .
 
 }  // namespace
 
-TEMPLATE_TEST_CASE("model on the emulated device: loss, predictions and every gradient bit equal the host's", "[ch11]",
+TEMPLATE_TEST_CASE("model on the emulated device: loss, predictions and every gradient bit equal the host's", "[ch13]",
                    float, zt::fp16, zt::bf16) {
   REQUIRE(zt::kernels::gemm_backend() == zt::kernels::GemmBackend::canonical);  // the device's GEMM
   for (const bool checkpointing : {false, true}) {
@@ -192,7 +192,7 @@ TEMPLATE_TEST_CASE("model on the emulated device: loss, predictions and every gr
   }
 }
 
-TEST_CASE("model on the emulated device: its kernels name what they read, so a missing event is caught", "[ch11]") {
+TEST_CASE("model on the emulated device: its kernels name what they read, so a missing event is caught", "[ch13]") {
   // parameters uploaded on one stream and read by the model on another with no event between: the
   // race checker refuses the first kernel that reads them, when it is enqueued
   using namespace zt::model;
@@ -228,7 +228,7 @@ TEST_CASE("model on the emulated device: its kernels name what they read, so a m
 TEMPLATE_TEST_CASE(
     "model on the emulated device: the split Linears in B = 2 and 4 tensor-parallel blocks, every bit "
     "the host's",
-    "[ch11]", float, zt::fp16, zt::bf16) {
+    "[ch13]", float, zt::fp16, zt::bf16) {
   // every block on this one device (no model-parallel group): the gathers out of the interleaved
   // layout, the scatters back and the canonical sum over the blocks run as item ops
   for (const bool checkpointing : {false, true}) {
@@ -240,7 +240,7 @@ TEMPLATE_TEST_CASE(
   }
 }
 
-TEST_CASE("model ops: the default is the host's kernels, and set_ops(nullptr) returns to them", "[ch11]") {
+TEST_CASE("model ops: the default is the host's kernels, and set_ops(nullptr) returns to them", "[ch13]") {
   using namespace zt::model;
   Harness<float> h(kSmall, 2, gpt_init(kSmall, 7));
   CHECK(&h.model.ops() == &host_ops<float>());

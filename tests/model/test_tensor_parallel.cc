@@ -87,7 +87,7 @@ bool same_or_absent(const std::vector<float>& got, const std::vector<float>& ref
 
 }  // namespace
 
-TEMPLATE_TEST_CASE("tensor parallel: N_m ranks holding B/N_m blocks give the bits of one device with B blocks", "[ch9]",
+TEMPLATE_TEST_CASE("tensor parallel: N_m ranks holding B/N_m blocks give the bits of one device with B blocks", "[ch11]",
                    float, fp16, bf16) {
   using T = TestType;
   GptConfig cfg{.vocab = 13, .context = 8, .layers = 2, .heads = 4, .width = 32};
@@ -129,7 +129,7 @@ TEMPLATE_TEST_CASE("tensor parallel: N_m ranks holding B/N_m blocks give the bit
     }
 }
 
-TEMPLATE_TEST_CASE("activation checkpointing changes no bit, and keeps only the block inputs", "[ch8]", float, fp16,
+TEMPLATE_TEST_CASE("activation checkpointing changes no bit, and keeps only the block inputs", "[ch10]", float, fp16,
                    bf16) {
   using T = TestType;
   const GptConfig cfg{.vocab = 13, .context = 8, .layers = 3, .heads = 4, .width = 32};
@@ -154,7 +154,7 @@ TEMPLATE_TEST_CASE("activation checkpointing changes no bit, and keeps only the 
   CHECK(without.total - with.total == static_cast<std::size_t>(cfg.layers - 1) * one_block);
 }
 
-TEST_CASE("tensor-parallel placement: bad block counts and placements are one-line errors", "[ch9]") {
+TEST_CASE("tensor-parallel placement: bad block counts and placements are one-line errors", "[ch11]") {
   GptConfig cfg{.vocab = 13, .context = 8, .layers = 1, .heads = 4, .width = 32};
   cfg.mp_blocks = 3;
   CHECK_THROWS_WITH(validate(cfg), Catch::Contains("not a power of two"));
@@ -166,7 +166,7 @@ TEST_CASE("tensor-parallel placement: bad block counts and placements are one-li
   CHECK_NOTHROW(validate(cfg, MpPlacement{2, 1}));
 }
 
-TEST_CASE("storage manifests: every canonical element stored exactly once over the MP group", "[ch9]") {
+TEST_CASE("storage manifests: every canonical element stored exactly once over the MP group", "[ch11]") {
   GptConfig cfg{.vocab = 13, .context = 8, .layers = 2, .heads = 8, .width = 32};
   const auto canon = make_manifest(cfg);
   for (int64_t blocks : {1, 2, 4, 8})
@@ -200,7 +200,7 @@ TEST_CASE("storage manifests: every canonical element stored exactly once over t
     }
 }
 
-TEST_CASE("the model makes exactly the provider calls provider_calls() lists", "[ch9]") {
+TEST_CASE("the model makes exactly the provider calls provider_calls() lists", "[ch11]") {
   GptConfig cfg{.vocab = 13, .context = 8, .layers = 2, .heads = 4, .width = 32};
   for (int64_t blocks : {1, 4})
     for (int mp : {1, 2})

@@ -1,6 +1,6 @@
 // Adam, AdamW and SGD-momentum: steps whose exact values are worked out by hand (inputs chosen so
 // that every operation is exact in float), an independent double-precision Adam over many steps,
-// and the shard invariance chapter 5 relies on (a shard's update is bitwise the whole's).
+// and the shard invariance chapter 6 relies on (a shard's update is bitwise the whole's).
 #include <catch2/catch.hpp>
 
 #include <cmath>

@@ -1,4 +1,4 @@
-// The block gradient norm: block boundaries, padding ignored, and the property chapter 5 needs — ranks
+// The block gradient norm: block boundaries, padding ignored, and the property chapter 6 needs — ranks
 // holding padded shards compute block sums that, gathered and put in canonical order, give the
 // single-device norm bit for bit, for any world size. And clipping's threshold.
 #include <catch2/catch.hpp>

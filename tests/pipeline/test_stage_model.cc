@@ -105,7 +105,7 @@ void check_sequential_pipeline(int P, bool checkpointing) {
 
 }  // namespace
 
-TEST_CASE("a GPT cut into pipeline stages computes one device's losses and gradients", "[ch13][pipeline]") {
+TEST_CASE("a GPT cut into pipeline stages computes one device's losses and gradients", "[ch15][pipeline]") {
   for (int P : {1, 2, 3, 4, 5})
     for (bool checkpointing : {false, true}) {
       INFO("P = " << P << (checkpointing ? ", checkpointing" : ""));
@@ -115,7 +115,7 @@ TEST_CASE("a GPT cut into pipeline stages computes one device's losses and gradi
     }
 }
 
-TEST_CASE("a pipeline stage's workspace holds its own blocks: the sizes add up to one device's", "[ch13][pipeline]") {
+TEST_CASE("a pipeline stage's workspace holds its own blocks: the sizes add up to one device's", "[ch15][pipeline]") {
   for (Precision p : {Precision::fp32, Precision::bf16})
     for (bool checkpointing : {false, true})
       for (int P : {2, 3, 5}) {
@@ -142,7 +142,7 @@ TEST_CASE("a pipeline stage's workspace holds its own blocks: the sizes add up t
       }
 }
 
-TEST_CASE("each pipeline stage makes exactly the provider calls provider_calls() lists for it", "[ch13][pipeline]") {
+TEST_CASE("each pipeline stage makes exactly the provider calls provider_calls() lists for it", "[ch15][pipeline]") {
   GptConfig cfg = kFiveBlocks;
   for (int64_t blocks : {1, 2}) {
     cfg.mp_blocks = blocks;
@@ -164,7 +164,7 @@ TEST_CASE("each pipeline stage makes exactly the provider calls provider_calls()
   }
 }
 
-TEST_CASE("a pipeline stage that is not a run of the model's blocks is refused", "[ch13][pipeline]") {
+TEST_CASE("a pipeline stage that is not a run of the model's blocks is refused", "[ch15][pipeline]") {
   for (const PipeStage& s : {PipeStage{-1, 2}, PipeStage{2, 2}, PipeStage{3, 6}, PipeStage{5, -1}})
     CHECK_THROWS_WITH(activation_bytes(kFiveBlocks, kStageB, Precision::fp32, options_of(s, false)),
                       Catch::Contains("is not a non-empty run of the model's 5 blocks"));

@@ -140,7 +140,7 @@ void check_pipeline(PipeSchedule sched, int P, int M, bool checkpointing) {
 }  // namespace
 
 TEST_CASE("GPipe and 1F1B stages of a GPT over send/recv give one device's gradients and losses",
-          "[ch13][pipeline][p2p]") {
+          "[ch15][pipeline][p2p]") {
   for (PipeSchedule sched : {PipeSchedule::gpipe, PipeSchedule::one_f_one_b})
     for (int P : {2, 3, 4})
       for (int M : {P, 5})
@@ -151,7 +151,7 @@ TEST_CASE("GPipe and 1F1B stages of a GPT over send/recv give one device's gradi
         }
 }
 
-TEST_CASE("a stage runner refuses a pipeline it cannot run", "[ch13][pipeline]") {
+TEST_CASE("a stage runner refuses a pipeline it cannot run", "[ch15][pipeline]") {
   auto group = thread_group(1);
   GlooCollective pp(group.for_rank(0));
   ModelOptions o;

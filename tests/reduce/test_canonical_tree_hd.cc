@@ -18,7 +18,7 @@ struct Paren {
 };
 }  // namespace
 
-TEST_CASE("the iterative canonical tree has canonical_reduce's shape for n = 1..100", "[ch11][reduce]") {
+TEST_CASE("the iterative canonical tree has canonical_reduce's shape for n = 1..100", "[ch13][reduce]") {
   int differ = 0;
   for (uint32_t n = 1; n <= 100; ++n) {
     const std::string want = zt::canonical_reduce(n, LeafName{}, Paren{});

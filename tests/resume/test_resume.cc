@@ -3,7 +3,7 @@
 // every held-out evaluation, bit for bit — at the same layout (stages 0-3, fp32/bf16/fp16 with a
 // loss scale that has changed and keeps changing after the resume) and at other layouts (saved at
 // stage 3 on 4 ranks, resumed at stage 1 on 2, stage 2 on 3, stage 0 on 1; saved at N_d 2 x N_m 2,
-// resumed at N_d 1 x N_m 4). The other layouts satisfy the schedule conditions of chapter 5, so
+// resumed at N_d 1 x N_m 4). The other layouts satisfy the schedule conditions of chapter 6, so
 // the uninterrupted run is also the single-rank reference's; that is what makes resharding exact.
 // The data position needs no test of its own: the sampler is counter-based (seed, step), and
 // every resumed step below starts mid-epoch by construction.
@@ -22,7 +22,7 @@ const std::string kModel =
     "--warmup-steps 2 --norm-block 32 --ranks-as threads --steps 6 ";
 }  // namespace
 
-TEST_CASE("resume after SIGKILL: stages 0-3 continue bit for bit", "[ch12]") {
+TEST_CASE("resume after SIGKILL: stages 0-3 continue bit for bit", "[ch14]") {
   struct Row {
     const char* layout;
     const char* precision;
@@ -43,7 +43,7 @@ TEST_CASE("resume after SIGKILL: stages 0-3 continue bit for bit", "[ch12]") {
   }
 }
 
-TEST_CASE("resume after SIGKILL: fp16 with a loss scale that changed before and changes after", "[ch12]") {
+TEST_CASE("resume after SIGKILL: fp16 with a loss scale that changed before and changes after", "[ch14]") {
   ScratchDir dir("fp16");
   // 2^24 overflows at once: the first steps back off (skipped); growth every 2 clean steps then
   // doubles it again after the resume, which needs the saved clean-step count
@@ -64,14 +64,14 @@ TEST_CASE("resume after SIGKILL: fp16 with a loss scale that changed before and 
   check_continues(whole, run_recorded(dir, "resumed", args + " --resume " + dir / "ckpt"), 3);
 }
 
-TEST_CASE("reshard: saved at stage 3 on 4 ranks, resumed at stage 1 on 2, stage 2 on 3, stage 0 on 1", "[ch12]") {
+TEST_CASE("reshard: saved at stage 3 on 4 ranks, resumed at stage 1 on 2, stage 2 on 3, stage 0 on 1", "[ch14]") {
   const std::string saved = kModel + "--stage 3 --world-size 4 --precision bf16";
   static const SavedRun s(
       "reshard", saved, [&](const ScratchDir& d) { return saved + " --save-dir " + d / "ckpt" + " --save-every 3"; },
       3);
   const ScratchDir& dir = s.dir;
   const Recorded& whole = s.whole;
-  // each layout meets chapter 5's schedule conditions for 12 micro-batches: micro-batch sync with
+  // each layout meets chapter 6's schedule conditions for 12 micro-batches: micro-batch sync with
   // N a power of two, or step sync with A = 12 / N a power of two
   for (const char* layout : {"--stage 1 --world-size 2 --grad-sync micro-batch",
                              "--stage 2 --world-size 3 --grad-sync step", "--stage 0 --world-size 1"}) {
@@ -82,7 +82,7 @@ TEST_CASE("reshard: saved at stage 3 on 4 ranks, resumed at stage 1 on 2, stage 
   }
 }
 
-TEST_CASE("reshard with model parallelism: saved at N_d 2 x N_m 2, resumed at N_d 1 x N_m 4", "[ch12]") {
+TEST_CASE("reshard with model parallelism: saved at N_d 2 x N_m 2, resumed at N_d 1 x N_m 4", "[ch14]") {
   const std::string model = kModel + "--mp-blocks 4 --precision bf16 ";
   const std::string saved = model + "--stage 1 --world-size 4 --mp-size 2";
   static const SavedRun s(
@@ -97,7 +97,7 @@ TEST_CASE("reshard with model parallelism: saved at N_d 2 x N_m 2, resumed at N_
   }
 }
 
-TEST_CASE("a writer killed inside the save protocol never leaves a checkpoint that loads wrongly", "[ch12]") {
+TEST_CASE("a writer killed inside the save protocol never leaves a checkpoint that loads wrongly", "[ch14]") {
   // every point of checkpoint/writer.h's protocol, in the second of two saves (steps 2 and 4 of 6)
   const std::string args = kModel + "--stage 2 --world-size 2 --precision bf16";
   static const ScratchDir ref("crash_ref");  // once: Catch2 re-runs the body for each section
@@ -122,7 +122,7 @@ TEST_CASE("a writer killed inside the save protocol never leaves a checkpoint th
 }
 
 TEST_CASE("checkpoints with ZeRO-Offload: saved from the file tier, resumed into the host tier and into none",
-          "[ch12]") {
+          "[ch14]") {
   const std::string args = kModel + "--stage 2 --world-size 2 --precision bf16";
   static const SavedRun s(
       "offload", args,
@@ -143,7 +143,7 @@ TEST_CASE("checkpoints with ZeRO-Offload: saved from the file tier, resumed into
 }
 
 TEST_CASE("checkpoints with --offload-params: saved from the parameter file, resumed without it and back into it",
-          "[ch12]") {
+          "[ch14]") {
   ScratchDir dir("oparams");
   std::filesystem::create_directories(dir / "tier");
   for (const char* precision : {"fp32", "bf16"}) DYNAMIC_SECTION(precision) {

@@ -63,7 +63,7 @@ zt::test::ProgramOutput expect_refused(const ScratchDir& dir, const std::string&
 }
 }  // namespace
 
-TEST_CASE("resume refuses a damaged checkpoint with one line naming the file", "[ch12]") {
+TEST_CASE("resume refuses a damaged checkpoint with one line naming the file", "[ch14]") {
   SECTION("a truncated data file") {
     ScratchDir dir("truncated");
     const std::string ckpt = saved(dir);
@@ -104,7 +104,7 @@ TEST_CASE("resume refuses a damaged checkpoint with one line naming the file", "
   }
 }
 
-TEST_CASE("resume refuses a checkpoint of another run with one line saying what differs", "[ch12]") {
+TEST_CASE("resume refuses a checkpoint of another run with one line saying what differs", "[ch14]") {
   ScratchDir dir("other");
   const std::string ckpt = saved(dir);
   SECTION("another model") { expect_refused(dir, ckpt, "--width 32", "a checkpoint of another model (width 16"); }
@@ -113,7 +113,7 @@ TEST_CASE("resume refuses a checkpoint of another run with one line saying what 
   SECTION("no checkpoint there") { expect_refused(dir, dir / "nothing", "", "no checkpoint"); }
 }
 
-TEST_CASE("checkpoint flags: bad combinations are one-line usage errors", "[ch12]") {
+TEST_CASE("checkpoint flags: bad combinations are one-line usage errors", "[ch14]") {
   const auto every = run_program("zero-train", "--save-every 2");
   CHECK(every.status != 0);
   CHECK(every.err.find("--save-every 2 needs --save-dir") != std::string::npos);

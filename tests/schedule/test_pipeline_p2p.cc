@@ -107,7 +107,7 @@ StageResult run_stage(Collective& pp, PipeSchedule sched, int m) {
 
 }  // namespace
 
-TEST_CASE("GPipe and 1F1B over send/recv give one device's bits", "[ch13][pipeline][p2p]") {
+TEST_CASE("GPipe and 1F1B over send/recv give one device's bits", "[ch15][pipeline][p2p]") {
   for (PipeSchedule sched : {PipeSchedule::gpipe, PipeSchedule::one_f_one_b})
     for (int p : {2, 3, 4})
       for (int m : {p, 5, 8}) {

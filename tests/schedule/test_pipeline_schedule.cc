@@ -40,7 +40,7 @@ int64_t as_integer(double x) {
 
 }  // namespace
 
-TEST_CASE("the balanced split and --pp-split", "[ch13][pipeline]") {
+TEST_CASE("the balanced split and --pp-split", "[ch15][pipeline]") {
   CHECK(balanced_split(6, 2) == std::vector<int>{3, 3});
   CHECK(balanced_split(7, 3) == std::vector<int>{3, 2, 2});
   CHECK(balanced_split(5, 4) == std::vector<int>{2, 1, 1, 1});
@@ -60,7 +60,7 @@ TEST_CASE("the balanced split and --pp-split", "[ch13][pipeline]") {
   CHECK(contains(error_of([] { parse_pipe_schedule("zb"); }), "--pp-schedule: 'zb' is not a schedule"));
 }
 
-TEST_CASE("1F1B's order on a small pipeline, by hand", "[ch13][pipeline]") {
+TEST_CASE("1F1B's order on a small pipeline, by hand", "[ch15][pipeline]") {
   using K = PipeOp::Kind;
   // P = 3, M = 4: stage 0 warms up with 2 forwards, stage 2 (the last) alternates from the start.
   CHECK(stage_order(PipeSchedule::one_f_one_b, 3, 0, 4) == std::vector<PipeOp>{{K::forward, 0},
@@ -83,7 +83,7 @@ TEST_CASE("1F1B's order on a small pipeline, by hand", "[ch13][pipeline]") {
         std::vector<PipeOp>{{K::forward, 0}, {K::forward, 1}, {K::backward, 0}, {K::backward, 1}});
 }
 
-TEST_CASE("every schedule's orders, in-flight peaks and bubble match the closed forms", "[ch13][pipeline]") {
+TEST_CASE("every schedule's orders, in-flight peaks and bubble match the closed forms", "[ch15][pipeline]") {
   using K = PipeOp::Kind;
   for (PipeSchedule sched : {PipeSchedule::gpipe, PipeSchedule::one_f_one_b})
     for (int p : {1, 2, 3, 4, 8})
@@ -124,7 +124,7 @@ TEST_CASE("every schedule's orders, in-flight peaks and bubble match the closed 
       }
 }
 
-TEST_CASE("the bytes crossing stage boundaries", "[ch13][pipeline]") {
+TEST_CASE("the bytes crossing stage boundaries", "[ch15][pipeline]") {
   // b = 4 rows of s = 64 tokens, h = 384, bf16 (t = 2): one boundary activation is 196 608 B
   const uint64_t boundary = 4ull * 64 * 384 * 2;
   CHECK(pipeline_p2p_bytes(4, 8, boundary) == 2ull * 3 * 8 * boundary);

@@ -297,14 +297,14 @@ void check_matrix(const std::vector<std::size_t>& counts, std::size_t block) {
 
 }  // namespace
 
-TEMPLATE_TEST_CASE("step ops: the emulated device gives the host's bits for steps 4-6", "[ch11]", float, fp16, bf16) {
+TEMPLATE_TEST_CASE("step ops: the emulated device gives the host's bits for steps 4-6", "[ch13]", float, fp16, bf16) {
   // counts: one element; 1000 and 4099 (no multiple of the 128-thread block, of the norm block or
   // of the 1024-flag count group); norm blocks of 64 (several per slice) and 256 (the default)
   check_matrix<TestType>({1, 1000, 4099}, 64);
   check_matrix<TestType>({777}, zt::kDefaultNormBlock);
 }
 
-TEST_CASE("step ops: the device's block sums are block_sum_of_squares of the unscaled gradient", "[ch11]") {
+TEST_CASE("step ops: the device's block sums are block_sum_of_squares of the unscaled gradient", "[ch13]") {
   // an independent reference: optim/grad_norm.h's norm_block_sums over the unscaled values
   Rng rng{42};
   const std::size_t n = 3001, block = 128;
@@ -329,7 +329,7 @@ TEST_CASE("step ops: the device's block sums are block_sum_of_squares of the uns
   download(rt, dev, back, stream);
 }
 
-TEST_CASE("step ops: a gradient written on another stream without an event is refused", "[ch11]") {
+TEST_CASE("step ops: a gradient written on another stream without an event is refused", "[ch13]") {
   EmulatedRuntime rt;
   const Stream copy = rt.create_stream("h2d"), step = rt.create_stream("step");
   DeviceStepOps<fp16> ops(rt, step);

@@ -33,7 +33,7 @@ std::string error_of(const std::string& json, const std::vector<std::string>& gi
 }
 }  // namespace
 
-TEST_CASE("ds config: element counts become MiB exactly", "[ch6][config]") {
+TEST_CASE("ds config: element counts become MiB exactly", "[ch7][config]") {
   TrainConfig c;
   c.precision = zt::model::Precision::fp16;
   // fp32 gradients (the default --reduce-dtype): 4 bytes an element; 5e8 elements = 1907.3486328125 MiB
@@ -51,7 +51,7 @@ TEST_CASE("ds config: element counts become MiB exactly", "[ch6][config]") {
   CHECK(applied(R"({"zero_optimization": {"stage3_param_persistence_threshold": 0}})").persist_below_mb == 0);
 }
 
-TEST_CASE("ds config: Adam decays weights the AdamW way unless adam_w_mode is false", "[ch5][config]") {
+TEST_CASE("ds config: Adam decays weights the AdamW way unless adam_w_mode is false", "[ch6][config]") {
   CHECK(applied(R"({"optimizer": {"type": "Adam", "params": {"weight_decay": 0.1}}})").optimizer == Optimizer::adamw);
   CHECK(applied(R"({"optimizer": {"type": "Adam", "params": {"adam_w_mode": false}}})").optimizer == Optimizer::adam);
   CHECK(applied(R"({"optimizer": {"type": "AdamW"}})").optimizer == Optimizer::adamw);
@@ -61,7 +61,7 @@ TEST_CASE("ds config: Adam decays weights the AdamW way unless adam_w_mode is fa
   CHECK((b.beta1 == 0.8 && b.beta2 == 0.99 && b.eps == 1e-6));
 }
 
-TEST_CASE("ds config: train_batch_size = micro x GAS x data-parallel ranks", "[ch5][config]") {
+TEST_CASE("ds config: train_batch_size = micro x GAS x data-parallel ranks", "[ch6][config]") {
   TrainConfig c;
   c.world_size = 4;
   const TrainConfig a = applied(R"({"train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 3})", {}, c);
@@ -80,7 +80,7 @@ TEST_CASE("ds config: train_batch_size = micro x GAS x data-parallel ranks", "[c
   CHECK(error_of(R"({"gradient_accumulation_steps": 3})").find("gradient_accumulation_steps") != std::string::npos);
 }
 
-TEST_CASE("ds config: unknown keys, wrong types, conflicts and unmapped values are errors", "[ch5][config]") {
+TEST_CASE("ds config: unknown keys, wrong types, conflicts and unmapped values are errors", "[ch6][config]") {
   CHECK(error_of(R"({"zero_optimization": {"stage": 2, "foo": 1}})").find("zero_optimization.foo") !=
         std::string::npos);
   CHECK(error_of(R"({"scheduler": {}})").find("unknown key scheduler") != std::string::npos);
@@ -101,7 +101,7 @@ TEST_CASE("ds config: unknown keys, wrong types, conflicts and unmapped values a
         std::string::npos);
 }
 
-TEST_CASE("ds config: a key sets only what its flag accepts, and batch products are checked", "[ch5][config]") {
+TEST_CASE("ds config: a key sets only what its flag accepts, and batch products are checked", "[ch6][config]") {
   // each value the command line would refuse, with the key and the flag's own message
   CHECK(error_of(R"({"gradient_clipping": -1})") == "gradient_clipping: --clip-grad-norm: -1 is outside [0, 1e+30]");
   CHECK(error_of(R"({"optimizer": {"type": "Adam", "params": {"betas": [5.8, 0.999]}}})") ==
@@ -121,7 +121,7 @@ TEST_CASE("ds config: a key sets only what its flag accepts, and batch products 
   CHECK(error_of(R"({"optimizer": {"type": "SGD", "params": {"lr": 1000, "momentum": 0.999999}}})").empty());
 }
 
-TEST_CASE("ds config: offload devices map to the host and file tiers", "[ch5][config]") {
+TEST_CASE("ds config: offload devices map to the host and file tiers", "[ch6][config]") {
   const TrainConfig o = applied(R"({"zero_optimization": {"stage": 3,
       "offload_optimizer": {"device": "nvme", "nvme_path": "/tmp/a", "buffer_count": 5},
       "offload_param": {"device": "nvme", "nvme_path": "/tmp/b"}}})");
@@ -145,27 +145,27 @@ struct Case {
 
 // The flags each chapter's file stands for, written out by hand from docs/deepspeed-config.md.
 const std::vector<Case> kCases = {
-    {"05-zero-1/ds_config_stage0.json", "--world-size 2 ",
+    {"06-zero-1/ds_config_stage0.json", "--world-size 2 ",
      "--precision fp16 --weight-decay 0.1 --loss-scale-growth-interval 1000 --global-batch 8 --micro-batch 2"},
-    {"05-zero-1/ds_config.json", "--world-size 2 ",
+    {"06-zero-1/ds_config.json", "--world-size 2 ",
      "--precision fp16 --weight-decay 0.1 --loss-scale-growth-interval 1000 --global-batch 8 --micro-batch 2 --stage "
      "1"},
-    {"06-zero-2/ds_config.json", "--world-size 2 ",
+    {"07-zero-2/ds_config.json", "--world-size 2 ",
      "--precision bf16 --weight-decay 0.1 --global-batch 8 --micro-batch 2 --stage 2 --bucket-mb 0.003814697265625"},
-    {"07-zero-3/ds_config.json", "--world-size 2 ",
+    {"08-zero-3/ds_config.json", "--world-size 2 ",
      "--precision fp16 --optimizer adam --lr 0.002 --weight-decay 0.01 --loss-scale-init 4096 --global-batch 8 "
      "--micro-batch 2 --stage 3 --prefetch 0 --persist-below-mb 0.0039081573486328125"},
-    {"06-zero-2/ds_config.json", "--world-size 4 ",
+    {"07-zero-2/ds_config.json", "--world-size 4 ",
      "--precision bf16 --weight-decay 0.1 --global-batch 8 --micro-batch 2 --stage 2 --bucket-mb 0.003814697265625"},
-    {"10-zero-r/ds_config.json", "--world-size 2 ",
+    {"12-zero-r/ds_config.json", "--world-size 2 ",
      "--precision fp16 --global-batch 8 --stage 2 --checkpoint-activations --partition-activations on --allocator "
      "zero"},
-    {"12-checkpoints-offload/ds_config.json", "--world-size 2 ",
+    {"14-checkpoints-offload/ds_config.json", "--world-size 2 ",
      "--precision bf16 --global-batch 8 --stage 2 --offload-optimizer host"},
 };
 }  // namespace
 
-TEST_CASE("ds config: each chapter's file prints and runs as its flags, bit for bit", "[ch5][config]") {
+TEST_CASE("ds config: each chapter's file prints and runs as its flags, bit for bit", "[ch6][config]") {
   const std::string dir = "/tmp/zt_dsconfig_" + std::to_string(::getpid());
   std::filesystem::create_directories(dir);
   for (const Case& k : kCases) {
@@ -186,19 +186,19 @@ TEST_CASE("ds config: each chapter's file prints and runs as its flags, bit for 
 }
 
 TEST_CASE("print-config: --loss-scale (added after the print table) is printed back when not the default",
-          "[ch5][config]") {
+          "[ch6][config]") {
   // a flag added to the parser but not to config_as_flags would be dropped silently
   CHECK(zt::test::run_program("zero-train", "--precision fp16 --loss-scale none --print-config").out ==
         "--precision fp16 --loss-scale none\n");
 }
 
-TEST_CASE("ds config: bad files and conflicts are one line and a non-zero exit", "[ch5][config]") {
+TEST_CASE("ds config: bad files and conflicts are one line and a non-zero exit", "[ch6][config]") {
   const std::string dir = "/tmp/zt_dsconfig_bad_" + std::to_string(::getpid());
   std::filesystem::create_directories(dir);
   zt::write_file_atomic(dir + "/gas.json", R"({"train_batch_size": 8, "train_micro_batch_size_per_gpu": 2,
                                               "gradient_accumulation_steps": 1})");
   zt::write_file_atomic(dir + "/unknown.json", R"({"zero_optimization": {"stage": 1, "sub_group_size": 1e9}})");
-  const std::string stage2 = std::string(ZT_SOURCE_DIR) + "/chapters/06-zero-2/ds_config.json";
+  const std::string stage2 = std::string(ZT_SOURCE_DIR) + "/chapters/07-zero-2/ds_config.json";
   for (const auto& [args, needle] : std::vector<std::pair<std::string, std::string>>{
            {"--world-size 2 --config " + dir + "/gas.json", "gradient_accumulation_steps"},
            {"--config " + dir + "/unknown.json", "zero_optimization.sub_group_size"},
@@ -213,7 +213,7 @@ TEST_CASE("ds config: bad files and conflicts are one line and a non-zero exit",
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("ds config: MiCS's shard size is --shard-group; ZeRO++'s hpZ is not mapped", "[ch7][config]") {
+TEST_CASE("ds config: MiCS's shard size is --shard-group; ZeRO++'s hpZ is not mapped", "[ch9][config]") {
   CHECK(applied(R"({"zero_optimization": {"stage": 3, "mics_shard_size": 2}})").shard_group == 2);
   CHECK_FALSE(applied(R"({"zero_optimization": {"mics_shard_size": -1}})").shard_group.has_value());
   CHECK(error_of(R"({"zero_optimization": {"mics_shard_size": 0}})").find("mics_shard_size 0 is not a group size") !=

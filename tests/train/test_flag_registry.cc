@@ -116,7 +116,7 @@ std::vector<std::string> companions_of(const ArgParser::Flag& f, bool& found) {
 }  // namespace
 
 TEST_CASE("every flag: --print-config parses back to the same settings, and the hash sees exactly the hashed flags",
-          "[ch5][config]") {
+          "[ch6][config]") {
   REQUIRE(registry().flags().size() > 50);  // the walk found zero-train's flags at all
   for (const auto& f : registry().flags()) {
     if (f.input_only) continue;  // a file, a preset, "print and exit": printed and hashed as what they set
@@ -153,7 +153,7 @@ TEST_CASE("every flag: --print-config parses back to the same settings, and the 
 }
 
 TEST_CASE("input-only flags (--config, --zero-config, --print-config) are neither printed nor hashed",
-          "[ch5][config]") {
+          "[ch6][config]") {
   std::size_t inputs = 0;
   for (const auto& f : registry().flags())
     if (f.input_only) {
@@ -173,7 +173,7 @@ TEST_CASE("input-only flags (--config, --zero-config, --print-config) are neithe
   CHECK(zt::zero::config_hash(again.config) == zt::zero::config_hash(preset.config));
 }
 
-TEST_CASE("a new flag is one declaration: --help, the printed settings and the hash see it", "[ch5][config]") {
+TEST_CASE("a new flag is one declaration: --help, the printed settings and the hash see it", "[ch6][config]") {
   // config_as_flags and config_hash are as_flags and settings_hash of this same registry
   TrainConfig c;
   int64_t knob = 7;

@@ -83,7 +83,7 @@ void check_bitwise_equal(const TrainConfig& c) {
 
 }  // namespace
 
-TEST_CASE("the reference loop on the emulated device: bitwise the host's, fp32 / fp16 / bf16, A = 1 and 3", "[ch11]") {
+TEST_CASE("the reference loop on the emulated device: bitwise the host's, fp32 / fp16 / bf16, A = 1 and 3", "[ch13]") {
   for (const char* precision : {"fp32", "fp16", "bf16"})
     for (const int64_t A : {1, 3}) {
       TrainConfig c = tiny_config();
@@ -96,7 +96,7 @@ TEST_CASE("the reference loop on the emulated device: bitwise the host's, fp32 /
     }
 }
 
-TEST_CASE("the reference loop on the emulated device: overflow skips, clipping, checkpointing, no master", "[ch11]") {
+TEST_CASE("the reference loop on the emulated device: overflow skips, clipping, checkpointing, no master", "[ch13]") {
   SECTION("fp16 with a loss scale that overflows: the skipped steps and the backed-off scale agree") {
     TrainConfig c = tiny_config();
     c.precision = word<zt::model::Precision>("fp16");

@@ -1,4 +1,4 @@
-// zero/offload_fixtures.h — what the ZeRO-Offload tests share (chapter 12): a scratch directory
+// zero/offload_fixtures.h — what the ZeRO-Offload tests share (chapter 14): a scratch directory
 // for the file tier, a run's offloaded twin, the bitwise comparison with the run without offload,
 // and the memory and traffic checks of an offloaded run against their closed forms.
 // Not a test itself; ranks are threads (zero_fixtures.h).

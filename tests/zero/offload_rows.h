@@ -1,4 +1,4 @@
-// zero/offload_rows.h — the rows of chapter 12's two offload sweeps, written once for both suites:
+// zero/offload_rows.h — the rows of chapter 14's two offload sweeps, written once for both suites:
 // `make test` runs the pairwise tables (every pair of values of any two axes in some row), and
 // `make test-full` (test_full.cc, label `full`) the full products, with the very same checks per
 // row. Optimizer tier: stage x N x precision, each row bitwise the run without offload through the

@@ -1,4 +1,4 @@
-// zero/pipeline_fixtures.h — what the tests of ZeRO inside pipeline stages share (chapter 13): a
+// zero/pipeline_fixtures.h — what the tests of ZeRO inside pipeline stages share (chapter 15): a
 // grid's configuration of the small model (four blocks, four micro-batches per data-parallel rank)
 // and the check that every rank's ledger and per-step traffic equal the plan's predictions.
 // Not a test itself; ranks are threads (zero_fixtures.h).

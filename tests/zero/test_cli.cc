@@ -29,7 +29,7 @@ ProgramOutput launched(int n, const std::string& args) {
 }
 }  // namespace
 
-TEST_CASE("zero-train --verify: processes and threads, stages 1-3, bitwise equal", "[ch5]") {
+TEST_CASE("zero-train --verify: processes and threads, stages 1-3, bitwise equal", "[ch6]") {
   for (const char* how : {"", "--ranks-as threads "})
     for (int stage : {1, 2, 3}) {
       const std::string json = "/tmp/zt_zero_cli_" + std::to_string(::getpid()) + ".json";
@@ -49,7 +49,7 @@ TEST_CASE("zero-train --verify: processes and threads, stages 1-3, bitwise equal
     }
 }
 
-TEST_CASE("zero-train --verify reports the first differing parameter outside the conditions", "[ch5]") {
+TEST_CASE("zero-train --verify reports the first differing parameter outside the conditions", "[ch6]") {
   // 2 ranks x 3 micro-batches under step sync: A = 3 is not a power of two
   const auto out = zero_train(
       "--layers 1 --heads 2 --width 16 --context 16 --steps 2 --global-batch 12 "
@@ -58,7 +58,7 @@ TEST_CASE("zero-train --verify reports the first differing parameter outside the
   CHECK(out.out.find("first differing parameter") != std::string::npos);
 }
 
-TEST_CASE("zero-train: bad ZeRO input is one clear line and a non-zero exit", "[ch5]") {
+TEST_CASE("zero-train: bad ZeRO input is one clear line and a non-zero exit", "[ch6]") {
   for (const char* args :
        {"--stage 4", "--world-size 3", "--grad-sync sometimes", "--overlap maybe", "--world-size 0"}) {
     const auto out = zero_train(kTiny + args);
@@ -68,7 +68,7 @@ TEST_CASE("zero-train: bad ZeRO input is one clear line and a non-zero exit", "[
   }
 }
 
-TEST_CASE("mismatched configs across ranks: every rank fails with a clear message", "[ch5]") {
+TEST_CASE("mismatched configs across ranks: every rank fails with a clear message", "[ch6]") {
   auto c0 = zero_config(1, 2, 1, "fp32");
   auto c1 = c0;
   c1.lr = c0.lr * 2;  // rank 1 was started with different flags
@@ -78,7 +78,7 @@ TEST_CASE("mismatched configs across ranks: every rank fails with a clear messag
   }
 }
 
-TEST_CASE("config hash: every floating-point setting is compared by its exact bits", "[ch5]") {
+TEST_CASE("config hash: every floating-point setting is compared by its exact bits", "[ch6]") {
   // six-decimal text would hash eps = 1e-8 and 2e-8 alike: ranks would train with different eps
   const auto base = zero_config(2, 2, 1, "fp32");
   for (double train::TrainConfig::*field :
@@ -97,7 +97,7 @@ TEST_CASE("config hash: every floating-point setting is compared by its exact bi
   CHECK(zero::config_hash(floor) != zero::config_hash(base));
 }
 
-TEST_CASE("zero-train under zero-launch (torchrun variables): ranks from the environment", "[ch5]") {
+TEST_CASE("zero-train under zero-launch (torchrun variables): ranks from the environment", "[ch6]") {
   const auto out = launched(2, kTiny + "--stage 2 --verify");
   INFO(out.out << out.err);
   CHECK(out.status == 0);
@@ -107,7 +107,7 @@ TEST_CASE("zero-train under zero-launch (torchrun variables): ranks from the env
   CHECK(bad.status != 0);
 }
 
-TEST_CASE("zero-train --trace: a Chrome trace with every rank's compute and blocked spans", "[ch7]") {
+TEST_CASE("zero-train --trace: a Chrome trace with every rank's compute and blocked spans", "[ch9]") {
   const std::string trace = "/tmp/zt_zero_trace_" + std::to_string(::getpid()) + ".json";
   const auto out = zero_train(kTiny + "--ranks-as threads --world-size 2 --stage 3 --prefetch 1 --trace " + trace);
   REQUIRE(out.status == 0);
@@ -131,7 +131,7 @@ TEST_CASE("zero-train --trace: a Chrome trace with every rank's compute and bloc
 
 // Regression: one rank at stage 0 ran the reference loop, which keeps no timeline, and --trace
 // wrote nothing while exiting 0. A timeline now sends the run to the engine (plan/rank_prediction.h).
-TEST_CASE("zero-train --trace on one rank at stage 0 writes its timeline", "[ch7]") {
+TEST_CASE("zero-train --trace on one rank at stage 0 writes its timeline", "[ch9]") {
   const std::string trace = "/tmp/zt_zero_trace1_" + std::to_string(::getpid()) + ".json";
   std::remove(trace.c_str());
   const auto out = zero_train(kTiny + "--trace " + trace);
@@ -148,7 +148,7 @@ TEST_CASE("zero-train --trace on one rank at stage 0 writes its timeline", "[ch7
 // Regression: an out-of-memory error while a prefetched all-gather was in flight used to unwind
 // the step and free the gather buffer under the communication thread (SIGSEGV in 2 of 3 runs).
 // The gatherer and the reducer now wait for their calls before their buffers go.
-TEST_CASE("stage 3: out of memory during prefetch is one clean error, never a crash", "[ch7][zero][cli]") {
+TEST_CASE("stage 3: out of memory during prefetch is one clean error, never a crash", "[ch9][zero][cli]") {
   for (int run = 0; run < 3; ++run) {
     const auto out = zero_train(
         "--stage 3 --world-size 4 --ranks-as threads --layers 8 --heads 4 --width 192 "
@@ -160,7 +160,7 @@ TEST_CASE("stage 3: out of memory during prefetch is one clean error, never a cr
   }
 }
 
-TEST_CASE("persist-below-mb: a negative size is one clear line, and the setting is in the config hash", "[ch7]") {
+TEST_CASE("persist-below-mb: a negative size is one clear line, and the setting is in the config hash", "[ch9]") {
   for (const char* args : {"--stage 3 --world-size 2 --ranks-as threads --persist-below-mb -1",
                            "--persist-below-mb -0.5", "--persist-below-mb lots"}) {
     const auto out = zero_train(kTiny + args);
@@ -183,7 +183,7 @@ TEST_CASE("persist-below-mb: a negative size is one clear line, and the setting 
   }
 }
 
-TEST_CASE("zero-train --mp-size: a DP x MP grid of processes and threads, bitwise equal, JSON per group", "[ch9]") {
+TEST_CASE("zero-train --mp-size: a DP x MP grid of processes and threads, bitwise equal, JSON per group", "[ch11]") {
   const std::string mp_model =
       "--layers 2 --heads 4 --width 32 --context 8 --steps 2 --global-batch 4 --micro-batch 2 --eval-every 2 "
       "--warmup-steps 0 --norm-block 32 --precision bf16 ";
@@ -224,7 +224,7 @@ TEST_CASE("zero-train --mp-size: a DP x MP grid of processes and threads, bitwis
     }
 }
 
-TEST_CASE("zero-train: bad model-parallel input is one line and a non-zero exit on every rank", "[ch9]") {
+TEST_CASE("zero-train: bad model-parallel input is one line and a non-zero exit on every rank", "[ch11]") {
   for (const char* args : {"--world-size 6 --mp-size 4", "--world-size 3 --mp-size 3", "--mp-blocks 3",
                            "--world-size 4 --mp-size 4 --mp-blocks 2", "--heads 2 --mp-blocks 4"}) {
     const auto out = zero_train(kTiny + args);
@@ -249,7 +249,7 @@ TEST_CASE("zero-train: bad model-parallel input is one line and a non-zero exit 
   }
 }
 
-TEST_CASE("default --micro-batch: one per data-parallel rank, also when a launcher sets the world", "[ch5]") {
+TEST_CASE("default --micro-batch: one per data-parallel rank, also when a launcher sets the world", "[ch6]") {
   // no --micro-batch: global batch / N_d, so `--world-size N` alone is a valid run (a default of the
   // whole global batch made every N > 1 fail)
   const std::string args = "--layers 1 --heads 2 --width 16 --context 16 --steps 1 --global-batch 8 --eval-every 0 ";

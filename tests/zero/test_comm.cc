@@ -10,7 +10,7 @@
 using namespace zt;
 using namespace zt::test;
 
-TEST_CASE("bytes and calls per step equal the closed form, every stage", "[ch7]") {
+TEST_CASE("bytes and calls per step equal the closed form, every stage", "[ch8]") {
   struct Case {
     int stage, world;
     const char* sync;
@@ -42,7 +42,7 @@ TEST_CASE("bytes and calls per step equal the closed form, every stage", "[ch7]"
     }
 }
 
-TEST_CASE("the paper's volumes: 2(N-1)/N psi for stages 0-2, about 3(N-1)/N psi for stage 3", "[ch7]") {
+TEST_CASE("the paper's volumes: 2(N-1)/N psi for stages 0-2, about 3(N-1)/N psi for stage 3", "[ch8]") {
   // fp16 gradients reduced in fp16 (--reduce-dtype compute), one micro-batch per rank: the
   // paper's setting. Elements sent per rank, counted on the padded units (full_u = N shard_u).
   const int N = 4;
@@ -85,7 +85,7 @@ TEST_CASE("the paper's volumes: 2(N-1)/N psi for stages 0-2, about 3(N-1)/N psi 
   CHECK(2 * (grad_elems[3] + param_elems[3]) >= 3 * (grad_elems[0] + param_elems[0]));
 }
 
-TEST_CASE("stage 3 with persistent units: closed form, and one gather per persistent unit", "[ch7]") {
+TEST_CASE("stage 3 with persistent units: closed form, and one gather per persistent unit", "[ch9]") {
   for (int world : {2, 3})
     for (const char* sync : {"step", "micro-batch"}) {
       auto c = zero_config(3, world, 2, world == 2 ? "bf16" : "fp16");

@@ -16,7 +16,7 @@ const char* on_off(bool b) { return b ? "on" : "off"; }
 
 }  // namespace
 
-TEST_CASE("stages 0 and 1, one micro-batch per rank: bitwise equal to the reference", "[ch5]") {
+TEST_CASE("stages 0 and 1, one micro-batch per rank: bitwise equal to the reference", "[ch6]") {
   struct Case {
     int stage, world;
     const char* precision;
@@ -40,7 +40,7 @@ TEST_CASE("stages 0 and 1, one micro-batch per rank: bitwise equal to the refere
     }
 }
 
-TEST_CASE("stages 0-3 under the schedule conditions: several micro-batches per rank", "[ch5]") {
+TEST_CASE("stages 0-3 under the schedule conditions: several micro-batches per rank", "[ch6]") {
   // M = 12 micro-batches: --grad-sync step needs A a power of two (3x4, 6x2, 12x1 ranks x A);
   // --grad-sync micro-batch needs N a power of two (4x3, 2x6). Kept small: M = 8 or 12.
   struct Case {
@@ -70,7 +70,7 @@ TEST_CASE("stages 0-3 under the schedule conditions: several micro-batches per r
     }
 }
 
-TEST_CASE("stage 2: buckets that cut units, overlap on and off, N = 1..5", "[ch6]") {
+TEST_CASE("stage 2: buckets that cut units, overlap on and off, N = 1..5", "[ch7]") {
   struct Case {
     int world;
     const char* precision;
@@ -96,7 +96,7 @@ TEST_CASE("stage 2: buckets that cut units, overlap on and off, N = 1..5", "[ch6
     }
 }
 
-TEST_CASE("stage 3: parameters only as shards, N = 1..5 and 7", "[ch7]") {
+TEST_CASE("stage 3: parameters only as shards, N = 1..5 and 7", "[ch8]") {
   struct Case {
     int world;
     const char* precision;
@@ -122,7 +122,7 @@ TEST_CASE("stage 3: parameters only as shards, N = 1..5 and 7", "[ch7]") {
     }
 }
 
-TEST_CASE("fp16 overflow: every stage skips the same step and backs off the scale", "[ch6]") {
+TEST_CASE("fp16 overflow: every stage skips the same step and backs off the scale", "[ch7]") {
   for (int stage : {0, 1, 2, 3})
     for (int world : {2, 3}) {
       auto c = zero_config(stage, world, 1, "fp16");
@@ -135,7 +135,7 @@ TEST_CASE("fp16 overflow: every stage skips the same step and backs off the scal
     }
 }
 
-TEST_CASE("outside the schedule conditions: deterministic, and equal across stages", "[ch5]") {
+TEST_CASE("outside the schedule conditions: deterministic, and equal across stages", "[ch6]") {
   // A = 3 per rank under step sync (not a power of two): the rank sums are not subtrees of the
   // canonical tree over M = 6, so the reference differs; all stages still agree with each other.
   std::vector<ZeroRun> runs;
@@ -154,7 +154,7 @@ TEST_CASE("outside the schedule conditions: deterministic, and equal across stag
   CHECK(compare_params(runs[0].artifacts.final_params, ref_art.final_params) != "");
 }
 
-TEST_CASE("reduce-dtype compute: one rank equals the reference, N ranks agree across stages", "[ch6]") {
+TEST_CASE("reduce-dtype compute: one rank equals the reference, N ranks agree across stages", "[ch7]") {
   for (const char* precision : {"fp16", "bf16"}) {
     auto one = zero_config(2, 1, 1, precision);
     one.reduce_dtype = train::ReduceDtype::compute;
@@ -171,7 +171,7 @@ TEST_CASE("reduce-dtype compute: one rank equals the reference, N ranks agree ac
   }
 }
 
-TEST_CASE("stage 1, all-reduce variant: bitwise equal, with the comm closed form", "[ch5]") {
+TEST_CASE("stage 1, all-reduce variant: bitwise equal, with the comm closed form", "[ch6]") {
   struct Case {
     int world;
     const char* sync;
@@ -198,7 +198,7 @@ TEST_CASE("stage 1, all-reduce variant: bitwise equal, with the comm closed form
     }
 }
 
-TEST_CASE("stage 3 with persistent small units (--persist-below-mb): bitwise equal, N = 1..4", "[ch7]") {
+TEST_CASE("stage 3 with persistent small units (--persist-below-mb): bitwise equal, N = 1..4", "[ch9]") {
   // Two thresholds: only ln_f whole (just above its compute-dtype bytes), and every unit but the
   // blocks whole. Either way some units are gathered per use and some are not.
   struct Case {
@@ -244,7 +244,7 @@ TEST_CASE("stage 3 with persistent small units (--persist-below-mb): bitwise equ
     }
 }
 
-TEST_CASE("stage 3 with persistent units: fp16 overflow skips the same step, micro-batch sync", "[ch7]") {
+TEST_CASE("stage 3 with persistent units: fp16 overflow skips the same step, micro-batch sync", "[ch9]") {
   for (int world : {2, 4}) {
     auto c = zero_config(3, world, 2, "fp16");  // A = 2 micro-batches per rank, N a power of two
     c.layers = 2;
@@ -259,7 +259,7 @@ TEST_CASE("stage 3 with persistent units: fp16 overflow skips the same step, mic
   }
 }
 
-TEST_CASE("persist-below-mb changes nothing in stages 0-2", "[ch7]") {
+TEST_CASE("persist-below-mb changes nothing in stages 0-2", "[ch9]") {
   for (int stage : {0, 1, 2}) {
     auto c = zero_config(stage, 2, 1, "bf16");
     c.persist_below_mb = 1000;  // every unit is far below 1000 MiB

@@ -1,4 +1,4 @@
-// The file tier (chapter 12, offload/file_tier.h): RAM holds only its ring of B records and the
+// The file tier (chapter 14, offload/file_tier.h): RAM holds only its ring of B records and the
 // bits do not depend on B or on read-ahead; one file per rank while training, removed after the run,
 // after an error, after Ctrl-C or a launcher's SIGTERM; a stale file is taken over, a live one
 // refused; and, below the engine, FileTier's streaming and OptimizerTier's updates against the
@@ -34,7 +34,7 @@ using namespace zt::test;
 TEST_CASE(
     "file tier: RAM holds only its ring of B records, B = 1, 2, 3, 4 and more than the units, read-ahead "
     "on and off give the same bits",
-    "[ch12]") {
+    "[ch14]") {
   train::TrainConfig c = zero_config(1, 2, 1, "bf16");
   c.layers = 3;  // 5 units: wte+wpe, 3 blocks, ln_f
   const ZeroRun base = run_zero(c);
@@ -68,7 +68,7 @@ TEST_CASE(
       }
 }
 
-TEST_CASE("file tier: one file per rank while training, removed after the run and after an error mid-run", "[ch12]") {
+TEST_CASE("file tier: one file per rank while training, removed after the run and after an error mid-run", "[ch14]") {
   const train::TrainConfig c = zero_config(3, 2, 1, "fp16");
   const ScratchDir dir;
   const train::TrainConfig o = offloaded(c, dir.file_target());
@@ -98,7 +98,7 @@ TEST_CASE("file tier: one file per rank while training, removed after the run an
   CHECK(dir.entries() == 0);
 }
 
-TEST_CASE("file tier: Ctrl-C or a launcher's SIGTERM ends the ranks, and their files go with them", "[ch12]") {
+TEST_CASE("file tier: Ctrl-C or a launcher's SIGTERM ends the ranks, and their files go with them", "[ch14]") {
   const ScratchDir dir;
   const std::string run =
       "--layers 1 --heads 2 --width 16 --context 16 --global-batch 4 --warmup-steps 0 --steps 1000000 --eval-every 2 "
@@ -132,7 +132,7 @@ TEST_CASE("file tier: Ctrl-C or a launcher's SIGTERM ends the ranks, and their f
     }
 }
 
-TEST_CASE("file tier: a stale file of a killed run is taken over, a live run's file is refused", "[ch12]") {
+TEST_CASE("file tier: a stale file of a killed run is taken over, a live run's file is refused", "[ch14]") {
   const train::TrainConfig c = zero_config(1, 1, 1, "bf16");
   const ZeroRun base = run_zero(c);
   REQUIRE(base.errors == "");
@@ -157,7 +157,7 @@ TEST_CASE("file tier: a stale file of a killed run is taken over, a live run's f
   CHECK(dir.entries() == 0);
 }
 
-TEST_CASE("FileTier: records stream through the ring in unit order, read ahead, written behind, counted", "[ch12]") {
+TEST_CASE("FileTier: records stream through the ring in unit order, read ahead, written behind, counted", "[ch14]") {
   const ScratchDir dir;
   Arena host(1 << 20, "test host tier");
   const std::vector<std::size_t> records{5, 3, 8, 1, 6};  // floats per unit
@@ -230,7 +230,7 @@ TEST_CASE("FileTier: records stream through the ring in unit order, read ahead, 
 TEST_CASE(
     "OptimizerTier: host and file tiers update like the engine's own arrays, and with_owned_state shows and "
     "changes master and moments in the engine's layout",
-    "[ch12]") {
+    "[ch14]") {
   // two units with padding (extent > count), Adam (two moments), bf16 compute copy, FP32 gradients
   const offload::TierShape shape{{64, 32}, {60, 32}, 2, false};
   const std::size_t total = 96, offsets[] = {0, 64};

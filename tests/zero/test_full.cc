@@ -1,7 +1,7 @@
 // The full product of the equivalence axes (label `full`, not part of `make test`); and the full
-// products of the model-parallel axes of chapter 9 (mp_fixtures.h), of ZeRO-R's (chapter 10), of
-// chapter 12's offload tiers (offload_rows.h; make test runs their pairwise tables) and of the
-// pipeline's of chapter 13. Data parallelism: stages 0-3 x
+// products of the model-parallel axes of chapter 11 (mp_fixtures.h), of ZeRO-R's (chapter 12), of
+// chapter 14's offload tiers (offload_rows.h; make test runs their pairwise tables) and of the
+// pipeline's of chapter 15. Data parallelism: stages 0-3 x
 // N = 1..5, 7 x fp32/fp16/bf16 x Adam/SGD x overlap on/off x prefetch 0/2 x two bucket sizes,
 // one micro-batch per rank, with clipping; each run bitwise equal to the single-rank reference.
 // The rows are listed by full_product() (every combination but the two that are the same run:
@@ -48,7 +48,7 @@ std::vector<Case> full_product() {
 
 }  // namespace
 
-TEST_CASE("full product: every stage, N, precision, optimizer, overlap, prefetch, bucket", "[ch7]") {
+TEST_CASE("full product: every stage, N, precision, optimizer, overlap, prefetch, bucket", "[ch8]") {
   static const std::vector<Case> cases = full_product();
   // 6 N x 3 precisions x 2 optimizers x 2 overlaps = 72 rows for stage 0, 72 for stage 1, and
   // twice that for stage 2 (two bucket sizes) and for stage 3 (two prefetch depths)
@@ -67,7 +67,7 @@ TEST_CASE("full product: every stage, N, precision, optimizer, overlap, prefetch
     }
 }
 
-TEST_CASE("full product, model parallel: (N_d, N_m) x stage x precision x checkpointing", "[ch9]") {
+TEST_CASE("full product, model parallel: (N_d, N_m) x stage x precision x checkpointing", "[ch11]") {
   std::vector<MpCase> cases;
   for (auto [dp, mp] : {std::pair{1, 2}, {2, 2}, {1, 4}, {2, 4}})
     for (int stage : {0, 1, 2, 3})
@@ -79,7 +79,7 @@ TEST_CASE("full product, model parallel: (N_d, N_m) x stage x precision x checkp
     }
 }
 
-TEST_CASE("full product, ZeRO-R: P_a and P_a+cpu x (N_d, N_m) x stage x precision", "[ch10]") {
+TEST_CASE("full product, ZeRO-R: P_a and P_a+cpu x (N_d, N_m) x stage x precision", "[ch12]") {
   std::vector<std::pair<MpCase, const char*>> cases;
   for (auto [dp, mp] : {std::pair{1, 2}, {2, 2}, {1, 4}})
     for (int stage : {0, 1, 2, 3})
@@ -91,7 +91,7 @@ TEST_CASE("full product, ZeRO-R: P_a and P_a+cpu x (N_d, N_m) x stage x precisio
     }
 }
 
-TEST_CASE("full product, pipeline: (N_d, N_p, N_m) x stage x schedule x precision x checkpointing", "[ch13]") {
+TEST_CASE("full product, pipeline: (N_d, N_p, N_m) x stage x schedule x precision x checkpointing", "[ch15]") {
   // A larger grid than make test's: more shapes (N_p up to 4 with N_d up to 4, an uneven split),
   // fp16 beside fp32 and bf16, and activation checkpointing; each run bitwise one device's.
   struct Grid {
@@ -124,7 +124,7 @@ TEST_CASE("full product, pipeline: (N_d, N_p, N_m) x stage x schedule x precisio
             }
 }
 
-TEST_CASE("full product, ZeRO-Offload's optimizer tier: stage x N x precision, host and file", "[ch12]") {
+TEST_CASE("full product, ZeRO-Offload's optimizer tier: stage x N x precision, host and file", "[ch14]") {
   const auto rows = optimizer_tier_full();
   REQUIRE(rows.size() == 4 * 3 * 3);
   for (const OptimizerTierRow& row : rows) DYNAMIC_SECTION(row.name()) {
@@ -133,7 +133,7 @@ TEST_CASE("full product, ZeRO-Offload's optimizer tier: stage x N x precision, h
 }
 
 TEST_CASE("full product, the parameter tier: N x precision x prefetch, alone and beside the optimizer's file",
-          "[ch12]") {
+          "[ch14]") {
   const auto rows = param_tier_full();
   REQUIRE(rows.size() == 3 * 3 * 3);
   for (const ParamTierRow& row : rows) DYNAMIC_SECTION(row.name()) {

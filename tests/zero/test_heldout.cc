@@ -42,7 +42,7 @@ std::vector<std::string> heldout_lines(const std::string& out) {
 
 }  // namespace
 
-TEST_CASE("held-out split: rank q runs rounds q, q+N, ... and every round exactly once", "[ch5]") {
+TEST_CASE("held-out split: rank q runs rounds q, q+N, ... and every round exactly once", "[ch6]") {
   for (std::size_t rounds : {1, 2, 22, 32})
     for (std::size_t world : {1, 2, 3, 5}) {
       const zero::HeldoutSplit split{rounds, world};
@@ -59,7 +59,7 @@ TEST_CASE("held-out split: rank q runs rounds q, q+N, ... and every round exactl
   CHECK(train::heldout_rounds(3) == 22);  // 66 sequences: rounded up to whole micro-batches
 }
 
-TEST_CASE("held-out evaluation, stages 0-3, N = 1-3: bitwise the reference's", "[ch5]") {
+TEST_CASE("held-out evaluation, stages 0-3, N = 1-3: bitwise the reference's", "[ch6]") {
   // One micro-batch per rank, so the weights are bitwise the reference's at every step.
   // B = 2: R = 32 rounds (N = 3 does not divide it); B = 3: R = 22; B = 32: R = 2 < N = 3, so
   // rank 2 has no round at all and, in stage 3, walks the forward's gathers without computing.
@@ -105,7 +105,7 @@ TEST_CASE("held-out evaluation, stages 0-3, N = 1-3: bitwise the reference's", "
     }
 }
 
-TEST_CASE("held-out evaluation with --steps 0: the initial weights, as in the reference", "[ch5]") {
+TEST_CASE("held-out evaluation with --steps 0: the initial weights, as in the reference", "[ch6]") {
   for (int stage : {0, 3}) {
     auto c = zero_config(stage, 3, 1, "bf16");
     c.steps = 0;
@@ -120,7 +120,7 @@ TEST_CASE("held-out evaluation with --steps 0: the initial weights, as in the re
   }
 }
 
-TEST_CASE("held-out evaluation leaves the training trajectory bitwise unchanged", "[ch5]") {
+TEST_CASE("held-out evaluation leaves the training trajectory bitwise unchanged", "[ch6]") {
   // Evaluating after every step (the most interleaving) against only after the last: the same
   // per-step records, the same final master weights, the same training communication.
   struct Case {
@@ -154,7 +154,7 @@ TEST_CASE("held-out evaluation leaves the training trajectory bitwise unchanged"
     }
 }
 
-TEST_CASE("held-out evaluation: a text file has no held-out split, as in the reference", "[ch5]") {
+TEST_CASE("held-out evaluation: a text file has no held-out split, as in the reference", "[ch6]") {
   const std::string path = "/tmp/zt_heldout_text_" + std::to_string(::getpid()) + ".txt";
   {
     std::ofstream f(path);
@@ -178,7 +178,7 @@ TEST_CASE("held-out evaluation: a text file has no held-out split, as in the ref
   }
 }
 
-TEST_CASE("held-out evaluation: ranks with different --eval-every fail at start-up, clearly", "[ch5]") {
+TEST_CASE("held-out evaluation: ranks with different --eval-every fail at start-up, clearly", "[ch6]") {
   // evaluations issue collectives, so ranks evaluating at different steps would wait on each other
   auto c0 = zero_config(3, 2, 1, "fp32");
   auto c1 = c0;
@@ -189,7 +189,7 @@ TEST_CASE("held-out evaluation: ranks with different --eval-every fail at start-
   }
 }
 
-TEST_CASE("zero-train: a distributed run prints the single-rank run's held-out lines", "[ch5]") {
+TEST_CASE("zero-train: a distributed run prints the single-rank run's held-out lines", "[ch6]") {
   // 2 ranks x 2 micro-batches of 2 (the schedule conditions hold): the same weights, so the very
   // same lines; processes prefix theirs with "[rank 0] ", which is stripped before comparing.
   const std::string tiny =

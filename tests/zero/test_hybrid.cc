@@ -24,7 +24,7 @@ const char* const kPrecisions[] = {"fp32", "bf16", "fp16"};
 
 }  // namespace
 
-TEST_CASE("hybrid sharding: every stage at N_d = 4, G = 2 is one device's training, bit for bit", "[ch7][hybrid]") {
+TEST_CASE("hybrid sharding: every stage at N_d = 4, G = 2 is one device's training, bit for bit", "[ch9][hybrid]") {
   struct Case {
     int stage, per_rank;
     const char* precision;
@@ -64,7 +64,7 @@ TEST_CASE("hybrid sharding: every stage at N_d = 4, G = 2 is one device's traini
     }
 }
 
-TEST_CASE("hybrid sharding keeps the model states of a run sharded over G ranks", "[ch7][hybrid]") {
+TEST_CASE("hybrid sharding keeps the model states of a run sharded over G ranks", "[ch9][hybrid]") {
   // The same layout as N_d = G: the states a rank keeps depend on G, not on the replicas.
   for (const char* precision : kPrecisions)
     for (int stage : {1, 2, 3}) {
@@ -86,7 +86,7 @@ TEST_CASE("hybrid sharding keeps the model states of a run sharded over G ranks"
     }
 }
 
-TEST_CASE("a checkpoint saved with hybrid sharding resumes at another shard group, bitwise", "[ch12][hybrid]") {
+TEST_CASE("a checkpoint saved with hybrid sharding resumes at another shard group, bitwise", "[ch14][hybrid]") {
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / ("zt-hybrid-ckpt-" + std::to_string(::getpid()));
   fs::remove_all(dir);
@@ -112,7 +112,7 @@ TEST_CASE("a checkpoint saved with hybrid sharding resumes at another shard grou
   fs::remove_all(dir);
 }
 
-TEST_CASE("bad --shard-group values are one-line errors", "[ch7][hybrid]") {
+TEST_CASE("bad --shard-group values are one-line errors", "[ch9][hybrid]") {
   auto c = zero_config(2, 4, 1, "fp32");
   auto error_of = [](const train::TrainConfig& cfg) {
     try {

@@ -60,7 +60,7 @@ void check_ledger(const train::TrainConfig& c) {
 
 }  // namespace
 
-TEST_CASE("ledger: measured peak == predicted, every category, stages 0-3", "[ch6]") {
+TEST_CASE("ledger: measured peak == predicted, every category, stages 0-3", "[ch7]") {
   const LedgerCase cases[] = {{0, 1, 1, "fp32", "micro-batch", "fp32", 0}, {0, 1, 2, "fp16", "step", "compute", 1},
                               {0, 1, 3, "bf16", "micro-batch", "fp32", 2}, {0, 2, 1, "fp32", "step", "fp32", 0},
                               {0, 2, 2, "fp16", "micro-batch", "fp32", 1}, {0, 2, 3, "bf16", "step", "compute", 2},
@@ -86,7 +86,7 @@ TEST_CASE("ledger: measured peak == predicted, every category, stages 0-3", "[ch
     }
 }
 
-TEST_CASE("model states: ranks together hold N x the paper's per-rank bytes, plus padding", "[ch5]") {
+TEST_CASE("model states: ranks together hold N x the paper's per-rank bytes, plus padding", "[ch6]") {
   // fp16, AdamW (K = 12), one micro-batch per rank, default gradient sync (step for stages 0-1,
   // micro-batch for 2-3): M = 2psi(1-S_p+S_p/N) + s_g psi(1-S_g+S_g/N) + 12psi(1-S_o+S_o/N) per
   // rank on average; s_g = 2 with --reduce-dtype compute (the paper's 16 psi at N = 1), 4 with fp32.
@@ -114,7 +114,7 @@ TEST_CASE("model states: ranks together hold N x the paper's per-rank bytes, plu
       }
 }
 
-TEST_CASE("no full gradient in stage 2, no full parameters in stage 3 beyond the gathered units", "[ch7]") {
+TEST_CASE("no full gradient in stage 2, no full parameters in stage 3 beyond the gathered units", "[ch8]") {
   for (int prefetch : {0, 1, 3}) {
     auto c = zero_config(3, 4, 2, "bf16");  // micro-batch sync (the stage's default)
     c.layers = 3;
@@ -139,7 +139,7 @@ TEST_CASE("no full gradient in stage 2, no full parameters in stage 3 beyond the
   }
 }
 
-TEST_CASE("ledger with --persist-below-mb: measured peak == predicted, every category", "[ch7]") {
+TEST_CASE("ledger with --persist-below-mb: measured peak == predicted, every category", "[ch9]") {
   const LedgerCase cases[] = {{2, 1, 1, "fp32", "micro-batch", "fp32", 0}, {3, 1, 1, "fp16", "step", "compute", 1},
                               {2, 1, 2, "bf16", "micro-batch", "fp32", 2}, {3, 1, 2, "fp32", "step", "fp32", 0},
                               {2, 2, 1, "fp16", "micro-batch", "fp32", 1}, {3, 2, 1, "bf16", "step", "compute", 2},
@@ -155,7 +155,7 @@ TEST_CASE("ledger with --persist-below-mb: measured peak == predicted, every cat
     }
 }
 
-TEST_CASE("model states with persistent units: sum over units of the per-unit paper formula", "[ch7]") {
+TEST_CASE("model states with persistent units: sum over units of the per-unit paper formula", "[ch9]") {
   // fp16, AdamW (K = 12), --reduce-dtype compute, one micro-batch per rank (s_g = 2). A ZeRO-3
   // unit costs (2+2+K) psi_u / N per rank; a persistent one 2 psi_u + (2+K) psi_u / N. Written out
   // here from the model's unit sizes, and compared with both the description's formula and the
@@ -191,7 +191,7 @@ TEST_CASE("model states with persistent units: sum over units of the per-unit pa
   }
 }
 
-TEST_CASE("persistent units: parameters are whole for them, shards for the rest", "[ch7]") {
+TEST_CASE("persistent units: parameters are whole for them, shards for the rest", "[ch9]") {
   auto c = zero_config(3, 4, 2, "bf16");
   c.layers = 3;
   c.steps = 1;

@@ -1,4 +1,4 @@
-// ZeRO on a data-parallel x model-parallel grid (chapter 9): every (N_d, N_m, stage, precision,
+// ZeRO on a data-parallel x model-parallel grid (chapter 11): every (N_d, N_m, stage, precision,
 // checkpointing) row equals the one-device run with the same --mp-blocks bit for bit (a pairwise
 // selection here; the full product is test_full.cc), every ledger category is predicted exactly,
 // model states are the paper's formula with the split parameters divided by N_m, and the
@@ -29,7 +29,7 @@ const MpCase kPairwise[] = {
 
 }  // namespace
 
-TEST_CASE("model parallel x ZeRO: pairwise rows, bitwise equal to one device with the same B", "[ch9]") {
+TEST_CASE("model parallel x ZeRO: pairwise rows, bitwise equal to one device with the same B", "[ch11]") {
   for (const MpCase& cs : kPairwise) DYNAMIC_SECTION(cs.name()) {
       const ZeroRun z = check_mp_equal(cs);
       // the ledger: every category measured == predicted, on every rank
@@ -42,7 +42,7 @@ TEST_CASE("model parallel x ZeRO: pairwise rows, bitwise equal to one device wit
     }
 }
 
-TEST_CASE("model parallel: traffic per step is the closed form, per group", "[ch9]") {
+TEST_CASE("model parallel: traffic per step is the closed form, per group", "[ch11]") {
   for (const MpCase& cs :
        {MpCase{2, 2, 2, "fp32", true}, MpCase{1, 4, 3, "bf16", false}, MpCase{2, 4, 1, "fp32", true}})
     DYNAMIC_SECTION(cs.name()) {
@@ -79,7 +79,7 @@ TEST_CASE("model parallel: traffic per step is the closed form, per group", "[ch
     }
 }
 
-TEST_CASE("model parallel: model states are the paper's, the split parameters divided by N_m", "[ch9]") {
+TEST_CASE("model parallel: model states are the paper's, the split parameters divided by N_m", "[ch11]") {
   // fp16, AdamW, --reduce-dtype compute, one micro-batch per rank (s_g = 2): per rank the paper's
   // 2 + 2 + K bytes per parameter, with ZeRO's S_p, S_g, S_o over N_d, where the tensor-parallel
   // parameters count 1/N_m of theirs and the replicated ones all of theirs

@@ -1,4 +1,4 @@
-// ZeRO-Offload's optimizer tier in the engine (chapter 12): with --offload-optimizer host or
+// ZeRO-Offload's optimizer tier in the engine (chapter 14): with --offload-optimizer host or
 // file:DIR the FP32 master, the optimizer state and the update move to the host tier (or a file
 // streamed through it), and the run stays bitwise the run without offload; the accelerator tier's
 // ledger holds no master and no optimizer state; the copies between the tiers and the file's reads
@@ -33,7 +33,7 @@
 using namespace zt;
 using namespace zt::test;
 
-TEST_CASE("ZeRO-Offload: host and file tiers are bitwise the run without offload, stages 0-3, N = 1, 2, 4", "[ch12]") {
+TEST_CASE("ZeRO-Offload: host and file tiers are bitwise the run without offload, stages 0-3, N = 1, 2, 4", "[ch14]") {
   // the pairwise table (zero/offload_rows.h); make test-full runs the full product
   for (const OptimizerTierRow& row : optimizer_tier_pairwise()) DYNAMIC_SECTION(row.name()) {
       check_optimizer_tier_row(row);
@@ -41,7 +41,7 @@ TEST_CASE("ZeRO-Offload: host and file tiers are bitwise the run without offload
 }
 
 TEST_CASE("ZeRO-Offload with 16-bit gradients (--reduce-dtype compute): 2 bytes down per element, the paper's 2psi",
-          "[ch12]") {
+          "[ch14]") {
   for (int stage : {1, 3})
     for (const char* precision : {"fp16", "bf16"}) DYNAMIC_SECTION("stage " << stage << ", " << precision) {
         train::TrainConfig c = zero_config(stage, 2, 1, precision);
@@ -60,7 +60,7 @@ TEST_CASE("ZeRO-Offload with 16-bit gradients (--reduce-dtype compute): 2 bytes 
       }
 }
 
-TEST_CASE("ZeRO-Offload with fp16 overflow: a skipped step moves nothing, the bits stay equal", "[ch12]") {
+TEST_CASE("ZeRO-Offload with fp16 overflow: a skipped step moves nothing, the bits stay equal", "[ch14]") {
   train::TrainConfig c = zero_config(2, 2, 1, "fp16");
   c.loss_scale_init = 16777216;  // 2^24: step 1's scaled gradients overflow, it is skipped
   c.steps = 8;
@@ -77,7 +77,7 @@ TEST_CASE("ZeRO-Offload with fp16 overflow: a skipped step moves nothing, the bi
   }
 }
 
-TEST_CASE("ZeRO-Offload beside P_a+cpu: one host tier, one copy engine, both closed forms added", "[ch12]") {
+TEST_CASE("ZeRO-Offload beside P_a+cpu: one host tier, one copy engine, both closed forms added", "[ch14]") {
   train::TrainConfig c = zero_config(2, 2, 2, "bf16");
   c.checkpoint_activations = true;
   c.partition_activations = train::PartitionActivations::cpu;
@@ -111,7 +111,7 @@ TEST_CASE("ZeRO-Offload beside P_a+cpu: one host tier, one copy engine, both clo
 TEST_CASE(
     "zero-train --offload-optimizer: bad input is one line, and the summary holds the transfers and the file I/O "
     "beside their closed forms",
-    "[ch12]") {
+    "[ch14]") {
   const std::string tiny =
       "--layers 1 --heads 2 --width 16 --context 16 --steps 2 --global-batch 8 --micro-batch 2 --eval-every 0 "
       "--warmup-steps 0 --norm-block 32 ";
@@ -173,7 +173,7 @@ TEST_CASE(
   CHECK(dir.entries() == 0);
 }
 
-TEST_CASE("ZeRO-Offload settings are in the config hash: ranks that disagree fail at start-up", "[ch12]") {
+TEST_CASE("ZeRO-Offload settings are in the config hash: ranks that disagree fail at start-up", "[ch14]") {
   const train::TrainConfig c0 = zero_config(1, 2, 1, "bf16");
   for (const auto change : {+[](train::TrainConfig& c) {
                               c.offload_optimizer = {train::OffloadKind::host, ""};

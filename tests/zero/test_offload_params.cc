@@ -1,4 +1,4 @@
-// --offload-params file:DIR (chapter 12, offload/param_file_tier.h): stage 3's parameter shards in
+// --offload-params file:DIR (chapter 14, offload/param_file_tier.h): stage 3's parameter shards in
 // a file per rank, read ahead of each gather; bitwise the run without, its ledger and file I/O
 // their closed forms, and no file left behind after a run or an error.
 
@@ -31,14 +31,14 @@ using namespace zt;
 using namespace zt::test;
 
 TEST_CASE("offload-params file: stage 3 is bitwise the run without, N = 1, 2, 4, every precision, prefetch 0-2",
-          "[ch12]") {
+          "[ch14]") {
   // the pairwise table (zero/offload_rows.h); make test-full runs the full product
   for (const ParamTierRow& row : param_tier_pairwise()) DYNAMIC_SECTION(row.name()) {
       check_param_tier_row(row);
     }
 }
 
-TEST_CASE("offload-params file: one file per rank while training, removed after the run and after an error", "[ch12]") {
+TEST_CASE("offload-params file: one file per rank while training, removed after the run and after an error", "[ch14]") {
   const train::TrainConfig c = zero_config(3, 2, 1, "bf16");
   const ScratchDir dir;
   train::TrainConfig o = c;

@@ -2,7 +2,7 @@
 // parallel x N_p pipeline x N_m model-parallel ranks, every ZeRO stage on each pipeline stage's
 // own data-parallel group, GPipe and 1F1B, FP32 and BF16 — every run's step records (loss,
 // gradient norm, loss scale, skip), its final master weights and its first step's gradient equal
-// one device's on the same global batch, bit for bit. The conditions are chapter 5's (a power-of-
+// one device's on the same global batch, bit for bit. The conditions are chapter 6's (a power-of-
 // two number of micro-batches per rank with --grad-sync step, of data-parallel ranks with
 // --grad-sync micro-batch); the pipeline adds none: it moves where each block runs, and every
 // stage runs its backwards in micro-batch order, so every sum keeps its one-device order.
@@ -20,7 +20,7 @@
 using namespace zt;
 using namespace zt::test;
 
-TEST_CASE("ZeRO stages 0-3 inside pipeline stages train bitwise like one device", "[ch13][pipeline]") {
+TEST_CASE("ZeRO stages 0-3 inside pipeline stages train bitwise like one device", "[ch15][pipeline]") {
   // Every (grid, stage) once, with the schedule and the precision alternating so that every pair
   // of values of any two axes is in some row; make test-full runs the full product (more grids,
   // fp16, activation checkpointing) with the same checks.
@@ -42,7 +42,7 @@ TEST_CASE("ZeRO stages 0-3 inside pipeline stages train bitwise like one device"
 }
 
 TEST_CASE("a pipeline with an uneven split, checkpointing and held-out evaluations matches one device",
-          "[ch13][pipeline]") {
+          "[ch15][pipeline]") {
   for (int stage : {1, 3}) {
     train::TrainConfig c = pipeline_config({2, 2, 1}, stage, "bf16", schedule::PipeSchedule::one_f_one_b);
     c.layers = 3;
@@ -58,7 +58,7 @@ TEST_CASE("a pipeline with an uneven split, checkpointing and held-out evaluatio
   }
 }
 
-TEST_CASE("pipeline settings that cannot run are refused with one line naming the flag", "[ch13][pipeline]") {
+TEST_CASE("pipeline settings that cannot run are refused with one line naming the flag", "[ch15][pipeline]") {
   train::TrainConfig c = pipeline_config({1, 2, 1}, 1, "fp32", schedule::PipeSchedule::gpipe);
   const auto refused = [](train::TrainConfig bad, const std::string& text) {
     INFO(text);
@@ -81,11 +81,11 @@ TEST_CASE("pipeline settings that cannot run are refused with one line naming th
   refused(md, "--pp-size 2 with --allocator zero");
 }
 
-TEST_CASE("a checkpoint saved by a pipeline resumes on any grid, bitwise", "[ch13][pipeline]") {
+TEST_CASE("a checkpoint saved by a pipeline resumes on any grid, bitwise", "[ch15][pipeline]") {
   // Saved at (N_d, N_p, N_m) = (2, 2, 1) with ZeRO-1; resumed at other stages, data-parallel
   // sizes, pipelines, model-parallel sizes and shard groups: every run's final master weights equal
   // one device's that never stopped. The checkpoint holds canonical pieces, so the reader
-  // reshards by interval intersection whatever wrote them (chapter 12).
+  // reshards by interval intersection whatever wrote them (chapter 14).
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / ("zt-pipe-ckpt-" + std::to_string(::getpid()));
   fs::remove_all(dir);

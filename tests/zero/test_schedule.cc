@@ -71,7 +71,7 @@ void for_each_plan(int stage, const std::function<void(const train::TrainConfig&
 
 }  // namespace
 
-TEST_CASE("schedule: buckets last first, the ready rule, uneven reduce-scatter counts, the landing", "[ch6]") {
+TEST_CASE("schedule: buckets last first, the ready rule, uneven reduce-scatter counts, the landing", "[ch7]") {
   const schedule::UnitBuckets b = schedule::unit_buckets(10, 4);
   REQUIRE(b.issue_order.size() == 3);
   CHECK(b.bucket == 4);
@@ -111,7 +111,7 @@ TEST_CASE("schedule: buckets last first, the ready rule, uneven reduce-scatter c
   CHECK(schedule::landing(false, false) == schedule::Landing::all_reduce_unit32);
 }
 
-TEST_CASE("schedule: the gather window looks past persistent units and ends with the micro-batch", "[ch7]") {
+TEST_CASE("schedule: the gather window looks past persistent units and ends with the micro-batch", "[ch9]") {
   // units 0, 2, 3 sharded, unit 1 persistent; the tied unit 0 comes back at the end
   const std::vector<std::size_t> order{0, 1, 2, 3, 0};
   const std::vector<bool> sharded{true, false, true, true};
@@ -129,7 +129,7 @@ TEST_CASE("schedule: the gather window looks past persistent units and ends with
   CHECK(schedule::gathered_window_peak(w1, {0, 1, 2, 2, 4}, elements) == 30 + 40 + 10);
 }
 
-TEST_CASE("stage-3 gathered window: the closed form equals the predicted trace's peak over a grid", "[ch7]") {
+TEST_CASE("stage-3 gathered window: the closed form equals the predicted trace's peak over a grid", "[ch9]") {
   for_each_plan(3, [](const train::TrainConfig& c, const zero::ZeroPlan& p, const auto& peaks) {
     CHECK(predict::gathered_window_bytes(p) == peak_of(peaks, zero::zero_category::gathered_params));
     // the chapter's bound where one unit is in use at a time (a whole block): it and --prefetch ahead
@@ -140,7 +140,7 @@ TEST_CASE("stage-3 gathered window: the closed form equals the predicted trace's
   });
 }
 
-TEST_CASE("C_B: the bucket buffers' closed form equals the predicted trace's peak over a grid", "[ch10]") {
+TEST_CASE("C_B: the bucket buffers' closed form equals the predicted trace's peak over a grid", "[ch12]") {
   for (int stage : {2, 3})
     for_each_plan(stage, [](const train::TrainConfig&, const zero::ZeroPlan& p, const auto& peaks) {
       const predict::ReductionBuffers cb = predict::reduction_buffers_peak(p);
@@ -156,7 +156,7 @@ TEST_CASE("C_B: the bucket buffers' closed form equals the predicted trace's pea
     });
 }
 
-TEST_CASE("persistent categories: the sharding description's closed forms equal the predicted trace's peaks", "[ch6]") {
+TEST_CASE("persistent categories: the sharding description's closed forms equal the predicted trace's peaks", "[ch7]") {
   for (int stage : {2, 3})
     for_each_plan(stage, [](const train::TrainConfig& c, const zero::ZeroPlan& p, const auto& peaks) {
       const auto rounds = static_cast<std::size_t>(train::heldout_rounds(c.micro_batch));

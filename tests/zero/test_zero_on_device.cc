@@ -96,7 +96,7 @@ void check_device_equals_host(train::TrainConfig c) {
 
 }  // namespace
 
-TEST_CASE("ZeRO on the emulated device: stages 0-3 x N = 1, 2, 4 x fp32 / fp16 / bf16, bitwise the host's", "[ch11]") {
+TEST_CASE("ZeRO on the emulated device: stages 0-3 x N = 1, 2, 4 x fp32 / fp16 / bf16, bitwise the host's", "[ch13]") {
   // every (stage, N) once, the precision chosen so that every (stage, precision) and (N,
   // precision) pair is in some row too; the case below, tagged [full], runs all 36 combinations
   const char* precisions[] = {"fp32", "fp16", "bf16"};
@@ -110,7 +110,7 @@ TEST_CASE("ZeRO on the emulated device: stages 0-3 x N = 1, 2, 4 x fp32 / fp16 /
     }
 }
 
-TEST_CASE("ZeRO on the emulated device, full product: stages 0-3 x N = 1, 2, 4 x fp32 / fp16 / bf16", "[ch11][full]") {
+TEST_CASE("ZeRO on the emulated device, full product: stages 0-3 x N = 1, 2, 4 x fp32 / fp16 / bf16", "[ch13][full]") {
   for (const char* precision : {"fp32", "fp16", "bf16"})
     for (const int world : {1, 2, 4})
       for (const int stage : {0, 1, 2, 3}) {
@@ -120,7 +120,7 @@ TEST_CASE("ZeRO on the emulated device, full product: stages 0-3 x N = 1, 2, 4 x
       }
 }
 
-TEST_CASE("ZeRO on the emulated device: a 16-bit wire, buckets, prefetch and M_D, bitwise the host's", "[ch11]") {
+TEST_CASE("ZeRO on the emulated device: a 16-bit wire, buckets, prefetch and M_D, bitwise the host's", "[ch13]") {
   SECTION("bf16 stage 1, --reduce-dtype compute (the sum narrowed on the device)") {
     train::TrainConfig c = zero_config(1, 2, 2, "bf16");
     c.reduce_dtype = train::ReduceDtype::compute;
@@ -150,7 +150,7 @@ TEST_CASE("ZeRO on the emulated device: a 16-bit wire, buckets, prefetch and M_D
 TEST_CASE(
     "ZeRO on the emulated device: tensor parallelism (N_d 2 x N_m 2, and B = 4 blocks on one rank), bitwise "
     "the host's",
-    "[ch11]") {
+    "[ch13]") {
   // the split Linears' block sums completed across the model-parallel group through the staged
   // group, every partial sum's copies down and up in the closed form
   for (const MpCase& cs :
@@ -163,7 +163,7 @@ TEST_CASE(
 }
 
 TEST_CASE("ZeRO on the emulated device: --gemm blas (OpenBLAS inside the device's kernels), bitwise the host's",
-          "[ch11]") {
+          "[ch13]") {
   // the GEMM and triangular-product kernels call the very OpenBLAS routines the host's kernels
   // call, at the same shapes, strides and scratch offsets, so the bits are the host's --gemm blas
   const auto blas = [](train::TrainConfig c) {
@@ -176,7 +176,7 @@ TEST_CASE("ZeRO on the emulated device: --gemm blas (OpenBLAS inside the device'
   }
 }
 
-TEST_CASE("ZeRO on the emulated device: ZeRO-R's P_a and P_a+cpu, bitwise the host's", "[ch11]") {
+TEST_CASE("ZeRO on the emulated device: ZeRO-R's P_a and P_a+cpu, bitwise the host's", "[ch13]") {
   // the slices cut and padded by the loop's ops, gathered over the staged model-parallel group;
   // P_a+cpu's host tier pinned and its copies on a copy stream after the compute stream's work
   const auto partitioned = [](MpCase cs, const char* partition) {
@@ -194,7 +194,7 @@ TEST_CASE("ZeRO on the emulated device: ZeRO-R's P_a and P_a+cpu, bitwise the ho
 }
 
 TEST_CASE("ZeRO on the emulated device: ZeRO-Offload's host and file tiers and the parameter tier, bitwise the host's",
-          "[ch11]") {
+          "[ch13]") {
   // the owned gradient down and the refreshed parameters up on the copy stream, the update on the
   // host as without a device; the parameter tier's records up into its ring (device memory) after
   // each read and down before each write, on a stream of its own
@@ -230,7 +230,7 @@ TEST_CASE("ZeRO on the emulated device: ZeRO-Offload's host and file tiers and t
   }
 }
 
-TEST_CASE("ZeRO on the emulated device: a checkpoint saved on one device resumes on the other, bitwise", "[ch11]") {
+TEST_CASE("ZeRO on the emulated device: a checkpoint saved on one device resumes on the other, bitwise", "[ch13]") {
   struct Case {
     int stage;
     const char* precision;
@@ -277,7 +277,7 @@ TEST_CASE("ZeRO on the emulated device: a checkpoint saved on one device resumes
   }
 }
 
-TEST_CASE("zero-train --device emulated: ranks as processes, --verify against the reference on the device", "[ch11]") {
+TEST_CASE("zero-train --device emulated: ranks as processes, --verify against the reference on the device", "[ch13]") {
   const auto out = run_program("zero-train",
                                "--layers 1 --heads 2 --width 16 --context 16 --global-batch 8 --steps 3 "
                                "--world-size 2 --stage 3 --precision bf16 --device emulated --verify");
@@ -286,7 +286,7 @@ TEST_CASE("zero-train --device emulated: ranks as processes, --verify against th
   CHECK(out.out.find("bitwise equal to the single-rank reference") != std::string::npos);
 }
 
-TEST_CASE("zero-train --device emulated --trace: every rank's device streams as tracks, each in order", "[ch11]") {
+TEST_CASE("zero-train --device emulated --trace: every rank's device streams as tracks, each in order", "[ch13]") {
   // the compute stream's kernels and copies, and the host tier's copy stream (ZeRO-Offload)
   const std::string trace = "/tmp/zt_device_trace_" + std::to_string(::getpid()) + ".json";
   const std::string summary = "/tmp/zt_device_trace_summary_" + std::to_string(::getpid()) + ".json";

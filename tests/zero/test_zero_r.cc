@@ -1,4 +1,4 @@
-// ZeRO-R (chapter 10): partitioned activation checkpoints (P_a, P_a+cpu) change no bit and
+// ZeRO-R (chapter 12): partitioned activation checkpoints (P_a, P_a+cpu) change no bit and
 // divide the checkpoint bytes by N_m (or move them to the host tier) for exactly one all-gather per
 // block per micro-batch; constant buffers (C_B) keep the reduction buffers flat as the model grows;
 // memory defragmentation (M_D) lets a real step fit where one first-fit region fails with enough
@@ -43,7 +43,7 @@ const PaCase kPa[] = {
 
 }  // namespace
 
-TEST_CASE("P_a and P_a+cpu: bitwise equal to one device, checkpoints divided by N_m or on the host", "[ch10]") {
+TEST_CASE("P_a and P_a+cpu: bitwise equal to one device, checkpoints divided by N_m or on the host", "[ch12]") {
   for (const PaCase& cs : kPa) DYNAMIC_SECTION(cs.name()) {
       const MpCase& grid = cs.grid;
       const train::TrainConfig c = cs.config();
@@ -76,7 +76,7 @@ TEST_CASE("P_a and P_a+cpu: bitwise equal to one device, checkpoints divided by 
 }
 
 TEST_CASE("P_a traffic: one model-parallel all-gather per block per micro-batch, under 10% of the all-reduces",
-          "[ch10]") {
+          "[ch12]") {
   for (const char* precision : {"fp32", "bf16"})
     for (int mp : {2, 4}) DYNAMIC_SECTION(precision << ", N_m " << mp) {
         PaCase cs{{1, mp, 1, precision, true}, "on"};
@@ -111,7 +111,7 @@ TEST_CASE("P_a traffic: one model-parallel all-gather per block per micro-batch,
       }
 }
 
-TEST_CASE("C_B: the reduction buffers stay flat over a 15x range of psi; fused buckets grow with it", "[ch10]") {
+TEST_CASE("C_B: the reduction buffers stay flat over a 15x range of psi; fused buckets grow with it", "[ch12]") {
   std::vector<std::size_t> bounded, fused, psi;
   for (int width : {64, 128, 256})
     for (double bucket : {0.05, 1e5}) {
@@ -137,7 +137,7 @@ TEST_CASE("C_B: the reduction buffers stay flat over a 15x range of psi; fused b
   CHECK(fused[2] > 3 * fused[1]);
 }
 
-TEST_CASE("M_D: on a real step's allocations one first-fit region fails with enough bytes free, M_D fits", "[ch10]") {
+TEST_CASE("M_D: on a real step's allocations one first-fit region fails with enough bytes free, M_D fits", "[ch12]") {
   train::TrainConfig c = zero_config(1, 1, 8, "bf16");
   c.layers = 4;
   c.width = 64;
@@ -173,7 +173,7 @@ TEST_CASE("M_D: on a real step's allocations one first-fit region fails with eno
   CHECK(zero_r::fits(events, std::size_t{1} << 50, regions).ok);  // replayed in what suffices, not 1 PiB
 }
 
-TEST_CASE("M_D in a real run: --allocator general fails where --allocator zero trains, same budget", "[ch10]") {
+TEST_CASE("M_D in a real run: --allocator general fails where --allocator zero trains, same budget", "[ch12]") {
   const std::string args =
       "--stage 1 --world-size 1 --global-batch 8 --micro-batch 1 --precision bf16 --steps 2 --eval-every 0 "
       "--layers 4 --memory-budget-mb 5.9 --allocator ";
@@ -186,7 +186,7 @@ TEST_CASE("M_D in a real run: --allocator general fails where --allocator zero t
   CHECK(zero.status == 0);
 }
 
-TEST_CASE("the paper's Table 3 presets: flags, and a contradiction is an error", "[ch10]") {
+TEST_CASE("the paper's Table 3 presets: flags, and a contradiction is an error", "[ch12]") {
   const std::string base = "--steps 1 --eval-every 0 --warmup-steps 0 --global-batch 4 --summary-json ";
   struct Row {
     const char* preset;

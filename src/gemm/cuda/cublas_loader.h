@@ -3,7 +3,7 @@
 // Why: linking libcublas puts it (and libcublasLt) in every program's start-up, and the dynamic
 // loader's relocations touch about 150 MiB of their pages before main() runs. Every CPU run would
 // carry that in its resident memory, which this project measures and compares with predictions
-// (bench/zero/offload.sh's peak RSS, chapter 12). So the programs link only the CUDA runtime,
+// (bench/zero/offload.sh's peak RSS, chapter 14). So the programs link only the CUDA runtime,
 // and the seven cuBLAS functions the GEMM uses are looked up by name with dlopen/dlsym the first
 // time a cuBLAS handle is made, i.e. only in a run with --device cuda and --gemm blas, or in the
 // cuBLAS benchmark row. Not here: any other cuBLAS function, or a fallback when the library is

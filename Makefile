@@ -14,7 +14,7 @@ CTEST   := ctest --test-dir $(BUILD) --output-on-failure -j $(TEST_JOBS)
 ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
 
-.PHONY: help deps deps-build configure build test check doxygen test-full test-gpu test-stress test-asan test-tsan fuzz docs notebooks figures bench run clean format
+.PHONY: help deps deps-build configure build test check doxygen test-full test-gpu test-stress test-asan test-tsan fuzz docs notebooks figures cli-doc bench run clean format
 .DEFAULT_GOAL := help
 
 help:
@@ -38,6 +38,7 @@ help:
 	@echo "make notebooks    execute notebooks/ headlessly; plots go to $(BUILD)/notebooks"
 	@echo "make figures      rerun the programs behind the chapters' figures and redraw them (chapters/*/figures/,"
 	@echo "                  scripts/figures/; FIGURES_FLAGS=--retime also replaces the committed trace times)"
+	@echo "make cli-doc      regenerate docs/cli.md from the programs' flag declarations (--help-markdown)"
 	@echo "make bench        GEMM, model (fp32/bf16/fp16 at 1 and all threads), ZeRO stages and, when installed,"
 	@echo "                  PyTorch side by side: one table and $(BUILD)/bench/summary.json (BENCH_FLAGS=--quick)"
 	@echo "make format       lay out the C++ sources as .clang-format says (clang-format 14)"
@@ -130,6 +131,9 @@ notebooks: build
 FIGURES_FLAGS ?=
 bench: build
 	/usr/bin/python3 bench/summary.py $(BUILD) $(BENCH_FLAGS)
+
+cli-doc: build
+	/usr/bin/python3 scripts/cli_doc.py $(BUILD) --write .
 
 figures: build
 	/usr/bin/python3 scripts/figures/figlib.py make $(BUILD) $(FIGURES_FLAGS)

@@ -65,7 +65,8 @@ TABLE = {
     "tests/chapter03/": [3],
     "tests/memory/": [3],
     "tests/plan/": [3, 6, 7, 8, 9],
-    "tests/chapter04/": [4],
+    "tests/chapter04/": [4, 5],
+    "tests/chapter05/": [5],
     "tests/collective/": [4, 5, 11, 13],
     "tests/launch/": [5],
     "tests/reduce/": [4, 13],
@@ -84,7 +85,7 @@ TABLE = {
 }
 # read only by the docs and layout checks, which make check always runs
 DOCS_ONLY = re.compile(r"(\.md$|^docs/|^notebooks/|^tests/docs/|^tests/setup/|^tests/fuzz/|^scripts/figures/"
-                       r"|^scripts/check_deps\.py$|^scripts/test_report\.py$|^scripts/check_select\.py$)")
+                       r"|^scripts/check_deps\.py$|^scripts/test_report\.py$|^scripts/check_select\.py$|^scripts/cli_doc\.py$)")
 CHAPTER = re.compile(r"^chapters/(\d\d)-")
 
 

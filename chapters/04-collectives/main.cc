@@ -42,7 +42,7 @@ struct RankView {
 };
 
 // A deliberately failing rank (--fail-rank): "quit" leaves before its first collective (its
-// connections close, peers notice within milliseconds); "stall" stays alive but silent for longer
+// connections close, peers notice within milliseconds); "stall" stays alive but says nothing for longer
 // than the timeout (peers give up after the timeout and name it).
 struct Failure {
   int rank = -1;

@@ -1,4 +1,4 @@
-"""scripts/figures/fig_zero3_timeline.py — chapter 8: one ZeRO-3 step on a timeline, with and
+"""scripts/figures/fig_zero3_timeline.py — chapter 9: one ZeRO-3 step on a timeline, with and
 without prefetch: compute, the time blocked on collectives, and each gathered unit from its
 all-gather's issue to its release.
 
@@ -16,7 +16,7 @@ spans' names and order, and keeps the committed times.
 import figlib as fl
 
 NAME = "zero3-gather-timeline"
-CHAPTER = "08-zero-3"
+CHAPTER = "09-zero-3-tuning"
 TIMED = True
 
 MODEL = ["--stage", "3", "--world-size", "2", "--layers", "4", "--heads", "4", "--width", "256", "--context", "16",

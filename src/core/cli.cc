@@ -1,4 +1,6 @@
-// core/cli.cc — implementation of the strict argument parser (see cli.h).
+// core/cli.cc — implementation of the strict argument parser (see cli.h). Besides `--help`,
+// parse() answers `--help-markdown`: the same flags as a Markdown table (markdown_usage below),
+// which scripts/cli_doc.py collects from every program into docs/cli.md.
 #include "core/cli.h"
 
 #include <algorithm>
@@ -101,6 +103,38 @@ ArgParser::Flag number_flag(const std::string& name, const std::string& help, co
 std::string joined(const std::vector<std::string>& words) {
   std::string text;
   for (const auto& w : words) text += (text.empty() ? "" : "|") + w;
+  return text;
+}
+
+// Text for one cell of a Markdown table: the characters Markdown would read as markup (a cell's
+// end, emphasis, an HTML tag such as step-<N>, an escape) are escaped; line breaks become spaces.
+std::string markdown_cell(const std::string& text) {
+  std::string out;
+  for (char ch : text) {
+    if (ch == '\n') {
+      out += ' ';
+      continue;
+    }
+    if (ch == '|' || ch == '*' || ch == '<' || ch == '\\' || ch == '`' || ch == '[') out += '\\';
+    out += ch;
+  }
+  return out;
+}
+
+// The flags as a Markdown section: the usage line and the summary, then one table row per flag
+// (name, value, default, description) in declaration order; what `--help-markdown` prints.
+std::string markdown_usage(const std::string& program, const std::string& summary,
+                           const std::vector<ArgParser::Flag>& flags) {
+  std::string text = "Usage: `" + program + " [flags]`. " + markdown_cell(summary) + "\n\n";
+  text += "| flag | value | default | what it does |\n|---|---|---|---|\n";
+  for (const auto& o : flags) {
+    // a kind such as fp32|fp16 is code: its bars escaped, so they do not end the cell
+    std::string kind;
+    for (char ch : o.kind) kind += ch == '|' ? std::string("\\|") : std::string(1, ch);
+    text += "| `--" + o.name + "` | " + (kind.empty() ? "(switch)" : "`" + kind + "`") + " | " +
+            markdown_cell(o.default_text) + " | " + markdown_cell(o.help) + " |\n";
+  }
+  text += "| `--help` | (switch) | | print the flags and exit (`--help-markdown`: as this Markdown table) |\n";
   return text;
 }
 
@@ -296,6 +330,10 @@ bool ArgParser::parse(int argc, char** argv) {
       std::fputs(usage().c_str(), stdout);
       return false;
     }
+    if (arg == "--help-markdown") {
+      std::fputs(markdown_usage(program_, summary_, options_).c_str(), stdout);
+      return false;
+    }
     ZT_CHECK(arg.size() > 2 && arg.compare(0, 2, "--") == 0, "unexpected argument '", arg,
              "' (flags start with --; see --help)");
     std::string name = arg.substr(2), value;
@@ -348,7 +386,7 @@ std::string ArgParser::usage() const {
     left = left.size() < 31 ? left + std::string(31 - left.size(), ' ') : left + "\n" + std::string(31, ' ');
     text += left + o.help + " (default: " + o.default_text + ")\n";
   }
-  text += "  --help                       print this text and exit\n";
+  text += "  --help                       print this text and exit (--help-markdown: as Markdown)\n";
   return text;
 }
 

@@ -9,10 +9,10 @@
 //     (two parameter all-gathers and a gradient reduce-scatter) — the paper's Sec. 7 figures
 //     with the ring's (N−1)/N kept, as predict/zero_comm.h counts them for runnable shapes;
 //   paper model (--traffic-model paper): the same without (N−1)/N, i.e. 2ψ and 3ψ elements
-//     (4ψ and 6ψ bytes): seed 001's breakeven counts 6Ψ bytes per step for ZeRO-3.
+//     (4ψ and 6ψ bytes), the count a back-of-envelope breakeven uses for ZeRO-3.
 // Calls per step (for the latency term): one per layer per collective — stage 0 one all-reduce,
 // stages 1-2 a reduce-scatter and an all-gather, stage 3 two all-gathers and a reduce-scatter
-// (3L, seed 001's "L × 3α"). It is arithmetic on doubles; it allocates nothing.
+// (3L calls, so a latency term of 3L·α). It is arithmetic on doubles; it allocates nothing.
 #pragma once
 
 #include <array>

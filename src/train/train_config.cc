@@ -52,7 +52,7 @@ void validate_pipeline(const TrainConfig& c) {
 bool parse_train_config(int argc, char** argv, TrainConfig& c, std::vector<std::string>* given) {
   ArgParser p("zero-train",
               "Train a GPT-2-style model with mixed precision, on one rank or data-parallel over N ranks\n"
-              "with ZeRO stage 0-3 (chapters 2-8).");
+              "with ZeRO stage 0-3 (chapters 2-9).");
   declare_train_flags(p, c);
   if (!p.parse(argc, argv)) return false;
   if (given) *given = p.given_flags();

@@ -1,6 +1,6 @@
 // train/train_config.h — every setting of a training run, parsed strictly from the command line.
 //
-// One plain struct holds every setting of `zero-train` (README, chapter 2); its flags are declared
+// One plain struct holds every setting of `zero-train` (docs/cli.md, chapter 2); its flags are declared
 // once, in train_flags.h, which parses, prints (--print-config) and hashes them. Validation
 // that needs only the settings themselves (sizes positive, width divisible by heads, batch
 // arithmetic) happens here, so a bad run stops before any memory is touched. It is not where the

@@ -11,7 +11,7 @@ a user would on two machines (the file system is shared, as a cluster's would be
 
 bitwise    stages 1 and 3 on 2 hosts x 2 ranks (the TCP store served by host A's launcher, Gloo's
            TCP transport between the hosts) end with FP32 master weights equal, byte for byte, to
-           one process training the same global batch; so does stage 1 started the README's way,
+           one process training the same global batch; so does stage 1 started docs/reliability.md's way,
            with the torchrun variables set by hand and no launcher (rank 0 serves the store).
 partition  a long run saves a checkpoint every 2 steps; once one exists the link is taken down.
            Every rank on both hosts must end with a clear error that names a rank on the other
@@ -247,7 +247,7 @@ def bitwise(hosts, work):
 
 
 def plain_ranks(hosts, port, args):
-    """The README's recipe without a launcher: RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT set by
+    """docs/reliability.md's recipe without a launcher: RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT set by
     hand for each process, ranks 0-1 on host A and 2-3 on host B; rank 0 serves the store."""
     procs = []
     for rank in range(4):

@@ -24,8 +24,8 @@ agreement  For a grid of configurations zero-train runs here (stages 0-3, N = 1,
 paper      Paper-scale figures: expected values from the closed form 2psi + 2psi + K psi with
            P_os / P_os+g / P_os+g+p over N_d (with --pp-size, of psi / N_p per stage), computed here,
            equal zero-plan's JSON; and they agree
-           with the figures as printed by the paper and the seed documents within their rounding
-           (one unit of the last printed digit). Also the breakeven batch of seed 001's exercise.
+           with the figures as printed by the paper and by the exercises within their rounding
+           (one unit of the last printed digit). Also the breakeven batch of chapter 8's exercise.
 bad-input  Each bad command line gives one error line on stderr and a non-zero exit.
 max-model  zero-plan --max-model's --layers answer runs under zero-train at the same
            --memory-budget-mb, and one layer more fails with the arena's out-of-memory error at
@@ -230,11 +230,11 @@ def paper():
         (7.5e9, "adamw", 2, 64, "16.6", "Figure 1 P_os+g"),
         (7.5e9, "adamw", 3, 64, "1.9", "Figure 1 P_os+g+p"),
         (1.5e9, "adam", 0, 1, "24", "Sec. 3.1: 16 psi for 1.5B"),
-        (13e9, "adamw", 0, 1, "208", "seed 001: no ZeRO"),
-        (13e9, "adamw", 2, 8, "48.75", "seed 001: ZeRO-2 on 8"),
-        (13e9, "adamw", 3, 32, "6.5", "seed 001: ZeRO-3 on 32"),
-        (70e9, "adamw", 0, 1, "1120", "seed 004: plain data parallel"),
-        (70e9, "adamw", 3, 16, "70", "seed 004: ZeRO-3 on 16"),
+        (13e9, "adamw", 0, 1, "208", "13B, no ZeRO"),
+        (13e9, "adamw", 2, 8, "48.75", "13B, ZeRO-2 on 8"),
+        (13e9, "adamw", 3, 32, "6.5", "13B, ZeRO-3 on 32"),
+        (70e9, "adamw", 0, 1, "1120", "70B, plain data parallel"),
+        (70e9, "adamw", 3, 16, "70", "70B, ZeRO-3 on 16"),
     ]
     # the paper's Table 1 (chapter 3 prints it beside the recomputed values)
     table = {1: ["120", "120", "120", "2048", "2048", "2048", "16000", "16000", "16000"],
@@ -255,7 +255,7 @@ def paper():
         # the paper truncates some figures (4187 for 4187.5): allow one unit of the last digit
         check(within_printed(got / 1e9, printed), f"{where}: {got / 1e9} GB vs printed {printed}")
         print(f"paper: {where}: psi {psi:g} stage {stage} N {n}: {got / 1e9:g} GB (printed {printed})")
-    # seed 001's picture: 4 pipeline stages, each with its own ZeRO-3 group of 4 ranks: a stage holds
+    # a common picture: 4 pipeline stages, each with its own ZeRO-3 group of 4 ranks: a stage holds
     # psi / 4, sharded over its 4 ranks
     for stage in (1, 2, 3):
         j = plan_json(["--params", "13e9", "--stage", str(stage), "--world-size", "16", "--pp-size", "4",
@@ -282,7 +282,7 @@ def paper():
     # traffic: exact model keeps (N-1)/N
     j = plan_json(["--params", "1e9", "--stage", "3", "--world-size", "4"])
     check(math.isclose(j["traffic"]["bytes_per_step"], 6e9 * 3 / 4, rel_tol=1e-12), "stage 3 traffic 3 psi (N-1)/N")
-    # seed 001's breakeven: alpha 10 us, beta 100 GB/s, 150 TFLOP/s, 5%, 6 psi bytes (paper model)
+    # the back-of-envelope breakeven: alpha 10 us, beta 100 GB/s, 150 TFLOP/s, 5%, 6 psi bytes (paper model)
     for psi, layers in ((7e9, 32), (13e9, 40), (70e9, 80)):
         for seq, want in ((2048, 15), (8192, 4)):
             j = plan_json(["--params", repr(psi), "--stage", "3", "--world-size", "8", "--layers", str(layers),

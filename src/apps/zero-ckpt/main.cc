@@ -54,12 +54,13 @@ zt::ArgParser parser_for(const std::string& name, Command& c) {
 
 const char* kSubcommands[] = {"inspect", "consolidate", "export"};
 
+const char kIntro[] =
+    "Inspect, consolidate or export a checkpoint of zero-train. DIR is a checkpoint directory, or a\n"
+    "save directory (its newest complete checkpoint). Exit status: 2 for a malformed command line,\n"
+    "1 when the work fails; nothing is left half-written.\n";
+
 std::string overview() {
-  std::string text =
-      "usage: zero-ckpt SUBCOMMAND DIR [OUT] [flags]\n"
-      "Inspect, consolidate or export a checkpoint of zero-train. DIR is a checkpoint directory, or a\n"
-      "save directory (its newest complete checkpoint). Exit status: 2 for a malformed command line,\n"
-      "1 when the work fails; nothing is left half-written.\n";
+  std::string text = std::string("usage: zero-ckpt SUBCOMMAND DIR [OUT] [flags]\n") + kIntro;
   for (const char* name : kSubcommands) {
     Command scratch;
     text += '\n';
@@ -68,12 +69,30 @@ std::string overview() {
   return text;
 }
 
+// The overview as Markdown (docs/cli.md): the intro, then each subcommand's flags as its parser
+// prints them for --help-markdown.
+void print_overview_markdown(char* program) {
+  std::printf("Usage: `zero-ckpt SUBCOMMAND DIR [OUT] [flags]`. %s", kIntro);
+  for (const char* name : kSubcommands) {
+    Command scratch;
+    char flag[] = "--help-markdown";
+    char* args[] = {program, flag};
+    std::printf("\n");
+    std::fflush(stdout);
+    parser_for(name, scratch).parse(2, args);
+  }
+}
+
 // Parse argv into c. @return false when help was printed.
 bool parse(int argc, char** argv, Command& c) {
   ZT_CHECK(argc >= 2, "give a subcommand: inspect, consolidate or export (see --help)");
   c.name = argv[1];
   if (c.name == "--help" || c.name == "-h") {
     std::fputs(overview().c_str(), stdout);
+    return false;
+  }
+  if (c.name == "--help-markdown") {
+    print_overview_markdown(argv[0]);
     return false;
   }
   bool known = false;

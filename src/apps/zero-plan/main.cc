@@ -53,7 +53,7 @@ struct PlanFlags {
 zt::ArgParser plan_parser(PlanFlags& f) {
   zt::ArgParser p("zero-plan",
                   "Plan a zero-train run: per-rank bytes, traffic per step, time estimate, breakeven batch,\n"
-                  "largest model. Takes every zero-train flag (listed after these) plus:");
+                  "largest model. Its inputs are every zero-train flag (the run to plan) and these:");
   p.add_double("params", &f.params,
                "plan a model of this many parameters by the paper's formulas (e.g. 7.5e9); without --layers the "
                "call count takes GPT-3's depth for it, L = round(cbrt(psi / (12 x 128^2))): 34 for 7.5e9",
@@ -67,7 +67,7 @@ zt::ArgParser plan_parser(PlanFlags& f) {
   p.add_int("batch", &f.batch, "sequences per rank per step B of the estimate", "--global-batch / N_d (at least 1)", 1,
             int64_t{1} << 40);
   p.add_enum("traffic-model", &f.traffic_model,
-             "paper-scale traffic: exact keeps (N-1)/N, paper drops it (seed 001's 6 psi bytes for ZeRO-3)");
+             "paper-scale traffic: exact keeps (N-1)/N, paper drops it (6 psi bytes per step for ZeRO-3)");
   p.add_flag("max-model", &f.max_model,
              "find the largest model that fits: psi under --budget-gb (with --params), else --layers under "
              "--memory-budget-mb");
@@ -86,6 +86,10 @@ void split_args(const zt::ArgParser& planner, int argc, char** argv, std::vector
     const std::string a = argv[i];
     if (a == "--help" || a == "-h") {
       help = true;
+      continue;
+    }
+    if (a == "--help-markdown") {  // the planner's own flags as Markdown (docs/cli.md)
+      plan.push_back(argv[i]);
       continue;
     }
     const std::string name = a.rfind("--", 0) == 0
@@ -437,7 +441,7 @@ int run(int argc, char** argv) {
     zt::train::parse_train_config(2, h.data(), ignored);
     return 0;
   }
-  p.parse(static_cast<int>(plan_argv.size()), plan_argv.data());
+  if (!p.parse(static_cast<int>(plan_argv.size()), plan_argv.data())) return 0;  // --help-markdown
   for (char* a : train_argv)  // zero-train's parser keeps no record of what was given
     if (std::string(a) == "--layers" || std::string(a).rfind("--layers=", 0) == 0) f.layers_given = true;
   TrainConfig c;

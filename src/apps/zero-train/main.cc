@@ -200,6 +200,7 @@ zt::train::RunComparison verify(const TrainConfig& c, const zt::Dataset& data, c
   ref.mp_blocks = c.resolved_mp_blocks();                            // the same numerics: B blocks, all on one device
   ref.partition_activations = zt::train::PartitionActivations::off;  // where checkpoints are kept changes no bit
   ref.offload_optimizer = {};                                        // nor where the optimizer runs
+  ref.offload_params = {};                                           // nor where stage 3's shards live
   ref.dump_params = "verify";                                        // asks the reference for its final master weights
   RunArtifacts ref_artifacts;
   // the ranks have finished: the reference may use every CPU (its bits do not depend on the count)

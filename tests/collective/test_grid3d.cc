@@ -79,7 +79,8 @@ std::vector<int> gather_world_ranks(Collective& group, int world_rank) {
 
 }  // namespace
 
-TEST_CASE("the grid's pipeline, shard and replica groups hold the ranks the layout says", "[ch11][collective][groups]") {
+TEST_CASE("the grid's pipeline, shard and replica groups hold the ranks the layout says",
+          "[ch11][collective][groups]") {
   const Shape shapes[] = {{2, 1, 1, 0}, {2, 2, 1, 0}, {4, 1, 1, 0}, {2, 2, 2, 0}, {3, 1, 1, 0},
                           {1, 4, 1, 2}, {2, 4, 1, 2}, {1, 4, 2, 2}, {1, 6, 1, 3}};
   for (Shape s : shapes) {

@@ -120,7 +120,8 @@ TEST_CASE("grid groups hold the world ranks rank = dp*N_m + mp, in group-rank or
   }
 }
 
-TEST_CASE("every collective on the MP and DP groups matches closed forms, in both modes", "[ch11][collective][groups]") {
+TEST_CASE("every collective on the MP and DP groups matches closed forms, in both modes",
+          "[ch11][collective][groups]") {
   for (ReduceMode mode : {ReduceMode::deterministic, ReduceMode::fast}) {
     for (Shape s : kGrids) {
       const auto mp_cases = zt_test::all_cases(s.nm, mode, Accumulation::fp32);

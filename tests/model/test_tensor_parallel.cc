@@ -87,8 +87,8 @@ bool same_or_absent(const std::vector<float>& got, const std::vector<float>& ref
 
 }  // namespace
 
-TEMPLATE_TEST_CASE("tensor parallel: N_m ranks holding B/N_m blocks give the bits of one device with B blocks", "[ch11]",
-                   float, fp16, bf16) {
+TEMPLATE_TEST_CASE("tensor parallel: N_m ranks holding B/N_m blocks give the bits of one device with B blocks",
+                   "[ch11]", float, fp16, bf16) {
   using T = TestType;
   GptConfig cfg{.vocab = 13, .context = 8, .layers = 2, .heads = 4, .width = 32};
   for (int64_t blocks : {2, 4})

@@ -71,10 +71,12 @@ TEST_CASE("offload-params file: zero-train --verify compares with a reference th
   // the reference is one device at stage 0, where a parameter tier has no meaning: --verify must
   // drop the setting for it, as it drops --offload-optimizer, and not refuse the run
   const ScratchDir dir;
-  const ProgramOutput out = run_program(
-      "zero-train", "--layers 1 --heads 2 --width 16 --context 16 --steps 2 --global-batch 8 --micro-batch 2 "
-                    "--eval-every 0 --warmup-steps 0 --precision bf16 --stage 3 --world-size 2 --ranks-as threads "
-                    "--offload-params " + dir.file_target() + " --verify");
+  const ProgramOutput out =
+      run_program("zero-train",
+                  "--layers 1 --heads 2 --width 16 --context 16 --steps 2 --global-batch 8 --micro-batch 2 "
+                  "--eval-every 0 --warmup-steps 0 --precision bf16 --stage 3 --world-size 2 --ranks-as threads "
+                  "--offload-params " +
+                      dir.file_target() + " --verify");
   INFO(out.out << out.err);
   REQUIRE(out.status == 0);
   CHECK(out.out.find("bitwise equal to the single-rank reference") != std::string::npos);

@@ -23,7 +23,7 @@ for grid in "2 1" "2 2" "4 2" "4 4"; do
   done
 done
 layer=(--layers 1 --width 1600 --heads 16 --context 1024 --precision fp16)
-echo "--- zero-plan: one layer, h = 1600, 8 sequences of 1024 tokens; N_m = 8 inside a node (300 GB/s)"
+echo "--- zero-plan: one layer, C = 1600, 8 sequences of 1024 tokens; N_m = 8 inside a node (300 GB/s)"
 "$build/bin/zero-plan" "${layer[@]}" --global-batch 8 --world-size 8 --mp-size 8 --beta-gbs 300 | grep -E "rank 0 .*mp all_reduce|^time"
 echo "--- the same, N_m = 16 across two nodes (25 GB/s)"
 "$build/bin/zero-plan" "${layer[@]}" --global-batch 8 --world-size 16 --mp-size 16 --beta-gbs 25 | grep -E "rank 0 .*mp all_reduce|^time"

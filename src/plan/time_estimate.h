@@ -2,10 +2,10 @@
 //
 // Communication: T_comm = calls · α + bytes / β (β in bytes per second per rank). Compute: a
 // forward and backward pass costs 6ψ flops per token (8ψ with activation checkpointing: the
-// forward is run twice), so T_compute = c · ψ · B · S / F for B sequences of S tokens per rank
+// forward is run twice), so T_compute = c · ψ · B · T / F for B sequences of T tokens per rank
 // per step at F sustained flop/s. The breakeven batch is the smallest integer B with
 // T_comm ≤ f · T_compute. When α is negligible both terms scale with ψ (bytes = b ψ), so the
-// ratio is b · F / (β · c · B · S), and the breakeven B = b · F / (f · β · c · S) does not depend
+// ratio is b · F / (β · c · B · T), and the breakeven B = b · F / (f · β · c · T) does not depend
 // on ψ. It is a model, not a measurement.
 #pragma once
 

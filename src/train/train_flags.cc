@@ -108,7 +108,7 @@ void declare_train_flags(ArgParser& p, TrainConfig& c) {
   p.add_int("mp-size", &c.mp_size, "model-parallel (tensor-parallel) ranks N_m per group; must divide --world-size", 1,
             4096);
   p.add_int("mp-blocks", &c.mp_blocks,
-            "tensor-parallel blocks B of every split Linear (power of two; the numerics depend on B, not N_m)",
+            "tensor-parallel blocks Q of every split Linear (power of two; the numerics depend on Q, not N_m)",
             "--mp-size", 1, 4096)
       .hash_as([&c, number] { return number(c.resolved_mp_blocks()); });
   p.add_int("pp-size", &c.pp_size,

@@ -26,6 +26,9 @@ one sentence, "before ... was/were changed", a commit named by its hash, or a da
 (2025-03-14, March 2025). And chapters/, docs/, notebooks/ and README.md fail on a reference to
 documents a reader does not have: "seed 001", "seed notes".
 
+docs/references.md stays true to the chapters: every entry is cited by some chapter, and the
+"Chapter(s) ..." list that ends its "Used:" line names exactly the chapters that cite it.
+
 docs/course.md must add up: a "## Week 0" section and weeks 1 to 10, numbered in order, each with
 a **Reading**, a **Lecture outline**, a **Lab** and **Graded exercises** line; and a rubric (a
 table with a "points" column whose points sum to 100).
@@ -223,6 +226,43 @@ def check_chapter(path, text, keys, rel):
     return m, faults
 
 
+def chapter_list(ns):
+    """Chapter numbers as the references write them: 'Chapter 4.' or 'Chapters 2-4, 6, 8.'"""
+    ns, parts, i = sorted(ns), [], 0
+    while i < len(ns):
+        j = i
+        while j + 1 < len(ns) and ns[j + 1] == ns[j] + 1:
+            j += 1
+        parts.append(str(ns[i]) if j == i else
+                     "%d, %d" % (ns[i], ns[j]) if j == i + 1 else "%d-%d" % (ns[i], ns[j]))
+        i = j + 1
+    return ("Chapter %s." if len(ns) == 1 else "Chapters %s.") % ", ".join(parts)
+
+
+def reference_faults(root):
+    path = os.path.join(root, "docs", "references.md")
+    if not os.path.exists(path):
+        return ["docs/references.md: missing"]
+    cited = {}
+    for f in glob.glob(os.path.join(root, "chapters", "[0-9][0-9]-*", "*.md")):
+        n = int(os.path.basename(os.path.dirname(f))[:2])
+        for k in CITATION.findall(open(f, encoding="utf-8").read()):
+            cited.setdefault(k.lower(), set()).add(n)
+    faults = []
+    text = open(path, encoding="utf-8").read()
+    for m in re.finditer(r"^### (\S+)\n(.*?)(?=^#{2,3} |\Z)", text, re.M | re.S):
+        key = re.sub(r"[^\w\- ]", "", m.group(1).lower())
+        ns = cited.get(key)
+        if not ns:
+            faults.append("docs/references.md: %s is cited by no chapter: cite it or drop it" % m.group(1))
+            continue
+        said = re.search(r"Chapters? [\d, -]+\.", m.group(2))
+        if not said or said.group(0) != chapter_list(ns):
+            faults.append("docs/references.md: %s says \"%s\", the chapters that cite it: \"%s\"" %
+                          (m.group(1), said.group(0) if said else "", chapter_list(ns)))
+    return faults
+
+
 COURSE_PARTS = ["**Reading**", "**Lecture outline**", "**Lab**", "**Graded"]
 
 
@@ -298,6 +338,7 @@ def run(root, only=None, quiet=False):
         faults += seed_faults("README.md", open(front, encoding="utf-8").read())
     if not only:
         faults += course_faults(root)
+        faults += reference_faults(root)
     if not quiet:
         print("%-10s %6s %5s %5s %6s %6s %4s %6s %8s" % ("document", "words", "sent", "mean",
                                                        "median", "tables", "figs", "stated",
@@ -348,7 +389,7 @@ def self_test():
             with open(os.path.join(root, rel), "w", encoding="utf-8") as f:
                 f.write(text)
 
-        put("docs/references.md", "# References\n\n### ZeRO\nA paper.\n")
+        put("docs/references.md", "# References\n\n### ZeRO\nA paper. Used: §7. Chapter 1.\n")
         week = "## Week %d — w\n\n- **Reading**: r.\n- **Lecture outline**: l.\n- **Lab**: b.\n- **Graded exercises**: e.\n\n"
         course = "# Course\n\n" + "".join(week % w for w in range(11)) + (
             "## Project\n\n| criterion | points |\n|---|---|\n| a | 60 |\n| b | 40 |\n")
@@ -400,10 +441,19 @@ def self_test():
             if not any(expect in f for f in got):
                 print("self-test: planted course fault not reported: %s (got %s)" % (expect, got))
                 failed += 1
+        put("docs/course.md", course)
+        for expect, text in {
+                "cited by no chapter": "# References\n\n### ZeRO\nA paper. Used: §7. Chapter 1.\n\n### Adam\nA paper. Chapter 1.\n",
+                "the chapters that cite it": "# References\n\n### ZeRO\nA paper. Used: §7. Chapters 1, 2.\n"}.items():
+            put("docs/references.md", text)
+            got = run(root, quiet=True)
+            if not any(expect in f for f in got):
+                print("self-test: planted reference fault not reported: %s (got %s)" % (expect, got))
+                failed += 1
         if failed:
             return 1
     print("check_prose self-test: the good lesson passes; %d planted faults each reported" %
-          (len(planted) + 5))
+          (len(planted) + 7))
     return 0
 
 

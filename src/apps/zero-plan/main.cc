@@ -184,7 +184,7 @@ void time_section(const PlanFlags& f, const TrainConfig& c, double psi_rank, dou
   const int64_t batch = f.batch ? *f.batch : std::max<int64_t>(1, c.global_batch / c.dp_size());
   const auto e = zt::plan::estimate_step(in, psi_rank, static_cast<double>(batch * seq), calls, bytes);
   std::printf(
-      "time estimate: alpha %g us, beta %g GB/s, %g TFLOP/s, %g psi flops per token, B = %lld sequences x S = "
+      "time estimate: alpha %g us, beta %g GB/s, %g TFLOP/s, %g psi flops per token, B = %lld sequences x T = "
       "%lld tokens per rank: compute %.6g s, communication %.6g s (%.0f calls, %.0f B), communication/compute "
       "%.6g\n",
       f.alpha_us, f.beta_gbs, f.tflops, in.flops_per_param_token, static_cast<long long>(batch),
@@ -194,7 +194,7 @@ void time_section(const PlanFlags& f, const TrainConfig& c, double psi_rank, dou
   const int64_t b =
       zt::plan::breakeven_batch(in, paper_q.psi, static_cast<double>(seq), a.calls_per_step, a.bytes_per_step);
   std::printf(
-      "breakeven: communication <= %g of compute from B = %lld sequences of S = %lld tokens per rank per step "
+      "breakeven: communication <= %g of compute from B = %lld sequences of T = %lld tokens per rank per step "
       "(%s traffic model: %.0f B and %.0f calls per step at psi = %.6g)\n",
       f.comm_fraction, static_cast<long long>(b), static_cast<long long>(seq),
       zt::word_of(paper_q.traffic_model).c_str(), a.bytes_per_step, a.calls_per_step, paper_q.psi);

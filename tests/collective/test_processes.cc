@@ -173,7 +173,7 @@ TEST_CASE("a process that dies makes the others fail quickly", "[ch5][collective
 }
 
 TEST_CASE("a process that dies during a point-to-point transfer fails its receiver",
-          "[ch4][collective][process][p2p][fault]") {
+          "[ch5][collective][process][p2p][fault]") {
   // Rank 1 starts sending 64 MiB and exits at once, without waiting: the process ends before,
   // during or after the bytes cross, as the scheduler has it. Rank 0 waits for that message and
   // then a second one; in every case one of the two waits ends with the closed connection (exit

@@ -29,7 +29,7 @@ const MpCase kPairwise[] = {
 
 }  // namespace
 
-TEST_CASE("model parallel x ZeRO: pairwise rows, bitwise equal to one device with the same B", "[ch11]") {
+TEST_CASE("model parallel x ZeRO: pairwise rows, bitwise equal to one device with the same Q", "[ch11]") {
   for (const MpCase& cs : kPairwise) DYNAMIC_SECTION(cs.name()) {
       const ZeroRun z = check_mp_equal(cs);
       // the ledger: every category measured == predicted, on every rank

@@ -148,7 +148,7 @@ TEST_CASE("ZeRO on the emulated device: a 16-bit wire, buckets, prefetch and M_D
 }
 
 TEST_CASE(
-    "ZeRO on the emulated device: tensor parallelism (N_d 2 x N_m 2, and B = 4 blocks on one rank), bitwise "
+    "ZeRO on the emulated device: tensor parallelism (N_d 2 x N_m 2, and Q = 4 blocks on one rank), bitwise "
     "the host's",
     "[ch13]") {
   // the split Linears' block sums completed across the model-parallel group through the staged
@@ -157,7 +157,7 @@ TEST_CASE(
        {MpCase{2, 2, 0, "fp32", false}, MpCase{2, 2, 1, "bf16", true}, MpCase{2, 2, 2, "fp16", false},
         MpCase{2, 2, 3, "bf16", true}, MpCase{1, 2, 3, "fp32", true}})
     SECTION(cs.name()) { check_device_equals_host(cs.config()); }
-  SECTION("one rank holding all B = 4 blocks (no model-parallel group), fp16") {
+  SECTION("one rank holding all Q = 4 blocks (no model-parallel group), fp16") {
     check_device_equals_host(MpCase{1, 1, 0, "fp16", false}.config());
   }
 }

@@ -31,7 +31,8 @@ help:
 	@echo "make test-tsan    the threaded tests under ThreadSanitizer, in $(TSAN_BUILD)/"
 	@echo "make fuzz         clang + libFuzzer build in build-fuzz/, each reader of untrusted bytes fuzzed for"
 	@echo "                  FUZZ_SECONDS (default 60) s; FUZZ_TARGETS=\"cli ...\" picks some (tests/fuzz/README.md)"
-	@echo "make chapter-N    build and run chapter N's program (e.g. make chapter-1)"
+	@echo "make chapter-N    build (quietly: one line, the log in $(BUILD)/chapter-build.log) and run chapter N's"
+	@echo "                  program (e.g. make chapter-1)"
 	@echo "make deps         install missing Debian packages (apt-get as root); make deps-build: only the build's"
 	@echo "make build        configure and build into $(BUILD)/ (Release)"
 	@echo "make docs         Doxygen API docs into $(BUILD)/docs (warnings are errors)"
@@ -112,8 +113,10 @@ fuzz:
 test-ch%: build
 	$(CTEST) -L 'ch$*$$'
 
-chapter-%: build
-	@scripts/run_chapter.sh $(BUILD) $*
+# deps as `make build` runs it (silent when nothing is missing); the script configures and builds
+# quietly into $(BUILD)/chapter-build.log and prints one line about it before the chapter's output.
+chapter-%: deps
+	@JOBS=$(JOBS) CMAKE_FLAGS="$(CMAKE_FLAGS)" scripts/run_chapter.sh $(BUILD) $*
 
 docs: deps
 	@$(MAKE) --no-print-directory doxygen

@@ -3,10 +3,12 @@
 the programs' own flag registries, so the command-line reference cannot drift from the code.
 
 Each program declares its flags once (core/cli.h); parsing, `--help`, `--print-config` and the
-config hash walk that declaration, and so does `--help-markdown`, which prints the same flags as a
-Markdown table. This script runs `BUILD/bin/PROGRAM --help-markdown` for every program a user runs
-(zero-train, zero-plan, zero-launch, zero-collbench, zero-memreplay, zero-ckpt) and puts the tables
-under a heading each, after a short note on the program that the registry does not hold.
+config hash walk that declaration, and so does `--help-markdown`, which prints the same flags as
+Markdown tables, one per group of flags (zero-train's: model, data, precision, ...), each under its
+heading and an example command. This script runs `BUILD/bin/PROGRAM --help-markdown` for every
+program a user runs (zero-train, zero-plan, zero-launch, zero-collbench, zero-memreplay, zero-ckpt)
+and puts the tables under a heading each, after a short note on the program that the registry does
+not hold.
 
   BUILD                 print the page on stdout;
   BUILD --write ROOT    write it to ROOT/docs/cli.md (after changing a flag, rebuild, then this);

@@ -1,6 +1,8 @@
-// core/cli.cc — implementation of the strict argument parser (see cli.h). Besides `--help`,
-// parse() answers `--help-markdown`: the same flags as a Markdown table (markdown_usage below),
-// which scripts/cli_doc.py collects from every program into docs/cli.md.
+// core/cli.cc — implementation of the strict argument parser (see cli.h): declaring, parsing,
+// printing and hashing flags. Besides `--help`, parse() answers `--help-markdown`: the same flags
+// as Markdown tables, which scripts/cli_doc.py collects from every program into docs/cli.md. What
+// the parser prints about its flags (--help, --help-markdown, the suggestion for an unknown flag)
+// is in cli_help.cc.
 #include "core/cli.h"
 
 #include <algorithm>
@@ -106,38 +108,6 @@ std::string joined(const std::vector<std::string>& words) {
   return text;
 }
 
-// Text for one cell of a Markdown table: the characters Markdown would read as markup (a cell's
-// end, emphasis, an HTML tag such as step-<N>, an escape) are escaped; line breaks become spaces.
-std::string markdown_cell(const std::string& text) {
-  std::string out;
-  for (char ch : text) {
-    if (ch == '\n') {
-      out += ' ';
-      continue;
-    }
-    if (ch == '|' || ch == '*' || ch == '<' || ch == '\\' || ch == '`' || ch == '[') out += '\\';
-    out += ch;
-  }
-  return out;
-}
-
-// The flags as a Markdown section: the usage line and the summary, then one table row per flag
-// (name, value, default, description) in declaration order; what `--help-markdown` prints.
-std::string markdown_usage(const std::string& program, const std::string& summary,
-                           const std::vector<ArgParser::Flag>& flags) {
-  std::string text = "Usage: `" + program + " [flags]`. " + markdown_cell(summary) + "\n\n";
-  text += "| flag | value | default | what it does |\n|---|---|---|---|\n";
-  for (const auto& o : flags) {
-    // a kind such as fp32|fp16 is code: its bars escaped, so they do not end the cell
-    std::string kind;
-    for (char ch : o.kind) kind += ch == '|' ? std::string("\\|") : std::string(1, ch);
-    text += "| `--" + o.name + "` | " + (kind.empty() ? "(switch)" : "`" + kind + "`") + " | " +
-            markdown_cell(o.default_text) + " | " + markdown_cell(o.help) + " |\n";
-  }
-  text += "| `--help` | (switch) | | print the flags and exit (`--help-markdown`: as this Markdown table) |\n";
-  return text;
-}
-
 }  // namespace
 
 std::string shortest_decimal(double value) {
@@ -155,6 +125,7 @@ ArgParser::ArgParser(std::string program, std::string summary)
 ArgParser::Declared ArgParser::add(Flag flag) {
   ZT_CHECK(find(flag.name) == nullptr, "flag --", flag.name, " declared twice");
   flag.default_value = flag.show();
+  flag.group = current_group_;
   options_.push_back(std::move(flag));
   return Declared(*this, options_.size() - 1);
 }
@@ -286,6 +257,18 @@ void ArgParser::make_value_optional(const std::string& name, const std::string& 
   o.choices = o.samples;
 }
 
+void ArgParser::group(const std::string& title, const std::string& example) {
+  ZT_CHECK(!title.empty(), "a group needs a title");
+  for (std::size_t g = 0; g < groups_.size(); ++g) {
+    if (groups_[g].title != title) continue;
+    ZT_CHECK(example.empty() || example == groups_[g].example, "group '", title, "' given a second example");
+    current_group_ = g;
+    return;
+  }
+  groups_.push_back(Group{title, example});
+  current_group_ = groups_.size() - 1;
+}
+
 void ArgParser::set_default_text(const std::string& name, const std::string& text) {
   Flag* o = find(name);
   ZT_CHECK(o != nullptr, "set_default_text: no flag --", name);
@@ -331,7 +314,7 @@ bool ArgParser::parse(int argc, char** argv) {
       return false;
     }
     if (arg == "--help-markdown") {
-      std::fputs(markdown_usage(program_, summary_, options_).c_str(), stdout);
+      std::fputs(markdown_usage().c_str(), stdout);
       return false;
     }
     ZT_CHECK(arg.size() > 2 && arg.compare(0, 2, "--") == 0, "unexpected argument '", arg,
@@ -344,7 +327,10 @@ bool ArgParser::parse(int argc, char** argv) {
       inline_value = true;
     }
     Flag* o = find(name);
-    ZT_CHECK(o != nullptr, "unknown flag --", name, " (see --help)");
+    if (o == nullptr) {
+      const std::string meant = suggestion(name);
+      ZT_FAIL("unknown flag --", name, meant.empty() ? "" : "; did you mean " + meant + "?", " (see --help)");
+    }
     ZT_CHECK(!o->seen, "flag --", name, " given twice");
     o->seen = true;
     if (!o->takes_value) {
@@ -376,18 +362,6 @@ std::vector<std::string> ArgParser::given_flags() const {
   for (const auto& o : options_)
     if (o.seen) names.push_back(o.name);
   return names;
-}
-
-std::string ArgParser::usage() const {
-  std::string text = "usage: " + program_ + " [flags]\n" + summary_ + "\n\nflags:\n";
-  for (const auto& o : options_) {
-    std::string left = "  --" + o.name + (o.kind.empty() ? "" : " " + o.kind);
-    // the description starts in column 32; a longer flag column puts it on the next line
-    left = left.size() < 31 ? left + std::string(31 - left.size(), ' ') : left + "\n" + std::string(31, ' ');
-    text += left + o.help + " (default: " + o.default_text + ")\n";
-  }
-  text += "  --help                       print this text and exit (--help-markdown: as Markdown)\n";
-  return text;
 }
 
 int run_main(const std::string& program, const std::function<int()>& body) {

@@ -10,10 +10,14 @@
 // (as_flags: what `zero-train --print-config` prints) and says whether it is one of the settings
 // every rank of a job must share (hashed_settings: what zero/config_check.h hashes). A program
 // declares each flag once; parsing, --help, printing and hashing all walk that one declaration.
+// --help lists the flags by topic (group(): a heading and an example command per group), each line
+// at most 100 columns (kHelpColumns), descriptions wrapped under a hanging indent; an unknown flag's
+// error names the declared flag it most likely meant (suggestion()).
 // It is not a general-purpose library: no short options, no positional arguments except what
 // follows a literal `--`.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -23,6 +27,9 @@
 #include "core/words.h"
 
 namespace zt {
+
+/// The widest line --help prints: longer descriptions wrap onto lines of their own.
+inline constexpr std::size_t kHelpColumns = 100;
 
 /// Declares a program's flags, parses argv against them, prints usage, and prints or hashes the
 /// targets' current values (the registry of the file comment).
@@ -45,6 +52,13 @@ class ArgParser {
     std::string implicit;                         ///< optional value: what the bare flag means ("" = value required)
     std::vector<std::string> choices;             ///< optional value: the words taken as its value
     std::vector<std::string> samples;             ///< values it accepts: its choices, or the ends of its range
+    std::size_t group = 0;                        ///< its topic: an index into groups()
+  };
+
+  /// A topic of --help: a heading, and a command that shows some of its flags in use.
+  struct Group {
+    std::string title;    ///< the heading ("" for the flags declared before any group: "flags")
+    std::string example;  ///< one command line ("" for none)
   };
 
   /// The handle add_* returns: the attributes of the flag just declared, set in the same
@@ -155,6 +169,15 @@ class ArgParser {
                      std::function<void(const std::string&)> set, std::function<std::string()> show,
                      std::vector<std::string> samples);
 
+  /// Open a topic: the flags declared next, until the next call, are listed under `title` in
+  /// --help and --help-markdown, after `example`. Groups print in the order they are first named,
+  /// the flags of each in declaration order; naming a group again reopens it, so a flag can join
+  /// its topic without moving (declaration order is what as_flags and hashed_settings keep).
+  /// Flags declared before any group belong to an untitled one, printed first, under "flags".
+  /// @param title the heading. @param example a command using some of its flags; given once, when
+  /// the group is first named ("" when reopening it).
+  void group(const std::string& title, const std::string& example = "");
+
   /// Replace the default --help shows for a flag (a derived default, "required", "a free port").
   /// @param name a declared flag without dashes. @param text what --help prints after "default: ".
   void set_default_text(const std::string& name, const std::string& text);
@@ -191,8 +214,21 @@ class ArgParser {
   std::vector<std::string> given_flags() const;
   /// Arguments after a literal `--`, in order. @return them (empty if there was no `--`).
   const std::vector<std::string>& rest() const { return rest_; }
-  /// The usage text. @return usage, one line per flag, each with its default.
+  /// The usage text (--help). @return usage: the summary, then each group's heading, its example
+  /// and its flags, each flag with its default; no line wider than kHelpColumns unless one word is.
   std::string usage() const;
+  /// The usage as Markdown (--help-markdown): the usage line and the summary, then one table per
+  /// group (name, value, default, description), a titled group under a `###` heading and its
+  /// example. @return the text.
+  std::string markdown_usage() const;
+  /// What an unknown flag most likely meant: the declared names (and help, help-markdown) nearest
+  /// to it by edit distance (closest_names; none when more than 3 are equally near), else the
+  /// one declared name that begins with it, if only one does and it has at least 3 characters.
+  /// @param name the unknown flag without dashes.
+  /// @return e.g. "--global-batch", "--beta1 or --beta2"; "" when nothing is close.
+  std::string suggestion(const std::string& name) const;
+  /// The topics, in the order --help prints them. @return them (the first is the untitled one).
+  const std::vector<Group>& groups() const { return groups_; }
   /// Every declared flag, in declaration order. @return them.
   const std::vector<Flag>& flags() const { return options_; }
   /// A declared flag. @param name without dashes. @return it, or nullptr if none has that name.
@@ -214,8 +250,20 @@ class ArgParser {
   Declared add(Flag flag);
   std::string program_, summary_;
   std::vector<Flag> options_;
+  std::vector<Group> groups_{Group{}};
+  std::size_t current_group_ = 0;
   std::vector<std::string> rest_;
 };
+
+/// The edit distance between two words: insertions, deletions, substitutions and swaps of two
+/// neighbouring characters, each 1 (Damerau-Levenshtein, optimal string alignment).
+/// @param a one word. @param b the other. @return the distance.
+std::size_t edit_distance(const std::string& a, const std::string& b);
+/// The names nearest to a word that is not one of them: those at the smallest edit distance, if
+/// that distance is at most 2 (at most 1 for a word of up to 4 characters, where 2 edits make
+/// almost anything), in their given order. @param word the unknown word. @param names the known
+/// ones. @return the nearest (empty when none is close).
+std::vector<std::string> closest_names(const std::string& word, const std::vector<std::string>& names);
 
 /// A double as the shortest decimal that reads back as the same double, in printf's %g form
 /// (0.0001, 1e-05): how printed flags write numbers, so that a printed line parses back exactly.

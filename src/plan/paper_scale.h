@@ -60,4 +60,9 @@ PaperAnswer paper_answer(const PaperQuestion& q);
 /// @param psi parameters ψ. @return L, at least 1.
 long long gpt3_shape_layers(double psi);
 
+/// The tokens per sequence T of the time estimate and the breakeven when `--params` is given
+/// without `--seq`: GPT-3's context (every model of the family trained on 2048-token sequences),
+/// the family whose depth gpt3_shape_layers takes. A runnable shape uses its own `--context`.
+inline constexpr long long kGpt3Context = 2048;
+
 }  // namespace zt::plan

@@ -7,7 +7,9 @@
 
 namespace zt::train {
 
-// The order of the declarations is the order of --help and of --print-config. A flag is hashed
+// The order of the declarations is the order of --print-config and of the hashed settings; --help
+// lists the flags by topic, in the groups' order and, within a group, in declaration order (a
+// flag joins its group where it is declared: p.group() reopens a group). A flag is hashed
 // (zero/config_check.h) unless it says not_hashed(): what a rank may hold alone is an output path,
 // an address, a timeout, a capacity or how the ranks are started; every setting that changes the
 // numbers or the collectives a rank issues is hashed. A derived default hashes its resolved value
@@ -21,6 +23,19 @@ std::string given(const std::string& path) { return path.empty() ? "" : "given";
 void declare_train_flags(ArgParser& p, TrainConfig& c) {
   const int64_t big = int64_t{1} << 40;
   const auto number = [](int64_t v) { return std::to_string(v); };
+  // the topics of --help, in the order it prints them, each with an example command
+  p.group("model", "zero-train --layers 4 --heads 4 --width 128 --optimizer adamw --lr 1e-3");
+  p.group("data", "zero-train --digits 3 --steps 200 --global-batch 16 --micro-batch 4 --eval-every 50");
+  p.group("precision", "zero-train --precision fp16 --loss-scale-init 1024 --reduce-dtype compute");
+  p.group("ZeRO", "zero-train --stage 3 --world-size 4 --verify");
+  p.group("ZeRO-R", "zero-train --zero-config C4 --world-size 4 --mp-size 2");
+  p.group("layout", "zero-train --world-size 8 --mp-size 2 --pp-size 2 --micro-batch 4 --ranks-as threads");
+  p.group("offload", "zero-train --stage 2 --world-size 2 --offload-optimizer host");
+  p.group("checkpoints", "zero-train --steps 100 --save-dir ckpt --save-every 50");
+  p.group("output", "zero-train --summary-json run.json --dump-params params.bin");
+  p.group("diagnostics", "zero-train --stage 2 --world-size 2 --verify --trace trace.json");
+
+  p.group("model");
   p.add_enum("model", &c.model, "model family");
   p.add_int("layers", &c.layers, "transformer blocks L", 1, 1024);
   p.add_int("heads", &c.heads, "attention heads H", 1, 1024);
@@ -28,10 +43,14 @@ void declare_train_flags(ArgParser& p, TrainConfig& c) {
   p.add_int("context", &c.context, "sequence length T", 1, 65536);
   p.add_int("vocab", &c.vocab, "vocabulary size V", 1, 1 << 24);
   p.set_default_text("vocab", "the dataset's alphabet");
+  p.group("precision");
   p.add_enum("precision", &c.precision, "compute precision");
+  p.group("model");
   p.add_enum("optimizer", &c.optimizer, "optimizer");
+  p.group("precision");
   p.add_enum("reduce-dtype", &c.reduce_dtype, "gradient storage width");
   p.add_flag("no-master-weights", &c.no_master_weights, "update the 16-bit copy directly (teaching)");
+  p.group("model");
   p.add_double("lr", &c.lr, "peak learning rate", 0.0, 1e3);
   p.add_double("min-lr", &c.min_lr, "cosine schedule floor (at most --lr)", "--lr / 10", 0.0, 1e3).hash_as([&c] {
     return shortest_decimal(c.resolved_min_lr());
@@ -47,12 +66,14 @@ void declare_train_flags(ArgParser& p, TrainConfig& c) {
   p.add_double("momentum", &c.momentum, "SGD momentum", 0.0, 0.999999);
   p.add_double("clip-grad-norm", &c.clip_grad_norm, "global-norm clip (0: off)", 0.0, 1e30);
   p.add_int("norm-block", &c.norm_block, "gradient-norm block size (power of two)", 1, 1 << 20);
+  p.group("precision");
   p.add_enum("loss-scale", &c.loss_scale,
              "fp16 loss scaling: the dynamic scaler, or none (S = 1, never skips; gradients underflow)");
   p.add_double("loss-scale-init", &c.loss_scale_init, "initial loss scale (fp16), at most 2^24", 1.0, 16777216.0);
   p.add_int("loss-scale-growth-interval", &c.loss_scale_growth_interval, "clean steps before growth", 1, big);
   p.add_double("loss-scale-growth-factor", &c.loss_scale_growth_factor, "growth factor", 1.0, 1e6);
   p.add_double("loss-scale-backoff", &c.loss_scale_backoff, "backoff factor", 1e-6, 1.0);
+  p.group("data");
   p.add_int("steps", &c.steps, "optimizer steps", 0, big);
   p.add_int("global-batch", &c.global_batch, "sequences per optimizer step", 1, big);
   // micro_batch holds the resolved value (resolve_micro_batch) whether or not the flag was given
@@ -61,6 +82,7 @@ void declare_train_flags(ArgParser& p, TrainConfig& c) {
       .hash_as([&c, number] { return number(c.micro_batch); });
   p.set_default_text("micro-batch", "--global-batch / data-parallel ranks");
   p.add_int("seed", &c.seed, "seed of init and data", 0, INT64_MAX);
+  p.group("layout");
   p.add_double("memory-budget-mb", &c.memory_budget_mb, "per-rank arena capacity in MiB", 1e-6, 1e9).not_hashed();
   // Not hashed: every output element is computed by one thread whatever the count (core/cpu_pool.h),
   // so ranks with different counts (hosts with different CPUs) train the same bits.
@@ -75,10 +97,12 @@ void declare_train_flags(ArgParser& p, TrainConfig& c) {
              "GEMM: the canonical GEMM (the same bits on every CPU and GPU) or OpenBLAS (a little faster; bits "
              "depend on the CPU model's kernel)");
   p.add_enum("device", &c.device, "where the engine runs");
+  p.group("data");
   p.add_string("data", &c.data, "train byte-level on this text file instead of the embedded set");
   p.add_int("digits", &c.digits, "operand digits of the embedded addition task", 1, 9);
   // evaluations issue collectives (zero/heldout_eval.h): all ranks at the same steps
   p.add_int("eval-every", &c.eval_every, "held-out evaluation period (0: end only)", 0, big);
+  p.group("layout");
   p.add_double("timeout-s", &c.timeout_s,
                "ranks as processes: a peer that does not take part in the rendezvous or a collective within this "
                "many seconds has failed (every rank then stops with a message naming it)",
@@ -92,6 +116,7 @@ void declare_train_flags(ArgParser& p, TrainConfig& c) {
                "ranks as processes: bind the address of this network interface (as GLOO_SOCKET_IFNAME)")
       .not_hashed();
   p.set_default_text("socket-ifname", "GLOO_SOCKET_IFNAME, else the route to MASTER_ADDR");
+  p.group("output");
   p.add_string("summary-json", &c.summary_json, "write the run summary as JSON").not_hashed();
   p.add_string("dump-manifest", &c.dump_manifest, "write the parameter manifest as JSON").not_hashed();
   // the dumps gather over every rank (zero/dense_readback.h): whether they are asked is hashed, the path is not
@@ -102,7 +127,9 @@ void declare_train_flags(ArgParser& p, TrainConfig& c) {
     return given(c.dump_grads);
   });
   p.add_string("dump-batch", &c.dump_batch, "write step 1's global batch (int32 [B, T+1])").not_hashed();
+  p.group("ZeRO");
   p.add_int("stage", &c.stage, "ZeRO stage: 0 (data parallel), 1, 2, 3", 0, 3);
+  p.group("layout");
   p.add_int("world-size", &c.world_size, "ranks in all: N_d data-parallel x N_p pipeline x N_m model-parallel", 1,
             4096);
   p.add_int("mp-size", &c.mp_size, "model-parallel (tensor-parallel) ranks N_m per group; must divide --world-size", 1,
@@ -121,11 +148,13 @@ void declare_train_flags(ArgParser& p, TrainConfig& c) {
   p.add_string("pp-split", &c.pp_split,
                "blocks per pipeline stage, e.g. 3,2,2, summing to --layers; none: the balanced split, floor(L/N_p) "
                "blocks each and one more on the first L mod N_p stages");
+  p.group("ZeRO");
   p.add_int("shard-group", &c.shard_group,
             "hybrid sharding: ZeRO shards the model states over groups of G consecutive data-parallel ranks and "
             "replicates them across the N_d/G groups (FSDP's HYBRID_SHARD, DeepSpeed's MiCS)",
             "N_d (--world-size / --mp-size)", 1, 4096)
       .hash_as([&c, number] { return number(c.resolved_shard_group()); });
+  p.group("ZeRO-R");
   // recomputation issues model-parallel all-reduces, P_a all-gathers: hashed, both
   p.add_flag("checkpoint-activations", &c.checkpoint_activations,
              "keep only each block's input in forward; recompute the block in backward (same bits)");
@@ -147,12 +176,16 @@ void declare_train_flags(ArgParser& p, TrainConfig& c) {
              "--checkpoint-activations, --partition-activations, --allocator zero)",
              "none")
       .input_only();
+  p.group("diagnostics");
   p.add_string("memory-trace", &c.memory_trace,
                "write rank 0's every arena allocation and release as JSON (replayed by zero-memreplay)")
       .not_hashed();
+  p.group("layout");
   p.add_enum("ranks-as", &c.ranks_as, "how --world-size starts ranks").not_hashed();
+  p.group("ZeRO-R");  // C_B, ZeRO-R's constant-size buffers
   p.add_double("bucket-mb", &c.bucket_mb,
                "stage-2 gradient bucket size in MiB, fractions allowed (PyTorch DDP's bucket_cap_mb)", 1e-6, 1e6);
+  p.group("ZeRO");
   p.add_int("prefetch", &c.prefetch, "stage 3: units all-gathered ahead", 0, 64);
   p.add_double("persist-below-mb", &c.persist_below_mb,
                "stage 3: keep units whose compute-dtype params are under this many MiB whole (0: off)", 0.0, 1e9);
@@ -162,8 +195,10 @@ void declare_train_flags(ArgParser& p, TrainConfig& c) {
       .hash_as([&c] { return word_of(c.resolved_grad_sync()); });
   p.add_enum("stage1-reduce", &c.stage1_reduce, "stage 1 gradient reduction variant");
   p.add_enum("collective-mode", &c.collective_mode, "reduction order");
+  p.group("diagnostics");
   p.add_flag("verify", &c.verify, "also run the single-rank reference and compare master weights");  // gathers: hashed
   p.add_string("trace", &c.trace, "write a Chrome-trace timeline (compute, blocked on collectives)").not_hashed();
+  p.group("checkpoints");
   // every rank enters the checkpoint's barriers at the same steps: whether it saves (not where) and
   // when are hashed, and whether it resumes
   p.add_string("save-dir", &c.save_dir,
@@ -175,6 +210,7 @@ void declare_train_flags(ArgParser& p, TrainConfig& c) {
                "continue from this checkpoint (a step-<N> directory, or a --save-dir: its latest complete one) at "
                "any stage, N_d and N_m; the other settings come from this command line")
       .hash_as([&c] { return given(c.resume); });
+  p.group("offload");
   // where every rank keeps its optimizer and parameters (the same DIR text on every rank): hashed
   p.add_value(
       "offload-optimizer", "STR",
@@ -191,11 +227,13 @@ void declare_train_flags(ArgParser& p, TrainConfig& c) {
   p.add_int("offload-buffers", &c.offload_buffers, "file tier: unit records held in RAM at once", 1, 1024);
   p.add_on_off("offload-read-ahead", &c.offload_read_ahead,
                "file tier: read the next units while one updates (off: each read when its unit starts)");
+  p.group("ZeRO");  // DeepSpeed's config, whose zero_optimization is ZeRO's settings
   // a file is printed and hashed as the flags its keys set (ds_config.h)
   p.add_string("config", &c.config_file,
                "read a DeepSpeed-style JSON config (docs/deepspeed-config.md); a key that contradicts a flag on the "
                "command line is an error")
       .input_only();
+  p.group("diagnostics");
   p.add_flag("print-config", &c.print_config,
              "print the effective settings as zero-train flags (those that differ from the default) and exit")
       .input_only();

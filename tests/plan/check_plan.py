@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """tests/plan/check_plan.py - zero-plan against measured runs, the paper's figures and bad input.
 
-Usage: check_plan.py BUILD_DIR {agreement|agreement-full|paper|bad-input|max-model}
+Usage: check_plan.py BUILD_DIR {agreement|agreement-full|paper|seq-default|bad-input|max-model}
 
 agreement  For a grid of configurations zero-train runs here (stages 0-3, N = 1, 2, 4, fp32 /
            fp16 / bf16, one and two micro-batches per rank: the 12 rows that hold every pair of
@@ -26,6 +26,9 @@ paper      Paper-scale figures: expected values from the closed form 2psi + 2psi
            equal zero-plan's JSON; and they agree
            with the figures as printed by the paper and by the exercises within their rounding
            (one unit of the last printed digit). Also the breakeven batch of chapter 8's exercise.
+seq-default  The time estimate's and the breakeven's T: with --params and no --seq it is GPT-3's
+           context, 2048 tokens, and the time-estimate line says so; --seq overrides it; without
+           --params it is the run's own --context (32 by default), as before.
 bad-input  Each bad command line gives one error line on stderr and a non-zero exit.
 max-model  zero-plan --max-model's --layers answer runs under zero-train at the same
            --memory-budget-mb, and one layer more fails with the arena's out-of-memory error at
@@ -36,6 +39,7 @@ Exit status 0 when every check holds; each failure is printed.
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -297,6 +301,42 @@ def paper():
             print(f"breakeven: psi {psi:g} L {layers} S {seq}: B = {got}")
 
 
+def seq_default():
+    note = "T = 2048 tokens (the default with --params: GPT-3's context) per rank"
+    # (args, expected T, where it came from, whether the time-estimate line names the default)
+    cases = [(["--params", "7.5e9", "--stage", "3", "--world-size", "64"], 2048, "gpt3_context", True),
+             (["--params", "13e9", "--stage", "2", "--world-size", "8", "--layers", "40"], 2048, "gpt3_context", True),
+             (["--params", "7.5e9", "--stage", "3", "--world-size", "64", "--seq", "512"], 512, "--seq", False),
+             (["--params", "7.5e9", "--stage", "3", "--world-size", "64", "--context", "64"], 2048, "gpt3_context",
+              True),
+             (["--stage", "2", "--world-size", "2"], 32, "--context", False),
+             (["--stage", "2", "--world-size", "2", "--context", "64"], 64, "--context", False),
+             (["--stage", "2", "--world-size", "2", "--seq", "128"], 128, "--seq", False)]
+    for args, seq, source, named in cases:
+        j = plan_json(args)
+        out = subprocess.run([ZP, *args], check=True, capture_output=True, text=True).stdout
+        time_line = next((l for l in out.splitlines() if l.startswith("time estimate:")), "")
+        even_line = next((l for l in out.splitlines() if l.startswith("breakeven:")), "")
+        check(j["time_estimate"]["seq"] == seq and j["breakeven"]["seq"] == seq
+              and j["time_estimate"]["seq_from"] == source,
+              f"{args}: T = {j['time_estimate']['seq']} (breakeven {j['breakeven']['seq']}) from "
+              f"{j['time_estimate']['seq_from']}; expected {seq} from {source}")
+        check((note in time_line) == named and f"x T = {seq} tokens" in time_line,
+              f"{args}: time estimate line {time_line!r}: T = {seq}, the default named: {named}")
+        check(f"of T = {seq} tokens per rank per step" in even_line, f"{args}: breakeven line {even_line!r}")
+        # the estimate's compute term is c psi B T / F with the T above
+        t = j["time_estimate"]
+        want = t["flops_per_param_token"] * t["psi"] * t["batch"] * seq / (t["tflops"] * 1e12)
+        check(math.isclose(t["compute_s"], want, rel_tol=1e-12), f"{args}: compute {t['compute_s']} s, expected {want}")
+        print(f"seq default: {' '.join(args)}: T = {seq} ({source})")
+    # --help says what the default is
+    help_text = subprocess.run([ZP, "--help"], check=True, capture_output=True, text=True).stdout
+    # the flag's entry up to its default, however --help wraps its lines
+    seq_entry = re.search(r"--seq INT (.*?\(default: [^)]*\))", " ".join(help_text.split()))
+    check(seq_entry and "(default: --context; with --params 2048, GPT-3's context)" in seq_entry.group(1),
+          f"--help's --seq: {seq_entry.group(1) if seq_entry else None!r}")
+
+
 def bad_input():
     cases = [
         ["--bogus"],
@@ -344,7 +384,7 @@ def max_model():
         print(f"max model {args}: --layers {layers} runs; --layers {layers + 1}: {predicted}")
 
 
-{"agreement": agreement, "agreement-full": lambda: agreement(full=True), "paper": paper, "bad-input": bad_input,
- "max-model": max_model}[MODE]()
+{"agreement": agreement, "agreement-full": lambda: agreement(full=True), "paper": paper, "seq-default": seq_default,
+ "bad-input": bad_input, "max-model": max_model}[MODE]()
 print(f"{len(failures)} failure(s)")
 sys.exit(1 if failures else 0)

@@ -41,7 +41,7 @@ struct PlanFlags {
   double beta_gbs = 100;         // β per rank, GB/s (1e9 bytes/s)
   double tflops = 150;           // sustained per rank
   double comm_fraction = 0.05;   // breakeven: communication at most this share of compute
-  std::optional<int64_t> seq;    // S for the estimate; default --context
+  std::optional<int64_t> seq;    // T for the estimate; default --context, 2048 with --params
   std::optional<int64_t> batch;  // B sequences per rank per step; default --global-batch / N_d
   zt::plan::TrafficModel traffic_model = zt::plan::TrafficModel::exact;
   bool max_model = false;
@@ -56,14 +56,16 @@ zt::ArgParser plan_parser(PlanFlags& f) {
                   "largest model. Its inputs are every zero-train flag (the run to plan) and these:");
   p.add_double("params", &f.params,
                "plan a model of this many parameters by the paper's formulas (e.g. 7.5e9); without --layers the "
-               "call count takes GPT-3's depth for it, L = round(cbrt(psi / (12 x 128^2))): 34 for 7.5e9",
+               "call count takes GPT-3's depth for it, L = round(cbrt(psi / (12 x 128^2))): 34 for 7.5e9; without "
+               "--seq the time estimate and the breakeven take GPT-3's context, T = 2048 tokens",
                "off: the shape of --layers/--width/...", 1, 1e16);
   p.add_double("alpha-us", &f.alpha_us, "latency per collective call, microseconds", 0, 1e9);
   p.add_double("beta-gbs", &f.beta_gbs, "bandwidth per rank, GB/s (1 GB = 1e9 bytes)", 1e-9, 1e9);
   p.add_double("tflops", &f.tflops, "sustained compute per rank, TFLOP/s", 1e-9, 1e9);
   p.add_double("comm-fraction", &f.comm_fraction, "breakeven: communication at most this fraction of compute", 1e-9,
                1e9);
-  p.add_int("seq", &f.seq, "tokens per sequence S of the estimate", "--context", 1, int64_t{1} << 40);
+  p.add_int("seq", &f.seq, "tokens per sequence T of the estimate and the breakeven",
+            "--context; with --params 2048, GPT-3's context", 1, int64_t{1} << 40);
   p.add_int("batch", &f.batch, "sequences per rank per step B of the estimate", "--global-batch / N_d (at least 1)", 1,
             int64_t{1} << 40);
   p.add_enum("traffic-model", &f.traffic_model,
@@ -180,15 +182,18 @@ void time_section(const PlanFlags& f, const TrainConfig& c, double psi_rank, dou
   in.flops = f.tflops * 1e12;
   in.flops_per_param_token = c.checkpoint_activations ? 8 : 6;
   in.comm_fraction = f.comm_fraction;
-  const int64_t seq = f.seq ? *f.seq : c.context;
+  // T: --seq; else at paper scale GPT-3's context (the family whose depth ψ takes), else the run's own
+  const bool gpt3_seq = !f.seq && f.params;
+  const int64_t seq = f.seq ? *f.seq : gpt3_seq ? zt::plan::kGpt3Context : c.context;
   const int64_t batch = f.batch ? *f.batch : std::max<int64_t>(1, c.global_batch / c.dp_size());
   const auto e = zt::plan::estimate_step(in, psi_rank, static_cast<double>(batch * seq), calls, bytes);
   std::printf(
       "time estimate: alpha %g us, beta %g GB/s, %g TFLOP/s, %g psi flops per token, B = %lld sequences x T = "
-      "%lld tokens per rank: compute %.6g s, communication %.6g s (%.0f calls, %.0f B), communication/compute "
+      "%lld tokens%s per rank: compute %.6g s, communication %.6g s (%.0f calls, %.0f B), communication/compute "
       "%.6g\n",
       f.alpha_us, f.beta_gbs, f.tflops, in.flops_per_param_token, static_cast<long long>(batch),
-      static_cast<long long>(seq), e.compute_s, e.comm_s, calls, bytes, e.ratio);
+      static_cast<long long>(seq), gpt3_seq ? " (the default with --params: GPT-3's context)" : "", e.compute_s,
+      e.comm_s, calls, bytes, e.ratio);
   // the breakeven uses the paper-scale traffic of this ψ and stage: it does not change with B
   const auto a = zt::plan::paper_answer(paper_q);
   const int64_t b =
@@ -204,6 +209,7 @@ void time_section(const PlanFlags& f, const TrainConfig& c, double psi_rank, dou
                           {"psi", psi_rank},        {"calls", calls},
                           {"bytes", bytes},         {"compute_s", e.compute_s},
                           {"comm_s", e.comm_s},     {"ratio", e.ratio}};
+  out["time_estimate"]["seq_from"] = f.seq ? "--seq" : gpt3_seq ? "gpt3_context" : "--context";  // where T came from
   out["breakeven"] = {{"comm_fraction", f.comm_fraction},
                       {"batch", b},
                       {"seq", seq},

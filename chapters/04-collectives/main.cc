@@ -3,7 +3,8 @@
 // received (the Collective's own counters next to the closed forms); all-reduce shown to be
 // reduce-scatter followed by all-gather, bit for bit; and why the order of a sum matters
 // (rank order, the canonical tree, Gloo's ring). It is a demonstration, not a benchmark
-// (zero-collbench measures bandwidth with ranks as processes).
+// (zero-collbench measures bandwidth with ranks as processes). What every rank holds alike, after
+// comparing it, is printed once; --all-ranks prints it rank by rank.
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -105,6 +106,23 @@ void print_row(const char* label, int rank, const std::vector<float>& values) {
   std::printf("\n");
 }
 
+// One buffer of every rank (sections 2, 4, 5). Bits that every rank holds alike are printed once,
+// as "every rank (bitwise equal):", after comparing them; otherwise, or with --all-ranks, one row
+// per rank.
+void print_rows(const std::vector<RankView>& views, std::vector<float> RankView::*buffer, bool all_ranks) {
+  const std::vector<float>& first = views[0].*buffer;
+  bool equal = true;
+  for (const RankView& v : views)
+    for (std::size_t i = 0; i < first.size(); ++i) equal = equal && same_bits((v.*buffer)[i], first[i]);
+  if (equal && !all_ranks) {
+    std::printf("every rank (bitwise equal):");
+    for (float x : first) std::printf(" %.9g", double(x));
+    std::printf("\n");
+    return;
+  }
+  for (std::size_t r = 0; r < views.size(); ++r) print_row("rank", static_cast<int>(r), views[r].*buffer);
+}
+
 // Closed forms of the bytes one rank sends/receives (S_q = bytes of rank q's range, S their sum),
 // written from the algorithms' definitions (see the chapter README, "Accounting").
 struct Bytes {
@@ -128,7 +146,53 @@ Bytes binomial_broadcast_bytes(uint64_t s, int n, int r, int root) {
   return {children * s, v == 0 ? 0 : s};
 }
 
-void print_bytes(const std::vector<RankView>& views, std::size_t count, int root) {
+// One row of section 8: a counter of one rank and the closed form it should equal.
+struct ByteRow {
+  CollKind kind;
+  const char* mode;
+  zt::CollCounters counter;
+  Bytes formula;
+  bool operator==(const ByteRow& o) const {
+    return counter.calls == o.counter.calls && counter.bytes_sent == o.counter.bytes_sent &&
+           counter.bytes_received == o.counter.bytes_received && formula.sent == o.formula.sent &&
+           formula.received == o.formula.received;
+  }
+};
+
+std::vector<ByteRow> byte_rows(const RankView& view, const std::vector<uint64_t>& sq, int r, int root) {
+  const int n = static_cast<int>(sq.size());
+  uint64_t s = 0;
+  for (uint64_t b : sq) s += b;
+  const Bytes rs = alltoall_reduce_scatter_bytes(sq, r), ag = ring_all_gather_bytes(sq, r);
+  const Bytes bc = binomial_broadcast_bytes(s, n, r, root);
+  // The deterministic all-reduce ran three times on the same S (sections 2, 6, 7).
+  const Bytes ar{3 * (rs.sent + ag.sent), 3 * (rs.received + ag.received)};
+  const uint64_t ring = 2 * (s - s / n);  // two passes of N-1 chunks of S/N
+  const uint64_t header = 48 * static_cast<uint64_t>(n - 1);
+  const CommStats& d = view.det_stats;
+  const CommStats& f = view.fast_stats;
+  return {
+      {CollKind::all_reduce, "deterministic", d[CollKind::all_reduce], ar},
+      {CollKind::reduce_scatter, "deterministic", d[CollKind::reduce_scatter], rs},
+      {CollKind::all_gather, "deterministic", d[CollKind::all_gather], ag},
+      {CollKind::broadcast, "deterministic", d[CollKind::broadcast], bc},
+      {CollKind::call_check, "deterministic", d[CollKind::call_check], {6 * header, 6 * header}},
+      {CollKind::all_reduce, "fast", f[CollKind::all_reduce], {ring, ring}},
+  };
+}
+
+void print_byte_row(const ByteRow& row, const std::string& rank) {
+  std::printf("%-15s %-14s %4s %5llu %8llu %8llu %13llu %13llu\n", zt::coll_kind_name(row.kind), row.mode, rank.c_str(),
+              static_cast<unsigned long long>(row.counter.calls),
+              static_cast<unsigned long long>(row.counter.bytes_sent),
+              static_cast<unsigned long long>(row.counter.bytes_received),
+              static_cast<unsigned long long>(row.formula.sent), static_cast<unsigned long long>(row.formula.received));
+}
+
+// Each rank's counters next to the closed forms. A row that is the same on every rank (counters
+// and formulas compared) is printed once, as rank "all"; the others, or all of them with
+// --all-ranks (then rank by rank), one row per rank.
+void print_bytes(const std::vector<RankView>& views, std::size_t count, int root, bool all_ranks) {
   const int n = static_cast<int>(views.size());
   const auto counts = zt::balanced_counts(count, n);
   std::vector<uint64_t> sq;
@@ -138,34 +202,17 @@ void print_bytes(const std::vector<RankView>& views, std::size_t count, int root
   for (uint64_t b : sq) std::printf(" %llu", static_cast<unsigned long long>(b));
   std::printf("\n%-15s %-14s %4s %5s %8s %8s %13s %13s\n", "kind", "mode", "rank", "calls", "sent", "received",
               "formula_sent", "formula_recv");
-  for (int r = 0; r < n; ++r) {
-    const Bytes rs = alltoall_reduce_scatter_bytes(sq, r), ag = ring_all_gather_bytes(sq, r);
-    const Bytes bc = binomial_broadcast_bytes(s, n, r, root);
-    // The deterministic all-reduce ran three times on the same S (sections 2, 6, 7).
-    const Bytes ar{3 * (rs.sent + ag.sent), 3 * (rs.received + ag.received)};
-    const uint64_t ring = 2 * (s - s / n);  // two passes of N-1 chunks of S/N
-    const uint64_t header = 48 * static_cast<uint64_t>(n - 1);
-    struct Line {
-      CollKind kind;
-      const char* mode;
-      const CommStats* stats;
-      Bytes formula;
-    };
-    const CommStats& d = views[r].det_stats;
-    const Line lines[] = {
-        {CollKind::all_reduce, "deterministic", &d, ar},
-        {CollKind::reduce_scatter, "deterministic", &d, rs},
-        {CollKind::all_gather, "deterministic", &d, ag},
-        {CollKind::broadcast, "deterministic", &d, bc},
-        {CollKind::call_check, "deterministic", &d, {6 * header, 6 * header}},
-        {CollKind::all_reduce, "fast", &views[r].fast_stats, {ring, ring}},
-    };
-    for (const Line& l : lines) {
-      const auto& c = (*l.stats)[l.kind];
-      std::printf("%-15s %-14s %4d %5llu %8llu %8llu %13llu %13llu\n", zt::coll_kind_name(l.kind), l.mode, r,
-                  static_cast<unsigned long long>(c.calls), static_cast<unsigned long long>(c.bytes_sent),
-                  static_cast<unsigned long long>(c.bytes_received), static_cast<unsigned long long>(l.formula.sent),
-                  static_cast<unsigned long long>(l.formula.received));
+  std::vector<std::vector<ByteRow>> rows;
+  for (int r = 0; r < n; ++r) rows.push_back(byte_rows(views[r], sq, r, root));
+  if (all_ranks) {
+    for (int r = 0; r < n; ++r)
+      for (const ByteRow& row : rows[r]) print_byte_row(row, std::to_string(r));
+  } else {
+    for (std::size_t k = 0; k < rows[0].size(); ++k) {
+      bool same = true;
+      for (int r = 1; r < n; ++r) same = same && rows[r][k] == rows[0][k];
+      if (same) print_byte_row(rows[0][k], "all");
+      for (int r = 0; r < n && !same; ++r) print_byte_row(rows[r][k], std::to_string(r));
     }
   }
   std::printf(
@@ -255,6 +302,7 @@ int main(int argc, char** argv) {
   return zt::run_main("chapter-04", [&] {
     int64_t ranks = 4, count = 8, timeout_s = 30, fail_rank = -1;
     std::string fail_how = "quit";
+    bool all_ranks = false;
     zt::ArgParser args("chapter-04", "The collectives on N thread-ranks: results, bytes, and why order matters.");
     args.add_int("ranks", &ranks, "number of thread-ranks N", 1, 16);
     args.add_int("count", &count, "fp32 elements per buffer, all printed", 1, 64);
@@ -262,6 +310,8 @@ int main(int argc, char** argv) {
     args.add_int("fail-rank", &fail_rank, "make this rank fail, to see what the others report (-1: none)", -1, 15);
     args.add_choice("fail-how", &fail_how, {"quit", "stall"},
                     "quit: leave before the first collective; stall: stay silent past the timeout");
+    args.add_flag("all-ranks", &all_ranks,
+                  "print every rank's rows, also where all ranks hold the same bits (sections 2, 4, 5, 8)");
     if (!args.parse(argc, argv)) return 0;
     ZT_CHECK(fail_rank < ranks, "--fail-rank ", fail_rank, " is not a rank of ", ranks);
     const int n = static_cast<int>(ranks);
@@ -284,15 +334,16 @@ int main(int argc, char** argv) {
     const auto counts = zt::balanced_counts(len, n);
     const auto offsets = zt::offsets_of(counts);
 
+    // Blank lines part the three lessons: the calls (1-5), the order of a sum (6-7), the bytes (8).
     std::printf(
         "chapter-04: %d thread-ranks (Gloo TCP over loopback, one in-memory store), %zu fp32 "
-        "elements per buffer\n\n",
+        "elements per buffer\n",
         n, len);
     std::printf("== 1. Inputs: rank r holds x_r[i] = 100(r+1) + i\n");
     for (int r = 0; r < n; ++r) print_row("rank", r, views[r].input);
-    std::printf("\n== 2. all_reduce (sum, deterministic): every rank gets sum_r x_r[i] = 50N(N+1) + N i\n");
-    for (int r = 0; r < n; ++r) print_row("rank", r, views[r].all_reduced);
-    std::printf("\n== 3. reduce_scatter: rank r keeps the sum of its range only\n");
+    std::printf("== 2. all_reduce (sum, deterministic): every rank gets sum_r x_r[i] = 50N(N+1) + N i\n");
+    print_rows(views, &RankView::all_reduced, all_ranks);
+    std::printf("== 3. reduce_scatter: rank r keeps the sum of its range only\n");
     std::printf("counts:");
     for (std::size_t c : counts) std::printf(" %zu", c);
     std::printf("   (balanced_counts: the first %zu %% %d ranks take one more; no padding)\n", len, n);
@@ -301,21 +352,20 @@ int main(int argc, char** argv) {
       for (float x : views[r].shard) std::printf(" %.9g", double(x));
       std::printf("\n");
     }
-    std::printf("\n== 4. all_gather of those ranges: every rank gets all of them\n");
+    std::printf("== 4. all_gather of those ranges: every rank gets all of them\n");
+    print_rows(views, &RankView::gathered, all_ranks);
     bool rs_ag = true;
-    for (int r = 0; r < n; ++r) {
-      print_row("rank", r, views[r].gathered);
+    for (int r = 0; r < n; ++r)
       for (std::size_t i = 0; i < len; ++i) rs_ag = rs_ag && same_bits(views[r].gathered[i], views[r].all_reduced[i]);
-    }
     std::printf("all_reduce == reduce_scatter then all_gather, bitwise on every rank: %s\n", rs_ag ? "yes" : "no");
-    std::printf("\n== 5. broadcast from root %d: every rank gets the root's input\n", root);
-    for (int r = 0; r < n; ++r) print_row("rank", r, views[r].broadcast);
+    std::printf("== 5. broadcast from root %d: every rank gets the root's input\n", root);
+    print_rows(views, &RankView::broadcast, all_ranks);
     std::printf("\n== 6. Order matters: rank q, element i holds (1e8, 1, -1e8, 1)[(q + i) mod 4]\n");
     print_order(views, len);
-    std::printf("\n== 7. Composition: leaf j of element i is (1e8, 1, -1e8)[(j + i) mod 3]\n");
+    std::printf("== 7. Composition: leaf j of element i is (1e8, 1, -1e8)[(j + i) mod 3]\n");
     print_composition(views, len);
     std::printf("\n== 8. Bytes per rank: the Collective's counters next to the closed forms\n");
-    print_bytes(views, len, root);
+    print_bytes(views, len, root, all_ranks);
     return 0;
   });
 }

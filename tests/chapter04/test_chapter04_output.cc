@@ -1,6 +1,9 @@
 // The chapter-04 program's output, checked against values computed here: closed forms for the
 // collectives' results and byte counts, and the canonical tree written independently
 // (tests/collective/reference.h, not reduce/canonical_tree.h) for the order and composition demos.
+// Each output is read twice: as printed by default (a buffer or a byte row that every rank holds
+// alike printed once, as "every rank (bitwise equal):" or rank "all") and with --all-ranks (one row
+// per rank), and every rank's values are checked in both.
 // Also: a bad flag is one stderr line and a non-zero exit.
 // The program is the build's bin/chapter-04, run by support/run_program.h (absolute path). No
 // wall-time upper bound speaks about speed: a quitting rank is told from a stalled one by what
@@ -11,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -50,6 +54,23 @@ std::vector<Tokens> rank_values(const std::vector<Tokens>& rows, std::size_t ski
   return out;
 }
 
+/// A buffer every rank holds (sections 2, 4, 5). By default the program compares the ranks' bits and
+/// prints one row "every rank (bitwise equal): v0 v1 ..." (these closed forms are the same on every
+/// rank, so that row is required); with --all-ranks, one row "rank R: ..." per rank (required).
+/// @return the values, one row per rank.
+std::vector<Tokens> every_rank_values(const std::vector<Tokens>& rows, int world, bool all_ranks) {
+  if (all_ranks) return rank_values(rows);
+  REQUIRE(rank_values(rows).empty());
+  std::vector<Tokens> out;
+  for (const Tokens& t : rows) {
+    if (t.size() < 4 || t[0] != "every") continue;
+    REQUIRE(out.empty());  // printed once
+    REQUIRE((t[1] == "rank" && t[2] == "(bitwise" && t[3] == "equal):"));
+    out.assign(world, Tokens(t.begin() + 4, t.end()));
+  }
+  return out;
+}
+
 std::string g9(double x) {
   char b[48];
   std::snprintf(b, sizeof b, "%.9g", x);
@@ -74,44 +95,51 @@ std::vector<std::size_t> split(std::size_t n, int world) {
 
 TEST_CASE("chapter-04: collective results are the closed forms on every rank", "[ch4]") {
   for (auto [n, count] : {std::pair{4, 8}, {3, 5}, {1, 3}, {5, 7}}) {
-    INFO("--ranks " << n << " --count " << count);
-    const Run r = run("--ranks " + std::to_string(n) + " --count " + std::to_string(count));
-    REQUIRE(r.status == 0);
-    REQUIRE(r.err.empty());
-    const auto input = rank_values(section(r.out, 1));
-    const auto reduced = rank_values(section(r.out, 2));
-    const auto gathered = rank_values(section(r.out, 4));
-    const auto broadcast = rank_values(section(r.out, 5));
-    REQUIRE(input.size() == std::size_t(n));
-    REQUIRE(reduced.size() == std::size_t(n));
-    REQUIRE(gathered.size() == std::size_t(n));
-    REQUIRE(broadcast.size() == std::size_t(n));
-    for (int q = 0; q < n; ++q) {
-      REQUIRE(input[q].size() == std::size_t(count));
-      REQUIRE(reduced[q].size() == std::size_t(count));
-      for (int i = 0; i < count; ++i) {
-        CHECK(input[q][i] == g9(100.0 * (q + 1) + i));
-        const double sum = 50.0 * n * (n + 1) + double(n) * i;  // sum over q of 100(q+1) + i
-        CHECK(reduced[q][i] == g9(sum));
-        CHECK(gathered[q][i] == g9(sum));
-        CHECK(broadcast[q][i] == g9(100.0 * n + i));  // root is N-1: x_{N-1}[i]
+    for (const bool all_ranks : {false, true}) {
+      const std::string args =
+          "--ranks " + std::to_string(n) + " --count " + std::to_string(count) + (all_ranks ? " --all-ranks" : "");
+      INFO(args);
+      const Run r = run(args);
+      REQUIRE(r.status == 0);
+      REQUIRE(r.err.empty());
+      const auto input = rank_values(section(r.out, 1));
+      const auto reduced = every_rank_values(section(r.out, 2), n, all_ranks);
+      const auto gathered = every_rank_values(section(r.out, 4), n, all_ranks);
+      const auto broadcast = every_rank_values(section(r.out, 5), n, all_ranks);
+      REQUIRE(input.size() == std::size_t(n));
+      REQUIRE(reduced.size() == std::size_t(n));
+      REQUIRE(gathered.size() == std::size_t(n));
+      REQUIRE(broadcast.size() == std::size_t(n));
+      for (int q = 0; q < n; ++q) {
+        REQUIRE(input[q].size() == std::size_t(count));
+        REQUIRE(reduced[q].size() == std::size_t(count));
+        REQUIRE(gathered[q].size() == std::size_t(count));
+        REQUIRE(broadcast[q].size() == std::size_t(count));
+        for (int i = 0; i < count; ++i) {
+          CHECK(input[q][i] == g9(100.0 * (q + 1) + i));
+          const double sum = 50.0 * n * (n + 1) + double(n) * i;  // sum over q of 100(q+1) + i
+          CHECK(reduced[q][i] == g9(sum));
+          CHECK(gathered[q][i] == g9(sum));
+          CHECK(broadcast[q][i] == g9(100.0 * n + i));  // root is N-1: x_{N-1}[i]
+        }
       }
+      // reduce-scatter: "counts: c0 c1 ..." then "rank r: range [a,b) values", in both modes.
+      const auto rs = section(r.out, 3);
+      const auto counts = split(count, n);
+      REQUIRE(rs[0][0] == "counts:");
+      for (int q = 0; q < n; ++q) CHECK(rs[0][1 + q] == std::to_string(counts[q]));
+      const auto shards = rank_values(rs, 2);
+      REQUIRE(shards.size() == std::size_t(n));
+      std::size_t offset = 0;
+      for (int q = 0; q < n; ++q) {
+        REQUIRE(shards[q].size() == counts[q]);
+        for (std::size_t k = 0; k < counts[q]; ++k)
+          CHECK(shards[q][k] == g9(50.0 * n * (n + 1) + double(n) * double(offset + k)));
+        offset += counts[q];
+      }
+      CHECK(r.out.find("all_reduce == reduce_scatter then all_gather, bitwise on every rank: yes") !=
+            std::string::npos);
     }
-    // reduce-scatter: "counts: c0 c1 ..." then "rank r: range [a,b) values".
-    const auto rs = section(r.out, 3);
-    const auto counts = split(count, n);
-    REQUIRE(rs[0][0] == "counts:");
-    for (int q = 0; q < n; ++q) CHECK(rs[0][1 + q] == std::to_string(counts[q]));
-    const auto shards = rank_values(rs, 2);
-    REQUIRE(shards.size() == std::size_t(n));
-    std::size_t offset = 0;
-    for (int q = 0; q < n; ++q) {
-      REQUIRE(shards[q].size() == counts[q]);
-      for (std::size_t k = 0; k < counts[q]; ++k)
-        CHECK(shards[q][k] == g9(50.0 * n * (n + 1) + double(n) * double(offset + k)));
-      offset += counts[q];
-    }
-    CHECK(r.out.find("all_reduce == reduce_scatter then all_gather, bitwise on every rank: yes") != std::string::npos);
   }
 }
 
@@ -202,53 +230,82 @@ TEST_CASE("chapter-04: aligned blocks compose with the tree over ranks, blocks o
 }
 
 TEST_CASE("chapter-04: byte counters equal the closed forms of each algorithm", "[ch4]") {
-  for (auto [n, count] : {std::pair{4, 8}, {3, 5}, {5, 7}, {8, 8}, {1, 3}}) {
-    INFO("--ranks " << n << " --count " << count);
-    const Run r = run("--ranks " + std::to_string(n) + " --count " + std::to_string(count));
-    REQUIRE(r.status == 0);
+  // The six rows of one rank, in the order the program prints them.
+  const std::pair<std::string, std::string> kinds[] = {
+      {"all_reduce", "deterministic"}, {"reduce_scatter", "deterministic"}, {"all_gather", "deterministic"},
+      {"broadcast", "deterministic"},  {"call_check", "deterministic"},     {"all_reduce", "fast"}};
+  for (auto [n, count] : {std::pair{4, 8}, {3, 5}, {5, 7}, {8, 8}, {1, 3}, {3, 8}}) {
     const auto counts = split(count, n);
     std::vector<uint64_t> sq;
     uint64_t s = 0;
     for (std::size_t c : counts) s += sq.emplace_back(4 * c);
-    std::size_t rows = 0;
-    for (const Tokens& t : section(r.out, 8)) {
-      if (t.size() != 8 || t[0] == "kind") continue;
-      ++rows;
-      const std::string& kind = t[0];
-      const int q = std::stoi(t[2]);
-      // Closed forms, S_q = bytes of rank q's range, S = sum:
-      //  all-to-all reduce-scatter: sends S - S_q, receives its range from N-1 peers;
-      //  ring all-gather: sends all but rank q+1's range, receives all but its own;
-      //  binomial broadcast from N-1: virtual rank v = q+1 mod N sends S to v+2^k for 2^k > v;
-      //  ring all-reduce: 2 (S - floor(S/N)); call check: a 48-byte header to each peer per call.
+    // Closed forms, S_q = bytes of rank q's range, S = sum: {calls, sent, received} of row k on rank q.
+    //  all-to-all reduce-scatter: sends S - S_q, receives its range from N-1 peers;
+    //  ring all-gather: sends all but rank q+1's range, receives all but its own;
+    //  binomial broadcast from N-1: virtual rank v = q+1 mod N sends S to v+2^k for 2^k > v;
+    //  ring all-reduce: 2 (S - floor(S/N)); call check: a 48-byte header to each peer per call.
+    auto expected = [&](int k, int q) -> std::array<uint64_t, 3> {
       const uint64_t rs_sent = s - sq[q], rs_recv = (n - 1) * sq[q];
       const uint64_t ag_sent = s - sq[(q + 1) % n], ag_recv = s - sq[q];
       const int v = (q + 1) % n;
       uint64_t children = 0;
       for (int step = 1; step < n; step *= 2) children += (v < step && v + step < n) ? 1 : 0;
-      uint64_t sent = 0, recv = 0, calls = 1;
-      if (kind == "all_reduce" && t[1] == "deterministic") {
-        sent = 3 * (rs_sent + ag_sent), recv = 3 * (rs_recv + ag_recv), calls = 3;
-      } else if (kind == "all_reduce") {
-        REQUIRE(t[1] == "fast");
-        sent = recv = 2 * (s - s / n);
-      } else if (kind == "reduce_scatter") {
-        sent = rs_sent, recv = rs_recv;
-      } else if (kind == "all_gather") {
-        sent = ag_sent, recv = ag_recv;
-      } else if (kind == "broadcast") {
-        sent = children * s, recv = v == 0 ? 0 : s;
-      } else {
-        REQUIRE(kind == "call_check");
-        sent = recv = 6 * 48 * uint64_t(n - 1), calls = 0;  // counted as bytes, not as calls
+      const uint64_t check = 6 * 48 * uint64_t(n - 1), ring = 2 * (s - s / n);
+      const std::array<std::array<uint64_t, 3>, 6> rows = {{{3, 3 * (rs_sent + ag_sent), 3 * (rs_recv + ag_recv)},
+                                                            {1, rs_sent, rs_recv},
+                                                            {1, ag_sent, ag_recv},
+                                                            {1, children * s, v == 0 ? 0 : s},
+                                                            {0, check, check},  // counted as bytes, not calls
+                                                            {1, ring, ring}}};
+      return rows[k];
+    };
+    for (const bool all_ranks : {false, true}) {
+      const std::string args =
+          "--ranks " + std::to_string(n) + " --count " + std::to_string(count) + (all_ranks ? " --all-ranks" : "");
+      INFO(args);
+      const Run r = run(args);
+      REQUIRE(r.status == 0);
+      // printed[k][q]: how many rows stood for row k of rank q (a rank "all" row stands for every q).
+      std::vector<std::vector<int>> printed(6, std::vector<int>(n, 0));
+      std::vector<std::pair<int, int>> order;  // (k, first rank) of each row, as printed
+      for (const Tokens& t : section(r.out, 8)) {
+        if (t.size() != 8 || t[0] == "kind") continue;
+        int k = 0;
+        while (k < 6 && !(kinds[k].first == t[0] && kinds[k].second == t[1])) ++k;
+        REQUIRE(k < 6);
+        const bool every = t[2] == "all";
+        REQUIRE(!(every && all_ranks));  // --all-ranks prints each rank's row
+        const int q0 = every ? 0 : std::stoi(t[2]);
+        REQUIRE((q0 >= 0 && q0 < n));
+        order.emplace_back(k, q0);
+        for (int q = q0; q < (every ? n : q0 + 1); ++q) {
+          const auto e = expected(k, q);
+          INFO("row " << t[0] << " " << t[1] << " for rank " << q);
+          CHECK(t[3] == std::to_string(e[0]));
+          CHECK(t[4] == std::to_string(e[1]));
+          CHECK(t[5] == std::to_string(e[2]));
+          CHECK(t[6] == std::to_string(e[1]));
+          CHECK(t[7] == std::to_string(e[2]));
+          ++printed[k][q];
+        }
+        // One "all" row exactly when the closed forms agree on every rank; else one row per rank.
+        bool same = true;
+        for (int q = 1; q < n; ++q) same = same && expected(k, q) == expected(k, 0);
+        if (!all_ranks) CHECK(every == same);
       }
-      CHECK(t[3] == std::to_string(calls));
-      CHECK(t[4] == std::to_string(sent));
-      CHECK(t[5] == std::to_string(recv));
-      CHECK(t[6] == std::to_string(sent));
-      CHECK(t[7] == std::to_string(recv));
+      for (int k = 0; k < 6; ++k)
+        for (int q = 0; q < n; ++q) CHECK(printed[k][q] == 1);  // every rank's every row, once
+      // --all-ranks: rank by rank, six rows each; by default: row by row, ranks in order.
+      for (std::size_t j = 0; j < order.size(); ++j) {
+        if (all_ranks) {
+          CHECK(order[j] == std::pair{int(j % 6), int(j / 6)});
+        } else if (j > 0) {
+          const auto [k0, q0] = order[j - 1];
+          const auto [k1, q1] = order[j];
+          CHECK((k1 > k0 || (k1 == k0 && q1 == q0 + 1)));
+        }
+      }
     }
-    CHECK(rows == 6 * std::size_t(n));
   }
 }
 

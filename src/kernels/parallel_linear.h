@@ -1,15 +1,15 @@
 // kernels/parallel_linear.h — the two Linear layers of tensor parallelism (Megatron-LM, Shoeybi
-// et al. 2019), written for any number of column or row blocks, so that one device with B blocks
-// and N_m devices with B/N_m blocks each run the same GEMM calls.
+// et al. 2019), written for any number of column or row blocks, so that one device with Q blocks
+// and N_m devices with Q/N_m blocks each run the same GEMM calls.
 //
-// A Linear y = x W^T + b (W [out, in]) split into B blocks two ways:
-//   column-parallel: block j owns out/B output features: y_j = x W_j^T + b_j, W_j [out/B, in].
+// A Linear y = x W^T + b (W [out, in]) split into Q blocks two ways:
+//   column-parallel: block j owns out/Q output features: y_j = x W_j^T + b_j, W_j [out/Q, in].
 //     Nothing is summed: every output element is one block's. Its backward sums: the input
-//     gradient dx = Σ_j dy_j W_j over blocks (a sum over all B blocks, some of them elsewhere).
-//   row-parallel: block j owns in/B input features: y = Σ_j x_j W_j^T + b, W_j [out, in/B].
+//     gradient dx = Σ_j dy_j W_j over blocks (a sum over all Q blocks, some of them elsewhere).
+//   row-parallel: block j owns in/Q input features: y = Σ_j x_j W_j^T + b, W_j [out, in/Q].
 //     The forward sums over blocks; its backward does not (dx_j = dy W_j, dW_j = dy^T x_j).
-// Every sum over blocks is FP32 and follows the canonical tree over the B blocks: the blocks held
-// here are summed along their subtree (they are an aligned, contiguous run of B/N_m blocks, B and
+// Every sum over blocks is FP32 and follows the canonical tree over the Q blocks: the blocks held
+// here are summed along their subtree (they are an aligned, contiguous run of Q/N_m blocks, Q and
 // N_m powers of two), and `finish_sum` completes the tree over whoever holds the rest (a
 // deterministic all-reduce over the model-parallel group, or nothing on one device). The bias is
 // added after the sum, once, and the result rounded once to T — so a layer with one block makes
@@ -135,7 +135,7 @@ void column_parallel_forward(T* y, const T* x, const std::vector<LinearBlock<T>>
 }
 
 /// Column-parallel backward: dW_j = dy_j^T x, db_j = Σ_rows dy_j, and the input gradient
-/// dx = Σ over all B blocks of dy_j W_j (this device's blocks, then finish_sum).
+/// dx = Σ over all Q blocks of dy_j W_j (this device's blocks, then finish_sum).
 /// @param dx [N, in] (written). @param grads J gradient slots. @param dy [N, G·J·outb].
 /// @param x [N, in] forward input. @param blocks J blocks. @param N rows. @param in input width.
 /// @param G groups. @param outb per block and group. @param finish_sum completes the block sum
@@ -178,7 +178,7 @@ void column_parallel_backward(T* dx, const std::vector<LinearBlockGrad<T>>& grad
   narrow(dx, partials, static_cast<std::size_t>(N * in));
 }
 
-/// Row-parallel forward: y = Σ over all B blocks of x_j W_j^T, plus b, rounded once.
+/// Row-parallel forward: y = Σ over all Q blocks of x_j W_j^T, plus b, rounded once.
 /// @param y [N, out] (written). @param x [N, J·inb] (block j at columns j·inb). @param blocks J
 /// blocks (W_j [out, inb]). @param b [out] or nullptr (added after the full sum).
 /// @param N rows. @param inb inputs per block. @param out output width.

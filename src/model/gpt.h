@@ -14,8 +14,8 @@
 // activations and temporaries live in a caller-provided Workspace (workspace.h). One instance
 // serves any number of micro-batches of its size B.
 //
-// Tensor parallelism (model/tensor_parallel.h): with mp_blocks B > 1 every block's c_attn and c_fc
-// are column-parallel and its two c_proj row-parallel Linears over B blocks
+// Tensor parallelism (model/tensor_parallel.h): with mp_blocks Q > 1 every block's c_attn and c_fc
+// are column-parallel and its two c_proj row-parallel Linears over Q blocks
 // (kernels/parallel_linear.h), of which this instance holds the ones its MpPlacement gives it.
 // The model knows no communication: where a sum over blocks held elsewhere must be completed (the
 // two row-parallel outputs in forward, the two column-parallel input gradients in backward) it
@@ -79,12 +79,12 @@ struct LayerTensors {
   P* ln_2_w = nullptr;          ///< ln_2.weight [C]
   P* ln_2_b = nullptr;          ///< ln_2.bias [C]
   P* mlp_proj_b = nullptr;      ///< mlp.c_proj.bias [C] (row-parallel: replicated)
-  std::vector<P*> attn_w;       ///< per block: c_attn rows [q_j; k_j; v_j], [3C/B, C]
-  std::vector<P*> attn_b;       ///< per block: c_attn bias [3C/B]
-  std::vector<P*> attn_proj_w;  ///< per block: attn.c_proj columns, [C, C/B]
-  std::vector<P*> fc_w;         ///< per block: c_fc rows, [4C/B, C]
-  std::vector<P*> fc_b;         ///< per block: c_fc bias [4C/B]
-  std::vector<P*> mlp_proj_w;   ///< per block: mlp.c_proj columns, [C, 4C/B]
+  std::vector<P*> attn_w;       ///< per block: c_attn rows [q_j; k_j; v_j], [3C/Q, C]
+  std::vector<P*> attn_b;       ///< per block: c_attn bias [3C/Q]
+  std::vector<P*> attn_proj_w;  ///< per block: attn.c_proj columns, [C, C/Q]
+  std::vector<P*> fc_w;         ///< per block: c_fc rows, [4C/Q, C]
+  std::vector<P*> fc_b;         ///< per block: c_fc bias [4C/Q]
+  std::vector<P*> mlp_proj_w;   ///< per block: mlp.c_proj columns, [C, 4C/Q]
 };
 
 /// A GPT of a given configuration and micro-batch size, computing in T.

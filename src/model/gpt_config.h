@@ -2,7 +2,7 @@
 //
 // Shape letters, used the same way in every model and kernel file: B micro-batch sequences,
 // T context (positions per sequence), C width (channels), H heads, D = C/H head width,
-// L layers, V vocabulary, N = B*T positions.
+// L layers, V vocabulary, N = B*T positions, Q tensor-parallel blocks (mp_blocks).
 #pragma once
 
 #include <cstdint>
@@ -16,16 +16,16 @@ struct GptConfig {
   int64_t layers = 6;     ///< L, transformer blocks
   int64_t heads = 6;      ///< H, attention heads per block
   int64_t width = 384;    ///< C, residual stream width (a multiple of H)
-  /// B, the tensor-parallel blocks every split Linear is computed in (model/tensor_parallel.h): a
-  /// power of two dividing H; 1 = no split. It is part of the model's numerics: the same B gives
-  /// the same bits on any number of model-parallel ranks, different B's differ in rounding.
+  /// Q, the tensor-parallel blocks every split Linear is computed in (model/tensor_parallel.h): a
+  /// power of two dividing H; 1 = no split. It is part of the model's numerics: the same Q gives
+  /// the same bits on any number of model-parallel ranks, different Q's differ in rounding.
   int64_t mp_blocks = 1;
   /// @param other another configuration. @return whether every size is equal.
   bool operator==(const GptConfig& other) const = default;
 };
 
 /// Throw zt::Error (one line naming the field and value) unless every size is positive, C is a
-/// multiple of H, B a power of two dividing H, and the largest tensor fits the 32-bit indices
+/// multiple of H, Q a power of two dividing H, and the largest tensor fits the 32-bit indices
 /// BLAS takes.
 /// @param cfg the configuration to check.
 void validate(const GptConfig& cfg);

@@ -15,7 +15,7 @@
 //
 // That canonical manifest (make_manifest) names the model as PyTorch/GPT-2 checkpoints do; dumps
 // and exports use it. What a rank STORES is its storage manifest (make_storage_manifest): for
-// mp_blocks B = 1 the canonical one itself; for B > 1 each block's split tensors (c_attn rows of
+// mp_blocks Q = 1 the canonical one itself; for Q > 1 each block's split tensors (c_attn rows of
 // its heads, attn.c_proj columns, c_fc rows, mlp.c_proj columns; model/tensor_parallel.h) form a
 // unit of their own, "h.l/bj", after the block's replicated unit "h.l" (its LayerNorms and the
 // row-parallel biases), and an MP rank holds only its blocks' units. Every stored parameter maps

@@ -6,10 +6,10 @@
 // output projections (attn.c_proj, mlp.c_proj) are row-parallel, their partial outputs summed over
 // the MP group. LayerNorms, embeddings, the tied head and the row-parallel biases are replicated.
 //
-// This project computes those layers in B = GptConfig::mp_blocks blocks on ANY number of ranks
-// (kernels/parallel_linear.h): one device runs all B blocks, each of N_m ranks B/N_m contiguous
-// blocks. Sums over blocks follow the canonical tree over the B blocks, so the bits depend on B,
-// not on N_m. Rank m holds blocks [m·B/N_m, (m+1)·B/N_m). This file describes that placement; it
+// This project computes those layers in Q = GptConfig::mp_blocks blocks on ANY number of ranks
+// (kernels/parallel_linear.h): one device runs all Q blocks, each of N_m ranks Q/N_m contiguous
+// blocks. Sums over blocks follow the canonical tree over the Q blocks, so the bits depend on Q,
+// not on N_m. Rank m holds blocks [m·Q/N_m, (m+1)·Q/N_m). This file describes that placement; it
 // does no arithmetic and no communication.
 #pragma once
 
@@ -25,12 +25,12 @@ struct MpPlacement {
   int64_t rank = 0;  ///< m, this rank's index in the MP group
 };
 
-/// Blocks one MP rank holds. @param cfg the model (B). @param mp the placement. @return B / N_m.
+/// Blocks one MP rank holds. @param cfg the model (Q). @param mp the placement. @return Q / N_m.
 inline int64_t local_blocks(const GptConfig& cfg, const MpPlacement& mp) { return cfg.mp_blocks / mp.size; }
-/// First block this MP rank holds. @param cfg the model. @param mp the placement. @return m·B/N_m.
+/// First block this MP rank holds. @param cfg the model. @param mp the placement. @return m·Q/N_m.
 inline int64_t first_block(const GptConfig& cfg, const MpPlacement& mp) { return mp.rank * local_blocks(cfg, mp); }
 
-/// zt::Error (one line) unless N_m >= 1 divides B and 0 <= m < N_m.
+/// zt::Error (one line) unless N_m >= 1 divides Q and 0 <= m < N_m.
 /// @param cfg the model (validated). @param mp the placement.
 void validate(const GptConfig& cfg, const MpPlacement& mp);
 

@@ -21,7 +21,7 @@ namespace zt::zero {
 /// The norm's block sums over the whole model in the one-device unit order (UnitInfo::global_index):
 /// every model-parallel rank contributes the block sums of its tensor-parallel units, rank 0 those
 /// of the replicated units (the same bits on every rank), all-gathered and reordered, so the tree
-/// over them is the one-device tree with the same B.
+/// over them is the one-device tree with the same Q.
 /// @param mp the model-parallel group. @param plan this rank's plan (manifest, placement).
 /// @param block the norm block size b. @param ours this rank's block sums, its units in storage
 /// order. @return the block sums of every unit of the model, in one-device order.

@@ -91,13 +91,17 @@ std::vector<std::size_t> split(std::size_t n, int world) {
   return c;
 }
 
+// chapter-04's command line for N ranks of `count` elements; --all-ranks prints every rank's rows
+std::string args_of(int n, std::size_t count, bool all_ranks) {
+  return "--ranks " + std::to_string(n) + " --count " + std::to_string(count) + (all_ranks ? " --all-ranks" : "");
+}
+
 }  // namespace
 
 TEST_CASE("chapter-04: collective results are the closed forms on every rank", "[ch4]") {
   for (auto [n, count] : {std::pair{4, 8}, {3, 5}, {1, 3}, {5, 7}}) {
     for (const bool all_ranks : {false, true}) {
-      const std::string args =
-          "--ranks " + std::to_string(n) + " --count " + std::to_string(count) + (all_ranks ? " --all-ranks" : "");
+      const std::string args = args_of(n, count, all_ranks);
       INFO(args);
       const Run r = run(args);
       REQUIRE(r.status == 0);
@@ -260,8 +264,7 @@ TEST_CASE("chapter-04: byte counters equal the closed forms of each algorithm", 
       return rows[k];
     };
     for (const bool all_ranks : {false, true}) {
-      const std::string args =
-          "--ranks " + std::to_string(n) + " --count " + std::to_string(count) + (all_ranks ? " --all-ranks" : "");
+      const std::string args = args_of(n, count, all_ranks);
       INFO(args);
       const Run r = run(args);
       REQUIRE(r.status == 0);

@@ -18,7 +18,9 @@
 #include <climits>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <memory>
+#include <set>
 
 #include "core/check.h"
 #include "core/error_report.h"
@@ -97,6 +99,43 @@ struct Stream {
   int fd = -1;     // read end of the child's pipe, -1 once closed
   int target = 1;  // our fd the lines go to
   LinePrefixer lines{""};
+  std::size_t prefix_bytes = 0;  // the length of the prefix lines gets (to compare what ranks said)
+  int rank = -1;                 // the rank whose stream this is
+};
+
+/// SpawnOptions::collapse_repeated_stderr: each distinct stderr line, without its "[rank R] "
+/// prefix, is written the first time a rank prints it; a repeat from another rank is held back.
+class RepeatFilter {
+ public:
+  /// @param s the stream the lines came from. @param text whole prefixed lines. @return the
+  /// lines to write.
+  std::string pass(const Stream& s, const std::string& text) {
+    std::string out;
+    for (std::size_t at = 0; at < text.size();) {
+      const std::size_t end = std::min(text.find('\n', at), text.size() - 1) + 1;
+      const std::string line = text.substr(at, end - at);
+      at = end;
+      const std::string said = line.substr(std::min(s.prefix_bytes, line.size()));
+      const auto [it, fresh] = first_rank_.emplace(said, s.rank);
+      if (fresh || it->second == s.rank)
+        out += line;
+      else
+        held_back_ranks_.insert(s.rank);
+    }
+    return out;
+  }
+  /// @return one line naming the ranks whose repeats were held back ("" when none were).
+  std::string summary(const std::string& name) const {
+    if (held_back_ranks_.empty()) return "";
+    std::string ranks;
+    for (const int r : held_back_ranks_) ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
+    return concat(name, ": rank", held_back_ranks_.size() > 1 ? "s " : " ", ranks,
+                  " printed stderr lines another rank had printed already; those copies are left out\n");
+  }
+
+ private:
+  std::map<std::string, int> first_rank_;  // a line as said -> the rank that said it first
+  std::set<int> held_back_ranks_;
 };
 
 struct Child {
@@ -227,8 +266,10 @@ SpawnResult spawn_ranks(const std::vector<std::string>& command, const SpawnOpti
     ::close(out[1]);
     ::close(err[1]);
     Child& c = children[static_cast<std::size_t>(r)];
-    c.out = {out[0], 1, LinePrefixer("[rank " + std::to_string(global(r)) + "] ")};
-    c.err = {err[0], 2, LinePrefixer("[rank " + std::to_string(global(r)) + "] ")};
+    const std::string prefix = "[rank " + std::to_string(global(r)) + "] ";
+    const bool plain = opt.plain_rank0_stdout && global(r) == 0;
+    c.out = {out[0], 1, LinePrefixer(plain ? "" : prefix), plain ? 0 : prefix.size(), global(r)};
+    c.err = {err[0], 2, LinePrefixer(prefix), prefix.size(), global(r)};
     RankExit& e = result.ranks[static_cast<std::size_t>(r)];
     e.started = true;
     if (pid < 0) {  // exec failed: this rank "exited" 127 and the job is failing
@@ -245,17 +286,21 @@ SpawnResult spawn_ranks(const std::vector<std::string>& command, const SpawnOpti
     c.alive = true;
   }
 
+  RepeatFilter repeats;
+  auto emit = [&](const Stream& s, const std::string& text) {
+    write_fd(s.target, opt.collapse_repeated_stderr && s.target == 2 ? repeats.pass(s, text) : text);
+  };
   auto pump = [&](Stream& s) {
     char buf[65536];
     ssize_t got = ::read(s.fd, buf, sizeof buf);
     if (got < 0 && (errno == EINTR || errno == EAGAIN)) return;
     if (got <= 0) {
-      write_fd(s.target, s.lines.finish());
+      emit(s, s.lines.finish());
       ::close(s.fd);
       s.fd = -1;
       return;
     }
-    write_fd(s.target, s.lines.feed(buf, static_cast<std::size_t>(got)));
+    emit(s, s.lines.feed(buf, static_cast<std::size_t>(got)));
   };
 
   Clock::time_point drain_until = Clock::time_point::max();
@@ -304,7 +349,7 @@ SpawnResult spawn_ranks(const std::vector<std::string>& command, const SpawnOpti
       if (drain_until == Clock::time_point::max()) drain_until = Clock::now() + std::chrono::milliseconds(500);
       if (Clock::now() >= drain_until) {
         for (Stream* s : streams) {
-          write_fd(s->target, s->lines.finish());
+          emit(*s, s->lines.finish());
           ::close(s->fd);
           s->fd = -1;
         }
@@ -363,6 +408,7 @@ SpawnResult spawn_ranks(const std::vector<std::string>& command, const SpawnOpti
   } else {
     result.status = 128 + (result.interrupted_by ? result.interrupted_by : SIGTERM);
   }
+  if (opt.report) write_fd(2, repeats.summary(opt.name));
   if (opt.report && !all_ok) {
     std::string text;
     for (const auto& e : result.ranks)

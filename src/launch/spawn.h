@@ -6,7 +6,8 @@
 // LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT that store's port, ZT_LAUNCHER_STORE
 // its address, so that every rank, rank 0 included, only connects to it, and ZT_STORE when one
 // is chosen); its stdout and stderr come back
-// through pipes and are copied to ours line by line, each line prefixed "[rank R] ". SIGINT and
+// through pipes and are copied to ours line by line, each line prefixed "[rank R] " (rank 0's
+// stdout may go unprefixed: see SpawnOptions::plain_rank0_stdout). SIGINT and
 // SIGTERM sent to the launcher are forwarded to every child.
 // Failures: a rank that exits non-zero or dies by a signal is the job's *cause*, and the others get
 // SIGTERM and, after a grace period, SIGKILL — except a rank that exits with kExitPeerFailed (3,
@@ -49,6 +50,14 @@ struct SpawnOptions {
   std::chrono::milliseconds grace{3000};  ///< SIGTERM -> SIGKILL delay when terminating ranks
   std::string name = "zero-launch";       ///< prefix of the supervisor's own messages
   bool report = true;                     ///< print failures and the summary to stderr
+  /// Copy rank 0's stdout without the "[rank 0] " prefix: a program that spawns itself (zero-train
+  /// --world-size N) speaks for the job through rank 0, and prints the same lines whether its
+  /// ranks are threads or processes. Every other stream keeps its prefix.
+  bool plain_rank0_stdout = false;
+  /// Print a stderr line only once when several ranks print it word for word (the same error
+  /// hits every rank of a symmetric data-parallel step): the first rank's copy is shown, the
+  /// others are counted in one line at the end.
+  bool collapse_repeated_stderr = false;
   /// Extra NAME=value variables for every rank (set after the rank variables).
   std::vector<std::pair<std::string, std::string>> extra_env;
 };

@@ -110,6 +110,11 @@ struct ArenaSlab {
   std::function<void(std::byte*)> release;  ///< called with ptr when the arena is destroyed
 };
 
+/// The name of a rank's arena, the one --memory-budget-mb sizes: its out-of-memory error then
+/// names the flag to change, and nothing in it depends on the rank, so every rank that runs out
+/// says the same line (the launchers print a repeated line once).
+inline constexpr const char* kBudgetArenaName = "the --memory-budget-mb arena";
+
 /// A fixed-capacity region with a first-fit, coalescing allocator and a ledger by category.
 class Arena {
  public:

@@ -50,7 +50,7 @@ class SingleRankLoop {
         artifacts_(artifacts),
         shape_(single_rank_shape(c, c.vocab ? c.vocab : data.vocab_size())),
         gpt_(shape_.model, c.micro_batch, model_options(shape_)),
-        arena_(place_.slab(static_cast<std::size_t>(c.memory_budget_mb * 1024.0 * 1024.0), "arena"), "rank 0") {
+        arena_(place_.slab(static_cast<std::size_t>(c.memory_budget_mb * 1024.0 * 1024.0), "arena"), kBudgetArenaName) {
     ZT_CHECK(shape_.model.vocab >= data.vocab_size(), "--vocab ", shape_.model.vocab,
              " is smaller than the dataset's alphabet of ", data.vocab_size(), " tokens");
     ZT_CHECK(data.context() == shape_.context, "dataset context ", data.context(), " differs from --context ",

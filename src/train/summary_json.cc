@@ -62,6 +62,7 @@ ordered_json config_object(const TrainConfig& c) {
   j["stage"] = c.stage;
   j["world_size"] = c.world_size;
   j["mp_size"] = c.mp_size;
+  j["shard_group"] = c.resolved_shard_group();  // G: ZeRO's shard group (hybrid sharding when G < N_d)
   j["dp_size"] = c.dp_size();
   j["pp_size"] = c.pp_size;
   j["pp_schedule"] = word_of(c.pp_schedule);

@@ -181,7 +181,7 @@ void declare_train_flags(ArgParser& p, TrainConfig& c) {
                "write rank 0's every arena allocation and release as JSON (replayed by zero-memreplay)")
       .not_hashed();
   p.group("layout");
-  p.add_enum("ranks-as", &c.ranks_as, "how --world-size starts ranks").not_hashed();
+  p.add_enum("ranks-as", &c.ranks_as, "how --world-size starts ranks (unset: $ZT_RANKS_AS if set)").not_hashed();
   p.group("ZeRO-R");  // C_B, ZeRO-R's constant-size buffers
   p.add_double("bucket-mb", &c.bucket_mb,
                "stage-2 gradient bucket size in MiB, fractions allowed (PyTorch DDP's bucket_cap_mb)", 1e-6, 1e6);

@@ -118,8 +118,7 @@ class ZeroLoop {
              [this](float* x, std::size_t n) {
                mp_->all_reduce(std::span<float>(x, n));  // Megatron's g / f: completes a sum over blocks
              }),
-        arena_(place_.slab(static_cast<std::size_t>(c.memory_budget_mb * 1024.0 * 1024.0), "arena"),
-               "rank " + std::to_string(world_rank(groups))) {
+        arena_(place_.slab(static_cast<std::size_t>(c.memory_budget_mb * 1024.0 * 1024.0), "arena"), kBudgetArenaName) {
     ZT_CHECK(data.context() == shape_.context, "dataset context ", data.context(), " differs from --context ",
              c.context);
     kernels::set_blas_threads(static_cast<int>(c.blas_threads));

@@ -88,6 +88,11 @@ TEST_CASE("every program's error for a misspelt flag names the flag meant, and n
       {"zero-train", "--no-such-setting 1", "zero-train: error: unknown flag --no-such-setting (see --help)\n"},
       {"zero-plan", "--world-sise 4",
        "zero-plan: error: unknown flag --world-sise; did you mean --world-size? (see --help)\n"},
+      // the planner's own flags are suggested too, not only the zero-train flags it passes on
+      {"zero-plan", "--max-modle",
+       "zero-plan: error: unknown flag --max-modle; did you mean --max-model? (see --help)\n"},
+      {"zero-plan", "--beta-gb 25",
+       "zero-plan: error: unknown flag --beta-gb; did you mean --beta-gbs? (see --help)\n"},
       {"zero-launch", "--nprocs 2", "zero-launch: error: unknown flag --nprocs; did you mean --nproc? (see --help)\n"},
       {"chapter-04", "--rank 2", "chapter-04: error: unknown flag --rank; did you mean --ranks? (see --help)\n"},
   };

@@ -14,6 +14,8 @@ worked solution up to the next heading. A solution shows its commands in ```cons
 
 A line starting `$ ` is a command (a trailing backslash continues it on the next line); it runs in
 bash with BUILD/bin first on PATH, in a scratch directory, so pipes such as `| grep loss` work.
+A command that starts zero-train on several ranks without choosing `--ranks-as` runs twice, with
+ranks as processes and as threads (ZT_RANKS_AS), and must print what the solution shows both ways.
 The lines after it, up to the next command or the block's end, are output the command must print:
 each must equal a line of its output (trailing blanks ignored), in the order shown; `...` stands
 for any number of lines left out. A line `(exit status N)` says the command must exit with N
@@ -115,9 +117,20 @@ def parse(path, rel):
     return exercises
 
 
-def run(build, scratch, cmd):
+def launch_modes(text):
+    """The ways of starting ranks a command is run with: every command that starts zero-train on
+    several ranks without choosing --ranks-as runs with ranks as processes (the default) and as
+    threads (ZT_RANKS_AS), and must print the quoted lines both ways."""
+    several = re.search(r"--world-size[ =](\d+)", text) and int(re.search(r"--world-size[ =](\d+)", text).group(1)) > 1
+    if "zero-train" in text and several and "--ranks-as" not in text:
+        return ["processes", "threads"]
+    return ["processes"]
+
+
+def run(build, scratch, cmd, ranks_as="processes"):
     env = dict(os.environ)
     env["PATH"] = os.path.join(build, "bin") + os.pathsep + env.get("PATH", "")
+    env["ZT_RANKS_AS"] = ranks_as
     proc = subprocess.run(["bash", "-o", "pipefail", "-c", cmd.text], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           text=True, timeout=900, cwd=scratch, env=env)
     return proc.returncode, proc.stdout
@@ -170,21 +183,23 @@ def check(root, build, only=None, printing=False):
                 failures.append("%s: %s's solution runs no command in a ```console block" % (e.where, e.name))
         exercises += found
     commands = [c for e in exercises for c in e.commands]
+    runs = [(cmd, mode) for cmd in commands for mode in launch_modes(cmd.text)]
     with tempfile.TemporaryDirectory(prefix="zt-exercises-") as scratch:
         dirs = []
-        for k in range(len(commands)):
+        for k in range(len(runs)):
             d = os.path.join(scratch, "c%d" % k)
             os.mkdir(d)
             dirs.append(d)
         # two commands per CPU: they wait on their ranks more than they compute (check_quotes.py)
         with concurrent.futures.ThreadPoolExecutor(max_workers=2 * (os.cpu_count() or 1)) as pool:
-            results = list(pool.map(lambda kc: run(build, dirs[kc[0]], kc[1]), enumerate(commands)))
-    for cmd, (status, output) in zip(commands, results):
-        cmd.output = output
+            results = list(pool.map(lambda kr: run(build, dirs[kr[0]], *kr[1]), enumerate(runs)))
+    for (cmd, mode), (status, output) in zip(runs, results):
+        cmd.output = output if cmd.output is None else cmd.output + "\n" + output
         if printing:
             print("== %s\n$ %s\n%s(exit status %d)\n" % (cmd.where, cmd.text, output, status))
         else:
-            failures += check_output(cmd, status, output)
+            found = check_output(cmd, status, output)
+            failures += [f.replace(": `", " (ranks as %s): `" % mode, 1) if mode == "threads" else f for f in found]
     if not printing:
         for e in exercises:
             outputs = squash("\n".join(c.output or "" for c in e.commands))

@@ -88,8 +88,7 @@ TEST_CASE("zero-train --threads 1-4: a model-parallel pair (MP 2) trains the sam
 TEST_CASE("zero-train --threads: the default is printed, a bad count is one line and exit 2", "[ch2]") {
   const auto r = zt::test::run_program("zero-train", "--steps 1 --eval-every 0");
   REQUIRE(r.status == 0);
-  CHECK(r.out.find("per rank (default: the CPUs this process may use / the ranks on this machine") !=
-        std::string::npos);
+  CHECK(r.out.find("per rank (the default: its CPUs / its ranks on this machine; see --threads)") != std::string::npos);
   for (const char* bad : {"0", "-1", "two"}) {
     const auto b = zt::test::run_program("zero-train", std::string("--steps 1 --threads ") + bad);
     INFO(bad << ": " << b.err);

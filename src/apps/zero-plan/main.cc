@@ -28,6 +28,7 @@
 #include "plan/time_estimate.h"
 #include "predict/report.h"
 #include "train/train_config.h"
+#include "train/train_flags.h"
 
 namespace {
 
@@ -78,6 +79,18 @@ zt::ArgParser plan_parser(PlanFlags& f) {
   return p;
 }
 
+/// A flag neither the planner nor zero-train declares gets one error that suggests the nearest
+/// names of both (zero-train's parser alone would offer only its own).
+void reject_unknown(const zt::ArgParser& planner, const std::string& name) {
+  TrainConfig ignored;
+  zt::ArgParser train("zero-train", "");
+  zt::train::declare_train_flags(train, ignored);
+  if (train.flag(name) != nullptr || name == "help" || name == "help-markdown") return;
+  const std::string ours = planner.suggestion(name), theirs = train.suggestion(name);
+  const std::string meant = ours.empty() ? theirs : theirs.empty() ? ours : ours + " or " + theirs;
+  ZT_FAIL("unknown flag --", name, meant.empty() ? "" : "; did you mean " + meant + "?", " (see --help)");
+}
+
 /// Split argv into the planner's flags (those its parser declares) and zero-train's (both keep
 /// argv[0]).
 void split_args(const zt::ArgParser& planner, int argc, char** argv, std::vector<char*>& plan,
@@ -101,6 +114,7 @@ void split_args(const zt::ArgParser& planner, int argc, char** argv, std::vector
       plan.push_back(argv[i]);
       if (own->takes_value && a.find('=') == std::string::npos && i + 1 < argc) plan.push_back(argv[++i]);
     } else {
+      if (!name.empty()) reject_unknown(planner, name);
       train.push_back(argv[i]);
     }
   }

@@ -41,6 +41,7 @@
 #include "plan/rank_prediction.h"
 #include "predict/predicted_run.h"
 #include "predict/report.h"
+#include "predict/run_summary.h"
 #include "train/compare_runs.h"
 #include "train/placement.h"
 #include "train/single_rank.h"
@@ -112,9 +113,9 @@ zt::train::StepCallback progress_printer(const TrainConfig& c) {
       };
 }
 
-void print_summary(const TrainConfig& c, const RunResult& r) {
-  std::printf("zero-train: %s, %lld parameters, %s, %s\n", r.dataset.c_str(), static_cast<long long>(r.param_count),
-              zt::word_of(c.precision).c_str(), zt::word_of(c.optimizer).c_str());
+void print_summary(const TrainConfig& c, const RunResult& r, const zt::zero::ZeroRunResult* zero) {
+  std::printf("zero-train: %lld parameters (ψ), %s, %s\n  data: %s\n", static_cast<long long>(r.param_count),
+              zt::word_of(c.precision).c_str(), zt::word_of(c.optimizer).c_str(), r.dataset.c_str());
   if (!r.steps.empty()) {
     std::printf("  loss  step %lld: %.6f   step %lld: %.6f\n", static_cast<long long>(r.steps.front().step),
                 static_cast<double>(r.steps.front().loss), static_cast<long long>(r.steps.back().step),
@@ -148,11 +149,8 @@ void print_summary(const TrainConfig& c, const RunResult& r) {
     else
       std::printf("  checkpoint: %s/step-<N>/ after the last step\n", c.save_dir.c_str());
   }
-  const auto& m = r.memory.front();
-  std::printf("  memory: model states %zu B (predicted %zu), peak %zu B of %zu B budget\n", m.model_states_bytes,
-              m.model_states_bytes_predicted, m.peak_bytes, m.arena_capacity);
-  std::printf("  speed: %.0f tokens/s over %.2f s, %lld thread%s per rank\n", r.tokens_per_s, r.seconds,
-              static_cast<long long>(c.threads), c.threads == 1 ? "" : "s");
+  // the configuration, memory by the paper's categories and traffic by collective (predict/run_summary.h)
+  std::fputs(zt::predict::run_summary_text(zt::predict::run_summary(c, r, zero), c.threads).c_str(), stdout);
 }
 
 /// ZeRO-Offload's traffic of rank 0's last step beside its closed form (predict/zero_comm.h).
@@ -262,8 +260,9 @@ int write_outputs(const TrainConfig& c, const zt::Dataset& data, const RunResult
                                     {"first_eval_difference", v.evals}};
     sections.emplace_back("verify", verdict.dump());
   }
+  sections.emplace_back("summary", zt::predict::run_summary_json(zt::predict::run_summary(c, r, comm)));
   if (!c.summary_json.empty()) zt::write_file_atomic(c.summary_json, zt::train::summary_json(c, r, sections));
-  print_summary(c, r);
+  print_summary(c, r, comm);
   if (comm && c.offloads_optimizer()) print_offload(c, *comm);
   return status;
 }
@@ -312,6 +311,35 @@ zt::zero::ZeroRunResult train_on_grid(const TrainConfig& c, const zt::Dataset& d
   });
 }
 
+/// The errors of the ranks that failed, one line per distinct message, on stderr. The ranks
+/// that failed on their own come first: they are the cause; the others only stopped because of
+/// them (zt::PeerFailed), and say so after. A message several ranks raised word for word (every
+/// rank of a symmetric step runs out of memory at the same allocation) is printed once, by the
+/// lowest of them, with the others named. @return the exit status (0: no rank failed).
+template <typename Outcomes>
+int report_failed_ranks(const Outcomes& outcomes) {
+  int status = 0;
+  for (const bool echoes : {false, true}) {
+    std::vector<std::pair<std::string, std::vector<std::size_t>>> messages;  // in rank order of first
+    for (std::size_t q = 0; q < outcomes.size(); ++q) {
+      if (outcomes[q].ok() || outcomes[q].peer_failed != echoes) continue;
+      auto same = std::find_if(messages.begin(), messages.end(), [&](auto& m) { return m.first == outcomes[q].error; });
+      if (same == messages.end()) same = messages.insert(messages.end(), {outcomes[q].error, {}});
+      same->second.push_back(q);
+      if (status == 0) status = echoes ? zt::kExitPeerFailed : zt::kExitError;
+    }
+    for (const auto& [message, ranks] : messages) {
+      std::string who = "rank " + std::to_string(ranks[0]);
+      for (std::size_t k = 1; k < ranks.size(); ++k)
+        who += (k == 1 ? (ranks.size() > 2 ? " (and ranks " : " (and rank ") : ", ") + std::to_string(ranks[k]);
+      if (ranks.size() > 1) who += ")";
+      std::fprintf(stderr, "zero-train: %s %s: %s\n", echoes ? "stopped because a peer failed:" : "error:", who.c_str(),
+                   message.c_str());
+    }
+  }
+  return status;
+}
+
 int run_thread_ranks(const TrainConfig& c, const zt::Dataset& data) {
   zt::ThreadGroup group = zt::thread_group(static_cast<int>(c.world_size));
   group.base.mode = rank_options(c).mode;
@@ -323,17 +351,7 @@ int run_thread_ranks(const TrainConfig& c, const zt::Dataset& data) {
     return train_on_grid(c, data, coll, r == 0 ? progress_printer(c) : zt::train::StepCallback{},
                          &arts[static_cast<std::size_t>(r)]);
   });
-  // The ranks that failed on their own come first: they are the cause; the others only
-  // stopped because of them (zt::PeerFailed), and say so after.
-  int status = 0;
-  for (const bool echoes : {false, true})
-    for (std::size_t q = 0; q < outcomes.size(); ++q)
-      if (!outcomes[q].ok() && outcomes[q].peer_failed == echoes) {
-        std::fprintf(stderr, "zero-train: rank %zu%s: %s\n", q, echoes ? " (stopped because a peer failed)" : "",
-                     outcomes[q].error.c_str());
-        if (status == 0) status = echoes ? zt::kExitPeerFailed : zt::kExitError;
-      }
-  if (status != 0) return status;
+  if (const int status = report_failed_ranks(outcomes); status != 0) return status;
   RunResult r = outcomes[0].value->run;
   r.memory.clear();
   std::vector<std::vector<zt::zero::TimelineEvent>> timelines;
@@ -354,6 +372,8 @@ int run_spawned_processes(const TrainConfig& c, int argc, char** argv) {
   o.world_size = static_cast<int>(c.world_size);
   o.name = "zero-train";
   o.report = true;
+  o.plain_rank0_stdout = true;        // rank 0 speaks for the job, as it does when ranks are threads
+  o.collapse_repeated_stderr = true;  // an error every rank meets (out of memory) is said once
   return zt::launch::spawn_ranks(command, o).status;
 }
 
@@ -432,8 +452,8 @@ void announce_threads(const TrainConfig& c) {
                 c.threads == 1 ? "" : "s");
   else
     std::printf(
-        "zero-train: %lld thread%s per rank (default: the CPUs this process may use / the ranks on this "
-        "machine; --threads says otherwise)\n",
+        "zero-train: %lld thread%s per rank (the default: its CPUs / its ranks on this machine; see "
+        "--threads)\n",
         static_cast<long long>(c.threads), c.threads == 1 ? "" : "s");
   std::fflush(stdout);
 }

@@ -6,6 +6,7 @@
 //   1. the formats' properties   2. spacing at several magnitudes   3. swamping of 1 + 1e-5
 //   4. overflow and underflow     5. an update loop that stalls in 16 bits (and stochastic rounding)
 // --spacing-csv FILE writes spacing against magnitude for all three formats (for the notebook).
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -40,6 +41,16 @@ void print_properties() {
                 l.fraction_bits, zt::exponent_bias(f), show(zt::largest_normal(f)).c_str(),
                 show(zt::smallest_normal(f)).c_str(), show(zt::smallest_subnormal(f)).c_str(),
                 show(zt::machine_epsilon(f)).c_str());
+  }
+  // The closed forms behind the row, from the bits alone: with f fraction bits and the bias, the
+  // largest normal is (2 - 2^-f)·2^bias, the spacing at 1 is 2^-f and the smallest subnormal
+  // 2^(1 - bias - f). Computed here with ldexp, they must equal src/fp's values above.
+  for (Format f : kFormats) {
+    const int frac = zt::layout(f).fraction_bits, bias = zt::exponent_bias(f);
+    std::printf("%s: (2 - 2^-%d)·2^%d = %s, 2^-%d = %s, 2^(1 - %d - %d) = %s\n", zt::format_name(f), frac, bias,
+                show(static_cast<float>(std::ldexp(2.0 - std::ldexp(1.0, -frac), bias))).c_str(), frac,
+                show(static_cast<float>(std::ldexp(1.0, -frac))).c_str(), bias, frac,
+                show(static_cast<float>(std::ldexp(1.0, 1 - bias - frac))).c_str());
   }
   std::printf(
       "Range comes from the exponent bits (bf16 = fp32's 8), precision from the fraction "

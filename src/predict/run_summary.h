@@ -52,15 +52,18 @@ struct TrafficRow {
 
 /// The whole table.
 struct RunSummary {
-  std::string layout;             ///< "ZeRO stage 3, N_d × N_m × N_p = 4 × 1 × 1"
-  std::string numerics;           ///< "fp32, FP32 gradients, adamw"
-  std::string batch;              ///< "1 micro-batch of 2 sequences per rank a step (global batch 8)"
-  int rank = 0;                   ///< whose memory the table shows
-  std::vector<MemoryRow> memory;  ///< parameters, gradients, optimizer states, model states, activations, buffers
-  std::size_t peak = 0, peak_predicted = 0, budget = 0;
+  std::string layout;               ///< "ZeRO stage 3, N_d × N_m × N_p = 4 × 1 × 1"
+  std::string numerics;             ///< "fp32, FP32 gradients, adamw"
+  std::string batch;                ///< "1 micro-batch of 2 sequences per rank a step (global batch 8)"
+  int rank = 0;                     ///< whose memory the table shows
+  std::vector<MemoryRow> memory;    ///< parameters, gradients, optimizer states, model states, activations, buffers
+  std::size_t peak = 0;             ///< the ledger's peak, all categories at once
+  std::size_t peak_predicted = 0;   ///< the predicted arena trace's high-water mark
+  std::size_t budget = 0;           ///< the arena's capacity (--memory-budget-mb)
   std::vector<TrafficRow> traffic;  ///< empty for a single-rank run
   int64_t n = 1;                    ///< N, the data-parallel degree the closed forms use
-  double tokens_per_s = 0, seconds = 0;
+  double tokens_per_s = 0;          ///< training tokens per second of wall time
+  double seconds = 0;               ///< the training loop's wall time
 };
 
 /// Build the table. @param c the run's configuration. @param r its result (rank 0's memory first).

@@ -4,6 +4,8 @@
 // The program is the build's bin/chapter-01, run by support/run_program.h (absolute path).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -88,6 +90,14 @@ TEST_CASE("chapter-01: format properties are src/fp's, printed with 9 digits", "
     CHECK(t[6] == g9(zt::smallest_normal(f)));
     CHECK(t[7] == g9(zt::smallest_subnormal(f)));
     CHECK(t[8] == g9(zt::machine_epsilon(f)));
+  }
+  // the closed forms printed under the table: largest normal, epsilon, smallest subnormal
+  for (Format f : kFormats) {
+    const auto t = row(rows, std::string(zt::format_name(f)) + ":");
+    REQUIRE(t.size() >= 11);
+    CHECK(t.back() == g9(zt::smallest_subnormal(f)));
+    CHECK(std::find(t.begin(), t.end(), g9(zt::largest_normal(f)) + ",") != t.end());
+    CHECK(std::find(t.begin(), t.end(), g9(zt::machine_epsilon(f)) + ",") != t.end());
   }
   CHECK(row(rows, "fp16")[5] == "65504");
   CHECK(row(rows, "fp16")[8] == "0.0009765625");

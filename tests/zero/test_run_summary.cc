@@ -110,7 +110,7 @@ TEST_CASE("the closing table: the paper's formulas, the ledger's categories and 
   }
 }
 
-TEST_CASE("a job speaks through rank 0 alike with ranks as threads or processes; out of memory is one line",
+TEST_CASE("a job speaks through rank 0 alike with ranks as threads or processes, and says out of memory once",
           "[ch5][zero][cli]") {
   const std::string args = "--stage 2 --world-size 2 --global-batch 4 --micro-batch 1 --steps 2 --eval-every 0 ";
   std::string printed[2];

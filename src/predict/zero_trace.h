@@ -8,19 +8,18 @@
 // that mark, on each block's round-up to 256 bytes and on first-fit fragmentation. Replaying this
 // trace through an Arena of the run's capacity (zero_r::replay) answers all three exactly.
 //
-// What it replays, on tokens (bytes and a category, no data), in the engine's order:
+// What it walks, in the engine's order:
 //   set-up      train_zero.cc's allocate(), as zero_memory.h's setup_allocations lists it: params,
 //               the parameter tier's ring, master, optimizer, activations, checkpoints, scratch,
 //               batch, norm blocks, the evaluator's ids, P_a's slices (or P_a+cpu's two staging
 //               slices);
-//   one step    each micro-batch's provider calls (model/param_provider.h) through UnitGatherer's
-//               and GradReducer's schedules, the same functions the engine calls
-//               (schedule/gather_window.h: gathers issued --prefetch ahead; schedule/buckets.h:
-//               buckets issued at param_grad_done, at most kBucketsInFlight, the landing), completed
-//               when the next unit opens or at once without --overlap, and the canonical
-//               accumulators (reduce/canonical_tree.h, run here on tokens); then the step's sums,
-//               16-bit wires, and their release;
-//   evaluation  the held-out forward passes of this rank (stage 3: their gathers).
+//   one step    its program (zero/step_program.h): each micro-batch's provider calls and the
+//               engine's answers (gathers issued --prefetch ahead, buckets issued at
+//               param_grad_done, at most kBucketsInFlight, completed when the next unit opens or
+//               at once without --overlap, the canonical accumulators' leaves and adds), then the
+//               step's sums, 16-bit wires, and their release: each operation's allocations, then
+//               its releases;
+//   evaluation  the held-out forward passes of this rank (stage 3: their gathers), also a program.
 // The transient categories' predicted peaks (zero_memory.h) are read off this trace, and M_D's
 // gradient events are its `grads` and `accum_partials` events.
 // Not here: the host tier's arena (everything in it is allocated at set-up, so its high-water

@@ -119,6 +119,7 @@ struct TrainConfig {
   // a DeepSpeed-style JSON config (train/ds_config.h)
   std::string config_file;                     ///< --config FILE.json ("" = none)
   bool print_config = false;                   ///< --print-config: print the settings as flags, do not train
+  bool print_step = false;                     ///< --print-step: print rank 0's step as its program, do not train
   int64_t ds_gradient_accumulation_steps = 0;  ///< the file's gradient_accumulation_steps (0 = not given)
 
   /// Warm-up steps without --warmup-steps: 20, or the whole run when it is shorter, so a short run

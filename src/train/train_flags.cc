@@ -180,6 +180,10 @@ void declare_train_flags(ArgParser& p, TrainConfig& c) {
   p.add_string("memory-trace", &c.memory_trace,
                "write rank 0's every arena allocation and release as JSON (replayed by zero-memreplay)")
       .not_hashed();
+  p.add_flag("print-step", &c.print_step,
+             "print rank 0's step as its program: one line per operation, the bytes it moves, the buffers it "
+             "allocates (+) and frees (-), the live bytes after it; then exit")
+      .not_hashed();
   p.group("layout");
   p.add_enum("ranks-as", &c.ranks_as, "how --world-size starts ranks (unset: $ZT_RANKS_AS if set)").not_hashed();
   p.group("ZeRO-R");  // C_B, ZeRO-R's constant-size buffers

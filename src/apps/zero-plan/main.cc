@@ -24,6 +24,7 @@
 #include "core/output_place.h"
 #include "plan/max_model.h"
 #include "plan/paper_scale.h"
+#include "plan/print_step.h"
 #include "plan/rank_prediction.h"
 #include "plan/time_estimate.h"
 #include "predict/report.h"
@@ -481,6 +482,7 @@ int run(int argc, char** argv) {
   } else {
     zt::train::resolve_micro_batch(c);
     zt::train::validate(c);
+    if (c.print_step) return std::fputs(zt::plan::printed_step(c).c_str(), stdout), 0;  // zero-train's flag
     status = plan_shape(c, f, out);
   }
   if (!f.json.empty()) zt::write_file_atomic(f.json, out.dump(2) + "\n");

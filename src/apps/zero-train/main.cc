@@ -38,6 +38,7 @@
 #include "launch/spawn.h"
 #include "launch/store_spec.h"
 #include "model/manifest.h"
+#include "plan/print_step.h"
 #include "plan/rank_prediction.h"
 #include "predict/predicted_run.h"
 #include "predict/report.h"
@@ -473,6 +474,7 @@ int main(int argc, char** argv) {
     c.world_size = decision.world_size;
     zt::train::resolve_micro_batch(c);
     zt::train::validate(c);
+    if (c.print_step) return std::fputs(zt::plan::printed_step(c).c_str(), stdout), 0;  // plan/print_step.h
     zt::device::require_device(c.device);  // one line on every rank, before any rank waits on another
     // every place a flag names is created (or refused, in one line) before any rank starts
     for (const zt::OutputPlace& place : c.output_places()) zt::prepare_output_place(place);

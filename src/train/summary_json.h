@@ -7,7 +7,7 @@
 // model_states_bytes_predicted, peak_bytes, peak_bytes_predicted, high_water_bytes_predicted,
 // padding_bytes, by_category, by_category_predicted, arena_capacity}]}; tokens_per_s; seconds; frozen_fraction (null
 // unless 16-bit); then the sections the caller adds (zero-train: comm, verify, and summary, the
-// closing table of predict/run_summary.h: layout, numerics, batch, memory rows with formula and
+// closing table of report/run_summary.h: layout, numerics, batch, memory rows with formula and
 // formula_bytes, peak, traffic rows with psi_multiple and closed_form). Every float is written so that parsing
 // it back gives the same float32 bits.
 #pragma once

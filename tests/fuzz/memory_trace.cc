@@ -1,5 +1,5 @@
 // tests/fuzz/memory_trace.cc — fuzz target: a `--memory-trace` file as zero-memreplay reads it
-// (predict::arena_trace_from_json), then replayed as zero-memreplay does: M_D's regions, the
+// (report::arena_trace_from_json), then replayed as zero-memreplay does: M_D's regions, the
 // smallest capacity of both layouts, and a replay at that capacity. Each step must succeed or
 // throw one zt::Error, and a trace the reader accepts must keep its promise (report.h): sizes at
 // most 2^50, every release of a live block with its allocated size. The replays run only for
@@ -13,15 +13,15 @@
 #include "core/check.h"
 #include "fuzz/fuzz_support.h"
 #include "memory/arena.h"
-#include "predict/report.h"
+#include "report/report.h"
 #include "zero_r/allocation_replay.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   try {
-    const auto events = zt::predict::arena_trace_from_json(zt::fuzz::as_text(data, size));
+    const auto events = zt::report::arena_trace_from_json(zt::fuzz::as_text(data, size));
     std::map<uint64_t, std::size_t> live;
     for (const auto& e : events) {
-      if (e.bytes > zt::predict::kMaxTraceBytes) zt::fuzz::broken("the reader accepted a request above 2^50 bytes");
+      if (e.bytes > zt::report::kMaxTraceBytes) zt::fuzz::broken("the reader accepted a request above 2^50 bytes");
       if (e.allocate && !live.emplace(e.id, e.bytes).second)
         zt::fuzz::broken("the reader accepted the allocation of a live block");
       if (!e.allocate && (!live.count(e.id) || live[e.id] != e.bytes))

@@ -1,4 +1,4 @@
-// zero-train's closing table (predict/run_summary.h) as a user reads it: the configuration, one
+// zero-train's closing table (report/run_summary.h) as a user reads it: the configuration, one
 // rank's memory by the paper's categories beside the ledger, the prediction and the paper's
 // formula, and a step's traffic as a multiple of ψ beside the closed form; then the same job's
 // printed lines with ranks as threads and as processes, and one out-of-memory line per job.

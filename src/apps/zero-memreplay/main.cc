@@ -15,7 +15,7 @@
 #include "core/check.h"
 #include "core/cli.h"
 #include "core/output_place.h"
-#include "predict/report.h"
+#include "report/report.h"
 #include "zero_r/allocation_replay.h"
 
 int main(int argc, char** argv) {
@@ -31,7 +31,7 @@ int main(int argc, char** argv) {
     if (!p.parse(argc, argv)) return 0;
     ZT_CHECK(p.rest().size() == 1, "give one trace file after --: zero-memreplay -- TRACE.json");
     if (!json_out.empty()) zt::prepare_output_place({"--json", json_out, zt::PlaceKind::file});
-    const auto events = zt::predict::arena_trace_from_json(zt::read_file(p.rest()[0]));
+    const auto events = zt::report::arena_trace_from_json(zt::read_file(p.rest()[0]));
     std::size_t allocations = 0;
     for (const auto& e : events) allocations += e.allocate;
     const auto regions = zt::zero_r::zero_regions(events);

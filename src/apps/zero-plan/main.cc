@@ -27,7 +27,7 @@
 #include "plan/print_step.h"
 #include "plan/rank_prediction.h"
 #include "plan/time_estimate.h"
-#include "predict/report.h"
+#include "report/report.h"
 #include "train/train_config.h"
 #include "train/train_flags.h"
 
@@ -379,7 +379,7 @@ int plan_shape(const TrainConfig& c, const PlanFlags& f, ordered_json& out) {
                     {"write_calls", r.file_io.write_calls}};
     if (c.device != zt::device::Device::cpu)
       j["device_copies"] =
-          ordered_json::parse(zt::predict::device_copies_json({}, r.device_copies, {}))["predicted_per_step"];
+          ordered_json::parse(zt::report::device_copies_json({}, r.device_copies, {}))["predicted_per_step"];
     ranks.push_back(j);
   }
   std::printf("arena capacity (--memory-budget-mb %g): %zu B\n", c.memory_budget_mb, run.arena_capacity);
@@ -391,7 +391,7 @@ int plan_shape(const TrainConfig& c, const PlanFlags& f, ordered_json& out) {
       std::printf("  %s  does not fit: %s (at allocation event %zu)\n", rank_label(r, c).c_str(), r.fit.message.c_str(),
                   r.fit.failed_event);
   if (!c.memory_trace.empty())  // rank 0's predicted trace, as zero-train --memory-trace writes it for --steps 1
-    zt::write_file_atomic(c.memory_trace, zt::predict::arena_trace_json(run.ranks.front().trace, c));
+    zt::write_file_atomic(c.memory_trace, zt::report::arena_trace_json(run.ranks.front().trace, c));
   std::printf("traffic per step, predicted calls and bytes sent by collective and group:\n");
   bool any = false;
   for (const auto& r : run.ranks) {

@@ -41,8 +41,8 @@
 #include "plan/print_step.h"
 #include "plan/rank_prediction.h"
 #include "predict/predicted_run.h"
-#include "predict/report.h"
-#include "predict/run_summary.h"
+#include "report/report.h"
+#include "report/run_summary.h"
 #include "train/compare_runs.h"
 #include "train/placement.h"
 #include "train/single_rank.h"
@@ -150,8 +150,8 @@ void print_summary(const TrainConfig& c, const RunResult& r, const zt::zero::Zer
     else
       std::printf("  checkpoint: %s/step-<N>/ after the last step\n", c.save_dir.c_str());
   }
-  // the configuration, memory by the paper's categories and traffic by collective (predict/run_summary.h)
-  std::fputs(zt::predict::run_summary_text(zt::predict::run_summary(c, r, zero), c.threads).c_str(), stdout);
+  // the configuration, memory by the paper's categories and traffic by collective (report/run_summary.h)
+  std::fputs(zt::report::run_summary_text(zt::report::run_summary(c, r, zero), c.threads).c_str(), stdout);
 }
 
 /// ZeRO-Offload's traffic of rank 0's last step beside its closed form (predict/zero_comm.h).
@@ -232,20 +232,20 @@ int write_outputs(const TrainConfig& c, const zt::Dataset& data, const RunResult
   if (comm)
     sections.emplace_back(
         "comm",
-        zt::predict::comm_json(comm->dp, comm->mp, c.hybrid_sharding() ? &comm->dp_replica : nullptr,
-                               c.hybrid_sharding() ? &comm->dp_whole : nullptr, c.pp_size > 1 ? &comm->pp : nullptr));
+        zt::report::comm_json(comm->dp, comm->mp, c.hybrid_sharding() ? &comm->dp_replica : nullptr,
+                              c.hybrid_sharding() ? &comm->dp_whole : nullptr, c.pp_size > 1 ? &comm->pp : nullptr));
   if (comm && (c.partition_activations == zt::train::PartitionActivations::cpu || c.offloads_optimizer()))
     sections.emplace_back("host_transfers",
-                          zt::predict::transfers_json(comm->transfers_per_step, comm->transfers_predicted_per_step,
-                                                      comm->transfers_total));
+                          zt::report::transfers_json(comm->transfers_per_step, comm->transfers_predicted_per_step,
+                                                     comm->transfers_total));
   if (c.device != zt::device::Device::cpu)  // either loop
     sections.emplace_back("device_copies",
-                          zt::predict::device_copies_json(r.device_copies_per_step, r.device_copies_predicted_per_step,
-                                                          r.device_copies_total));
+                          zt::report::device_copies_json(r.device_copies_per_step, r.device_copies_predicted_per_step,
+                                                         r.device_copies_total));
   if (comm && !c.offload_optimizer_dir().empty())
     sections.emplace_back(
         "offload_file_io",
-        zt::predict::file_io_json(comm->file_io_per_step, comm->file_io_predicted_per_step, comm->file_io_total));
+        zt::report::file_io_json(comm->file_io_per_step, comm->file_io_predicted_per_step, comm->file_io_total));
   if (c.verify) {
     const zt::train::RunComparison v = verify(c, data, r, artifacts);
     if (v.equal())
@@ -261,7 +261,7 @@ int write_outputs(const TrainConfig& c, const zt::Dataset& data, const RunResult
                                     {"first_eval_difference", v.evals}};
     sections.emplace_back("verify", verdict.dump());
   }
-  sections.emplace_back("summary", zt::predict::run_summary_json(zt::predict::run_summary(c, r, comm)));
+  sections.emplace_back("summary", zt::report::run_summary_json(zt::report::run_summary(c, r, comm)));
   if (!c.summary_json.empty()) zt::write_file_atomic(c.summary_json, zt::train::summary_json(c, r, sections));
   print_summary(c, r, comm);
   if (comm && c.offloads_optimizer()) print_offload(c, *comm);
@@ -362,7 +362,7 @@ int run_thread_ranks(const TrainConfig& c, const zt::Dataset& data) {
   }
   if (!c.trace.empty()) zt::write_file_atomic(c.trace, zt::zero::chrome_trace_json(timelines));
   if (!c.memory_trace.empty())
-    zt::write_file_atomic(c.memory_trace, zt::predict::arena_trace_json(outcomes[0].value->arena_trace, c));
+    zt::write_file_atomic(c.memory_trace, zt::report::arena_trace_json(outcomes[0].value->arena_trace, c));
   return write_outputs(c, data, r, arts[0], &*outcomes[0].value);
 }
 
@@ -392,7 +392,7 @@ int launched_rank_body(const TrainConfig& c, const zt::Dataset& data, const zt::
     const auto bytes = store.get("zero-train/" + key + "/" + std::to_string(q));
     return std::string(bytes.begin(), bytes.end());
   };
-  put("memory", zt::predict::rank_memory_to_json(res.run.memory.front()));
+  put("memory", zt::report::rank_memory_to_json(res.run.memory.front()));
   if (!c.trace.empty()) put("timeline", zt::zero::timeline_to_json(res.timeline));
   int status = 0;
   if (env.rank == 0) {
@@ -400,12 +400,12 @@ int launched_rank_body(const TrainConfig& c, const zt::Dataset& data, const zt::
     r.memory.clear();
     std::vector<std::vector<zt::zero::TimelineEvent>> timelines;
     for (int q = 0; q < env.world_size; ++q) {
-      r.memory.push_back(zt::predict::rank_memory_from_json(get("memory", q)));
+      r.memory.push_back(zt::report::rank_memory_from_json(get("memory", q)));
       if (!c.trace.empty()) timelines.push_back(zt::zero::timeline_from_json(get("timeline", q)));
     }
     if (!c.trace.empty()) zt::write_file_atomic(c.trace, zt::zero::chrome_trace_json(timelines));
     if (!c.memory_trace.empty())
-      zt::write_file_atomic(c.memory_trace, zt::predict::arena_trace_json(res.arena_trace, c));
+      zt::write_file_atomic(c.memory_trace, zt::report::arena_trace_json(res.arena_trace, c));
     status = write_outputs(c, data, r, artifacts, &res);
   }
   coll.barrier();  // rank 0 has read every report before the store (served by rank 0 or the launcher) goes away

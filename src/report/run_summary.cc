@@ -1,5 +1,5 @@
-// predict/run_summary.cc — zero-train's closing table (see run_summary.h).
-#include "predict/run_summary.h"
+// report/run_summary.cc — zero-train's closing table (see run_summary.h).
+#include "report/run_summary.h"
 
 #include <cmath>
 #include <cstdio>
@@ -8,7 +8,7 @@
 #include "memory/model_states.h"
 #include "step/categories.h"
 
-namespace zt::predict {
+namespace zt::report {
 
 namespace {
 
@@ -253,4 +253,4 @@ std::string run_summary_json(const RunSummary& s) {
   return j.dump();
 }
 
-}  // namespace zt::predict
+}  // namespace zt::report

@@ -1,5 +1,5 @@
-// predict/report.cc — the JSON conversions of zero-train's reports (see report.h).
-#include "predict/report.h"
+// report/report.cc — the JSON conversions of zero-train's reports (see report.h).
+#include "report/report.h"
 
 #include "core/check.h"
 #include "train/summary_json.h"
@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-namespace zt::predict {
+namespace zt::report {
 
 using namespace zt::zero;
 
@@ -185,4 +185,4 @@ std::vector<ArenaEvent> arena_trace_from_json(const std::string& text) {
   return events;
 }
 
-}  // namespace zt::predict
+}  // namespace zt::report

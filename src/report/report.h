@@ -1,4 +1,4 @@
-// predict/report.h — what zero-train writes for a ZeRO run beyond the single-rank summary: per-rank
+// report/report.h — what zero-train writes for a ZeRO run beyond the single-rank summary: per-rank
 // memory moved between processes (as JSON text through the rendezvous store) and the `comm`
 // object. The --verify comparison is train/compare_runs.h. Plain conversions; no training and no
 // collectives here.
@@ -13,7 +13,7 @@
 #include "train/train_config.h"
 #include "zero/train_zero.h"
 
-namespace zt::predict {
+namespace zt::report {
 
 /// One rank's memory as compact JSON (the summary's per_rank layout).
 /// @param m the report. @return JSON text.
@@ -77,4 +77,4 @@ inline constexpr std::size_t kMaxTraceBytes = std::size_t{1} << 50;
 /// event. @param text the JSON. @return the events.
 std::vector<ArenaEvent> arena_trace_from_json(const std::string& text);
 
-}  // namespace zt::predict
+}  // namespace zt::report

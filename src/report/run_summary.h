@@ -1,4 +1,4 @@
-// predict/run_summary.h — zero-train's closing table: the configuration in the paper's terms, one
+// report/run_summary.h — zero-train's closing table: the configuration in the paper's terms, one
 // rank's memory by the paper's categories beside its prediction and the paper's formula, and the
 // traffic of a step by collective with its multiple of ψ beside the closed form.
 //
@@ -25,7 +25,7 @@
 #include "train/train_config.h"
 #include "zero/train_zero.h"
 
-namespace zt::predict {
+namespace zt::report {
 
 /// One row of the memory table: a paper category on one rank.
 struct MemoryRow {
@@ -77,4 +77,4 @@ std::string run_summary_text(const RunSummary& s, int64_t threads);
 /// The table as the summary JSON's `summary` object. @param s the table. @return JSON text.
 std::string run_summary_json(const RunSummary& s);
 
-}  // namespace zt::predict
+}  // namespace zt::report

@@ -35,9 +35,9 @@ zero::ZeroRunResult train_zero(const train::TrainConfig& config, const Dataset& 
   train::validate(config);
   std::vector<zero_r::ReplayRegion> md;
   if (config.allocator == train::Allocator::zero)
-    md =
-        md_regions(zero::make_zero_plan(config, data.vocab_size(), groups.dp.rank(), groups.mp ? groups.mp->rank() : 0),
-                   config.overlap);
+    md = md_regions(zero::make_zero_plan(config, data.vocab_size(), groups.dp.rank(), groups.mp ? groups.mp->rank() : 0,
+                                         groups.pp ? groups.pp->rank() : 0),  // this rank's stage's units
+                    config.overlap);
   zero::ZeroRunResult r = zero::train_zero(config, data, groups, md, on_step, artifacts);
   add_predictions(r, config, data);
   return r;

@@ -95,6 +95,68 @@ class PairWatch {
   std::vector<std::thread> threads_;
 };
 
+// One transfer's buffers: its header (with --check-calls) and its payload; a send's header filled
+// in. `numbers` is the per-peer message counter of its direction. In place: the header buffer
+// points at t.header.
+void prepare_transfer(Transfer& t, gloo::Context& context, const P2pOp& op, std::vector<uint64_t>& numbers, int rank,
+                      bool checked) {
+  t.op = &op;
+  t.number = numbers[static_cast<std::size_t>(op.peer)]++;
+  if (op.dir == P2pOp::Dir::send)
+    t.header = {t.number,
+                op.count,
+                0,
+                static_cast<uint32_t>(CollKind::point_to_point),
+                static_cast<uint32_t>(op.dtype),
+                0,
+                rank,
+                gloo_wire::kMagic,
+                0};
+  if (checked) t.header_buffer = context.createUnboundBuffer(&t.header, sizeof t.header);
+  if (op.count) t.payload_buffer = context.createUnboundBuffer(op.data, op.bytes());
+}
+
+// A send's header and payload posted, or a receive's first message (its header when checked).
+void post(Transfer& t) {
+  const P2pOp& op = *t.op;
+  if (op.dir == P2pOp::Dir::send) {
+    if (t.header_buffer) t.header_buffer->send(op.peer, gloo_wire::slot(gloo_wire::kP2pHeaderSlot, t.number));
+    if (t.payload_buffer) t.payload_buffer->send(op.peer, gloo_wire::slot(gloo_wire::kP2pPayloadSlot, t.number));
+  } else if (t.header_buffer) {
+    t.header_buffer->recv(op.peer, gloo_wire::slot(gloo_wire::kP2pHeaderSlot, t.number));
+  } else if (t.payload_buffer) {
+    t.payload_buffer->recv(op.peer, gloo_wire::slot(gloo_wire::kP2pPayloadSlot, t.number));
+  }
+}
+
+// Each receive's header read and compared with what the receive expects, then its payload's
+// receive posted. @return the header bytes received.
+template <typename Wait, typename Fail>
+uint64_t check_headers(const std::string& at, std::vector<Transfer>& transfers, Wait& wait, Fail& fail) {
+  uint64_t received = 0;
+  for (Transfer& t : transfers) {
+    if (t.op->dir != P2pOp::Dir::recv) continue;
+    wait(t, t.header_buffer.get());
+    received += sizeof t.header;
+    const gloo_wire::Header& h = t.header;
+    const bool same = h.magic == gloo_wire::kMagic && h.kind == static_cast<uint32_t>(CollKind::point_to_point) &&
+                      h.seq == t.number && h.root == t.op->peer && h.count == t.op->count &&
+                      h.dtype == static_cast<uint32_t>(t.op->dtype);
+    if (!same)
+      ZT_FAIL(at, ": recv of message #", t.number, " from rank ", t.op->peer, " expects ", t.op->count, " ",
+              dtype_name(t.op->dtype), ", but rank ", t.op->peer, "'s send #", h.seq, " carries ", h.count, " ",
+              dtype_name(static_cast<DType>(h.dtype % 3)), h.magic == gloo_wire::kMagic ? "" : " (garbled header)",
+              " (the two sides must issue matching sends and receives in the same order)");
+    if (!t.payload_buffer) continue;
+    try {
+      t.payload_buffer->recv(t.op->peer, gloo_wire::slot(gloo_wire::kP2pPayloadSlot, t.number));
+    } catch (const std::exception& e) {
+      fail(t, "recv", e.what());
+    }
+  }
+  return received;
+}
+
 }  // namespace
 
 void GlooCollective::p2p_batch(const std::string& at, const std::vector<P2pOp>& ops) {
@@ -117,41 +179,16 @@ void GlooCollective::p2p_batch(const std::string& at, const std::vector<P2pOp>& 
   // Every buffer first (the watcher below reads them), then every send and every receive's first
   // message: no transfer of the batch waits for another, so two ranks that send to each other in
   // one batch cannot block each other.
-  for (std::size_t i = 0; i < ops.size(); ++i) {
-    const P2pOp& op = ops[i];
-    Transfer& t = transfers[i];
-    t.op = &op;
-    const bool is_send = op.dir == P2pOp::Dir::send;
-    t.number = is_send ? sent_to_[op.peer]++ : received_from_[op.peer]++;
-    if (is_send)
-      t.header = {t.number,
-                  op.count,
-                  0,
-                  static_cast<uint32_t>(CollKind::point_to_point),
-                  static_cast<uint32_t>(op.dtype),
-                  0,
-                  rank(),
-                  gloo_wire::kMagic,
-                  0};
-    if (checked) t.header_buffer = context_->createUnboundBuffer(&t.header, sizeof t.header);
-    if (op.count) t.payload_buffer = context_->createUnboundBuffer(op.data, op.bytes());
-  }
+  for (std::size_t i = 0; i < ops.size(); ++i)
+    prepare_transfer(transfers[i], *context_, ops[i], ops[i].dir == P2pOp::Dir::send ? sent_to_ : received_from_,
+                     rank(), checked);
   for (Transfer& t : transfers) {
-    const P2pOp& op = *t.op;
     try {
-      if (op.dir == P2pOp::Dir::send) {
-        if (t.header_buffer) t.header_buffer->send(op.peer, gloo_wire::slot(gloo_wire::kP2pHeaderSlot, t.number));
-        if (t.payload_buffer) t.payload_buffer->send(op.peer, gloo_wire::slot(gloo_wire::kP2pPayloadSlot, t.number));
-        headers_sent += t.header_buffer ? sizeof t.header : 0;
-        sent += op.bytes();
-      } else if (t.header_buffer) {
-        t.header_buffer->recv(op.peer, gloo_wire::slot(gloo_wire::kP2pHeaderSlot, t.number));
-      } else if (t.payload_buffer) {
-        t.payload_buffer->recv(op.peer, gloo_wire::slot(gloo_wire::kP2pPayloadSlot, t.number));
-      }
+      post(t);
     } catch (const std::exception& e) {  // the pair had failed already
-      fail(t, op.dir == P2pOp::Dir::send ? "send" : "recv", e.what());
+      fail(t, t.op->dir == P2pOp::Dir::send ? "send" : "recv", e.what());
     }
+    if (t.op->dir == P2pOp::Dir::send) headers_sent += t.header_buffer ? sizeof t.header : 0, sent += t.op->bytes();
   }
   // each peer's probe, posted at the first transfer with it (file comment)
   std::map<int, gloo::transport::UnboundBuffer*> probes;
@@ -183,28 +220,7 @@ void GlooCollective::p2p_batch(const std::string& at, const std::vector<P2pOp>& 
     if (!done) fail(t, is_send ? "send" : "recv", watch.failure(t.op->peer));
   };
   // Receives: read and check each header, then post the payload's receive.
-  if (checked) {
-    for (Transfer& t : transfers) {
-      if (t.op->dir != P2pOp::Dir::recv) continue;
-      wait(t, t.header_buffer.get());
-      headers_received += sizeof t.header;
-      const gloo_wire::Header& h = t.header;
-      const bool same = h.magic == gloo_wire::kMagic && h.kind == static_cast<uint32_t>(CollKind::point_to_point) &&
-                        h.seq == t.number && h.root == t.op->peer && h.count == t.op->count &&
-                        h.dtype == static_cast<uint32_t>(t.op->dtype);
-      if (!same)
-        ZT_FAIL(at, ": recv of message #", t.number, " from rank ", t.op->peer, " expects ", t.op->count, " ",
-                dtype_name(t.op->dtype), ", but rank ", t.op->peer, "'s send #", h.seq, " carries ", h.count, " ",
-                dtype_name(static_cast<DType>(h.dtype % 3)), h.magic == gloo_wire::kMagic ? "" : " (garbled header)",
-                " (the two sides must issue matching sends and receives in the same order)");
-      if (!t.payload_buffer) continue;
-      try {
-        t.payload_buffer->recv(t.op->peer, gloo_wire::slot(gloo_wire::kP2pPayloadSlot, t.number));
-      } catch (const std::exception& e) {
-        fail(t, "recv", e.what());
-      }
-    }
-  }
+  if (checked) headers_received = check_headers(at, transfers, wait, fail);
   for (Transfer& t : transfers)
     if (t.op->dir == P2pOp::Dir::recv && t.payload_buffer) {
       wait(t, t.payload_buffer.get());

@@ -167,6 +167,8 @@ class Gpt {
   void block_forward(int layer, const LayerTensors<const T>& p, const T* x_in, char* acts, float* fs);
   void block_backward(ParamProvider<T>& params, int layer, const LayerTensors<const T>& p, const LayerTensors<T>& g,
                       const T* x_in, char* acts, char* scr, float* fs);
+  T* head_backward(ParamProvider<T>& params, const kernels::TokenView& tg, float grad_scale, const Workspace& ws,
+                   float* fs);
   T* block_input(const Workspace& ws, int64_t l) const;  // x_l, block l's input ([N,C]); x_L after the last
   std::unique_ptr<CheckpointKeeper<T>> default_keeper(const Workspace& ws) const;
 

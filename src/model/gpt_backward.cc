@@ -68,6 +68,41 @@ void Gpt<T>::block_backward(ParamProvider<T>& params, int layer, const LayerTens
   op.residual_grad_join(d_x, d_branch, N * C);  // now the gradient of x_in
 }
 
+// Head: logits = lnf wte^T, then ln_f. Its wte gradient is written into grad(0) now; the
+// embedding's part is added at the very end (kernels/embedding.h), so grad(0) stays open across
+// the backward (returned). On a last stage without the embedding the head's part goes to
+// tied_head_grad() instead, for the first stage to add to; a stage before the last starts from
+// the gradient received in d_x.
+template <typename T>
+T* Gpt<T>::head_backward(ParamProvider<T>& params, const kernels::TokenView& tg, float grad_scale, const Workspace& ws,
+                         float* fs) {
+  ModelOps<T>& op = ops();
+  char* acts = static_cast<char*>(ws.activations);
+  char* scr = static_cast<char*>(ws.scratch);
+  const auto at = [&](std::size_t off) { return reinterpret_cast<T*>(acts + off); };
+  const auto stat = [&](std::size_t off) { return reinterpret_cast<float*>(acts + off); };
+  const auto sc = [&](std::size_t off) { return reinterpret_cast<T*>(scr + off); };
+  const int64_t V = cfg_.vocab, C = cfg_.width, N = B_ * cfg_.context;
+  const int ln_f = static_cast<int>(manifest_.units.size()) - 1;
+  T* d_logits = sc(scr_.d_logits);
+  op.cross_entropy_backward(d_logits, at(act_.logits), stat(act_.ce_max), stat(act_.ce_sum), tg, V, grad_scale);
+  const T* wte = params.acquire(0);
+  T* g0 = embedding_ ? params.grad(0) : tied_head_grad(ws);
+  op.linear_backward(sc(scr_.d_c), g0, static_cast<T*>(nullptr), d_logits, at(act_.lnf), wte, N, C, V, fs);
+  params.release(0);
+
+  const T* lnf = params.acquire(ln_f);
+  T* g_lnf = params.grad(ln_f);
+  op.layernorm_backward(sc(scr_.d_x), g_lnf, g_lnf + C, sc(scr_.d_c), block_input(ws, static_cast<int64_t>(end_)),
+                        stat(act_.lnf_mean), stat(act_.lnf_rstd), lnf, N, C, fs);
+  const int lnf_first = manifest_.units[static_cast<std::size_t>(ln_f)].first_param;
+  params.param_grad_done(lnf_first);
+  params.param_grad_done(lnf_first + 1);
+  params.grad_done(ln_f);
+  params.release(ln_f);
+  return g0;
+}
+
 template <typename T>
 void Gpt<T>::backward(ParamProvider<T>& params, const kernels::TokenView& inputs, const kernels::TokenView& targets,
                       float grad_scale, const Workspace& ws) {
@@ -76,12 +111,9 @@ void Gpt<T>::backward(ParamProvider<T>& params, const kernels::TokenView& inputs
   char* acts = static_cast<char*>(ws.activations);
   char* scr = static_cast<char*>(ws.scratch);
   float* fs = reinterpret_cast<float*>(scr + scr_.op_floats);
-  const auto at = [&](std::size_t off) { return reinterpret_cast<T*>(acts + off); };
-  const auto stat = [&](std::size_t off) { return reinterpret_cast<float*>(acts + off); };
   const auto sc = [&](std::size_t off) { return reinterpret_cast<T*>(scr + off); };
-  const int64_t V = cfg_.vocab, C = cfg_.width, N = B_ * cfg_.context;
+  const int64_t V = cfg_.vocab, C = cfg_.width;
   const int L = static_cast<int>(end_);  // == cfg_.layers on the stage that runs the head
-  const int ln_f = static_cast<int>(manifest_.units.size()) - 1;
   std::unique_ptr<CheckpointKeeper<T>> own;
   CheckpointKeeper<T>* keeper = keeper_;
   if (act_.checkpointing && !keeper) keeper = (own = default_keeper(ws)).get();
@@ -90,29 +122,7 @@ void Gpt<T>::backward(ParamProvider<T>& params, const kernels::TokenView& inputs
   const kernels::TokenView in = op.tokens(TokenGrid::inputs, inputs);
   const kernels::TokenView tg = op.tokens(TokenGrid::targets, targets);
 
-  // Head: logits = lnf wte^T. Its wte gradient is written into grad(0) now; the embedding's part
-  // is added at the very end (kernels/embedding.h), so grad(0) stays open across the backward. On
-  // a last stage without the embedding the head's part goes to tied_head_grad() instead, for the
-  // first stage to add to; a stage before the last starts from the gradient received in d_x.
-  T* g0 = nullptr;
-  if (head_) {
-    T* d_logits = sc(scr_.d_logits);
-    op.cross_entropy_backward(d_logits, at(act_.logits), stat(act_.ce_max), stat(act_.ce_sum), tg, V, grad_scale);
-    const T* wte = params.acquire(0);
-    g0 = embedding_ ? params.grad(0) : tied_head_grad(ws);
-    op.linear_backward(sc(scr_.d_c), g0, static_cast<T*>(nullptr), d_logits, at(act_.lnf), wte, N, C, V, fs);
-    params.release(0);
-
-    const T* lnf = params.acquire(ln_f);
-    T* g_lnf = params.grad(ln_f);
-    op.layernorm_backward(sc(scr_.d_x), g_lnf, g_lnf + C, sc(scr_.d_c), block_input(ws, L), stat(act_.lnf_mean),
-                          stat(act_.lnf_rstd), lnf, N, C, fs);
-    const int lnf_first = manifest_.units[static_cast<std::size_t>(ln_f)].first_param;
-    params.param_grad_done(lnf_first);
-    params.param_grad_done(lnf_first + 1);
-    params.grad_done(ln_f);
-    params.release(ln_f);
-  }
+  T* g0 = head_ ? head_backward(params, tg, grad_scale, ws, fs) : nullptr;  // grad(0), open until the end
 
   for (int l = L - 1; l >= first_; --l) {
     const auto& units = manifest_.layer_units[static_cast<std::size_t>(l)];
@@ -156,6 +166,7 @@ void Gpt<T>::backward(ParamProvider<T>& params, const kernels::TokenView& inputs
 #define ZT_GPT_BACKWARD_INSTANCE(T)                                                                                  \
   template void Gpt<T>::block_backward(ParamProvider<T>&, int, const LayerTensors<const T>&, const LayerTensors<T>&, \
                                        const T*, char*, char*, float*);                                              \
+  template T* Gpt<T>::head_backward(ParamProvider<T>&, const kernels::TokenView&, float, const Workspace&, float*);  \
   template void Gpt<T>::backward(ParamProvider<T>&, const kernels::TokenView&, const kernels::TokenView&, float,     \
                                  const Workspace&);
 ZT_GPT_BACKWARD_INSTANCE(float)

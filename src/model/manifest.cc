@@ -100,92 +100,115 @@ Manifest make_manifest(const GptConfig& cfg) {
   return m;
 }
 
-Manifest make_storage_manifest(const GptConfig& cfg, const MpPlacement& mp) {
-  validate(cfg);
-  validate(cfg, mp);
-  Manifest canon = make_manifest(cfg);
-  if (cfg.mp_blocks == 1) return canon;  // one block: the canonical layout, nothing split
-  const int64_t C = cfg.width, B = cfg.mp_blocks, Cb = C / B, J = local_blocks(cfg, mp);
-  Manifest m;
-  int64_t offset = 0;
-  const auto begin_unit = [&](std::string name, int layer, int block, int global) {
+namespace {
+
+/// Builds a storage manifest unit by unit, each parameter made of runs of a canonical one.
+class StorageBuilder {
+ public:
+  explicit StorageBuilder(const GptConfig& cfg) : canon_(make_manifest(cfg)) {
+    m_.layer_units.resize(static_cast<std::size_t>(cfg.layers));
+  }
+  void begin_unit(std::string name, int layer, int block, int global) {
     UnitInfo u;
     u.name = std::move(name);
-    u.offset = offset;
-    u.first_param = static_cast<int>(m.params.size());
+    u.offset = offset_;
+    u.first_param = static_cast<int>(m_.params.size());
     u.layer = layer;
     u.block = block;
     u.global_index = global;
-    m.units.push_back(u);
-    if (layer >= 0) m.layer_units[static_cast<std::size_t>(layer)].push_back(static_cast<int>(m.units.size()) - 1);
-  };
-  // a parameter made of runs of the canonical parameter `canon_name`
-  const auto add = [&](std::string name, std::vector<int64_t> shape, const std::string& canon_name,
-                       std::vector<CanonicalRun> runs) {
+    m_.units.push_back(u);
+    if (layer >= 0) m_.layer_units[static_cast<std::size_t>(layer)].push_back(static_cast<int>(m_.units.size()) - 1);
+  }
+  /// A parameter made of runs of the canonical parameter `canon_name`.
+  void add(std::string name, std::vector<int64_t> shape, const std::string& canon_name,
+           std::vector<CanonicalRun> runs) {
     ParamInfo p;
     p.name = std::move(name);
     p.numel = 1;
     for (int64_t d : shape) p.numel *= d;
     p.shape = std::move(shape);
-    p.offset = offset;
-    p.unit = static_cast<int>(m.units.size()) - 1;
-    p.offset_in_unit = offset - m.units.back().offset;
-    const int c = canon.index_of(canon_name);
+    p.offset = offset_;
+    p.unit = static_cast<int>(m_.units.size()) - 1;
+    p.offset_in_unit = offset_ - m_.units.back().offset;
+    const int c = canon_.index_of(canon_name);
     for (auto& r : runs) {
       r.param = c;
-      r.dense = canon.params[static_cast<std::size_t>(c)].offset + r.canonical_offset;
+      r.dense = canon_.params[static_cast<std::size_t>(c)].offset + r.canonical_offset;
     }
     p.runs = std::move(runs);
-    offset += p.numel;
-    m.units.back().numel += p.numel;
-    m.units.back().num_params += 1;
-    m.params.push_back(std::move(p));
-  };
-  const auto whole = [&](const std::string& name) {  // a replicated parameter, as in canonical order
-    const auto& info = canon.params[static_cast<std::size_t>(canon.index_of(name))];
+    offset_ += p.numel;
+    m_.units.back().numel += p.numel;
+    m_.units.back().num_params += 1;
+    m_.params.push_back(std::move(p));
+  }
+  /// A replicated parameter, as in canonical order.
+  void whole(const std::string& name) {
+    const auto& info = canon_.params[static_cast<std::size_t>(canon_.index_of(name))];
     add(name, info.shape, name, {{0, 0, 0, info.numel}});
-  };
-  const auto rows = [&](int64_t count, int64_t row_len, int64_t canon_row_stride, int64_t first_row) {
-    std::vector<CanonicalRun> r;  // `count` consecutive-in-storage runs, each a row slice
+  }
+  /// Block j of layer prefix h (C = width, Cb = C / blocks): its heads' q, k, v rows, its c_proj
+  /// input columns, its 4Cb hidden units and their columns.
+  void block(const std::string& h, int64_t j, int64_t C, int64_t Cb) {
+    const std::string b = "/b" + std::to_string(j);
+    // c_attn: the q, k and v rows of block j's heads ([q_j; k_j; v_j], each Cb rows of C)
+    add(h + "attn.c_attn.weight" + b, {3 * Cb, C}, h + "attn.c_attn.weight",
+        {{0, 0, (0 * C + j * Cb) * C, Cb * C},
+         {Cb * C, 0, (1 * C + j * Cb) * C, Cb * C},
+         {2 * Cb * C, 0, (2 * C + j * Cb) * C, Cb * C}});
+    add(h + "attn.c_attn.bias" + b, {3 * Cb}, h + "attn.c_attn.bias",
+        {{0, 0, 0 * C + j * Cb, Cb}, {Cb, 0, 1 * C + j * Cb, Cb}, {2 * Cb, 0, 2 * C + j * Cb, Cb}});
+    // attn.c_proj: block j's Cb input columns of every output row
+    add(h + "attn.c_proj.weight" + b, {C, Cb}, h + "attn.c_proj.weight", rows(C, Cb, C, j * Cb));
+    // c_fc: block j's 4Cb hidden units (rows); mlp.c_proj: their columns
+    add(h + "mlp.c_fc.weight" + b, {4 * Cb, C}, h + "mlp.c_fc.weight", {{0, 0, j * 4 * Cb * C, 4 * Cb * C}});
+    add(h + "mlp.c_fc.bias" + b, {4 * Cb}, h + "mlp.c_fc.bias", {{0, 0, j * 4 * Cb, 4 * Cb}});
+    add(h + "mlp.c_proj.weight" + b, {C, 4 * Cb}, h + "mlp.c_proj.weight", rows(C, 4 * Cb, 4 * C, j * 4 * Cb));
+  }
+  Manifest take(int global_units) {
+    m_.param_count = offset_;
+    m_.global_units = global_units;
+    return std::move(m_);
+  }
+
+ private:
+  // `count` consecutive-in-storage runs, each a row slice
+  static std::vector<CanonicalRun> rows(int64_t count, int64_t row_len, int64_t canon_row_stride, int64_t first_row) {
+    std::vector<CanonicalRun> r;
     for (int64_t i = 0; i < count; ++i) r.push_back({i * row_len, 0, i * canon_row_stride + first_row, row_len});
     return r;
-  };
-  m.layer_units.resize(static_cast<std::size_t>(cfg.layers));
-  begin_unit("embeddings", -1, -1, 0);
-  whole("wte");
-  whole("wpe");
+  }
+  Manifest canon_, m_;
+  int64_t offset_ = 0;
+};
+
+}  // namespace
+
+Manifest make_storage_manifest(const GptConfig& cfg, const MpPlacement& mp) {
+  validate(cfg);
+  validate(cfg, mp);
+  if (cfg.mp_blocks == 1) return make_manifest(cfg);  // one block: the canonical layout, nothing split
+  const int64_t C = cfg.width, B = cfg.mp_blocks, Cb = C / B, J = local_blocks(cfg, mp);
+  StorageBuilder m(cfg);
+  m.begin_unit("embeddings", -1, -1, 0);
+  m.whole("wte");
+  m.whole("wpe");
   for (int64_t l = 0; l < cfg.layers; ++l) {
     const std::string h = "h." + std::to_string(l) + ".";
     const int global = static_cast<int>(1 + l * (B + 1));
-    begin_unit("h." + std::to_string(l), static_cast<int>(l), -1, global);
+    m.begin_unit("h." + std::to_string(l), static_cast<int>(l), -1, global);
     for (const char* name :
          {"ln_1.weight", "ln_1.bias", "attn.c_proj.bias", "ln_2.weight", "ln_2.bias", "mlp.c_proj.bias"})
-      whole(h + name);
+      m.whole(h + name);
     for (int64_t j = first_block(cfg, mp); j < first_block(cfg, mp) + J; ++j) {
-      const std::string b = "/b" + std::to_string(j);
-      begin_unit("h." + std::to_string(l) + b, static_cast<int>(l), static_cast<int>(j),
-                 global + 1 + static_cast<int>(j));
-      // c_attn: the q, k and v rows of block j's heads ([q_j; k_j; v_j], each Cb rows of C)
-      add(h + "attn.c_attn.weight" + b, {3 * Cb, C}, h + "attn.c_attn.weight",
-          {{0, 0, (0 * C + j * Cb) * C, Cb * C},
-           {Cb * C, 0, (1 * C + j * Cb) * C, Cb * C},
-           {2 * Cb * C, 0, (2 * C + j * Cb) * C, Cb * C}});
-      add(h + "attn.c_attn.bias" + b, {3 * Cb}, h + "attn.c_attn.bias",
-          {{0, 0, 0 * C + j * Cb, Cb}, {Cb, 0, 1 * C + j * Cb, Cb}, {2 * Cb, 0, 2 * C + j * Cb, Cb}});
-      // attn.c_proj: block j's Cb input columns of every output row
-      add(h + "attn.c_proj.weight" + b, {C, Cb}, h + "attn.c_proj.weight", rows(C, Cb, C, j * Cb));
-      // c_fc: block j's 4Cb hidden units (rows); mlp.c_proj: their columns
-      add(h + "mlp.c_fc.weight" + b, {4 * Cb, C}, h + "mlp.c_fc.weight", {{0, 0, j * 4 * Cb * C, 4 * Cb * C}});
-      add(h + "mlp.c_fc.bias" + b, {4 * Cb}, h + "mlp.c_fc.bias", {{0, 0, j * 4 * Cb, 4 * Cb}});
-      add(h + "mlp.c_proj.weight" + b, {C, 4 * Cb}, h + "mlp.c_proj.weight", rows(C, 4 * Cb, 4 * C, j * 4 * Cb));
+      m.begin_unit("h." + std::to_string(l) + "/b" + std::to_string(j), static_cast<int>(l), static_cast<int>(j),
+                   global + 1 + static_cast<int>(j));
+      m.block(h, j, C, Cb);
     }
   }
-  begin_unit("ln_f", -1, -1, static_cast<int>(1 + cfg.layers * (B + 1)));
-  whole("ln_f.weight");
-  whole("ln_f.bias");
-  m.param_count = offset;
-  m.global_units = static_cast<int>(2 + cfg.layers * (B + 1));
-  return m;
+  m.begin_unit("ln_f", -1, -1, static_cast<int>(1 + cfg.layers * (B + 1)));
+  m.whole("ln_f.weight");
+  m.whole("ln_f.bias");
+  return m.take(static_cast<int>(2 + cfg.layers * (B + 1)));
 }
 
 void to_canonical(const Manifest& stored, const float* values, float* canonical) {

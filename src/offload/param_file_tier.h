@@ -8,7 +8,7 @@
 // created, locked, removed on exit, on error and on SIGINT/SIGTERM/SIGHUP, like the optimizer's.
 //
 // A pass visits records in a known order (a list of units; a unit may come more than once):
-// the gathers of one micro-batch in the acquire order (zero/unit_gatherer.h), or the update of
+// the gathers of one micro-batch in the acquire order (zero/step_interpreter.h), or the update of
 // every sharded unit. Visit k sits in buffer k mod R; get(k) returns it once read, put(k) frees
 // it (queueing its write-back for the update pass). Reads are queued as soon as a buffer is free:
 // while visit k is in use (gathered, or updated), the reads of the visits up to k + R − 1 that

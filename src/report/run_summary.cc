@@ -47,38 +47,20 @@ std::size_t sum_of(const std::map<std::string, std::size_t>& m, std::initializer
 
 }  // namespace
 
-RunSummary run_summary(const train::TrainConfig& c, const train::RunResult& r, const zero::ZeroRunResult* zero) {
-  namespace cat = step::category;
-  RunSummary s;
-  const bool fp32 = c.precision == model::Precision::fp32;
-  const int p = fp32 ? 4 : 2;  // parameter width
-  const int64_t n = c.dp_size();
-  const int64_t a = c.micro_batches_per_rank();
-  // the gradient storage is 16-bit only when it needs no FP32 sum across micro-batches
-  // (zero/zero_plan.cc's grad_storage_16bit)
-  const int g = !fp32 && c.reduce_dtype == train::ReduceDtype::compute && a == 1 ? 2 : 4;
-  // K counts the FP32 master; an fp32 run's parameters are the master, and --no-master-weights has none
-  const int k = optimizer_k(word_of(c.optimizer)) - (fp32 || c.no_master_weights ? 4 : 0);
-  const double psi = static_cast<double>(r.param_count);
+namespace {
 
-  s.layout = "ZeRO stage " + std::to_string(c.stage) + ", N_d × N_m × N_p = " + std::to_string(n) + " × " +
-             std::to_string(c.mp_size) + " × " + std::to_string(c.pp_size) +
-             (c.hybrid_sharding() ? ", shard groups of G = " + std::to_string(c.resolved_shard_group()) : "");
-  s.numerics = word_of(c.precision) + (fp32 ? "" : " compute") + ", " + (g == 4 ? "FP32" : "16-bit") + " gradients, " +
-               word_of(c.optimizer);
-  s.batch = std::to_string(a) + " micro-batch" + (a == 1 ? "" : "es") + " of " + std::to_string(c.micro_batch) +
-            (c.micro_batch == 1 ? " sequence" : " sequences") + " per rank a step (global batch " +
-            std::to_string(c.global_batch) + ")";
-  s.n = n;
-  const train::RankMemory& m = r.memory.front();
-  s.rank = m.rank;
-  ShardSpec spec = shard_spec_for_stage(static_cast<int>(c.stage), static_cast<std::size_t>(n));
-  // S_g as the run keeps it (zero/zero_plan.cc): only shards survive when every micro-batch is
-  // reduce-scattered before the next is added, whatever the stage's name says
-  spec.grads = spec.optimizer && !(c.stage == 1 && c.stage1_reduce == train::Stage1Reduce::all_reduce) &&
-               c.resolved_grad_sync() == train::GradSync::micro_batch;
+/// The bytes per parameter of one run: the compute copy p, the gradient g, the optimizer's K.
+struct Widths {
+  int p, g, k;
+};
+
+/// Rank 0's memory by the paper's categories, measured, predicted and (the paper's layout) its formula.
+void memory_rows(RunSummary& s, const train::RankMemory& m, Widths w, const ShardSpec& spec, double psi, int64_t n,
+                 bool formulas) {
+  namespace cat = step::category;
+  const auto [p, g, k] = w;
+  const bool fp32 = p == 4;
   const auto shard = [&](bool sharded) { return sharded ? 1.0 / static_cast<double>(n) : 1.0; };
-  const bool formulas = papers_layout(c);
   const auto row = [&](std::string name, std::initializer_list<const char*> cats, std::string formula, double bytes) {
     s.memory.push_back({std::move(name), sum_of(m.by_category, cats), sum_of(m.by_category_predicted, cats),
                         formulas ? std::move(formula) : "", formulas ? bytes : -1});
@@ -112,42 +94,85 @@ RunSummary run_summary(const train::TrainConfig& c, const train::RunResult& r, c
   for (const auto& [name, bytes] : m.by_category_predicted)
     if (residual(name)) buffers_predicted += bytes;
   s.memory.push_back({"buffers", buffers, buffers_predicted, "", -1});
+}
+
+/// A step's traffic by group and collective, with its multiple of ψ and (the paper's layout) the
+/// closed form's coefficient.
+void traffic_rows(RunSummary& s, const train::TrainConfig& c, const zero::ZeroRunResult& zero, Widths w, double psi,
+                  bool formulas) {
+  const auto [p, g, k] = w;
+  const int64_t a = c.micro_batches_per_rank();
+  const int64_t syncs = c.resolved_grad_sync() == train::GradSync::micro_batch ? a : 1;
+  const auto add_group = [&](const char* group, const zero::GroupComm& gc) {
+    for (std::size_t kind = 0; kind < kCollKinds; ++kind) {
+      const auto ck = static_cast<CollKind>(kind);
+      if (ck == CollKind::call_check || ck == CollKind::barrier) continue;
+      const CollCounters& got = gc.per_step[ck];
+      if (got.bytes_sent == 0 && got.calls == 0) continue;
+      TrafficRow t{group, coll_kind_name(ck), got.bytes_sent, gc.predicted_per_step[ck].bytes_sent, got.calls};
+      // the data-parallel group moves model states: gradients are reduced at their width,
+      // parameters gathered at theirs; the all-reduce of stages 1-3 carries only scalars
+      const bool dp = std::string(group) == "dp";
+      const bool grad_all_reduce =
+          ck == CollKind::all_reduce &&
+          (c.stage == 0 || (c.stage == 1 && c.stage1_reduce == train::Stage1Reduce::all_reduce));
+      if (dp && (ck == CollKind::reduce_scatter || grad_all_reduce)) t.element_bytes = g;
+      if (dp && ck == CollKind::all_gather && c.stage > 0) t.element_bytes = p;  // stage 0 gathers scalars
+      if (t.element_bytes > 0 && psi > 0)
+        t.psi_multiple = static_cast<double>(got.bytes_sent) / (t.element_bytes * psi);
+      if (formulas && t.element_bytes > 0) {
+        if (ck == CollKind::all_reduce) t.closed_form_coefficient = 2 * syncs;
+        if (ck == CollKind::reduce_scatter) t.closed_form_coefficient = syncs;
+        // stages 1-2 gather the updated parameters once; stage 3 every unit in forward and backward
+        if (ck == CollKind::all_gather) t.closed_form_coefficient = c.stage < 3 ? 1 : 2 * a;
+      }
+      s.traffic.push_back(t);
+    }
+  };
+  add_group("dp", zero.dp);
+  if (c.mp_size > 1) add_group("mp", zero.mp);
+  if (c.pp_size > 1) add_group("pp", zero.pp);
+}
+
+}  // namespace
+
+RunSummary run_summary(const train::TrainConfig& c, const train::RunResult& r, const zero::ZeroRunResult* zero) {
+  namespace cat = step::category;
+  RunSummary s;
+  const bool fp32 = c.precision == model::Precision::fp32;
+  const int p = fp32 ? 4 : 2;  // parameter width
+  const int64_t n = c.dp_size();
+  const int64_t a = c.micro_batches_per_rank();
+  // the gradient storage is 16-bit only when it needs no FP32 sum across micro-batches
+  // (zero/zero_plan.cc's grad_storage_16bit)
+  const int g = !fp32 && c.reduce_dtype == train::ReduceDtype::compute && a == 1 ? 2 : 4;
+  // K counts the FP32 master; an fp32 run's parameters are the master, and --no-master-weights has none
+  const int k = optimizer_k(word_of(c.optimizer)) - (fp32 || c.no_master_weights ? 4 : 0);
+  const double psi = static_cast<double>(r.param_count);
+
+  s.layout = "ZeRO stage " + std::to_string(c.stage) + ", N_d × N_m × N_p = " + std::to_string(n) + " × " +
+             std::to_string(c.mp_size) + " × " + std::to_string(c.pp_size) +
+             (c.hybrid_sharding() ? ", shard groups of G = " + std::to_string(c.resolved_shard_group()) : "");
+  s.numerics = word_of(c.precision) + (fp32 ? "" : " compute") + ", " + (g == 4 ? "FP32" : "16-bit") + " gradients, " +
+               word_of(c.optimizer);
+  s.batch = std::to_string(a) + " micro-batch" + (a == 1 ? "" : "es") + " of " + std::to_string(c.micro_batch) +
+            (c.micro_batch == 1 ? " sequence" : " sequences") + " per rank a step (global batch " +
+            std::to_string(c.global_batch) + ")";
+  s.n = n;
+  const train::RankMemory& m = r.memory.front();
+  s.rank = m.rank;
+  ShardSpec spec = shard_spec_for_stage(static_cast<int>(c.stage), static_cast<std::size_t>(n));
+  // S_g as the run keeps it (zero/zero_plan.cc): only shards survive when every micro-batch is
+  // reduce-scattered before the next is added, whatever the stage's name says
+  spec.grads = spec.optimizer && !(c.stage == 1 && c.stage1_reduce == train::Stage1Reduce::all_reduce) &&
+               c.resolved_grad_sync() == train::GradSync::micro_batch;
+  const bool formulas = papers_layout(c);
+  memory_rows(s, m, {p, g, k}, spec, psi, n, formulas);
   s.peak = m.peak_bytes;
   s.peak_predicted = m.high_water_bytes_predicted;
   s.budget = m.arena_capacity;
 
-  if (zero) {
-    const int64_t syncs = c.resolved_grad_sync() == train::GradSync::micro_batch ? a : 1;
-    const auto add_group = [&](const char* group, const zero::GroupComm& gc) {
-      for (std::size_t kind = 0; kind < kCollKinds; ++kind) {
-        const auto ck = static_cast<CollKind>(kind);
-        if (ck == CollKind::call_check || ck == CollKind::barrier) continue;
-        const CollCounters& got = gc.per_step[ck];
-        if (got.bytes_sent == 0 && got.calls == 0) continue;
-        TrafficRow t{group, coll_kind_name(ck), got.bytes_sent, gc.predicted_per_step[ck].bytes_sent, got.calls};
-        // the data-parallel group moves model states: gradients are reduced at their width,
-        // parameters gathered at theirs; the all-reduce of stages 1-3 carries only scalars
-        const bool dp = std::string(group) == "dp";
-        const bool grad_all_reduce =
-            ck == CollKind::all_reduce &&
-            (c.stage == 0 || (c.stage == 1 && c.stage1_reduce == train::Stage1Reduce::all_reduce));
-        if (dp && (ck == CollKind::reduce_scatter || grad_all_reduce)) t.element_bytes = g;
-        if (dp && ck == CollKind::all_gather && c.stage > 0) t.element_bytes = p;  // stage 0 gathers scalars
-        if (t.element_bytes > 0 && psi > 0)
-          t.psi_multiple = static_cast<double>(got.bytes_sent) / (t.element_bytes * psi);
-        if (formulas && t.element_bytes > 0) {
-          if (ck == CollKind::all_reduce) t.closed_form_coefficient = 2 * syncs;
-          if (ck == CollKind::reduce_scatter) t.closed_form_coefficient = syncs;
-          // stages 1-2 gather the updated parameters once; stage 3 every unit in forward and backward
-          if (ck == CollKind::all_gather) t.closed_form_coefficient = c.stage < 3 ? 1 : 2 * a;
-        }
-        s.traffic.push_back(t);
-      }
-    };
-    add_group("dp", zero->dp);
-    if (c.mp_size > 1) add_group("mp", zero->mp);
-    if (c.pp_size > 1) add_group("pp", zero->pp);
-  }
+  if (zero) traffic_rows(s, c, *zero, {p, g, k}, psi, formulas);
   s.tokens_per_s = r.tokens_per_s;
   s.seconds = r.seconds;
   return s;

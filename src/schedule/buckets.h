@@ -16,9 +16,10 @@
 //   landing      a reduce-scatter delivers this rank's part of [a, z) into its shard: a 16-bit wire
 //                shard (--reduce-dtype compute) or the unit's next FP32 accumulator leaf; without
 //                gradient sharding the whole unit is all-reduced in place, 16-bit or FP32.
-// zero/grad_reducer.h runs real reductions along these, predict/zero_trace.cc replays their buffers as
-// arena tokens, predict/zero_memory.cc computes C_B's closed form from them. Nothing here allocates,
-// communicates or decides the schedule of micro-batches (zero/zero_plan.h does).
+// zero/step_program.cc writes a step's reductions along these (run by zero/step_interpreter.h),
+// predict/zero_trace.cc walks that program's buffers as arena tokens, predict/zero_memory.cc
+// computes C_B's closed form from them. Nothing here allocates, communicates or decides the
+// schedule of micro-batches (zero/zero_plan.h does).
 #pragma once
 
 #include <cstddef>

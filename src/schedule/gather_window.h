@@ -6,9 +6,10 @@
 // (--persist-below-mb: parameters whole on every rank) is never gathered, so prefetch looks past it
 // to the next sharded use; gathers do not cross micro-batches (the list ends with the order).
 //
-// zero/unit_gatherer.h issues real all-gathers along this window, predict/zero_trace.cc replays the
-// same window as arena tokens, and the chapter's closed form (the gathered window's peak) is computed
-// from it. It allocates nothing and knows nothing of collectives, units' contents or the arena.
+// zero/step_program.cc writes a step's all-gathers and waits along this window (run by
+// zero/step_interpreter.h), predict/zero_trace.cc walks that program as arena tokens, and the
+// chapter's closed form (the gathered window's peak) is computed from it. It allocates nothing and
+// knows nothing of collectives, units' contents or the arena.
 #pragma once
 
 #include <cstddef>

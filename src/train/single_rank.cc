@@ -1,9 +1,10 @@
 // train/single_rank.cc — the reference loop (see single_rank.h), written once for every compute
 // type T and specialised by `if constexpr` only where FP32 compute has no separate master.
 //
-// zero/train_zero.cc is this file plus data parallelism: the same members in the same order, the
-// same shared pieces (step_start.h, step_decision.h, owned_slice.h, run_loop.h), so
-// `diff src/train/single_rank.cc src/zero/train_zero.cc` shows what ZeRO adds to the protocol.
+// It is the oracle every ZeRO configuration is compared with, bit for bit, so it stays independent
+// of the engine (zero/train_zero.cc runs the step as a program): it shares only the protocol's
+// pieces (step_start.h, step_decision.h, owned_slice.h, run_loop.h) and includes nothing that
+// communicates (tests/docs/check_structure.py).
 #include "train/single_rank.h"
 
 #include <memory>

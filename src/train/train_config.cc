@@ -91,6 +91,7 @@ std::vector<OutputPlace> TrainConfig::output_places() const {
   file("dump-batch", dump_batch);
   file("memory-trace", memory_trace);
   file("trace", trace);
+  file("step-trace", step_trace);
   dir("save-dir", save_dir);
   dir("offload-optimizer file:", offload_optimizer_dir());
   dir("offload-params file:", offload_params_dir());

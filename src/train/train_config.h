@@ -101,8 +101,9 @@ struct TrainConfig {
   std::optional<GradSync> grad_sync;  ///< step | micro-batch; empty = step for stages 0-1, else micro-batch
   Stage1Reduce stage1_reduce = Stage1Reduce::reduce_scatter;       ///< reduce-scatter | all-reduce
   CollectiveMode collective_mode = CollectiveMode::deterministic;  ///< deterministic | fast
-  bool verify = false;  ///< also run the single-rank reference and compare masters
-  std::string trace;    ///< --trace FILE: Chrome-trace timeline of every rank (ZeRO path)
+  bool verify = false;     ///< also run the single-rank reference and compare masters
+  std::string trace;       ///< --trace FILE: Chrome-trace timeline of every rank (ZeRO path)
+  std::string step_trace;  ///< --step-trace FILE: the step operations rank 0 ran
   // ranks as processes on one or several machines (launch/, collective/)
   double timeout_s = 120;     ///< rendezvous and every collective: a peer silent this long has failed
   std::string local_addr;     ///< --local-addr: the address this rank's transport binds ("" = chosen)

@@ -202,6 +202,10 @@ void declare_train_flags(ArgParser& p, TrainConfig& c) {
   p.group("diagnostics");
   p.add_flag("verify", &c.verify, "also run the single-rank reference and compare master weights");  // gathers: hashed
   p.add_string("trace", &c.trace, "write a Chrome-trace timeline (compute, blocked on collectives)").not_hashed();
+  p.add_string("step-trace", &c.step_trace,
+               "write the operations of rank 0's step program as it ran them, one line each: step, index, "
+               "operation (compare with --print-step)")
+      .not_hashed();
   p.group("checkpoints");
   // every rank enters the checkpoint's barriers at the same steps: whether it saves (not where) and
   // when are hashed, and whether it resumes

@@ -1,12 +1,9 @@
-// zero/dp_calls.h — every data-parallel collective of one applied step, in the engine's order, as
-// one enumeration that every count of them is derived from: the traffic model (predict/zero_comm.h),
-// the copies a device stages around them, and the staging rooms those copies need (below).
-//
-// Why one enumeration: the engine's calls are decided by the plan (stage, buckets, gathers per
-// acquire, persistent units), and each closed form that counts them would otherwise restate those
-// rules; one visitor keeps them from drifting apart. The engine itself issues its calls from its
-// own code (grad_reducer.h, unit_gatherer.h, train_zero.cc); the tests compare every closed form
-// built on this with what the engine measured. Not here: the model-parallel group's calls (the
+// zero/dp_calls.h — every data-parallel collective of one applied step, read from the step program
+// the engine runs (zero/step_program.h): the traffic model (predict/zero_comm.h), the copies a
+// device stages around them, and the staging rooms those copies need (below) count the same
+// calls the engine issues, so no rule of the plan (stage, buckets, gathers per acquire,
+// persistent units) is restated here; the tests compare every figure built on this with what the
+// engine measured. Not here: the model-parallel group's calls (the
 // block sums and P_a's gathers: mp_staging_rooms and predict_mp_comm_per_step count them).
 #pragma once
 
@@ -16,6 +13,8 @@
 
 #include "collective/staged_collective.h"
 #include "optim/grad_norm.h"
+#include "schedule/buckets.h"
+#include "zero/step_program.h"
 #include "zero/zero_plan.h"
 
 namespace zt::zero {
@@ -27,56 +26,57 @@ inline std::size_t total_count(const std::vector<std::size_t>& counts) {
   return s;
 }
 
-/// Visit every data-parallel collective of one applied step at N > 1, in the engine's order, as
-/// v.rs(counts, es, on_device), v.ag(counts, es, on_device) or v.ar(count, es, on_device): counts
-/// per rank (or the all-reduce's count), es bytes per element, on_device whether its buffers are
-/// the engine's tensors (a device's memory on a device) rather than host-side values. These run
-/// on the group ZeRO shards over (N = G ranks with hybrid sharding: each a two-level call of
-/// collective/hybrid_group.h). The one call over all N_d data-parallel ranks — the loss sums, A
-/// floats from each — is v.loss(A).
+/// Visit every data-parallel collective of one applied step at N > 1, in the order the step
+/// program issues them (zero/step_program.h), as v.rs(counts, es, on_device), v.ag(counts, es,
+/// on_device) or v.ar(count, es, on_device): counts per rank (or the all-reduce's count), es bytes
+/// per element, on_device whether its buffers are the engine's tensors (a device's memory on a
+/// device) rather than host-side values. These run on the group ZeRO shards over (N = G ranks
+/// with hybrid sharding: each a two-level call of collective/hybrid_group.h). The one call over
+/// all N_d data-parallel ranks — the loss sums, A floats from each — is v.loss(A).
 /// @param p the rank's plan. @param v the visitor.
 template <typename V>
 void for_each_dp_call(const ZeroPlan& p, V& v) {
   const Layout& l = p.layout;
   const std::size_t N = l.world_size;
-  const std::size_t A = p.micro_batches_per_rank;
-  const std::size_t wt = p.shape.precision == model::Precision::fp32 ? 4 : 2;
-  const std::size_t wg = p.reduce_in_compute_type ? 2 : 4;
-  // stage 3: one gather per acquire of a sharded-parameter unit, every micro-batch (a pipeline
-  // stage's acquire order is already the whole step's)
-  for (std::size_t j = 0; j < (p.pipelined() ? 1 : A); ++j)
-    for (std::size_t u : p.acquire_order)
-      if (p.params_sharded(u)) v.ag(std::vector<std::size_t>(N, l.units[u].shard), wt, true);
-  const std::size_t syncs = p.reduce_each_micro_batch ? A : 1;
-  for (std::size_t k = 0; k < syncs; ++k)
-    for (std::size_t unit : p.units_here) {  // a pipeline stage: its own units
-      const UnitLayout& u = l.units[unit];
-      if (!p.reduce_scatters_grad) {
-        v.ar(u.full, wg, true);
-        continue;
-      }
-      const std::size_t bucket = p.bucket_elements ? p.bucket_elements : u.full;
-      for (std::size_t a = 0; a < u.full; a += bucket) {
-        const std::size_t z = std::min(u.full, a + bucket);
-        std::vector<std::size_t> counts(N);
-        for (std::size_t q = 0; q < N; ++q) {
-          const std::size_t lo = std::max(a, q * u.shard), hi = std::min(z, (q + 1) * u.shard);
-          counts[q] = hi > lo ? hi - lo : 0;
+  const auto scatter = [&](std::size_t u, schedule::Range r, std::size_t es) {
+    v.rs(schedule::reduce_scatter_counts(r, l.units[u].shard, N, l.rank).counts, es, true);
+  };
+  for (const Op& o : step_program(p, /*overlap=*/true).ops) {
+    const auto u = static_cast<std::size_t>(o.unit);
+    switch (o.kind) {
+      case OpKind::all_gather:  // stage 3's gather of a unit, or an updated shard shared in place
+        v.ag(std::vector<std::size_t>(N, l.units[u].shard), o.bytes / (N * l.units[u].shard), true);
+        break;
+      case OpKind::reduce_scatter:
+        scatter(u, p.buckets[u].issue_order[static_cast<std::size_t>(o.bucket)], o.bytes / o.count);
+        break;
+      case OpKind::all_reduce:
+        v.ar(o.count, o.bytes / o.count, true);
+        break;
+      case OpKind::step_sync:  // the whole unit at once: an all-reduce, or every bucket in the unit's order
+        if (!schedule::scatters(p.landing)) {
+          v.ar(l.units[u].full, o.bytes / l.units[u].full, true);
+          break;
         }
-        v.rs(counts, wg, true);
-      }
+        for (auto r = p.buckets[u].issue_order.rbegin(); r != p.buckets[u].issue_order.rend(); ++r)
+          scatter(u, *r, o.bytes / l.units[u].full);
+        break;
+      case OpKind::loss:  // per-micro-batch loss sums, from all N_d ranks (a pipeline's last stage)
+        if (!p.pipelined() || p.pp_rank == p.pp_size - 1) v.loss(p.micro_batches_per_rank);
+        break;
+      case OpKind::agree:  // with S_g or S_o: the overflow flag (max) and the norm block sums
+        if (p.reduce_scatters_grad) {
+          v.ar(1, 4, false);
+          std::vector<std::size_t> blocks(N, 0);
+          for (std::size_t q = 0; q < N; ++q)
+            for (std::size_t k = 0; k < l.units.size(); ++k) blocks[q] += norm_block_count(l.shard_real(k, q), l.block);
+          v.ag(blocks, 4, false);
+        }
+        break;
+      default:
+        break;
     }
-  if (!p.pipelined() || p.pp_rank == p.pp_size - 1) v.loss(A);  // per-micro-batch loss sums, from all N_d ranks
-  if (p.reduce_scatters_grad) {
-    v.ar(1, 4, false);  // overflow flag (max)
-    std::vector<std::size_t> blocks(N, 0);
-    for (std::size_t q = 0; q < N; ++q)
-      for (std::size_t u = 0; u < l.units.size(); ++u) blocks[q] += norm_block_count(l.shard_real(u, q), l.block);
-    v.ag(blocks, 4, false);  // norm block sums
   }
-  // updated 16-bit shards back to every rank holding the unit whole (stages 1-2, persistent units)
-  for (std::size_t u : p.units_here)
-    if (p.spec.optimizer && !p.params_sharded(u)) v.ag(std::vector<std::size_t>(N, l.units[u].shard), wt, true);
 }
 
 /// The data-parallel group's rooms on a device: the largest call of for_each_dp_call (0 at N = 1,

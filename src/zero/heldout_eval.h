@@ -16,8 +16,9 @@
 // collectives stay in lockstep and no dummy forward is run. The gathers follow only the forward
 // part of the plan's acquire order (forward_acquire_order: the units one forward gathers; the
 // training's order goes on into backward), so nothing is prefetched for a backward that never
-// comes and the gatherer is empty when it restarts. This object has its own gatherer: the training's is never
-// touched. Stages 0-2 hold every parameter: the result gather is the only collective.
+// comes and nothing is in flight when a pass ends. These gathers are a program of their own
+// (zero/step_program.h, eval_program), run by an interpreter of its own: the training step's is
+// never touched. Stages 0-2 hold every parameter: the result gather is the only collective.
 //
 // With a pipeline every stage runs its part of each round's forward, the activations passed on by
 // send/recv (wte's values first go to the last stage, as at a step's start), and the last stage's
@@ -43,7 +44,10 @@
 #include "train/heldout.h"
 #include "train/memory_plan.h"
 #include "train/train_config.h"
-#include "zero/unit_gatherer.h"
+#include "zero/model_state_stores.h"
+#include "zero/step_interpreter.h"
+#include "zero/step_program.h"
+#include "zero/timeline.h"
 #include "zero/zero_plan.h"
 
 namespace zt::zero {
@@ -66,33 +70,28 @@ class HeldoutEvaluator final : public model::ParamProvider<T> {
   /// @param data the dataset (evaluation only for the addition task; kept by reference).
   /// @param plan the rank's plan (copied; stage 3 gathers follow its forward acquires).
   /// @param coll the group. @param arena where the predictions (category `eval`, B*T ids, as the
-  /// reference) and gathered units live. @param params the compute-type parameters at the
-  /// stage's extent (full units, or this rank's shards in stage 3). @param ops the loop's ops on
+  /// reference) and gathered units live. @param params S_p's storage (full units, or this rank's
+  /// shards in stage 3, in memory or in the parameter file tier). @param ops the loop's ops on
   /// the arena's memory. @param host_side where the predictions live (host memory: the arena
-  /// itself on the host, the pinned host side on a device). @param file stage 3 with
-  /// --offload-params: the parameter tier holding the sharded units' shards (else null).
-  /// @param runner a pipeline stage's runner (its group, and the last stage's copy of wte; null
-  /// without a pipeline).
+  /// itself on the host, the pinned host side on a device). @param runner a pipeline stage's
+  /// runner (its group, and the last stage's copy of wte; null without a pipeline).
   HeldoutEvaluator(const train::TrainConfig& config, const Dataset& data, const ZeroPlan& plan, Collective& coll,
-                   Arena& arena, const T* params, step::LoopOps<T>& ops, Arena& host_side,
-                   offload::ParamFileTier* file = nullptr, pipeline::StageRunner<T>* runner = nullptr)
+                   Arena& arena, ParamStore<T>& params, step::LoopOps<T>& ops, Arena& host_side,
+                   pipeline::StageRunner<T>* runner = nullptr)
       : c_(config), heldout_(data.heldout()), plan_(plan), coll_(coll), params_(params), runner_(runner) {
     predictions_ =
         make_buffer<int32_t>(host_side, static_cast<std::size_t>(c_.micro_batch * c_.context), train::category::eval);
     // one forward acquires 0, 1..L, L+1, then 0 again for the tied head (model/param_provider.h);
     // a pipeline stage, the parts it runs
     plan_.acquire_order = forward_acquire_order(plan_);
-    if (plan_.spec.params)
-      gatherer_ = std::make_unique<UnitGatherer<T>>(plan_, coll_, arena, params_, ops, nullptr, file);
-    // a first pipeline stage of stage 3 gathers wte for the last stage with a gatherer of its own,
-    // whose order is that one unit: the rounds' gatherer never prefetches for a read it will not see
-    if (plan_.spec.params && runner_ && plan_.pp_rank == 0) {
-      share_plan_ = plan_;
-      share_plan_.acquire_order = {0};
-      share_gatherer_ = std::make_unique<UnitGatherer<T>>(share_plan_, coll_, arena, params_, ops, nullptr, file);
+    const std::size_t rounds = data.heldout() ? static_cast<std::size_t>(train::heldout_rounds(c_.micro_batch)) : 0;
+    if (plan_.spec.params && rounds) {
+      gathers_ =
+          std::make_unique<StepInterpreter<T>>(plan_, eval_program(plan_, rounds), coll_, arena, params_, ops, quiet_);
+      if (runner_) gathers_->set_tied_wte(runner_->tied_wte());
     }
   }
-  HeldoutEvaluator(const HeldoutEvaluator&) = delete;  // its gatherer keeps a reference to plan_
+  HeldoutEvaluator(const HeldoutEvaluator&) = delete;  // its interpreter keeps a reference to plan_
   HeldoutEvaluator& operator=(const HeldoutEvaluator&) = delete;
 
   /// One evaluation after `step` steps. Every rank must call it at the same steps.
@@ -107,14 +106,11 @@ class HeldoutEvaluator final : public model::ParamProvider<T> {
     const std::size_t P = split.passes();
     std::vector<float> mine(3 * P, 0.0f);  // per pass: loss sum, correct, total
     const train::RoundBoundary boundary = pipeline_boundary(gpt, ws);
-    if (runner_) {  // the last stage's head reads wte's current values
-      sharing_ = true;
-      runner_->share_tied_wte(*this);
-      sharing_ = false;
-      if (share_gatherer_) share_gatherer_->restart();
-    }
+    if (gathers_) gathers_->start();
+    if (runner_) runner_->share_tied_wte(*this);  // the last stage's head reads wte's current values
     for (std::size_t j = 0; j < P; ++j) {
       const std::size_t r = split.round(q, j);
+      if (gathers_) gathers_->begin_pass(true, static_cast<int>(j));
       if (r < split.rounds) {
         const train::HeldoutRound h = train::heldout_round(*heldout_, c_.seed, static_cast<int64_t>(r), c_.micro_batch,
                                                            gpt, *this, ws, batch, predictions_.data(), boundary);
@@ -123,14 +119,12 @@ class HeldoutEvaluator final : public model::ParamProvider<T> {
         mine[3 * j] = h.loss_sum;
         mine[3 * j + 1] = static_cast<float>(h.match.correct);
         mine[3 * j + 2] = static_cast<float>(h.match.total);
-      } else if (gatherer_) {  // no round left: take part in the forward's gathers all the same
-        for (std::size_t u : plan_.acquire_order) {
-          gatherer_->acquire(u);
-          gatherer_->release(u);
-        }
+      } else if (gathers_) {  // no round left: take part in the forward's gathers all the same
+        for (std::size_t u : plan_.acquire_order) acquire(static_cast<int>(u)), release(static_cast<int>(u));
       }
-      if (gatherer_) gatherer_->restart();
+      if (gathers_) gathers_->end_pass();
     }
+    if (gathers_) gathers_->finish();
     if (runner_)  // the results are the last stage's
       runner_->group().broadcast(std::span<float>(mine), runner_->group().size() - 1);
     std::vector<float> all(3 * P * N);
@@ -155,16 +149,13 @@ class HeldoutEvaluator final : public model::ParamProvider<T> {
   // ---- ParamProvider: the forward's parameters, gathered (stage 3) or in place ----
   /// @param unit the unit. @return its compute-type parameters.
   const T* acquire(int unit) override {
-    const auto u = static_cast<std::size_t>(unit);
+    if (gathers_) return gathers_->acquire(unit);                                 // the next of eval_program's events
     if (unit == 0 && runner_ && runner_->tied_wte()) return runner_->tied_wte();  // a last stage's copy
-    UnitGatherer<T>* g = sharing_ && share_gatherer_ ? share_gatherer_.get() : gatherer_.get();
-    return g ? g->acquire(u) : params_ + plan_.layout.units[u].full_offset;
+    return params_.resident() + plan_.layout.units[static_cast<std::size_t>(unit)].full_offset;
   }
   /// @param unit the unit.
   void release(int unit) override {
-    if (unit == 0 && runner_ && runner_->tied_wte()) return;
-    UnitGatherer<T>* g = sharing_ && share_gatherer_ ? share_gatherer_.get() : gatherer_.get();
-    if (g) g->release(static_cast<std::size_t>(unit));
+    if (gathers_) gathers_->release(unit);
   }
   /// A pipeline stage's transfers around its forward (none without a pipeline).
   /// @param gpt the stage's model. @param ws its workspace. @return the receive before and the
@@ -194,13 +185,11 @@ class HeldoutEvaluator final : public model::ParamProvider<T> {
   const HeldoutSet* heldout_;  // null: no held-out split
   ZeroPlan plan_;              // acquire_order cut to one forward
   Collective& coll_;
-  const T* params_;
+  ParamStore<T>& params_;
   TypedBuffer<int32_t> predictions_;
-  std::unique_ptr<UnitGatherer<T>> gatherer_;        // stage 3 only
-  pipeline::StageRunner<T>* runner_;                 // a pipeline stage's (null: none)
-  ZeroPlan share_plan_;                              // acquire order {0}: wte for the last stage
-  std::unique_ptr<UnitGatherer<T>> share_gatherer_;  // stage 3's first pipeline stage only
-  bool sharing_ = false;                             // acquire/release serve the wte share
+  pipeline::StageRunner<T>* runner_;             // a pipeline stage's (null: none)
+  Timeline quiet_{false};                        // the evaluation's waits are not on --trace's timeline
+  std::unique_ptr<StepInterpreter<T>> gathers_;  // stage 3: eval_program's gathers, run
 };
 
 }  // namespace zt::zero

@@ -8,7 +8,8 @@
 //               (stages 2-3): each reduction over ranks is then one level of the tree;
 //   contiguous  m = r·A + j  when a rank sums its own micro-batches first (stages 0-1): its local
 //               sum is then a subtree, and the step's one reduction the levels above it.
-// Not here: the gradient tree itself (optim/grad_accumulator.h, zero/step_gradients.h).
+// Not here: the gradient tree itself (optim/grad_accumulator.h; the step's accumulate and add
+// operations, zero/step_program.h).
 #pragma once
 
 #include <cstddef>

@@ -8,7 +8,7 @@
 // here once: between steps
 // (with_params: initialisation, checkpoints, dumps), during the update (an update pass that brings
 // each shard in the file into a buffer and writes it back), and for the stage-3 gathers and
-// held-out rounds (resident() and file(), read by zero/unit_gatherer.h and zero/heldout_eval.h).
+// held-out rounds (resident() and file(), read by zero/step_interpreter.h and zero/heldout_eval.h).
 // It neither gathers nor updates (zero/train_zero.cc does).
 #pragma once
 

@@ -83,25 +83,28 @@ class PipelineStage {
   const T* tied_wte() const { return runner_->tied_wte(); }
 
   /// The step's passes. @param params the engine's provider. @param grad_scale the backward's seed.
-  /// @param fill fill(m, to): micro-batch m's token ids into `to`. @param after_backward called as
-  /// micro-batch m's backward ends (the engine's reductions). @param timeline --trace's (null:
-  /// none): each pass becomes a span "forward m" / "backward m" of category "pass", so the
-  /// trace draws the schedule and a stage's busy time is the sum of its spans.
+  /// @param fill fill(m, to): micro-batch m's token ids into `to`. @param begin begin(forward, m):
+  /// a pass starts. @param end a pass has ended (the engine's reductions follow). @param timeline
+  /// --trace's (null: none): each pass becomes a span "forward m" / "backward m" of category
+  /// "pass", so the trace draws the schedule and a stage's busy time is the sum of its spans.
   /// @return the micro-batches' loss sums on the last stage, else empty.
   std::vector<float> passes(model::ParamProvider<T>& params, float grad_scale,
-                            std::function<void(int m, int32_t* to)> fill, std::function<void(int m)> after_backward,
+                            std::function<void(int m, int32_t* to)> fill,
+                            std::function<void(bool forward, int m)> begin, std::function<void()> end,
                             Timeline* timeline) {
     pipeline::StageHooks<T> hooks;
     hooks.fill_tokens = std::move(fill);
-    hooks.after_backward = std::move(after_backward);
     double start = 0;
-    if (timeline) {
-      hooks.before_pass = [&](const schedule::PipeOp&) { start = timeline->now_us(); };
-      hooks.after_pass = [&](const schedule::PipeOp& op) {
-        const bool forward = op.kind == schedule::PipeOp::Kind::forward;
+    hooks.before_pass = [&](const schedule::PipeOp& op) {
+      begin(op.kind == schedule::PipeOp::Kind::forward, op.micro);
+      if (timeline) start = timeline->now_us();
+    };
+    hooks.after_pass = [&](const schedule::PipeOp& op) {
+      const bool forward = op.kind == schedule::PipeOp::Kind::forward;
+      if (timeline)
         timeline->add(std::string(forward ? "forward " : "backward ") + std::to_string(op.micro), "pass", start);
-      };
-    }
+      end();
+    };
     return runner_->run_step(params, grad_scale, hooks);
   }
 

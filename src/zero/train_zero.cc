@@ -1,45 +1,30 @@
-// zero/train_zero.cc — the ZeRO step engine (see train_zero.h): one loop for every stage.
+// zero/train_zero.cc — the ZeRO engine (see train_zero.h): a rank's set-up, its step and its run.
 //
-// This file is train/single_rank.cc plus data parallelism: the same members in the same order and
-// the same shared pieces, so `diff src/train/single_rank.cc src/zero/train_zero.cc` is the ZeRO
-// delta. The stage is the paper's (S_p, S_g, S_o) in ZeroPlan::spec (zero/zero_plan.h) and
-// changes the step in three places only; every other line runs the same for all stages:
+// The step is a program (zero/step_program.h), made once from the plan and run every step by
+// step_ (zero/step_interpreter.h), which is also the ParamProvider the model calls. The stage is
+// the paper's (S_p, S_g, S_o) in ZeroPlan::spec and shows as which operations the program holds:
 //
-//  stage  S_p S_g S_o | after backward, per unit          | after the update          | before a unit is used
-//  -------------------+-----------------------------------+---------------------------+----------------------
-//  0      0   0   0   | all-reduce, once per step          | -                         | -
-//                     |   (finish_unit_grads → GradReducer)|                           |
-//  1      0   0   1   | reduce-scatter, once per step      | all-gather the updated    | -
-//                     |   (finish_unit_grads)              |   shard (share_updated)   |
-//  2      0   1   1   | reduce-scatter after every micro-  | all-gather (as stage 1)   | -
-//                     |   batch, in buckets (the provider's|                           |
-//                     |   grad_done → GradReducer)         |                           |
-//  3      1   1   1   | as stage 2                         | - (parameters stay shards)| all-gather the unit
-//                     |                                    |                           |   (the provider's
-//                     |                                    |                           |   acquire → UnitGatherer)
+//  stage  S_p S_g S_o | after backward, per unit             | after the update       | before a unit is used
+//  -------------------+--------------------------------------+------------------------+----------------------
+//  0      0   0   0   | step_sync: all-reduce, once per step | -                      | -
+//  1      0   0   1   | step_sync: reduce-scatter, once      | all_gather in place    | -
+//  2      0   1   1   | reduce_scatter of each micro-batch,  | all_gather in place    | -
+//                     |   in buckets, as backward goes       |                        |
+//  3      1   1   1   | as stage 2                           | - (shards stay shards) | all_gather, wait
 //
-// The provider (zero/sharded_provider.h) is how the model reaches S_p and hands back gradients.
-// Stage 2 over stage 1, in one function: its grad_done reduces each micro-batch's gradient as
-// soon as backward has produced it, so a rank keeps only its shard of the gradient (S_g = 1);
-// stage 1 keeps the whole gradient until the step's one reduction. Stage 3 over stage 2: its
-// acquire gathers a unit's parameters just before use, and nothing is gathered after the update
-// (S_p = 1).
-// With S_o every rank updates only its shard (owned) and agrees with the others on the skip
-// (agree_nonfinite) and the norm (gather_norm_block_sums).
-//
-// A step is the paper's three phases, in train_step and finish_step: reduce the gradients
-// (finish_unit_grads; stages 2-3 already did, in grad_done) → update the owned shard, wherever
-// its optimizer states live (states_->update: this arena, the host tier or a file, chosen once at
-// set-up, zero/model_state_stores.h) → share the updated parameters (share_updated; stage 3
-// gathers them at the next use instead). What each rank stores is in the members' extents: the
-// compute copy S_p (params_), the step's gradient S_g (grads_), the optimizer states S_o (states_).
-// On a pipeline stage (--pp-size) the same step runs on the stage's units only (plan_.units_here)
-// and its data-parallel group; the micro-batch loop becomes the stage's passes in the schedule's
-// order (pipe_, zero/pipeline_stage.h), and the loss comes from the last stage.
-// What is not here: the predictions of its memory and traffic (predict/, which never sees this
-// file's internals), the checkpoint format (zero/engine_checkpoint.h), the dumps' gathers
-// (zero/dense_readback.h), the order of micro-batches over ranks (zero/micro_batch_order.h).
-// `diff` against the reference loop: fewer than 580 changed lines (tests/docs/check_structure.py).
+// `zero-train --print-step` prints it. This file does what the program leaves to the engine:
+// the model's passes (the micro-batches' tokens, zero/micro_batch_order.h), the loss over ranks,
+// the agreement on the skip and the norm (zero/step_agreement.h), and each unit's update wherever
+// its optimizer states live (states_, zero/model_state_stores.h: this arena, the host tier or a
+// file, chosen once at set-up). What each rank stores is in the members' extents: the compute
+// copy S_p (params_), the step's gradient S_g (the program's buffers), the optimizer states S_o
+// (states_). On a pipeline stage (--pp-size) the same program runs on the stage's units only
+// (plan_.units_here) and its data-parallel group; its passes come in the schedule's order (pipe_,
+// zero/pipeline_stage.h), and the loss comes from the last stage.
+// What is not here: the predictions of its memory and traffic (predict/, which walks the same
+// program), the checkpoint format (zero/engine_checkpoint.h), the dumps' gathers
+// (zero/dense_readback.h). The single-rank reference loop (train/single_rank.cc) shares none of
+// this: it is the oracle the engine is compared with, bit for bit.
 #include "zero/train_zero.h"
 
 #include <cstring>
@@ -48,6 +33,7 @@
 #include <span>
 #include <type_traits>
 
+#include "core/atomic_file.h"
 #include "core/check.h"
 #include "kernels/blas.h"
 #include "memory/arena.h"
@@ -68,15 +54,13 @@
 #include "zero/dense_readback.h"
 #include "zero/dp_calls.h"
 #include "zero/engine_checkpoint.h"
-#include "zero/grad_reducer.h"
 #include "zero/heldout_eval.h"
 #include "zero/micro_batch_order.h"
 #include "zero/model_state_stores.h"
 #include "zero/pipeline_stage.h"
-#include "zero/sharded_provider.h"
 #include "zero/step_agreement.h"
-#include "zero/step_gradients.h"
-#include "zero/unit_gatherer.h"
+#include "zero/step_interpreter.h"
+#include "zero/step_program.h"
 #include "zero/zero_plan.h"
 #include "zero_r/allocation_replay.h"
 #include "zero_r/copy_engine.h"
@@ -155,6 +139,7 @@ class ZeroLoop {
     if (place_.on_device()) timeline_.add_device_work(*place_.runtime());  // a track per stream
     out.timeline = timeline_.events();
     out.arena_trace = arena_.trace();
+    if (!c_.step_trace.empty() && world_rank_ == 0) write_file_atomic(c_.step_trace, step_trace_);
     if (artifacts_ && (!c_.dump_params.empty() || c_.verify)) artifacts_->final_params = master_values();
     result.memory.push_back(memory_report());
     return out;
@@ -212,20 +197,11 @@ class ZeroLoop {
           plan_, gpt_, *pp_, arena_, host_side,
           pipeline::PipeSlot{activations_.data(), checkpoints_.data(), batch_.data()}, scratch_.data());
     norm_ = make_buffer<float>(arena_, plan_.norm_floats, category::norm_blocks);
-    grads_.emplace(plan_, arena_, ops());  // S_g: per unit the step's sum, the shard or the whole unit
-    reducer_ = std::make_unique<GradReducer<T>>(
-        plan_, coll_, arena_, c_.overlap,
-        [this](std::size_t u, const T* r16, const float* r32, TypedBuffer<float>* leaf) {
-          grads_->keep(u, r16, r32, leaf);
-        },
-        [this](std::size_t u) { return grads_->allocate_leaf(u); }, ops(), tl());
-    if (plan_.spec.params)
-      gatherer_ =
-          std::make_unique<UnitGatherer<T>>(plan_, coll_, arena_, params_->resident(), ops(), tl(), params_->file());
-    provider_.emplace(plan_, gpt_.manifest(), arena_, *params_, gatherer_.get(), *reducer_, *grads_, timeline_, ops());
-    if (pipe_) provider_->set_tied_wte(pipe_->tied_wte());  // a last stage's head reads the copy it receives
-    evaluator_ = std::make_unique<HeldoutEvaluator<T>>(c_, data_, plan_, coll_, arena_, params_->resident(), ops(),
-                                                       host_side, params_->file(), pipe_ ? &pipe_->runner() : nullptr);
+    step_.emplace(plan_, step_program(plan_, c_.overlap), coll_, arena_, *params_, ops(), timeline_);  // the step
+    if (pipe_) step_->set_tied_wte(pipe_->tied_wte());  // a last stage's head reads the copy it receives
+    if (!c_.step_trace.empty() && world_rank_ == 0) step_->record(&executed_);
+    evaluator_ = std::make_unique<HeldoutEvaluator<T>>(c_, data_, plan_, coll_, arena_, *params_, ops(), host_side,
+                                                       pipe_ ? &pipe_->runner() : nullptr);
     if (plan_.partition_activations) {  // ZeRO-R P_a (and P_a+cpu): zero_r/partitioned_checkpoints.h
       keeper_ = std::make_unique<zero_r::PartitionedCheckpoints<T>>(
           mp_, shape_.micro_batch * shape_.context * static_cast<std::size_t>(shape_.model.width),
@@ -267,36 +243,45 @@ class ZeroLoop {
     }
   }
 
-  // ---- one optimizer step -------------------------------------------------------------------
+  // ---- one optimizer step: the plan's program (zero/step_program.h), run by step_ -----------
+  // What the program leaves to the engine: the model's passes, the loss, the agreement and each
+  // unit's update. The reductions, gathers and the gradient's accumulation are its operations.
   StepRecord train_step(int64_t step) {
     auto [rec, lr, tokens, grad_scale] = start_step(c_, step, scaler_.scale());  // train/step_start.h
-    const std::size_t A = plan_.micro_batches_per_rank;
-    std::vector<float> loss_sums(A);
-    if (pipe_)  // a pipeline stage: its passes in the schedule's order, each gradient reduced as it ends
+    std::vector<float> loss_sums(plan_.micro_batches_per_rank);
+    StepEnd end;
+    double t_update = 0;
+    StepHooks h;
+    h.run_pass = [&](const Op& pass) {  // micro-batch j's forward (its tokens first) or backward
+      const auto j = static_cast<std::size_t>(pass.micro);
+      if (pass.forward) sample_micro_batch(step, global_micro_batch(plan_, plan_.dp_rank, j));  // micro_batch_order.h
+      const auto in = model::batch_inputs(batch_.data(), c_.micro_batch, c_.context);
+      const auto tg = model::batch_targets(batch_.data(), c_.micro_batch, c_.context);
+      if (pass.forward)
+        loss_sums[j] = gpt_.forward(*step_, in, tg, workspace_);
+      else
+        gpt_.backward(*step_, in, tg, grad_scale, workspace_);
+    };
+    h.pipeline_passes = [&] {  // a pipeline stage: the schedule's passes, each beginning and ending a pass of step_
       loss_sums = pipe_->passes(
-          provider_->in("pass"), grad_scale,
+          *step_, grad_scale,
           [&](int m, int32_t* to) {
             sample_micro_batch(step, global_micro_batch(plan_, plan_.dp_rank, static_cast<std::size_t>(m)), to);
           },
-          [&](int) { reducer_->complete(); }, tl());
-    for (std::size_t j = 0; j < A && !pipe_; ++j) {
-      sample_micro_batch(step, global_micro_batch(plan_, plan_.dp_rank, j));  // zero/micro_batch_order.h
-      const auto in = model::batch_inputs(batch_.data(), c_.micro_batch, c_.context);
-      const auto tg = model::batch_targets(batch_.data(), c_.micro_batch, c_.context);
-      loss_sums[j] = gpt_.forward(provider_->in("forward"), in, tg, workspace_);
-      gpt_.backward(provider_->in("backward"), in, tg, grad_scale, workspace_);
-      reducer_->complete();
-      if (gatherer_) gatherer_->restart();
-    }
-    if (pipe_ && gatherer_) gatherer_->restart();  // a pipeline stage's acquire order is the whole step's
-    // the loss: canonical tree over every rank's micro-batch sums (a pipeline's: the last stage's), divided once
-    const float loss_sum = !pipe_ || pipe_->last() ? global_loss(plan_, hsdp_ ? hsdp_->whole() : coll_, loss_sums) : 0;
-    rec.loss = (pipe_ ? pipe_->loss_from_last(loss_sum) : loss_sum) / tokens;
-    for (std::size_t u : plan_.units_here) finish_unit_grads(u);  // 1. reduce (stages 2-3: done in grad_done)
-    const double t_update = timeline_.now_us();
-    finish_step(step, lr, rec);  // 2. update the owned shard, 3. share it (not with S_p)
+          [&](bool forward, int m) { step_->begin_pass(forward, m); }, [&] { step_->end_pass(); }, tl());
+    };
+    h.loss = [&] {  // canonical tree over every rank's micro-batch sums (a pipeline's: the last stage's), divided once
+      const float sum = !pipe_ || pipe_->last() ? global_loss(plan_, hsdp_ ? hsdp_->whole() : coll_, loss_sums) : 0;
+      rec.loss = (pipe_ ? pipe_->loss_from_last(sum) : sum) / tokens;
+    };
+    h.agree = [&] { return t_update = timeline_.now_us(), agree(step, lr, rec, end); };
+    h.update = [&](std::size_t u) {  // the owned shard, wherever its optimizer states live (S_o)
+      states_->update(u, owned(u, params_->for_update(u)), end.inv_scale, end.decision.clip, end.opt);
+      params_->end_update(u);  // --offload-params: written back
+    };
+    step_->run(h);
     timeline_.add("norm, update, parameter gather", "optimizer", t_update);
-    grads_->release();
+    if (!executed_.empty()) record_executed(step);
     return rec;
   }
 
@@ -306,56 +291,42 @@ class ZeroLoop {
                shape_.micro_batch, to ? to : batch_.data());
   }
 
-  // ---- the step's gradient: reduced over ranks, this rank's part kept (zero/step_gradients.h) --
-  /// The step's sum of unit u is complete; reduce it over ranks now if it was not reduced after
-  /// every micro-batch (stages 0-1): an all-reduce, or a reduce-scatter in place (S_o) after which
-  /// this rank's part sits at its shard's offset. With --reduce-dtype compute the FP32 sum travels
-  /// and is added as 16-bit values (a 16-bit wire).
-  void finish_unit_grads(std::size_t u) {
-    grads_->finish(u);
-    if (plan_.reduce_each_micro_batch || N() == 1) return;
-    if (plan_.grad_storage_16bit) return reducer_->reduce_in_place(grads_->sum16(u), u);  // it is the wire
-    float* g = grads_->sum32(u);
-    if constexpr (!kFp32) {
-      if (plan_.reduce_in_compute_type) {
-        auto wire = make_buffer<T>(arena_, lay_.units[u].full, zero_category::reduce_wire);
-        ops().narrow(wire.data(), g, wire.size());
-        reducer_->reduce_in_place(wire.data(), u);
-        const std::size_t at = grads_->reduced_offset(u);
-        ops().widen(g + at, wire.data() + at, plan_.reduced_extent(u));
-        return;
-      }
-    }
-    reducer_->reduce_in_place(g, u);
-  }
-
-  /// Protocol steps 4-6 on this rank's reduced gradient.
-  void finish_step(int64_t step, double lr, StepRecord& rec) {
+  /// What the agreement decides for the updates that follow.
+  struct StepEnd {
+    float inv_scale = 1;  // 1/S (S a power of two: exact)
+    StepDecision decision;
+    ElementOptimizer opt;
+  };
+  /// Protocol steps 4-5 on this rank's reduced gradient, agreed over ranks: overflow, the norm and
+  /// the clip. @return whether the step is applied (then the updates follow).
+  bool agree(int64_t step, double lr, StepRecord& rec, StepEnd& end) {
     bool nonfinite = false;
     for (std::size_t u : plan_.units_here) nonfinite |= steps().any_nonfinite(summed_grad(u), reduced_real(u));
     nonfinite = agree_nonfinite(plan_, coll_, mp_, nonfinite, pp_);  // zero/step_agreement.h
-    const float inv_scale = 1.0f / rec.loss_scale;                   // S is a power of two: exact
+    end.inv_scale = 1.0f / rec.loss_scale;
     std::vector<float> norm_sums;  // of fixed blocks that start at each unit's first element
     for (std::size_t u : plan_.units_here)
-      steps().append_norm_block_sums(summed_grad(u), reduced_real(u), lay_.block, inv_scale, norm_sums);
+      steps().append_norm_block_sums(summed_grad(u), reduced_real(u), lay_.block, end.inv_scale, norm_sums);
     norm_sums = gather_norm_block_sums(plan_, coll_, mp_, norm_sums, pp_);
-    const StepDecision decision = decide_step(c_, scaler_, nonfinite, norm_sums, rec);  // train/step_decision.h
-    if (artifacts_ && step == 1 && !c_.dump_grads.empty()) artifacts_->step1_grad = unscaled_grads(inv_scale);
-    if (!decision.apply) return;
-    const ElementOptimizer opt = element_optimizer(optimizer_settings(c_), lr, ++optimizer_step_, nullptr, 0);
-    std::vector<Work> gathers;
+    end.decision = decide_step(c_, scaler_, nonfinite, norm_sums, rec);  // train/step_decision.h
+    if (artifacts_ && step == 1 && !c_.dump_grads.empty()) artifacts_->step1_grad = unscaled_grads(end.inv_scale);
+    if (!end.decision.apply) return false;
+    end.opt = element_optimizer(optimizer_settings(c_), lr, ++optimizer_step_, nullptr, 0);
     params_->begin_update();  // --offload-params: each shard read, updated, written back
-    for (std::size_t u : plan_.units_here) {
-      states_->update(u, owned(u, params_->for_update(u)), inv_scale, decision.clip, opt);  // wherever S_o is
-      params_->end_update(u);
-      share_updated(u, gathers);
-    }
-    for (auto& w : gathers) w.wait();
+    return true;
+  }
+
+  /// --step-trace: the operations this rank executed in step `step`, one line each.
+  void record_executed(int64_t step) {
+    for (uint32_t pc : executed_)
+      step_trace_ +=
+          "step " + std::to_string(step) + " " + std::to_string(pc) + " " + op_text(step_->program().ops[pc]) + "\n";
+    executed_.clear();
   }
 
   // ---- where each unit's state lives --------------------------------------------------------
-  GradSpan<T> summed_grad(std::size_t u) const { return grads_->summed(u); }
-  std::size_t reduced_real(std::size_t u) const { return grads_->reduced_real(u); }
+  GradSpan<T> summed_grad(std::size_t u) const { return step_->summed(u); }
+  std::size_t reduced_real(std::size_t u) const { return step_->reduced_real(u); }
   /// The elements of unit u this rank's optimizer updates: its shard (S_o), or the whole unit.
   /// @param stored where unit u's compute copy is during the update (zero/model_state_stores.h).
   OwnedSlice<T> owned(std::size_t u, T* stored) {
@@ -368,14 +339,6 @@ class ZeroLoop {
   }
   LoopOps<T>& ops() { return place_.loop_ops(); }    // the loop's own tensor work, where they live
   StepOps<T>& steps() { return place_.step_ops(); }  // protocol steps 4-6, where they live
-
-  /// S_o without S_p (stages 1-2, stage-3 persistent units): every rank needs every updated
-  /// parameter, so unit u's updated shard is all-gathered in place, while the next unit updates.
-  void share_updated(std::size_t u, std::vector<Work>& gathers) {
-    if (!plan_.spec.optimizer || plan_.params_sharded(u) || N() == 1) return;
-    T* unit = params_->resident(u);
-    gathers.push_back(coll_.all_gather_async(unit + shard_begin(u), unit, shard(u), dtype_of_v<T>));
-  }
 
   // dumps are in canonical order, gathered from the ranks' parts (zero/dense_readback.h) in
   // host memory
@@ -459,18 +422,17 @@ class ZeroLoop {
   std::unique_ptr<zero_r::CopyEngine> copies_;  // transfers between the tiers (P_a+cpu, ZeRO-Offload)
   std::unique_ptr<Arena> host_arena_;           // the host tier (on a device, the host side's too)
 
-  std::unique_ptr<Arena> host_side_;       // on a device: the pinned host side (batch, predictions)
-  std::optional<ParamStore<T>> params_;    // compute copy θ16 (fp32: the master), extent S_p
-  std::optional<StepGradients<T>> grads_;  // per unit: the step's gradient, extent S_g
+  std::unique_ptr<Arena> host_side_;     // on a device: the pinned host side (batch, predictions)
+  std::optional<ParamStore<T>> params_;  // compute copy θ16 (fp32: the master), extent S_p
   ArenaAllocation activations_, checkpoints_, scratch_;
   model::Workspace workspace_;
   TypedBuffer<int32_t> batch_;
   TypedBuffer<float> norm_;
-  std::unique_ptr<GradReducer<T>> reducer_;          // gradient reduce-scatters / all-reduces
-  std::unique_ptr<UnitGatherer<T>> gatherer_;        // stage 3: parameter all-gathers
-  std::optional<ShardedParamProvider<T>> provider_;  // the model's way to S_p and back to S_g
-  std::unique_ptr<HeldoutEvaluator<T>> evaluator_;   // held-out rounds split over ranks
-  std::unique_ptr<PipelineStage<T>> pipe_;           // a pipeline stage's memory and passes (N_p > 1)
+  std::optional<StepInterpreter<T>> step_;          // the step's program, run: the model's provider, S_g's buffers
+  std::vector<uint32_t> executed_;                  // --step-trace: this step's operations, as run
+  std::string step_trace_;                          // --step-trace: every step's
+  std::unique_ptr<HeldoutEvaluator<T>> evaluator_;  // held-out rounds split over ranks
+  std::unique_ptr<PipelineStage<T>> pipe_;          // a pipeline stage's memory and passes (N_p > 1)
   // ZeRO-R P_a / P_a+cpu, ZeRO-Offload (declared last: the keeper and the state store go first,
   // while the arenas and the copy engine they use exist)
   std::unique_ptr<zero_r::PartitionedCheckpoints<T>> keeper_;

@@ -50,6 +50,43 @@ std::vector<std::size_t> pipeline_acquire_order(const ZeroPlan& p) {
   return order;
 }
 
+/// ZeRO-R's P_a and the offload tiers: where activations, optimizer states and parameter shards
+/// live besides the arena.
+void plan_tiers(ZeroPlan& p, const train::TrainConfig& c) {
+  p.partition_activations = c.partition_activations != train::PartitionActivations::off;
+  p.offload_activations = c.partition_activations == train::PartitionActivations::cpu;
+  p.offload_optimizer = c.offloads_optimizer();
+  p.offload_to_file = !c.offload_optimizer_dir().empty();
+  if (p.offload_to_file)
+    p.offload_buffers = std::min(static_cast<std::size_t>(c.offload_buffers), p.layout.units.size());
+  p.offload_params = !c.offload_params_dir().empty() && p.spec.params;
+  if (p.offload_params) {  // the sharded units' shards go to the file: nothing of them in params_
+    p.param_buffers = std::max(static_cast<std::size_t>(c.offload_buffers), p.prefetch + 1);
+    p.params_layout.total = 0;
+    for (std::size_t u = 0; u < p.layout.units.size(); ++u) {
+      p.params_layout.offsets[u] = p.params_layout.total;
+      if (!p.params_sharded(u)) p.params_layout.total += p.layout.units[u].full;
+    }
+  }
+}
+
+/// The model's calls of one micro-batch and the acquire order the gathers follow (a pipeline
+/// stage's: the whole step's, in its schedule).
+void plan_calls(ZeroPlan& p) {
+  p.calls = model::provider_calls(p.manifest, p.pipe);
+  p.forward_calls = model::forward_call_count(p.manifest, p.pipe);
+  if (p.pipelined())
+    p.pipe_slots = static_cast<std::size_t>(schedule::peak_in_flight(
+        schedule::stage_order(p.pp_schedule, p.pp_size, p.pp_rank, static_cast<int>(p.micro_batches_per_rank))));
+  if (p.pipelined()) {
+    p.acquire_order = pipeline_acquire_order(p);
+  } else {
+    for (const auto& call : p.calls)
+      if (call.kind == model::ProviderCall::Kind::acquire)
+        p.acquire_order.push_back(static_cast<std::size_t>(call.unit));
+  }
+}
+
 }  // namespace
 
 ZeroPlan make_zero_plan(const train::TrainConfig& c, int64_t dataset_vocab, int dp_rank, int mp_rank, int pp_rank) {
@@ -113,33 +150,8 @@ ZeroPlan make_zero_plan(const train::TrainConfig& c, int64_t dataset_vocab, int 
     p.buckets.push_back(schedule::unit_buckets(u.full, p.reduce_scatters_grad ? p.bucket_elements : 0));
   p.norm_floats = static_cast<std::size_t>(c.norm_block);
   p.prefetch = static_cast<std::size_t>(c.prefetch);
-  p.partition_activations = c.partition_activations != train::PartitionActivations::off;
-  p.offload_activations = c.partition_activations == train::PartitionActivations::cpu;
-  p.offload_optimizer = c.offloads_optimizer();
-  p.offload_to_file = !c.offload_optimizer_dir().empty();
-  if (p.offload_to_file)
-    p.offload_buffers = std::min(static_cast<std::size_t>(c.offload_buffers), p.layout.units.size());
-  p.offload_params = !c.offload_params_dir().empty() && p.spec.params;
-  if (p.offload_params) {  // the sharded units' shards go to the file: nothing of them in params_
-    p.param_buffers = std::max(static_cast<std::size_t>(c.offload_buffers), p.prefetch + 1);
-    p.params_layout.total = 0;
-    for (std::size_t u = 0; u < p.layout.units.size(); ++u) {
-      p.params_layout.offsets[u] = p.params_layout.total;
-      if (!p.params_sharded(u)) p.params_layout.total += p.layout.units[u].full;
-    }
-  }
-  p.calls = model::provider_calls(p.manifest, p.pipe);
-  p.forward_calls = model::forward_call_count(p.manifest, p.pipe);
-  if (p.pipelined())
-    p.pipe_slots = static_cast<std::size_t>(schedule::peak_in_flight(
-        schedule::stage_order(p.pp_schedule, p.pp_size, p.pp_rank, static_cast<int>(p.micro_batches_per_rank))));
-  if (p.pipelined()) {
-    p.acquire_order = pipeline_acquire_order(p);
-  } else {
-    for (const auto& call : p.calls)
-      if (call.kind == model::ProviderCall::Kind::acquire)
-        p.acquire_order.push_back(static_cast<std::size_t>(call.unit));
-  }
+  plan_tiers(p, c);
+  plan_calls(p);
   return p;
 }
 

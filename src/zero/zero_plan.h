@@ -99,7 +99,7 @@ struct ZeroPlan {
   /// (tied head), backward 0 (head), ln_f, each block's units from the last block. Stage 3 gathers
   /// in this order. With a pipeline: the whole step's acquires on this stage, pass after pass in
   /// the schedule's order (the first stage's send of wte first; a last stage's reads of wte come
-  /// from the copy it receives and are not here), between two restarts of the gatherer.
+  /// from the copy it receives and are not here), one gather window of the step program.
   std::vector<std::size_t> acquire_order;
   std::size_t prefetch = 0;  ///< stage 3: gathers issued ahead of the unit in use
   /// ZeRO-R: activation checkpoints as 1/N_m slices (P_a, zero_r/partitioned_checkpoints.h)

@@ -5,11 +5,11 @@ source still appears in that source, so the book cannot drift from the code it e
 An excerpt is a fenced code block whose first line names its file:
 
     ```cpp
-    // excerpt: src/zero/train_zero.cc
-    if (plan_.reduce_each_micro_batch && N() > 1)
-      reducer_->close(u, staging_[u].data());
+    // excerpt: src/zero/step_program.cc
+      case Kind::grad_done:  // S_g = 1: the rest of the unit reduced now; else kept for the step's sync
+        b_.op(OpKind::grad_done, c.unit);
     ...
-    share_updated(u, gathers);
+      b_.op(OpKind::update, static_cast<int>(u));
     ```
 
 Each run of lines between `...` lines must appear in the file as consecutive lines, and the runs

@@ -106,11 +106,13 @@ def check_program(args, text):
             open_grads.discard(u)
     problems += check_gathers(opt, stage, pipelined, ops)
     problems += check_reductions(opt, stage, pipelined, ops, a)
+    units = {field(o, "u") for o in ops if o["kind"] == "grad"}
+    problems += check_step_end(opt, stage, ops, units)
     return problems
 
 
 def check_gathers(opt, stage, pipelined, ops):
-    gathers = [o["index"] for o in ops if o["kind"] == "all_gather"]
+    gathers = [o["index"] for o in ops if o["kind"] == "all_gather" and "in place" not in o["rest"]]
     acquires = [o["index"] for o in ops if o["kind"] == "acquire"]
     if stage < 3:
         return ["stage %d gathers %d units" % (stage, len(gathers))] if gathers else []
@@ -120,11 +122,34 @@ def check_gathers(opt, stage, pipelined, ops):
     if len(gathers) != len(acquires):
         problems.append("%d all_gathers for %d acquires" % (len(gathers), len(acquires)))
     ahead = int(opt.get("--prefetch", "1")) + 1
+    waits = [o["index"] for o in ops if o["kind"] == "wait"]
     for k, (g, q) in enumerate(zip(gathers, acquires)):
-        if g > q:
-            problems.append("gather %d (op %d) after its acquire (op %d)" % (k, g, q))
+        own_wait = next((w for w in waits if w > q), None)  # the acquire waits for its own gather
+        if own_wait is None or g > own_wait:
+            problems.append("gather %d (op %d) issued after acquire %d (op %d) waited for it" % (k, g, k, q))
         if k + ahead < len(gathers) and gathers[k + ahead] < q:
             problems.append("more than --prefetch + 1 gathers issued before acquire %d (op %d)" % (k, q))
+    return problems
+
+
+def check_step_end(opt, stage, ops, units):
+    """After the passes: the loss, each unit's step gradient, the agreement, each unit's update;
+    with S_o but not S_p (stages 1-2) each updated unit is shared by an all_gather in place."""
+    kinds = [o["kind"] for o in ops]
+    problems = []
+    if kinds.count("loss") != 1 or kinds.count("agree") != 1:
+        return ["%d loss and %d agree operations, want one each" % (kinds.count("loss"), kinds.count("agree"))]
+    loss, agree = kinds.index("loss"), kinds.index("agree")
+    if any(k == "pass" for k in kinds[loss:]):
+        problems.append("a pass after the loss")
+    for kind, where in (("step_grad", (loss, agree)), ("update", (agree, len(ops)))):
+        got = sorted(field(o, "u") for o in ops[where[0]:where[1]] if o["kind"] == kind)
+        if got != sorted(units):
+            problems.append("%s units %s, the step's units %s" % (kind, got, sorted(units)))
+    shares = [field(o, "u") for o in ops if o["kind"] == "all_gather" and "in place" in o["rest"]]
+    want = sorted(units) if stage in (1, 2) else []
+    if sorted(shares) != want:
+        problems.append("updated shards shared for units %s, want %s" % (sorted(shares), want))
     return problems
 
 
@@ -165,7 +190,7 @@ def run(args):
 def self_test():
     text = run(GRID[5]).stdout
     lines = text.split("\n")
-    k = next(i for i, l in enumerate(lines) if " all_gather " in l)  # its acquire moved before it
+    k = next(i for i, l in enumerate(lines) if " all_gather " in l)  # its wait moved before it
     swapped = lines[:]
     swapped[k], swapped[k + 1] = swapped[k + 1], swapped[k]
     dropped = [re.sub(r", -grads \d+", "", l) for l in lines]

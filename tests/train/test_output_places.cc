@@ -37,6 +37,7 @@ const std::map<std::string, std::string> kRecipes = {
     {"dump-batch", "--dump-batch PATH"},
     {"memory-trace", "--stage 1 --world-size 2 --ranks-as threads --memory-trace PATH"},
     {"trace", "--stage 1 --world-size 2 --ranks-as threads --trace PATH"},
+    {"step-trace", "--stage 1 --world-size 2 --ranks-as threads --step-trace PATH"},
     {"save-dir", "--save-dir PATH"},
     {"offload-optimizer", "--stage 1 --offload-optimizer file:PATH"},
     {"offload-params", "--stage 3 --offload-params file:PATH"},

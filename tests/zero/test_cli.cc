@@ -147,7 +147,7 @@ TEST_CASE("zero-train --trace on one rank at stage 0 writes its timeline", "[ch9
 
 // Regression: an out-of-memory error while a prefetched all-gather was in flight used to unwind
 // the step and free the gather buffer under the communication thread (SIGSEGV in 2 of 3 runs).
-// The gatherer and the reducer now wait for their calls before their buffers go.
+// The step interpreter waits for every call in flight before its buffers go.
 TEST_CASE("stage 3: out of memory during prefetch is one clean error, never a crash", "[ch9][zero][cli]") {
   for (int run = 0; run < 3; ++run) {
     const auto out = zero_train(

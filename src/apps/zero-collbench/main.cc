@@ -72,6 +72,37 @@ double bus_factor(const std::string& op, int n) {
   return static_cast<double>(n - 1) / n;
 }
 
+/// Every rank of one world size as a forked process. @param plan the ranks' plan. @return
+/// whether all of them succeeded.
+bool run_world(const RankPlan& plan) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  std::vector<pid_t> pids;
+  for (int r = 0; r < plan.world; ++r) {
+    const pid_t pid = fork();
+    ZT_CHECK(pid >= 0, "fork failed: ", std::strerror(errno));
+    if (pid == 0) {
+      int code = 0;
+      try {
+        run_bench_rank(plan, r);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "zero-collbench rank %d: %s\n", r, e.what());
+        code = 1;
+      }
+      std::fflush(stderr);
+      _exit(code);
+    }
+    pids.push_back(pid);
+  }
+  bool ok = true;
+  for (pid_t pid : pids) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    ok = ok && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  }
+  return ok;
+}
+
 int run(int argc, char** argv) {
   std::string ranks_text = "2,4", sizes_text = "1M,8M,64M", json_path;
   int64_t iters = 5, timeout_s = 60;
@@ -100,31 +131,7 @@ int run(int argc, char** argv) {
     plan.store_dir = (work / ("store" + std::to_string(w))).string();
     plan.results_file = results;
     plan.timeout_ms = static_cast<int>(timeout_s * 1000);
-    std::fflush(stdout);
-    std::fflush(stderr);
-    std::vector<pid_t> pids;
-    for (int r = 0; r < plan.world; ++r) {
-      const pid_t pid = fork();
-      ZT_CHECK(pid >= 0, "fork failed: ", std::strerror(errno));
-      if (pid == 0) {
-        int code = 0;
-        try {
-          run_bench_rank(plan, r);
-        } catch (const std::exception& e) {
-          std::fprintf(stderr, "zero-collbench rank %d: %s\n", r, e.what());
-          code = 1;
-        }
-        std::fflush(stderr);
-        _exit(code);
-      }
-      pids.push_back(pid);
-    }
-    bool ok = true;
-    for (pid_t pid : pids) {
-      int status = 0;
-      waitpid(pid, &status, 0);
-      ok = ok && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-    }
+    const bool ok = run_world(plan);
     ZT_CHECK(ok, "a rank failed at world size ", w, " (see its message above)");
   }
 

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/zero-plan/rank_report.h"
 #include "core/atomic_file.h"
 #include "core/check.h"
 #include "core/cli.h"
@@ -35,6 +36,7 @@ namespace {
 
 using nlohmann::ordered_json;
 using zt::train::TrainConfig;
+using namespace zt::zero_plan;
 
 /// The planner's own settings (everything else is zero-train's).
 struct PlanFlags {
@@ -119,68 +121,6 @@ void split_args(const zt::ArgParser& planner, int argc, char** argv, std::vector
       train.push_back(argv[i]);
     }
   }
-}
-
-std::string gb(double bytes) {
-  char b[64];
-  std::snprintf(b, sizeof b, "%.6g GB", bytes / 1e9);
-  return b;
-}
-
-std::size_t allocations(const std::vector<zt::ArenaEvent>& trace) {
-  std::size_t n = 0;
-  for (const auto& e : trace) n += e.allocate ? 1 : 0;
-  return n;
-}
-
-std::string rank_label(const zt::plan::RankPrediction& r, const TrainConfig& c) {
-  char b[64];
-  if (c.pp_size > 1)  // the pipeline stage first, as the rank order has it (collective/grid.h)
-    std::snprintf(b, sizeof b, "rank %d (pp %d, dp %d, mp %d)", r.rank, r.pp_rank, r.dp_rank, r.mp_rank);
-  else
-    std::snprintf(b, sizeof b, "rank %d (dp %d, mp %d)", r.rank, r.dp_rank, r.mp_rank);
-  return b;
-}
-
-void bytes_line(const std::string& label, const std::string& what, double bytes) {
-  if (label.empty())
-    std::printf("  %-28s %16.0f B  %s\n", what.c_str(), bytes, gb(bytes).c_str());
-  else
-    std::printf("  %s  %-28s %16.0f B  %s\n", label.c_str(), what.c_str(), bytes, gb(bytes).c_str());
-}
-
-ordered_json comm_object(const zt::CommStats& s) {
-  ordered_json j = ordered_json::object();
-  for (std::size_t k = 0; k < zt::kCollKinds; ++k) {
-    const auto kind = static_cast<zt::CollKind>(k);
-    if (kind == zt::CollKind::call_check || !s[kind].calls) continue;
-    j[zt::coll_kind_name(kind)] = {{"calls", s[kind].calls}, {"bytes", s[kind].bytes_sent}};
-  }
-  return j;
-}
-
-void print_comm(const std::string& label, const char* group, const zt::CommStats& s) {
-  for (std::size_t k = 0; k < zt::kCollKinds; ++k) {
-    const auto kind = static_cast<zt::CollKind>(k);
-    if (kind == zt::CollKind::call_check || !s[kind].calls) continue;
-    std::printf("  %s  %s %-15s %8llu calls %16llu B  %s\n", label.c_str(), group, zt::coll_kind_name(kind),
-                static_cast<unsigned long long>(s[kind].calls), static_cast<unsigned long long>(s[kind].bytes_sent),
-                gb(static_cast<double>(s[kind].bytes_sent)).c_str());
-  }
-}
-
-double total_calls(const zt::CommStats& s) {
-  double c = 0;
-  for (std::size_t k = 0; k < zt::kCollKinds; ++k)
-    if (static_cast<zt::CollKind>(k) != zt::CollKind::call_check) c += static_cast<double>(s.by_kind[k].calls);
-  return c;
-}
-
-double total_bytes(const zt::CommStats& s) {
-  double b = 0;
-  for (std::size_t k = 0; k < zt::kCollKinds; ++k)
-    if (static_cast<zt::CollKind>(k) != zt::CollKind::call_check) b += static_cast<double>(s.by_kind[k].bytes_sent);
-  return b;
 }
 
 const char* stage_name(int64_t stage) {
@@ -351,36 +291,7 @@ int plan_shape(const TrainConfig& c, const PlanFlags& f, ordered_json& out) {
     bytes_line(label, "model states", static_cast<double>(r.model_states_bytes));
     bytes_line(label, "peak (sum of categories)", static_cast<double>(r.peak_bytes));
     bytes_line(label, "high-water (replayed trace)", static_cast<double>(r.high_water_bytes));
-    ordered_json j;
-    j["rank"] = r.rank;
-    j["dp_rank"] = r.dp_rank;
-    j["mp_rank"] = r.mp_rank;
-    j["pp_rank"] = r.pp_rank;
-    j["device"] = r.device;
-    j["host"] = r.host;
-    j["peak_bytes"] = r.peak_bytes;
-    j["high_water_bytes"] = r.high_water_bytes;
-    j["fits"] = r.fit.ok;
-    j["model_states_bytes"] = r.model_states_bytes;
-    j["comm"] = {{"dp", comm_object(r.dp_comm)}, {"mp", comm_object(r.mp_comm)}};
-    if (c.hybrid_sharding()) {  // dp's three parts, as zero-train's comm.groups reports them
-      j["comm"]["dp_shard"] = comm_object(r.dp_comm - r.dp_replica_comm - r.dp_whole_comm);
-      j["comm"]["dp_replica"] = comm_object(r.dp_replica_comm);
-      j["comm"]["dp_whole"] = comm_object(r.dp_whole_comm);
-    }
-    if (c.pp_size > 1) j["comm"]["pp"] = comm_object(r.pp_comm);  // send/recv and the stages' agreement
-    j["host_transfers"] = {{"to_host_bytes", r.transfers.to_host_bytes},
-                           {"to_host_calls", r.transfers.to_host_calls},
-                           {"to_device_bytes", r.transfers.to_device_bytes},
-                           {"to_device_calls", r.transfers.to_device_calls}};
-    j["file_io"] = {{"read_bytes", r.file_io.read_bytes},
-                    {"read_calls", r.file_io.read_calls},
-                    {"write_bytes", r.file_io.write_bytes},
-                    {"write_calls", r.file_io.write_calls}};
-    if (c.device != zt::device::Device::cpu)
-      j["device_copies"] =
-          ordered_json::parse(zt::report::device_copies_json({}, r.device_copies, {}))["predicted_per_step"];
-    ranks.push_back(j);
+    ranks.push_back(rank_json(r, c));
   }
   std::printf("arena capacity (--memory-budget-mb %g): %zu B\n", c.memory_budget_mb, run.arena_capacity);
   for (const auto& r : run.ranks)  // the predicted trace replayed through a first-fit arena of that capacity
@@ -393,39 +304,7 @@ int plan_shape(const TrainConfig& c, const PlanFlags& f, ordered_json& out) {
   if (!c.memory_trace.empty())  // rank 0's predicted trace, as zero-train --memory-trace writes it for --steps 1
     zt::write_file_atomic(c.memory_trace, zt::report::arena_trace_json(run.ranks.front().trace, c));
   std::printf("traffic per step, predicted calls and bytes sent by collective and group:\n");
-  bool any = false;
-  for (const auto& r : run.ranks) {
-    const std::string label = rank_label(r, c);
-    if (c.hybrid_sharding()) {  // inside the shard group, across shard groups, over all N_d ranks
-      print_comm(label, "dp inside shard group ", r.dp_comm - r.dp_replica_comm - r.dp_whole_comm);
-      print_comm(label, "dp across shard groups", r.dp_replica_comm);
-      print_comm(label, "dp over all N_d ranks ", r.dp_whole_comm);
-    } else {
-      print_comm(label, "dp", r.dp_comm);
-    }
-    print_comm(label, "mp", r.mp_comm);
-    if (c.pp_size > 1) print_comm(label, "pp", r.pp_comm);
-    const auto& t = r.transfers;
-    if (t.to_host_calls || t.to_device_calls)
-      std::printf("  %s  host to_host %llu calls %llu B, to_device %llu calls %llu B\n", label.c_str(),
-                  static_cast<unsigned long long>(t.to_host_calls), static_cast<unsigned long long>(t.to_host_bytes),
-                  static_cast<unsigned long long>(t.to_device_calls),
-                  static_cast<unsigned long long>(t.to_device_bytes));
-    const auto& d = r.device_copies;
-    using zt::device::CopyKind;
-    if (d.copies_of(CopyKind::host_to_device) || d.copies_of(CopyKind::device_to_host))
-      std::printf("  %s  device host_to_device %llu copies %llu B, device_to_host %llu copies %llu B\n", label.c_str(),
-                  static_cast<unsigned long long>(d.copies_of(CopyKind::host_to_device)),
-                  static_cast<unsigned long long>(d.bytes_of(CopyKind::host_to_device)),
-                  static_cast<unsigned long long>(d.copies_of(CopyKind::device_to_host)),
-                  static_cast<unsigned long long>(d.bytes_of(CopyKind::device_to_host)));
-    const auto& io = r.file_io;
-    if (io.read_calls || io.write_calls)
-      std::printf("  %s  file read %llu calls %llu B, write %llu calls %llu B\n", label.c_str(),
-                  static_cast<unsigned long long>(io.read_calls), static_cast<unsigned long long>(io.read_bytes),
-                  static_cast<unsigned long long>(io.write_calls), static_cast<unsigned long long>(io.write_bytes));
-    any = any || total_calls(r.dp_comm) + total_calls(r.mp_comm) > 0 || d.copies_of(CopyKind::host_to_device) > 0;
-  }
+  const bool any = print_traffic(run, c);
   if (!any) std::printf("  none (one rank)\n");
   out["ranks"] = ranks;
   const auto& r0 = run.ranks.front();

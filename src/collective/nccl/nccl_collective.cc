@@ -95,6 +95,28 @@ ncclConfig_t nonblocking_config() {
   return config;
 }
 
+// NCCL does not support two ranks of one communicator on one GPU (its docs: "not supported and
+// may lead to hangs"); say so before it is tried, on every rank, naming the pair. `keys` hold each
+// rank's "uuid|description".
+void refuse_shared_gpus(OwningPrefixStore& store, const std::vector<std::string>& keys, const std::string& who) {
+  const std::size_t n = keys.size();
+  std::vector<std::string> uuid(n), text(n);
+  for (std::size_t q = 0; q < n; ++q) {
+    const auto v = store.get(keys[q]);
+    const std::string s(v.begin(), v.end());
+    const auto bar = s.find('|');
+    uuid[q] = s.substr(0, bar);
+    text[q] = bar == std::string::npos ? s : s.substr(bar + 1);
+  }
+  std::string shared;
+  for (std::size_t a = 0; a < n; ++a)
+    for (std::size_t b = a + 1; b < n; ++b)
+      if (uuid[a] == uuid[b]) shared += concat(shared.empty() ? "" : "; ", "ranks ", a, " and ", b, " on ", text[a]);
+  ZT_CHECK(shared.empty(), who, ": two ranks of one NCCL communicator resolved to the same GPU (", shared,
+           "): NCCL needs one device per rank; use the Gloo backend with host staging for ranks sharing a GPU, or "
+           "give each rank its own device (NcclOptions::local_rank)");
+}
+
 }  // namespace
 
 NcclCollective::NcclCollective(NcclOptions options) : options_(std::move(options)) {
@@ -140,23 +162,7 @@ NcclCollective::NcclCollective(NcclOptions options) : options_(std::move(options
     const auto missing = wait_keys(store, keys, deadline);
     ZT_CHECK(missing.empty(), "rendezvous failed for ", who, " (prefix '", options_.prefix, "', timeout ",
              options_.timeout.count(), " ms): rank(s) ", list_text(missing), " did not join; did every rank start?");
-    // NCCL does not support two ranks of one communicator on one GPU (its docs: "not supported and
-    // may lead to hangs"); say so before it is tried, on every rank, naming the pair.
-    std::vector<std::string> uuid(n), text(n);
-    for (int q = 0; q < n; ++q) {
-      const auto v = store.get(keys[q]);
-      const std::string s(v.begin(), v.end());
-      const auto bar = s.find('|');
-      uuid[q] = s.substr(0, bar);
-      text[q] = bar == std::string::npos ? s : s.substr(bar + 1);
-    }
-    std::string shared;
-    for (int a = 0; a < n; ++a)
-      for (int b = a + 1; b < n; ++b)
-        if (uuid[a] == uuid[b]) shared += concat(shared.empty() ? "" : "; ", "ranks ", a, " and ", b, " on ", text[a]);
-    ZT_CHECK(shared.empty(), who, ": two ranks of one NCCL communicator resolved to the same GPU (", shared,
-             "): NCCL needs one device per rank; use the Gloo backend with host staging for ranks sharing a GPU, or "
-             "give each rank its own device (NcclOptions::local_rank)");
+    refuse_shared_gpus(store, keys, who);
     if (r != 0) {
       ZT_CHECK(wait_keys(store, {"nccl_id"}, deadline).empty(), "rendezvous failed for ", who,
                ": rank 0 did not publish the NCCL unique id within ", options_.timeout.count(), " ms");

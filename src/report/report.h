@@ -1,6 +1,6 @@
 // report/report.h — what zero-train writes for a ZeRO run beyond the single-rank summary: per-rank
 // memory moved between processes (as JSON text through the rendezvous store) and the `comm`
-// object. The --verify comparison is train/compare_runs.h. Plain conversions; no training and no
+// object. The --verify comparison is report/compare_runs.h. Plain conversions; no training and no
 // collectives here.
 #pragma once
 

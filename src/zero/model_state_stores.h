@@ -27,6 +27,7 @@
 #include "step/loop_ops.h"
 #include "train/placement.h"
 #include "train/train_config.h"
+#include "zero/arena_states.h"
 #include "zero/zero_plan.h"
 #include "zero_r/copy_engine.h"
 
@@ -125,14 +126,14 @@ std::unique_ptr<offload::StateStore<T>> make_state_store(const ZeroPlan& plan, c
                                       c.offload_read_ahead, world_rank};
     return std::make_unique<offload::OptimizerTier<T>>(where, shape, *host, *copies);
   }
-  typename offload::ArenaStates<T>::MasterInParams in_params;  // fp32: the owned part of the compute copy
+  typename ArenaStates<T>::MasterInParams in_params;  // fp32: the owned part of the compute copy
   if constexpr (std::is_same_v<T, float>)
     in_params = [&plan, &params](std::size_t u, const std::function<bool(float*)>& fn) {
       const bool whole = plan.params_sharded(u) || !plan.spec.optimizer;  // the stored copy is the owned part
       const std::size_t begin = whole ? 0 : plan.layout.rank * plan.layout.units[u].shard;
       params.with_params(u, [&](float* p) { return fn(p + begin); });
     };
-  return std::make_unique<offload::ArenaStates<T>>(shape, arena, in_params, ops, steps);
+  return std::make_unique<ArenaStates<T>>(shape, arena, in_params, ops, steps);
 }
 
 }  // namespace zt::zero

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "train/compare_runs.h"
+#include "report/compare_runs.h"
 #include "train/memory_plan.h"
 #include "train/train_fixtures.h"
 
@@ -39,11 +39,11 @@ Outcome train_on(TrainConfig c, zt::device::Device device) {
 void check_bitwise_equal(const TrainConfig& c) {
   const Outcome host = train_on(c, zt::device::Device::cpu);
   const Outcome dev = train_on(c, zt::device::Device::emulated);
-  const zt::train::RunComparison v =
-      zt::train::compare_runs(host.run, host.artifacts.final_params, dev.run, dev.artifacts.final_params);
+  const zt::report::RunComparison v =
+      zt::report::compare_runs(host.run, host.artifacts.final_params, dev.run, dev.artifacts.final_params);
   INFO(v.describe());
   CHECK(v.equal());
-  CHECK(zt::train::compare_params(host.artifacts.step1_grad, dev.artifacts.step1_grad).empty());
+  CHECK(zt::report::compare_params(host.artifacts.step1_grad, dev.artifacts.step1_grad).empty());
   REQUIRE(host.run.steps.size() == dev.run.steps.size());
   for (std::size_t s = 0; s < host.run.steps.size(); ++s)
     CHECK(host.run.steps[s].grad16_zeros == dev.run.steps[s].grad16_zeros);  // chapter 2's counter

@@ -15,7 +15,7 @@
 #include "collective/hybrid_group.h"
 #include "collective/thread_ranks.h"
 #include "predict/predicted_run.h"
-#include "train/compare_runs.h"
+#include "report/compare_runs.h"
 #include "train/train_fixtures.h"
 #include "zero/zero_plan.h"
 
@@ -73,10 +73,10 @@ inline std::vector<std::string> run_two_configs(const train::TrainConfig& c0, co
 
 inline uint32_t bits(float x) { return std::bit_cast<uint32_t>(x); }
 
-// the comparisons zero-train --verify makes (train/compare_runs.h): "" when bitwise equal
-using train::compare_evals;
-using train::compare_params;
-using train::compare_steps;
+// the comparisons zero-train --verify makes (report/compare_runs.h): "" when bitwise equal
+using report::compare_evals;
+using report::compare_params;
+using report::compare_steps;
 
 /// A config of the tiny model with dumps on (so final params come back).
 inline train::TrainConfig zero_config(int stage, int world, int micro_per_rank, const char* precision) {

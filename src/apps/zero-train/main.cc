@@ -4,7 +4,7 @@
 // opens the dataset, picks one of four ways to run (RunMode below), and hands the finished run to
 // one writer of every output (dumps, summary JSON, --verify, the printed summary). The training
 // is train/single_rank.h (the reference) or zero/train_zero.h (ZeRO on N ranks); the comparison
-// of --verify is train/compare_runs.h, the same one the tests use; spawning and rendezvous are
+// of --verify is report/compare_runs.h, the same one the tests use; spawning and rendezvous are
 // launch/. Outputs are written atomically (core/atomic_file.h).
 #include <unistd.h>
 
@@ -43,12 +43,12 @@
 #include "predict/predicted_run.h"
 #include "report/report.h"
 #include "report/run_summary.h"
-#include "train/compare_runs.h"
+#include "report/compare_runs.h"
 #include "train/placement.h"
 #include "train/single_rank.h"
 #include "train/step_report.h"
 #include "train/step_start.h"
-#include "train/summary_json.h"
+#include "report/summary_json.h"
 
 namespace {
 
@@ -186,8 +186,8 @@ void dump_raw(const std::string& path, const V& values) {
 
 /// --verify: run the single-rank reference on the same global batch, with the same --mp-blocks
 /// (all blocks on one device), and compare every step record, every evaluation and the final
-/// master weights bit for bit (train/compare_runs.h).
-zt::train::RunComparison verify(const TrainConfig& c, const zt::Dataset& data, const RunResult& r,
+/// master weights bit for bit (report/compare_runs.h).
+zt::report::RunComparison verify(const TrainConfig& c, const zt::Dataset& data, const RunResult& r,
                                 const RunArtifacts& artifacts) {
   TrainConfig ref = c;
   ref.stage = 0;
@@ -207,7 +207,7 @@ zt::train::RunComparison verify(const TrainConfig& c, const zt::Dataset& data, c
   const RunResult ref_result = zt::train::train_single_rank(ref, data, {}, &ref_artifacts);
   const int64_t vocab = c.vocab ? c.vocab : data.vocab_size();
   const auto manifest = zt::model::make_manifest({vocab, c.context, c.layers, c.heads, c.width});
-  return zt::train::compare_runs(r, artifacts.final_params, ref_result, ref_artifacts.final_params, &manifest);
+  return zt::report::compare_runs(r, artifacts.final_params, ref_result, ref_artifacts.final_params, &manifest);
 }
 
 /// Every output of a finished job. @param comm rank 0's counters (ZeRO runs only).
@@ -226,7 +226,7 @@ int write_outputs(const TrainConfig& c, const zt::Dataset& data, const RunResult
     dump_raw(c.dump_batch, batch);
   }
   int status = 0;
-  std::vector<zt::train::JsonSection> sections;
+  std::vector<zt::report::JsonSection> sections;
   sections.emplace_back("mp_size", std::to_string(c.mp_size));
   sections.emplace_back("dp_size", std::to_string(c.dp_size()));
   if (comm)
@@ -247,7 +247,7 @@ int write_outputs(const TrainConfig& c, const zt::Dataset& data, const RunResult
         "offload_file_io",
         zt::report::file_io_json(comm->file_io_per_step, comm->file_io_predicted_per_step, comm->file_io_total));
   if (c.verify) {
-    const zt::train::RunComparison v = verify(c, data, r, artifacts);
+    const zt::report::RunComparison v = verify(c, data, r, artifacts);
     if (v.equal())
       std::printf(
           "verify: final FP32 master weights, every step's loss, loss_scale, lr, grad_norm, skipped, "
@@ -262,7 +262,7 @@ int write_outputs(const TrainConfig& c, const zt::Dataset& data, const RunResult
     sections.emplace_back("verify", verdict.dump());
   }
   sections.emplace_back("summary", zt::report::run_summary_json(zt::report::run_summary(c, r, comm)));
-  if (!c.summary_json.empty()) zt::write_file_atomic(c.summary_json, zt::train::summary_json(c, r, sections));
+  if (!c.summary_json.empty()) zt::write_file_atomic(c.summary_json, zt::report::summary_json(c, r, sections));
   print_summary(c, r, comm);
   if (comm && c.offloads_optimizer()) print_offload(c, *comm);
   return status;
@@ -484,7 +484,7 @@ int main(int argc, char** argv) {
     if (env.rank == 0) announce_threads(c);
     const auto data = open_dataset(c);
     if (!c.dump_manifest.empty() && env.rank == 0)
-      zt::write_file_atomic(c.dump_manifest, zt::train::manifest_json(c, c.vocab ? c.vocab : data->vocab_size()));
+      zt::write_file_atomic(c.dump_manifest, zt::report::manifest_json(c, c.vocab ? c.vocab : data->vocab_size()));
     switch (mode) {
       case RunMode::reference:
         return run_reference(c, *data);

@@ -1,11 +1,11 @@
-// train/compare_runs.cc — bitwise comparison of two runs (see compare_runs.h).
-#include "train/compare_runs.h"
+// report/compare_runs.cc — bitwise comparison of two runs (see compare_runs.h).
+#include "report/compare_runs.h"
 
 #include <bit>
 #include <cstdint>
 #include <sstream>
 
-namespace zt::train {
+namespace zt::report {
 namespace {
 
 bool same(float a, float b) { return std::bit_cast<uint32_t>(a) == std::bit_cast<uint32_t>(b); }
@@ -93,4 +93,4 @@ RunComparison compare_runs(const RunResult& a, const std::vector<float>& a_param
           compare_params(a_params, b_params, manifest)};
 }
 
-}  // namespace zt::train
+}  // namespace zt::report

@@ -1,5 +1,5 @@
-// train/summary_json.cc — JSON writers for zero-train's outputs (see summary_json.h).
-#include "train/summary_json.h"
+// report/summary_json.cc — JSON writers for zero-train's outputs (see summary_json.h).
+#include "report/summary_json.h"
 
 #include <nlohmann/json.hpp>
 
@@ -7,7 +7,7 @@
 #include "model/manifest.h"
 #include "train/step_start.h"
 
-namespace zt::train {
+namespace zt::report {
 namespace {
 
 using nlohmann::ordered_json;
@@ -166,4 +166,4 @@ std::string manifest_json(const TrainConfig& c, int64_t vocab) {
   return list.dump(1) + "\n";
 }
 
-}  // namespace zt::train
+}  // namespace zt::report

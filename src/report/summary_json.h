@@ -1,4 +1,4 @@
-// train/summary_json.h — the `--summary-json` document of zero-train.
+// report/summary_json.h — the `--summary-json` document of zero-train.
 //
 // Layout (the contract that tests, notebooks and later issues read): config; param_count;
 // steps: [{step, loss, loss_scale, skipped, grad_norm (null when not finite), clipped, lr,
@@ -19,7 +19,11 @@
 #include "train/run_result.h"
 #include "train/train_config.h"
 
-namespace zt::train {
+namespace zt::report {
+
+using train::RankMemory;
+using train::RunResult;
+using train::TrainConfig;
 
 /// The settings as a JSON object text (also hashed to check that ranks agree, chapter 6).
 /// @param config the settings. @return compact JSON.
@@ -45,4 +49,4 @@ std::string summary_json(const TrainConfig& config, const RunResult& result,
 /// @return JSON text.
 std::string manifest_json(const TrainConfig& config, int64_t vocab);
 
-}  // namespace zt::train
+}  // namespace zt::report

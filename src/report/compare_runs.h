@@ -1,4 +1,4 @@
-// train/compare_runs.h — the bitwise comparison of two training runs: every per-step record field,
+// report/compare_runs.h — the bitwise comparison of two training runs: every per-step record field,
 // every held-out evaluation, and the final FP32 master weights, each reported by its first
 // difference. One definition, used by `zero-train --verify` and by the equivalence tests, so the
 // two can never check different things.
@@ -13,7 +13,11 @@
 #include "model/manifest.h"
 #include "train/run_result.h"
 
-namespace zt::train {
+namespace zt::report {
+
+using train::EvalRecord;
+using train::RunResult;
+using train::StepRecord;
 
 /// Where two runs first differ; every field empty means bitwise equal.
 struct RunComparison {
@@ -49,4 +53,4 @@ std::string compare_params(const std::vector<float>& a, const std::vector<float>
 RunComparison compare_runs(const RunResult& a, const std::vector<float>& a_params, const RunResult& b,
                            const std::vector<float>& b_params, const model::Manifest* manifest = nullptr);
 
-}  // namespace zt::train
+}  // namespace zt::report

@@ -20,10 +20,10 @@ double max_paper_psi(const PaperQuestion& q, double budget_bytes) {
   return psi;
 }
 
-MaxLayers max_layers(const train::TrainConfig& c, int64_t vocab) {
+MaxLayers max_layers(const train::RunOptions& c, int64_t vocab) {
   constexpr int64_t kMaxLayers = 1024;  // --layers' upper limit
   MaxLayers m;
-  train::TrainConfig t = c;
+  train::RunOptions t = c;
   m.capacity = predict_run(c, vocab).arena_capacity;
   for (int64_t l = 1; l <= kMaxLayers; ++l) {
     t.layers = l;

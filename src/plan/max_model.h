@@ -17,7 +17,7 @@
 #include <cstdint>
 
 #include "plan/paper_scale.h"
-#include "train/train_config.h"
+#include "train/run_options.h"
 #include "zero_r/allocation_replay.h"
 
 namespace zt::plan {
@@ -38,6 +38,6 @@ struct MaxLayers {
 
 /// Search L = 1, 2, ... up to --layers' limit for the largest whose predicted traces fit.
 /// @param c validated settings (its layers is replaced). @param vocab V. @return the answer.
-MaxLayers max_layers(const train::TrainConfig& c, int64_t vocab);
+MaxLayers max_layers(const train::RunOptions& c, int64_t vocab);
 
 }  // namespace zt::plan

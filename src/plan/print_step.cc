@@ -8,7 +8,7 @@
 
 namespace zt::plan {
 
-std::string printed_step(const train::TrainConfig& c) {
+std::string printed_step(const train::RunOptions& c) {
   if (uses_reference_loop(c))
     return "one rank at stage 0 runs the single-rank reference loop (train/single_rank.cc), not a ZeRO "
            "step; give --stage 1-3 or --world-size N to see one\n";

@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "train/train_config.h"
+#include "train/run_options.h"
 
 namespace zt::plan {
 
@@ -16,6 +16,6 @@ namespace zt::plan {
 /// @param c the settings, after resolve_micro_batch and validate. @return the text: a header
 /// naming the rank and the set-up's live bytes, then one line per operation; for a configuration
 /// the single-rank reference loop runs, one line saying so.
-std::string printed_step(const train::TrainConfig& c);
+std::string printed_step(const train::RunOptions& c);
 
 }  // namespace zt::plan

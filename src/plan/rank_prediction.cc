@@ -14,7 +14,7 @@
 
 namespace zt::plan {
 
-bool uses_reference_loop(const train::TrainConfig& c) {
+bool uses_reference_loop(const train::RunOptions& c) {
   // zero-train's run_mode calls this: one rank at stage 0 with none of the features that live in
   // the ZeRO engine (P_a, M_D, a memory trace, a timeline, a step trace, offload, checkpoints) runs
   // the reference loop
@@ -23,7 +23,7 @@ bool uses_reference_loop(const train::TrainConfig& c) {
            !c.step_trace.empty() || c.offloads_optimizer() || !c.save_dir.empty() || !c.resume.empty());
 }
 
-int64_t resolve_vocab(const train::TrainConfig& c) {
+int64_t resolve_vocab(const train::RunOptions& c) {
   if (c.vocab) return c.vocab;
   if (!c.data.empty()) return make_dataset(c.data, static_cast<std::size_t>(c.context))->vocab_size();
   AdditionConfig a;
@@ -55,7 +55,7 @@ void finish_memory(RankPrediction& r, std::size_t capacity) {
 
 }  // namespace
 
-RunPrediction predict_run(const train::TrainConfig& c, int64_t vocab) {
+RunPrediction predict_run(const train::RunOptions& c, int64_t vocab) {
   RunPrediction out;
   out.vocab = vocab;
   out.reference_loop = uses_reference_loop(c);

@@ -18,7 +18,7 @@
 #include "collective/stats.h"
 #include "device/runtime.h"
 #include "offload/io_thread.h"
-#include "train/train_config.h"
+#include "train/run_options.h"
 #include "zero_r/allocation_replay.h"
 #include "zero_r/copy_engine.h"
 
@@ -73,14 +73,14 @@ struct RunPrediction {
 /// Whether zero-train runs these settings in its single-rank reference loop (its run_mode): one
 /// rank, stage 0, and nothing that lives in the ZeRO engine. @param c validated settings.
 /// @return true for the reference loop.
-bool uses_reference_loop(const train::TrainConfig& c);
+bool uses_reference_loop(const train::RunOptions& c);
 
 /// The vocabulary a run uses: --vocab, or its dataset's alphabet (the embedded addition task, or
 /// the byte-level file of --data). @param c the settings. @return V.
-int64_t resolve_vocab(const train::TrainConfig& c);
+int64_t resolve_vocab(const train::RunOptions& c);
 
 /// Predict every rank. @param c settings after resolve_micro_batch and validate.
 /// @param vocab V (resolve_vocab). @return the predictions.
-RunPrediction predict_run(const train::TrainConfig& c, int64_t vocab);
+RunPrediction predict_run(const train::RunOptions& c, int64_t vocab);
 
 }  // namespace zt::plan

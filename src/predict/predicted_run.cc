@@ -9,7 +9,7 @@
 
 namespace zt::predict {
 
-void add_predictions(zero::ZeroRunResult& r, const train::TrainConfig& c, const Dataset& data) {
+void add_predictions(zero::ZeroRunResult& r, const train::RunOptions& c, const Dataset& data) {
   const zero::ZeroPlan plan = zero::make_zero_plan(c, data.vocab_size(), r.dp_rank, r.mp_rank, r.pp_rank);
   r.dp.predicted_per_step = predict_comm_per_step(plan);
   const DpCommByGroup by_group = predict_dp_comm_by_group(plan);
@@ -30,7 +30,7 @@ void add_predictions(zero::ZeroRunResult& r, const train::TrainConfig& c, const 
   }
 }
 
-zero::ZeroRunResult train_zero(const train::TrainConfig& config, const Dataset& data, zero::RankGroups groups,
+zero::ZeroRunResult train_zero(const train::RunOptions& config, const Dataset& data, zero::RankGroups groups,
                                const train::StepCallback& on_step, train::RunArtifacts* artifacts) {
   train::validate(config);
   std::vector<zero_r::ReplayRegion> md;

@@ -133,7 +133,7 @@ std::string device_copies_json(const device::CopyStats& per_step, const device::
   return j.dump();
 }
 
-std::string arena_trace_json(const std::vector<ArenaEvent>& events, const train::TrainConfig& c) {
+std::string arena_trace_json(const std::vector<ArenaEvent>& events, const train::RunOptions& c) {
   ordered_json j;
   j["capacity"] = static_cast<std::size_t>(c.memory_budget_mb * 1048576.0);
   j["allocator"] = word_of(c.allocator);

@@ -9,8 +9,8 @@
 
 #include "collective/stats.h"
 #include "memory/arena.h"
+#include "train/run_options.h"
 #include "train/run_result.h"
-#include "train/train_config.h"
 #include "zero/train_zero.h"
 
 namespace zt::report {
@@ -65,7 +65,7 @@ std::string device_copies_json(const device::CopyStats& per_step, const device::
 /// An arena trace as JSON: {"capacity", "allocator", "events": [[allocate 1|0, id, bytes,
 /// category], ...]} (zero_r/allocation_replay.h replays it; zero-memreplay reads it).
 /// @param events the trace. @param c the run's settings (capacity, allocator). @return JSON text.
-std::string arena_trace_json(const std::vector<ArenaEvent>& events, const train::TrainConfig& c);
+std::string arena_trace_json(const std::vector<ArenaEvent>& events, const train::RunOptions& c);
 
 /// The largest request a trace may hold: 2^50 bytes, the largest capacity zero-memreplay takes.
 inline constexpr std::size_t kMaxTraceBytes = std::size_t{1} << 50;

@@ -30,7 +30,7 @@ std::string fixed(double x, int decimals) {
 
 /// The paper's layout: plain data parallelism, every unit sharded by its stage, the states on the
 /// device. Only there do its formulas describe the run.
-bool papers_layout(const train::TrainConfig& c) {
+bool papers_layout(const train::RunOptions& c) {
   return c.mp_size == 1 && c.pp_size == 1 && !c.hybrid_sharding() && c.persist_below_mb == 0 &&
          !c.offloads_optimizer() && !c.offload_params.offloaded();
 }
@@ -98,7 +98,7 @@ void memory_rows(RunSummary& s, const train::RankMemory& m, Widths w, const Shar
 
 /// A step's traffic by group and collective, with its multiple of ψ and (the paper's layout) the
 /// closed form's coefficient.
-void traffic_rows(RunSummary& s, const train::TrainConfig& c, const zero::ZeroRunResult& zero, Widths w, double psi,
+void traffic_rows(RunSummary& s, const train::RunOptions& c, const zero::ZeroRunResult& zero, Widths w, double psi,
                   bool formulas) {
   const auto [p, g, k] = w;
   const int64_t a = c.micro_batches_per_rank();
@@ -136,7 +136,7 @@ void traffic_rows(RunSummary& s, const train::TrainConfig& c, const zero::ZeroRu
 
 }  // namespace
 
-RunSummary run_summary(const train::TrainConfig& c, const train::RunResult& r, const zero::ZeroRunResult* zero) {
+RunSummary run_summary(const train::RunOptions& c, const train::RunResult& r, const zero::ZeroRunResult* zero) {
   namespace cat = step::category;
   RunSummary s;
   const bool fp32 = c.precision == model::Precision::fp32;

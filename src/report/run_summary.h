@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
+#include "train/run_options.h"
 #include "train/run_result.h"
-#include "train/train_config.h"
 #include "zero/train_zero.h"
 
 namespace zt::report {
@@ -68,7 +68,7 @@ struct RunSummary {
 
 /// Build the table. @param c the run's configuration. @param r its result (rank 0's memory first).
 /// @param zero rank 0's counters (null for the single-rank reference). @return the table.
-RunSummary run_summary(const train::TrainConfig& c, const train::RunResult& r, const zero::ZeroRunResult* zero);
+RunSummary run_summary(const train::RunOptions& c, const train::RunResult& r, const zero::ZeroRunResult* zero);
 
 /// The table as zero-train prints it (lines of at most 100 columns, each ending in '\n').
 /// @param s the table. @param threads per rank. @return the text.

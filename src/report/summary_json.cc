@@ -16,7 +16,7 @@ using nlohmann::ordered_json;
 // back as that double, so the float32 bits survive the round trip.
 double exact(float x) { return static_cast<double>(x); }
 
-ordered_json config_object(const TrainConfig& c) {
+ordered_json config_object(const RunOptions& c) {
   ordered_json j;
   j["model"] = word_of(c.model);
   j["layers"] = c.layers;
@@ -109,9 +109,9 @@ std::string rank_memory_json(const RankMemory& m) {
   return e.dump();
 }
 
-std::string config_json(const TrainConfig& config) { return config_object(config).dump(); }
+std::string config_json(const RunOptions& config) { return config_object(config).dump(); }
 
-std::string summary_json(const TrainConfig& config, const RunResult& r, const std::vector<JsonSection>& sections) {
+std::string summary_json(const RunOptions& config, const RunResult& r, const std::vector<JsonSection>& sections) {
   ordered_json j;
   j["config"] = config_object(config);
   j["param_count"] = r.param_count;
@@ -146,7 +146,7 @@ std::string summary_json(const TrainConfig& config, const RunResult& r, const st
   return j.dump(2) + "\n";
 }
 
-std::string manifest_json(const TrainConfig& c, int64_t vocab) {
+std::string manifest_json(const RunOptions& c, int64_t vocab) {
   const model::GptConfig cfg{vocab, c.context, c.layers, c.heads, c.width, c.resolved_mp_blocks()};
   const model::Manifest m = model::make_manifest(cfg);
   // which canonical tensors tensor parallelism splits: those stored in a block's unit

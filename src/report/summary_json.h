@@ -16,18 +16,18 @@
 #include <utility>
 #include <vector>
 
+#include "train/run_options.h"
 #include "train/run_result.h"
-#include "train/train_config.h"
 
 namespace zt::report {
 
 using train::RankMemory;
+using train::RunOptions;
 using train::RunResult;
-using train::TrainConfig;
 
 /// The settings as a JSON object text (also hashed to check that ranks agree, chapter 6).
 /// @param config the settings. @return compact JSON.
-std::string config_json(const TrainConfig& config);
+std::string config_json(const RunOptions& config);
 
 /// One rank's memory report as a JSON object (the per_rank entries of the summary).
 /// @param memory the report. @return compact JSON.
@@ -39,7 +39,7 @@ using JsonSection = std::pair<std::string, std::string>;
 /// The whole summary document. @param config the settings. @param result the run.
 /// @param sections further top-level members, in order (e.g. {"comm", comm_json(...)}).
 /// @return pretty-printed JSON.
-std::string summary_json(const TrainConfig& config, const RunResult& result,
+std::string summary_json(const RunOptions& config, const RunResult& result,
                          const std::vector<JsonSection>& sections = {});
 
 /// The parameter manifest: [{name, shape, offset, numel, tensor_parallel}] in canonical order, the
@@ -47,6 +47,6 @@ std::string summary_json(const TrainConfig& config, const RunResult& result,
 /// (each model-parallel rank stores 1/N_m of them), "replicated" for the others.
 /// @param config the settings (model shape). @param vocab the vocabulary in use.
 /// @return JSON text.
-std::string manifest_json(const TrainConfig& config, int64_t vocab);
+std::string manifest_json(const RunOptions& config, int64_t vocab);
 
 }  // namespace zt::report

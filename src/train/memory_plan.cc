@@ -20,7 +20,7 @@ std::map<std::string, std::size_t> host_side_categories(const SingleRankShape& s
 
 }  // namespace
 
-SingleRankShape single_rank_shape(const TrainConfig& c, int64_t vocab) {
+SingleRankShape single_rank_shape(const RunOptions& c, int64_t vocab) {
   SingleRankShape s;
   s.model = {vocab, c.context, c.layers, c.heads, c.width, c.resolved_mp_blocks()};
   s.checkpoint_activations = c.checkpoint_activations;

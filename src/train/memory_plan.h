@@ -19,7 +19,7 @@
 #include "model/precision.h"
 #include "model/workspace.h"
 #include "step/categories.h"
-#include "train/train_config.h"
+#include "train/run_options.h"
 
 namespace zt::train {
 
@@ -53,7 +53,7 @@ inline model::ModelOptions model_options(const SingleRankShape& shape) { return 
 
 /// Derive the shape of a run from its settings (the dataset fixes V when --vocab is 0).
 /// @param config the settings. @param vocab the vocabulary size to use. @return the shape.
-SingleRankShape single_rank_shape(const TrainConfig& config, int64_t vocab);
+SingleRankShape single_rank_shape(const RunOptions& config, int64_t vocab);
 
 /// Predicted peak bytes of every category a run allocates in its arena (categories it never
 /// allocates there are absent). @param shape the run. @return category name -> bytes.

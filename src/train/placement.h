@@ -29,7 +29,7 @@
 #include "model/model_ops.h"
 #include "step/loop_ops.h"
 #include "step/step_ops.h"
-#include "train/train_config.h"
+#include "train/run_options.h"
 
 namespace zt::train {
 

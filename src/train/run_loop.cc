@@ -16,7 +16,7 @@ static_assert(sizeof(StepRecord) == 48, "bench/long_run/run.py counts 48 bytes o
 constexpr int64_t kReservedSteps = int64_t{1} << 22;  // 192 MiB of records
 }  // namespace
 
-void run_steps(const TrainConfig& c, const LoopBody& body, const StepCallback& on_step, RunResult& result,
+void run_steps(const RunOptions& c, const LoopBody& body, const StepCallback& on_step, RunResult& result,
                int64_t first_step) {
   const int64_t left = std::max<int64_t>(0, c.steps - first_step + 1);
   result.steps.reserve(result.steps.size() + static_cast<std::size_t>(std::min(left, kReservedSteps)));

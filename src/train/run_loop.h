@@ -11,8 +11,8 @@
 #include <functional>
 #include <optional>
 
+#include "train/run_options.h"
 #include "train/run_result.h"
-#include "train/train_config.h"
 
 namespace zt::train {
 
@@ -36,7 +36,7 @@ struct LoopBody {
 /// @param c the settings. @param body the loop's step, evaluation and after-step hook.
 /// @param on_step called after each step, after its evaluation and checkpoint (may be empty).
 /// @param result filled in. @param first_step the first step to run (1 unless resumed).
-void run_steps(const TrainConfig& c, const LoopBody& body, const StepCallback& on_step, RunResult& result,
+void run_steps(const RunOptions& c, const LoopBody& body, const StepCallback& on_step, RunResult& result,
                int64_t first_step = 1);
 
 }  // namespace zt::train

@@ -44,7 +44,7 @@ class SingleRankLoop {
   static constexpr bool kFp32 = std::is_same_v<T, float>;
 
  public:
-  SingleRankLoop(const TrainConfig& c, const Dataset& data, RunArtifacts* artifacts)
+  SingleRankLoop(const RunOptions& c, const Dataset& data, RunArtifacts* artifacts)
       : c_(c),
         data_(data),
         place_(c.device),
@@ -289,7 +289,7 @@ class SingleRankLoop {
     return m;
   }
 
-  const TrainConfig& c_;
+  const RunOptions& c_;
   const Dataset& data_;
   Placement<T> place_;  // host or device: the arena's slab and the ops (train/placement.h)
   RunArtifacts* artifacts_;
@@ -315,7 +315,7 @@ class SingleRankLoop {
 
 }  // namespace
 
-LossScaler loss_scaler_for(const TrainConfig& c) {
+LossScaler loss_scaler_for(const RunOptions& c) {
   if (c.precision != model::Precision::fp16 || c.loss_scale == LossScale::none) return LossScaler::none();
   return LossScaler(LossScalerConfig{.dynamic = true,
                                      .initial_scale = static_cast<float>(c.loss_scale_init),
@@ -324,7 +324,7 @@ LossScaler loss_scaler_for(const TrainConfig& c) {
                                      .growth_interval = c.loss_scale_growth_interval});
 }
 
-RunResult train_single_rank(const TrainConfig& config, const Dataset& data, const StepCallback& on_step,
+RunResult train_single_rank(const RunOptions& config, const Dataset& data, const StepCallback& on_step,
                             RunArtifacts* artifacts) {
   validate(config);
   if (config.precision == model::Precision::fp16) return SingleRankLoop<fp16>(config, data, artifacts).run(on_step);

@@ -18,8 +18,8 @@
 #include "data/dataset.h"
 #include "optim/loss_scaler.h"
 #include "train/run_loop.h"
+#include "train/run_options.h"
 #include "train/run_result.h"
-#include "train/train_config.h"
 
 namespace zt::train {
 
@@ -33,14 +33,14 @@ struct RunArtifacts {
 /// The loss scaler a run's settings ask for: dynamic for fp16, the no-op scaler otherwise.
 /// Every loop (single-rank and sharded) builds its scaler here, so they step it identically.
 /// @param config the settings. @return the scaler in its initial state.
-LossScaler loss_scaler_for(const TrainConfig& config);
+LossScaler loss_scaler_for(const RunOptions& config);
 
 /// Run a whole training job on one rank.
 /// @param config validated settings. @param data the dataset (its context must equal
 /// config.context). @param on_step called after each step (may be empty).
 /// @param artifacts filled for the dump flags set in config (may be null).
 /// @return the run's records, evaluations, memory and speed.
-RunResult train_single_rank(const TrainConfig& config, const Dataset& data, const StepCallback& on_step,
+RunResult train_single_rank(const RunOptions& config, const Dataset& data, const StepCallback& on_step,
                             RunArtifacts* artifacts);
 
 }  // namespace zt::train

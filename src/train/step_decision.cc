@@ -7,7 +7,7 @@
 
 namespace zt::train {
 
-StepDecision decide_step(const TrainConfig& c, LossScaler& scaler, bool nonfinite,
+StepDecision decide_step(const RunOptions& c, LossScaler& scaler, bool nonfinite,
                          std::span<const float> norm_block_sums, StepRecord& rec) {
   StepDecision d;
   d.apply = scaler.update(nonfinite);

@@ -16,8 +16,8 @@
 
 #include "optim/grad_norm.h"
 #include "optim/loss_scaler.h"
+#include "train/run_options.h"
 #include "train/run_result.h"
-#include "train/train_config.h"
 
 namespace zt::train {
 
@@ -35,7 +35,7 @@ struct StepDecision {
 /// @param norm_block_sums the block sums of the unscaled gradient in canonical order.
 /// @param rec the step's record (loss_scale is the S this step used).
 /// @return the decision; zt::Error for a non-finite gradient without loss scaling.
-StepDecision decide_step(const TrainConfig& c, LossScaler& scaler, bool nonfinite,
+StepDecision decide_step(const RunOptions& c, LossScaler& scaler, bool nonfinite,
                          std::span<const float> norm_block_sums, StepRecord& rec);
 
 }  // namespace zt::train

@@ -11,8 +11,8 @@
 #include <cstdint>
 
 #include "optim/lr_schedule.h"
+#include "train/run_options.h"
 #include "train/run_result.h"
-#include "train/train_config.h"
 
 namespace zt::train {
 
@@ -26,14 +26,14 @@ struct StepStart {
 
 /// The learning-rate schedule of a run, its derived defaults resolved (train_config.h).
 /// @param c the settings. @return peak, floor, warmup and total steps.
-inline LrSchedule lr_schedule(const TrainConfig& c) {
+inline LrSchedule lr_schedule(const RunOptions& c) {
   return LrSchedule{c.lr, c.resolved_min_lr(), c.resolved_warmup_steps(), c.steps};
 }
 
 /// Open step `step` of a run. @param c the settings. @param step 1-based step.
 /// @param loss_scale the loss scale in force for this step (1 without scaling).
 /// @return the record's first fields, the learning rate and the backward seed.
-inline StepStart start_step(const TrainConfig& c, int64_t step, float loss_scale) {
+inline StepStart start_step(const RunOptions& c, int64_t step, float loss_scale) {
   StepStart s;
   s.rec.step = step;
   s.rec.loss_scale = loss_scale;

@@ -27,7 +27,7 @@ void apply_zero_config(ArgParser& p, const TrainConfig& c) {
 
 /// --offload-optimizer and --offload-params with the other settings (their own grammar, none |
 /// host | file:DIR, is checked when they are parsed: offload_target.h).
-void validate_offload(const TrainConfig& c) {
+void validate_offload(const RunOptions& c) {
   ZT_CHECK(!c.offloads_optimizer() || !c.no_master_weights, "--offload-optimizer moves the FP32 master weights to ",
            "the host tier: it cannot run with --no-master-weights");
   ZT_CHECK(!c.offload_params.offloaded() || c.stage == 3,
@@ -36,7 +36,7 @@ void validate_offload(const TrainConfig& c) {
 
 // What a pipeline run composes with: the engine's host path, its own activation checkpoints per
 // micro-batch in flight, the model states in this rank's arena.
-void validate_pipeline(const TrainConfig& c) {
+void validate_pipeline(const RunOptions& c) {
   if (c.pp_size == 1) return;
   const std::string with = "--pp-size " + std::to_string(c.pp_size) + " with ";
   ZT_CHECK(c.device == device::Device::cpu, with, "--device ", word_of(c.device),
@@ -76,7 +76,7 @@ bool parse_train_config(int argc, char** argv, TrainConfig& c, std::vector<std::
   return true;
 }
 
-std::vector<OutputPlace> TrainConfig::output_places() const {
+std::vector<OutputPlace> RunOptions::output_places() const {
   std::vector<OutputPlace> out;
   const auto file = [&](const char* flag, const std::string& path) {
     if (!path.empty()) out.push_back({std::string("--") + flag, path, PlaceKind::file});
@@ -111,7 +111,7 @@ void resolve_threads(TrainConfig& c, int64_t local_ranks) {
   c.threads = default_cpu_threads(static_cast<int>(std::clamp<int64_t>(local_ranks, 1, 1 << 20)));
 }
 
-void validate(const TrainConfig& c) {
+void validate(const RunOptions& c) {
   ZT_CHECK(c.partition_activations == PartitionActivations::off || c.checkpoint_activations, "--partition-activations ",
            word_of(c.partition_activations), " partitions activation checkpoints: it needs --checkpoint-activations");
   ZT_CHECK(c.width % c.heads == 0, "--width ", c.width, " is not divisible by --heads ", c.heads);
@@ -142,8 +142,6 @@ void validate(const TrainConfig& c) {
   ZT_CHECK(G == Nd || (G & (G - 1)) == 0 || c.collective_mode == CollectiveMode::fast, "--shard-group ", G,
            " is not a power of two: the sum inside the shard groups, then across them, would bracket the ", Nd,
            " ranks' gradients differently from one device's tree (use 2, 4, 8, ... or --collective-mode fast)");
-  ZT_CHECK(c.micro_batch_given || c.global_batch % c.dp_size() == 0, "--global-batch ", c.global_batch,
-           " does not split over ", c.dp_size(), " data-parallel ranks: make it a multiple of ", c.dp_size());
   ZT_CHECK(c.global_batch % (c.dp_size() * c.micro_batch) == 0, "--global-batch ", c.global_batch,
            " does not split into ", c.dp_size(), " data-parallel ranks x micro-batches of ", c.micro_batch);
   // every stage must be busy beside the others: M >= N_p micro-batches per data-parallel rank
@@ -165,6 +163,12 @@ void validate(const TrainConfig& c) {
            "--no-master-weights needs --precision fp16 or bf16 (fp32 has no separate master)");
   validate_offload(c);
   validate_pipeline(c);
+}
+
+void validate(const TrainConfig& c) {
+  ZT_CHECK(c.micro_batch_given || c.global_batch % c.dp_size() == 0, "--global-batch ", c.global_batch,
+           " does not split over ", c.dp_size(), " data-parallel ranks: make it a multiple of ", c.dp_size());
+  validate(static_cast<const RunOptions&>(c));
   ZT_CHECK(c.ds_gradient_accumulation_steps == 0 || c.micro_batches_per_rank() == c.ds_gradient_accumulation_steps,
            "--config's gradient_accumulation_steps ", c.ds_gradient_accumulation_steps, " is not --global-batch ",
            c.global_batch, " / (", c.dp_size(), " data-parallel ranks x micro-batches of ", c.micro_batch, ")");

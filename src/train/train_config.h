@@ -1,182 +1,35 @@
 // train/train_config.h — every setting of a training run, parsed strictly from the command line.
 //
-// One plain struct holds every setting of `zero-train` (docs/cli.md, chapter 2); its flags are declared
-// once, in train_flags.h, which parses, prints (--print-config) and hashes them. Validation
+// TrainConfig holds every setting of `zero-train` (docs/cli.md, chapter 2): the run's, one struct
+// per feature (train/run_options.h, what the modules below the programs read), and those only a
+// program reads. Its flags are declared once, in train_flags.h, which parses, prints
+// (--print-config) and hashes them. Validation
 // that needs only the settings themselves (sizes positive, width divisible by heads, batch
 // arithmetic) happens here, so a bad run stops before any memory is touched. It is not where the
 // dataset or the model are built.
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "core/output_place.h"
-#include "device/cuda_probe.h"
-#include "kernels/blas.h"
-#include "model/precision.h"
-#include "schedule/pipeline.h"
-#include "step/element_optimizer.h"
-#include "train/offload_target.h"
-#include "train/settings_enums.h"
+#include "train/run_options.h"
 
 namespace zt::train {
 
-/// All settings of one training run (defaults are the `make run` job).
-struct TrainConfig {
-  // model
-  ModelFamily model = ModelFamily::gpt;  ///< model family (gpt)
-  int64_t layers = 2;                    ///< L, transformer blocks
-  int64_t heads = 4;                     ///< H, attention heads
-  int64_t width = 64;                    ///< C, channels
-  int64_t context = 32;                  ///< T, sequence length
-  int64_t vocab = 0;                     ///< V; 0 means the dataset's alphabet size
-  // precision and optimizer
-  model::Precision precision = model::Precision::fp32;  ///< fp32 | fp16 | bf16
-  Optimizer optimizer = Optimizer::adamw;               ///< adam | adamw | sgd
-  ReduceDtype reduce_dtype = ReduceDtype::fp32;         ///< gradient storage/reduction width: fp32 | compute
-  bool no_master_weights = false;                       ///< update the 16-bit copy directly (teaching only)
-  double lr = 3e-3;                                     ///< peak learning rate
-  std::optional<double> min_lr;         ///< floor of the cosine schedule; empty: lr / 10 (resolved_min_lr)
-  std::optional<int64_t> warmup_steps;  ///< linear warm-up steps; empty: min(20, steps) (resolved_warmup_steps)
-  double weight_decay = 0.0;            ///< AdamW decoupled weight decay
-  double beta1 = 0.9;                   ///< Adam first-moment decay
-  double beta2 = 0.95;                  ///< Adam second-moment decay
-  double eps = 1e-8;                    ///< Adam epsilon
-  double momentum = 0.9;                ///< SGD momentum
-  double clip_grad_norm = 1.0;          ///< global-norm clipping threshold; 0 disables
-  int64_t norm_block = 256;             ///< gradient-norm block size b (a power of two)
-  // loss scaling (fp16)
-  LossScale loss_scale = LossScale::dynamic;  ///< fp16: the dynamic scaler, or none (S = 1, chapter 2's underflow demo)
-  double loss_scale_init = 65536.0;           ///< initial dynamic loss scale
-  int64_t loss_scale_growth_interval = 2000;  ///< clean steps before the scale grows
-  double loss_scale_growth_factor = 2.0;      ///< growth multiplier
-  double loss_scale_backoff = 0.5;            ///< multiplier after an overflow
-  // schedule and batch
-  int64_t steps = 300;             ///< optimizer steps
-  int64_t global_batch = 32;       ///< sequences per optimizer step
-  int64_t micro_batch = 0;         ///< sequences per micro-batch; 0 until resolve_micro_batch()
-  bool micro_batch_given = false;  ///< --micro-batch was on the command line (else derived from N_d)
-  int64_t seed = 1234;             ///< seed of init and data
-  // resources
-  double memory_budget_mb = 1024.0;  ///< per-rank arena capacity, MiB
-  int64_t threads = 0;               ///< CPU threads per rank (core/cpu_pool.h); 0 until resolve_threads()
-  bool threads_given = false;        ///< --threads was on the command line (else derived from the CPUs)
-  int64_t blas_threads = 1;          ///< BLAS threads per rank
-  kernels::GemmBackend gemm = kernels::GemmBackend::canonical;  ///< canonical | blas
-  device::Device device =
-      device::Device::cpu;  ///< cpu | cuda | emulated (device/cuda_probe.h decides whether cuda can run)
-  // data and outputs
-  std::string data;           ///< byte-level text file; empty means the embedded dataset
-  int64_t digits = 2;         ///< operand digits of the embedded addition task
-  int64_t eval_every = 50;    ///< held-out evaluation period in steps; 0 = only at the end
-  std::string summary_json;   ///< --summary-json FILE
-  std::string dump_manifest;  ///< --dump-manifest FILE
-  std::string dump_params;    ///< --dump-params FILE
-  std::string dump_grads;     ///< --dump-grads FILE
-  std::string dump_batch;     ///< --dump-batch FILE
-  // data parallelism and ZeRO (chapters 6-8; src/zero)
-  int64_t stage = 0;       ///< ZeRO stage 0 (plain data parallel), 1, 2, 3
-  int64_t world_size = 1;  ///< all ranks: N_d data-parallel x N_p pipeline x N_m model-parallel
-  int64_t mp_size = 1;     ///< N_m, model-parallel (tensor-parallel) ranks per group
-  int64_t pp_size = 1;     ///< N_p, pipeline stages (contiguous runs of blocks)
-  /// The pipeline's order of forward and backward passes (schedule/pipeline.h).
-  schedule::PipeSchedule pp_schedule = schedule::PipeSchedule::one_f_one_b;
-  std::string pp_split;                 ///< blocks per stage, "3,2,2"; empty: the balanced split
-  std::optional<int64_t> mp_blocks;     ///< B, tensor-parallel blocks (power of two); empty: mp_size
-  std::optional<int64_t> shard_group;   ///< G, hybrid sharding's shard group (divides N_d); empty: N_d
-  bool checkpoint_activations = false;  ///< keep only each block's input; recompute it in backward
-  PartitionActivations partition_activations = PartitionActivations::off;  ///< ZeRO-R P_a: off | on | cpu (P_a+cpu)
-  double host_memory_budget_mb = 4096;       ///< capacity of the host tier's arena (P_a+cpu), MiB
-  Allocator allocator = Allocator::general;  ///< arena policy: general (one first-fit region) | zero (M_D)
-  std::optional<ZeroPreset> zero_config;     ///< the ZeRO paper's Table 3 preset C1..C5 (empty = none)
-  std::string memory_trace;                  ///< --memory-trace FILE: rank 0's arena events as JSON (M_D replay)
-  RanksAs ranks_as = RanksAs::processes;     ///< how --world-size N starts its ranks: processes | threads
-  double bucket_mb = 25;                     ///< stage-2 gradient bucket, MiB (fractions allowed; DDP's bucket_cap_mb)
-  int64_t prefetch = 1;                      ///< stage 3: units all-gathered ahead of use
-  double persist_below_mb = 0;  ///< stage 3: units with compute-dtype params under this many MiB stay whole (0: off)
-  bool overlap = true;          ///< --overlap on: start gradient reductions asynchronously during backward
-  std::optional<GradSync> grad_sync;  ///< step | micro-batch; empty = step for stages 0-1, else micro-batch
-  Stage1Reduce stage1_reduce = Stage1Reduce::reduce_scatter;       ///< reduce-scatter | all-reduce
-  CollectiveMode collective_mode = CollectiveMode::deterministic;  ///< deterministic | fast
-  bool verify = false;     ///< also run the single-rank reference and compare masters
-  std::string trace;       ///< --trace FILE: Chrome-trace timeline of every rank (ZeRO path)
-  std::string step_trace;  ///< --step-trace FILE: the step operations rank 0 ran
-  // ranks as processes on one or several machines (launch/, collective/)
-  double timeout_s = 120;     ///< rendezvous and every collective: a peer silent this long has failed
-  std::string local_addr;     ///< --local-addr: the address this rank's transport binds ("" = chosen)
-  std::string socket_ifname;  ///< --socket-ifname: bind the address of this interface (GLOO_SOCKET_IFNAME)
-  // checkpoints (chapter 14; src/checkpoint)
-  std::string save_dir;    ///< --save-dir DIR: write sharded checkpoints DIR/step-N/ ("" = none)
-  int64_t save_every = 0;  ///< save every K steps (and after the last); 0 = after the last step only
-  std::string resume;      ///< --resume PATH: continue from a checkpoint (or a save dir's latest)
-  // ZeRO-Offload and the file tier (chapter 14; src/offload)
-  OffloadTarget offload_optimizer;  ///< none | host | file:DIR: where FP32 master, optimizer state and update live
-  OffloadTarget offload_params;     ///< none | file:DIR: stage 3's parameter shards in files
-  int64_t offload_buffers = 3;      ///< file tier: unit records in RAM at once (the ring's buffers)
-  bool offload_read_ahead = true;   ///< file tier: read the next units while one updates (--offload-read-ahead on)
+/// All settings of one training run, as the command line gives them: the run's (RunOptions, which
+/// the modules below the programs read) and those only a program reads (defaults are the `make
+/// run` job).
+struct TrainConfig : RunOptions {
+  bool micro_batch_given = false;         ///< --micro-batch was on the command line (else derived from N_d)
+  bool threads_given = false;             ///< --threads was on the command line (else derived from the CPUs)
+  RanksAs ranks_as = RanksAs::processes;  ///< how --world-size N starts its ranks: processes | threads
   // a DeepSpeed-style JSON config (train/ds_config.h)
   std::string config_file;                     ///< --config FILE.json ("" = none)
   bool print_config = false;                   ///< --print-config: print the settings as flags, do not train
   bool print_step = false;                     ///< --print-step: print rank 0's step as its program, do not train
   int64_t ds_gradient_accumulation_steps = 0;  ///< the file's gradient_accumulation_steps (0 = not given)
-
-  /// Warm-up steps without --warmup-steps: 20, or the whole run when it is shorter, so a short run
-  /// still reaches --lr at its last step. A warm-up the user set is kept as given, even when it is
-  /// longer than the run (then the peak is never reached; optim/lr_schedule.h).
-  static constexpr int64_t kDefaultWarmupSteps = 20;
-  /// The warm-up actually used. @return warmup_steps, or min(20, steps) when it was not given.
-  int64_t resolved_warmup_steps() const { return warmup_steps ? *warmup_steps : std::min(kDefaultWarmupSteps, steps); }
-  /// The cosine floor actually used: one tenth of the peak unless given (as nanoGPT sets it), so
-  /// a --lr below the floor's usual value never meets a floor above it.
-  /// @return min_lr, or lr / 10 when it was not given.
-  double resolved_min_lr() const { return min_lr ? *min_lr : lr / 10; }
-
-  /// The gradient synchronisation actually used (resolves the stage-dependent default).
-  /// @return step or micro_batch.
-  GradSync resolved_grad_sync() const {
-    if (grad_sync) return *grad_sync;
-    return stage <= 1 ? GradSync::step : GradSync::micro_batch;
-  }
-  /// The tensor-parallel blocks actually used: --mp-blocks, or --mp-size (the fewest that let
-  /// every model-parallel rank hold whole blocks). @return B.
-  int64_t resolved_mp_blocks() const { return mp_blocks ? *mp_blocks : mp_size; }
-  /// Data-parallel ranks: world_size / (mp_size · pp_size) (validated to divide). @return N_d.
-  int64_t dp_size() const { return world_size / (mp_size * pp_size); }
-  /// Blocks per pipeline stage: --pp-split, or the balanced split. @return N_p counts (zt::Error
-  /// naming the flag when they cannot be).
-  std::vector<int> resolved_pp_split() const {
-    return pp_split.empty() ? schedule::balanced_split(static_cast<int>(layers), static_cast<int>(pp_size))
-                            : schedule::parse_pipe_split(pp_split, static_cast<int>(layers), static_cast<int>(pp_size));
-  }
-  /// The ranks ZeRO shards the model states over: --shard-group G (hybrid sharding), or all N_d.
-  /// @return G.
-  int64_t resolved_shard_group() const { return shard_group ? *shard_group : dp_size(); }
-  /// Whether the states are sharded over groups smaller than the data-parallel group.
-  /// @return G < N_d.
-  bool hybrid_sharding() const { return resolved_shard_group() < dp_size(); }
-  /// Micro-batches per data-parallel rank per step: global_batch / (N_d * micro_batch); the
-  /// model-parallel ranks of one data-parallel rank share its micro-batches.
-  /// @return the count (validated to divide exactly).
-  int64_t micro_batches_per_rank() const { return global_batch / (dp_size() * micro_batch); }
-
-  /// Whether the optimizer is offloaded (--offload-optimizer host or file:DIR). @return true if so.
-  bool offloads_optimizer() const { return offload_optimizer.offloaded(); }
-  /// The directory of a file tier. @return DIR of --offload-optimizer file:DIR, else "".
-  const std::string& offload_optimizer_dir() const { return offload_optimizer.dir; }
-  /// The directory of the parameter tier. @return DIR of --offload-params file:DIR, else "".
-  const std::string& offload_params_dir() const { return offload_params.dir; }
-
-  /// Micro-batches per step on one rank: global_batch / micro_batch.
-  /// @return the count (validated to divide exactly).
-  int64_t micro_batches() const { return global_batch / micro_batch; }
-
-  /// Every place this run writes that a flag named (files, and directories to write into), the
-  /// one list zero-train prepares before it trains (core/output_place.h) and the tests walk.
-  /// @return the places of the flags that were given.
-  std::vector<OutputPlace> output_places() const;
 };
 
 /// Parse argv into a TrainConfig. Throws zt::Error on malformed input; the settings as a whole are
@@ -198,20 +51,9 @@ void resolve_micro_batch(TrainConfig& config);
 /// on this machine (>= 1).
 void resolve_threads(TrainConfig& config, int64_t local_ranks);
 
-/// Checks that need only the settings (sizes, divisibility, batch arithmetic).
+/// validate(RunOptions) (train/run_options.h), and the checks of how the command line gave them (a global batch that
+/// splits over N_d when --micro-batch is derived; --config's gradient_accumulation_steps).
 /// @param config the settings to check; throws zt::Error naming the first problem.
 void validate(const TrainConfig& config);
-
-/// The optimizer the settings choose, with its hyper-parameters, for step/element_optimizer.h.
-/// @param c the settings. @return --optimizer with --beta1/--beta2/--eps/--weight-decay/--momentum.
-inline step::OptimizerSettings optimizer_settings(const TrainConfig& c) {
-  return {.adam = c.optimizer != Optimizer::sgd,
-          .adam_config = {.beta1 = c.beta1,
-                          .beta2 = c.beta2,
-                          .eps = c.eps,
-                          .weight_decay = c.weight_decay,
-                          .decoupled = c.optimizer == Optimizer::adamw},
-          .sgd_config = {.momentum = c.momentum, .weight_decay = c.weight_decay, .nesterov = false}};
-}
 
 }  // namespace zt::train

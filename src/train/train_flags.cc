@@ -279,4 +279,21 @@ std::vector<std::pair<std::string, std::string>> zero_preset_flags(ZeroPreset pr
       {"stage", stage}, {"partition-activations", partition}, {"allocator", "zero"}, {"checkpoint-activations", "on"}};
 }
 
+uint64_t settings_hash(const ArgParser& flags) {
+  // Every value as its flag text, numbers as the shortest decimal that reads back as the same
+  // value: eps = 1e-8 and 2e-8 (or any two doubles) hash apart, where six-decimal text would not.
+  const std::string text = flags.hashed_settings();
+  uint64_t h = 1469598103934665603ull;  // FNV-1a 64
+  for (unsigned char ch : text) h = (h ^ ch) * 1099511628211ull;
+  return h;
+}
+
+uint64_t config_hash(const RunOptions& c) {
+  TrainConfig settings;  // the settings only a program reads are not hashed: their defaults do
+  static_cast<RunOptions&>(settings) = c;
+  ArgParser flags("zero-train", "");
+  train::declare_train_flags(flags, settings);
+  return settings_hash(flags);
+}
+
 }  // namespace zt::train

@@ -2,13 +2,14 @@
 //
 // declare_train_flags() is the single list: each flag's name, help, default, range or words, and
 // whether the ranks of a job must share it (core/cli.h's registry). Parsing (train_config.h),
-// --help, --print-config (config_as_flags), the start-up agreement of the ranks
-// (zero/config_check.h's config_hash) and the sources that set flags besides the command line (a
+// --help, --print-config (config_as_flags), the start-up agreement of the ranks (config_hash,
+// exchanged by zero/config_check.h) and the sources that set flags besides the command line (a
 // --zero-config preset, a --config file: set_flag_from) all walk it, so a new flag is one
 // declaration here and nothing else. Not here: the checks that need several settings together
 // (train_config.h's validate).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,6 +23,16 @@ namespace zt::train {
 /// current values are the defaults --help shows, and what as_flags compares with).
 /// @param parser the registry to fill. @param config the targets; must outlive the parser's use.
 void declare_train_flags(ArgParser& parser, TrainConfig& config);
+
+/// A 64-bit hash of the hashed flags of a registry (FNV-1a over ArgParser::hashed_settings:
+/// every value as its flag text, numbers exactly, so the smallest difference counts).
+/// @param flags a registry whose targets hold the settings. @return the hash.
+uint64_t settings_hash(const ArgParser& flags);
+
+/// A 64-bit hash of every setting of zero-train that must agree across ranks (the ranks' start-up
+/// agreement, zero/config_check.h): settings_hash of the declarations below, resolved values
+/// where a default is derived. @param config the run's settings. @return the hash.
+uint64_t config_hash(const RunOptions& config);
 
 /// The settings as a zero-train command line: every flag whose value differs from the default, in
 /// declaration order (what --print-config prints; it parses back to the same settings).

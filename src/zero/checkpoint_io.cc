@@ -28,7 +28,7 @@ std::vector<CanonicalPiece> canonical_pieces(const model::Manifest& storage, std
   return out;
 }
 
-std::vector<std::string> checkpoint_states(const train::TrainConfig& c) {
+std::vector<std::string> checkpoint_states(const train::RunOptions& c) {
   if (c.optimizer == train::Optimizer::sgd) return {"master", "sgd.momentum"};
   return {"master", "adam.m", "adam.v"};
 }
@@ -42,7 +42,7 @@ nlohmann::json model_json(const model::GptConfig& m) {
 
 }  // namespace
 
-checkpoint::Manifest checkpoint_header(const train::TrainConfig& c, const ZeroPlan& plan, const std::string& dataset,
+checkpoint::Manifest checkpoint_header(const train::RunOptions& c, const ZeroPlan& plan, const std::string& dataset,
                                        const RunScalars& s) {
   checkpoint::Manifest m;
   const model::GptConfig& g = plan.shape.model;
@@ -83,7 +83,7 @@ checkpoint::Manifest checkpoint_header(const train::TrainConfig& c, const ZeroPl
   return m;
 }
 
-RunScalars check_resumable(const checkpoint::Manifest& m, const std::string& where, const train::TrainConfig& c,
+RunScalars check_resumable(const checkpoint::Manifest& m, const std::string& where, const train::RunOptions& c,
                            const ZeroPlan& plan, const std::string& dataset) {
   const nlohmann::json ours = model_json(plan.shape.model);
   for (const auto& [key, value] : ours.items())

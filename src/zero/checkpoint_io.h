@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "checkpoint/manifest.h"
-#include "train/train_config.h"
+#include "train/run_options.h"
 #include "zero/zero_plan.h"
 
 namespace zt::zero {
@@ -46,7 +46,7 @@ std::vector<CanonicalPiece> canonical_pieces(const model::Manifest& storage, std
 
 /// The per-element states of a run: "master", then "adam.m", "adam.v" or "sgd.momentum".
 /// @param c the settings. @return the names in save order.
-std::vector<std::string> checkpoint_states(const train::TrainConfig& c);
+std::vector<std::string> checkpoint_states(const train::RunOptions& c);
 
 /// The scalars a run continues from.
 struct RunScalars {
@@ -60,7 +60,7 @@ struct RunScalars {
 /// sharded, the run's scalars and settings, the states and the canonical parameters.
 /// @param c the settings. @param plan a rank's plan (any rank: the layout's rank-free parts are
 /// used). @param dataset the dataset's description. @param s the scalars. @return the header.
-checkpoint::Manifest checkpoint_header(const train::TrainConfig& c, const ZeroPlan& plan, const std::string& dataset,
+checkpoint::Manifest checkpoint_header(const train::RunOptions& c, const ZeroPlan& plan, const std::string& dataset,
                                        const RunScalars& s);
 
 /// Check that a checkpoint can continue this run: the same model (shape and --mp-blocks), the
@@ -69,7 +69,7 @@ checkpoint::Manifest checkpoint_header(const train::TrainConfig& c, const ZeroPl
 /// @param m the checkpoint's manifest. @param where its directory, for messages.
 /// @param c this run's settings. @param plan this rank's plan. @param dataset this run's
 /// dataset description. @return the scalars to continue from.
-RunScalars check_resumable(const checkpoint::Manifest& m, const std::string& where, const train::TrainConfig& c,
+RunScalars check_resumable(const checkpoint::Manifest& m, const std::string& where, const train::RunOptions& c,
                            const ZeroPlan& plan, const std::string& dataset);
 
 }  // namespace zt::zero

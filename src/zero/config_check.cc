@@ -10,28 +10,12 @@
 
 namespace zt::zero {
 
-using train::TrainConfig;
-
-uint64_t settings_hash(const ArgParser& flags) {
-  // Every value as its flag text, numbers as the shortest decimal that reads back as the same
-  // value: eps = 1e-8 and 2e-8 (or any two doubles) hash apart, where six-decimal text would not.
-  const std::string text = flags.hashed_settings();
-  uint64_t h = 1469598103934665603ull;  // FNV-1a 64
-  for (unsigned char ch : text) h = (h ^ ch) * 1099511628211ull;
-  return h;
-}
-
-uint64_t config_hash(const TrainConfig& c) {
-  TrainConfig settings = c;
-  ArgParser flags("zero-train", "");
-  train::declare_train_flags(flags, settings);
-  return settings_hash(flags);
-}
+using train::RunOptions;
 
 /// Exchange config hashes: every rank learns whether all agree, and fails with the same message.
-void check_same_config(const TrainConfig& c, Collective& coll) {
+void check_same_config(const RunOptions& c, Collective& coll) {
   if (coll.size() == 1) return;
-  const uint64_t h = config_hash(c);
+  const uint64_t h = train::config_hash(c);
   // two 32-bit halves as floats would lose bits: send 4 exact 16-bit pieces as floats
   std::vector<float> mine(4), all(4 * static_cast<std::size_t>(coll.size()));
   for (int k = 0; k < 4; ++k) mine[static_cast<std::size_t>(k)] = static_cast<float>((h >> (16 * k)) & 0xffff);
@@ -53,7 +37,7 @@ void check_same_config(const TrainConfig& c, Collective& coll) {
   }
 }
 
-void check_job_config(const train::TrainConfig& config, Collective& dp, Collective* mp, Collective* pp) {
+void check_job_config(const train::RunOptions& config, Collective& dp, Collective* mp, Collective* pp) {
   ZT_CHECK(config.dp_size() == dp.size(), "--world-size ", config.world_size, " / (--mp-size ", config.mp_size,
            " x --pp-size ", config.pp_size, ") = ", config.dp_size(), " data-parallel ranks, but the group has ",
            dp.size());

@@ -137,7 +137,7 @@ void together(Collective& dp, Collective* mp, Collective* pp, const std::string&
 /// @param plan this rank's plan. @param dataset its description. @param s the run's scalars.
 /// @param with_owned_state as for write_rank_pieces.
 template <typename WithOwnedState>
-void save_rank_checkpoint(Collective& dp, Collective* mp, Collective* pp, int world_rank, const train::TrainConfig& c,
+void save_rank_checkpoint(Collective& dp, Collective* mp, Collective* pp, int world_rank, const train::RunOptions& c,
                           const ZeroPlan& plan, const std::string& dataset, const RunScalars& s,
                           WithOwnedState&& with_owned_state) {
   const std::string where = checkpoint::step_dir(c.save_dir, s.step);
@@ -164,7 +164,7 @@ void save_rank_checkpoint(Collective& dp, Collective* mp, Collective* pp, int wo
 /// @param with_params as for read_rank_states. @param with_owned_state as for read_rank_states.
 /// @return the run's scalars at the checkpoint.
 template <typename T, typename WithParams, typename WithOwnedState>
-RunScalars load_rank_checkpoint(Collective& dp, Collective* mp, Collective* pp, const train::TrainConfig& c,
+RunScalars load_rank_checkpoint(Collective& dp, Collective* mp, Collective* pp, const train::RunOptions& c,
                                 const ZeroPlan& plan, const std::string& dataset, WithParams&& with_params,
                                 WithOwnedState&& with_owned_state) {
   RunScalars s;

@@ -43,7 +43,7 @@
 #include "pipeline/stage_runner.h"
 #include "train/heldout.h"
 #include "train/memory_plan.h"
-#include "train/train_config.h"
+#include "train/run_options.h"
 #include "zero/model_state_stores.h"
 #include "zero/step_interpreter.h"
 #include "zero/step_program.h"
@@ -75,7 +75,7 @@ class HeldoutEvaluator final : public model::ParamProvider<T> {
   /// the arena's memory. @param host_side where the predictions live (host memory: the arena
   /// itself on the host, the pinned host side on a device). @param runner a pipeline stage's
   /// runner (its group, and the last stage's copy of wte; null without a pipeline).
-  HeldoutEvaluator(const train::TrainConfig& config, const Dataset& data, const ZeroPlan& plan, Collective& coll,
+  HeldoutEvaluator(const train::RunOptions& config, const Dataset& data, const ZeroPlan& plan, Collective& coll,
                    Arena& arena, ParamStore<T>& params, step::LoopOps<T>& ops, Arena& host_side,
                    pipeline::StageRunner<T>* runner = nullptr)
       : c_(config), heldout_(data.heldout()), plan_(plan), coll_(coll), params_(params), runner_(runner) {
@@ -181,7 +181,7 @@ class HeldoutEvaluator final : public model::ParamProvider<T> {
   void grad_done(int unit) override { (void)unit; }
 
  private:
-  const train::TrainConfig& c_;
+  const train::RunOptions& c_;
   const HeldoutSet* heldout_;  // null: no held-out split
   ZeroPlan plan_;              // acquire_order cut to one forward
   Collective& coll_;

@@ -26,7 +26,7 @@
 #include "step/categories.h"
 #include "step/loop_ops.h"
 #include "train/placement.h"
-#include "train/train_config.h"
+#include "train/run_options.h"
 #include "zero/arena_states.h"
 #include "zero/zero_plan.h"
 #include "zero_r/copy_engine.h"
@@ -115,9 +115,9 @@ class ParamStore {
 /// @param ops the loop's ops on the arena's memory. @param steps protocol steps 4-6 there.
 /// @return the store.
 template <typename T>
-std::unique_ptr<offload::StateStore<T>> make_state_store(const ZeroPlan& plan, const train::TrainConfig& c,
-                                                         Arena& arena, Arena* host, zero_r::CopyEngine* copies,
-                                                         int world_rank, ParamStore<T>& params, step::LoopOps<T>& ops,
+std::unique_ptr<offload::StateStore<T>> make_state_store(const ZeroPlan& plan, const train::RunOptions& c, Arena& arena,
+                                                         Arena* host, zero_r::CopyEngine* copies, int world_rank,
+                                                         ParamStore<T>& params, step::LoopOps<T>& ops,
                                                          step::StepOps<T>& steps) {
   const offload::TierShape shape = offload_tier_shape(plan);  // the owned elements, S_o's extent per unit
   if (plan.offload_optimizer) {

@@ -83,7 +83,7 @@ class ZeroLoop {
   static constexpr bool kFp32 = std::is_same_v<T, float>;
 
  public:
-  ZeroLoop(const TrainConfig& c, const Dataset& data, RankGroups groups, const std::vector<zero_r::ReplayRegion>& md,
+  ZeroLoop(const RunOptions& c, const Dataset& data, RankGroups groups, const std::vector<zero_r::ReplayRegion>& md,
            RunArtifacts* artifacts)
       : c_(c),
         data_(data),
@@ -405,7 +405,7 @@ class ZeroLoop {
     return m;
   }
 
-  const TrainConfig& c_;
+  const RunOptions& c_;
   const Dataset& data_;
   Placement<T> place_;  // host or device: the arena's slab and the ops (train/placement.h)
   Collective& coll_;    // the data-parallel group ZeRO shards over (hybrid sharding: its shard group view)
@@ -446,7 +446,7 @@ class ZeroLoop {
 
 }  // namespace
 
-ZeroRunResult train_zero(const train::TrainConfig& config, const Dataset& data, RankGroups groups,
+ZeroRunResult train_zero(const train::RunOptions& config, const Dataset& data, RankGroups groups,
                          const std::vector<zero_r::ReplayRegion>& md_regions, const train::StepCallback& on_step,
                          train::RunArtifacts* artifacts) {
   train::validate(config);

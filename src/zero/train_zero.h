@@ -17,9 +17,9 @@
 #include "data/dataset.h"
 #include "memory/arena.h"
 #include "offload/io_thread.h"
+#include "train/run_options.h"
 #include "train/run_result.h"
 #include "train/single_rank.h"
-#include "train/train_config.h"
 #include "zero/config_check.h"
 #include "zero/step_counters.h"
 #include "zero/timeline.h"
@@ -101,7 +101,7 @@ struct RankGroups {
 /// @param artifacts filled for the dump flags set in config; final_params and step1_grad are
 /// gathered in canonical order with padding stripped, on every rank (may be null).
 /// @return the records, every predicted field empty.
-ZeroRunResult train_zero(const train::TrainConfig& config, const Dataset& data, RankGroups groups,
+ZeroRunResult train_zero(const train::RunOptions& config, const Dataset& data, RankGroups groups,
                          const std::vector<zero_r::ReplayRegion>& md_regions, const train::StepCallback& on_step,
                          train::RunArtifacts* artifacts);
 

@@ -52,7 +52,7 @@ std::vector<std::size_t> pipeline_acquire_order(const ZeroPlan& p) {
 
 /// ZeRO-R's P_a and the offload tiers: where activations, optimizer states and parameter shards
 /// live besides the arena.
-void plan_tiers(ZeroPlan& p, const train::TrainConfig& c) {
+void plan_tiers(ZeroPlan& p, const train::RunOptions& c) {
   p.partition_activations = c.partition_activations != train::PartitionActivations::off;
   p.offload_activations = c.partition_activations == train::PartitionActivations::cpu;
   p.offload_optimizer = c.offloads_optimizer();
@@ -89,7 +89,7 @@ void plan_calls(ZeroPlan& p) {
 
 }  // namespace
 
-ZeroPlan make_zero_plan(const train::TrainConfig& c, int64_t dataset_vocab, int dp_rank, int mp_rank, int pp_rank) {
+ZeroPlan make_zero_plan(const train::RunOptions& c, int64_t dataset_vocab, int dp_rank, int mp_rank, int pp_rank) {
   ZeroPlan p;
   p.shape = train::single_rank_shape(c, c.vocab ? c.vocab : dataset_vocab);
   ZT_CHECK(p.shape.model.vocab >= dataset_vocab, "--vocab ", p.shape.model.vocab,

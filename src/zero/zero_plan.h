@@ -17,7 +17,7 @@
 #include "schedule/buckets.h"
 #include "schedule/pipeline.h"
 #include "train/memory_plan.h"
-#include "train/train_config.h"
+#include "train/run_options.h"
 #include "zero/layout.h"
 
 namespace zt::zero {
@@ -31,31 +31,8 @@ inline constexpr const char* reduce_wire = "reduce_wire";          ///< 16-bit c
 inline constexpr const char* pipe_boundary = "pipe_boundary";
 }  // namespace zero_category
 
-/// The derived plan of one rank.
-///
-/// The stage is the paper's (S_p, S_g, S_o) in `spec` — what a rank keeps of each model state
-/// across a step — and everything else the step engine reads is derived from it and the schedule
-/// in make_zero_plan, in one place:
-///   reduce_each_micro_batch  the schedule: --grad-sync micro-batch (default: the stage's S_g —
-///                            a gradient can only be kept as a shard if every micro-batch's is
-///                            reduced before the next one is added to it)
-///   reduce_scatters_grad     the reduction delivers only this rank's shard: S_o (a rank updates
-///                            only its shard, so that is all it needs of the summed gradient)
-///   spec.grads (S_g)         what the run actually keeps: reduce_scatters_grad and
-///                            reduce_each_micro_batch (see make_zero_plan for when this differs
-///                            from the stage's own S_g)
-struct ZeroPlan {
-  train::SingleRankShape shape;  ///< model, precision, ψ, K, b (micro_batches = the global M)
-  model::MpPlacement mp;         ///< this rank's model-parallel placement (N_m = 1: none)
-  model::Manifest manifest;      ///< the units this model-parallel rank stores (model/manifest.h)
-  Layout layout;                 ///< its padded units over the shard group (G ranks), this rank's offsets
-  /// The data-parallel group: N_d ranks, each computing its own micro-batches. ZeRO shards over
-  /// all of them (layout.world_size = N_d), or, with hybrid sharding (--shard-group G), over
-  /// groups of G consecutive ones (layout.world_size = G, layout.rank = dp_rank mod G), the states
-  /// replicated across the N_d / G groups.
-  std::size_t dp_size = 1;
-  std::size_t dp_rank = 0;  ///< this rank in the data-parallel group
-  // ---- pipeline parallelism (schedule/pipeline.h, pipeline/stage_runner.h) ----
+/// A pipeline stage's part of a plan (schedule/pipeline.h, pipeline/stage_runner.h).
+struct PipelinePlan {
   int pp_size = 1;                         ///< N_p, pipeline stages
   int pp_rank = 0;                         ///< this rank's stage
   model::PipeStage pipe;                   ///< its blocks (every block when N_p = 1)
@@ -68,8 +45,53 @@ struct ZeroPlan {
   /// Workspaces (activations, checkpoints, token ids) held at once: the micro-batches in flight on
   /// this stage (schedule::peak_in_flight: GPipe M, 1F1B min(N_p - s, M)); 1 without a pipeline.
   std::size_t pipe_slots = 1;
-  int stage = 0;   ///< 0..3
-  ShardSpec spec;  ///< S_p, S_g, S_o this run keeps, and N
+  /// Whether this rank runs a pipeline stage of several. @return N_p > 1.
+  bool pipelined() const { return pp_size > 1; }
+};
+
+/// Where a plan keeps what is not in the rank's arena: ZeRO-R's partitioned activations and the
+/// offload tiers (zero_r/, offload/).
+struct TierPlan {
+  /// ZeRO-R: activation checkpoints as 1/N_m slices (P_a, zero_r/partitioned_checkpoints.h)
+  bool partition_activations = false;
+  bool offload_activations = false;  ///< P_a+cpu: the slices in the host tier
+  // ZeRO-Offload (chapter 14, offload/optimizer_tier.h): --offload-optimizer host or file:DIR
+  bool offload_optimizer = false;   ///< FP32 master, optimizer state and the update in the host tier
+  bool offload_to_file = false;     ///< ... kept in a file per rank, streamed through the host tier
+  std::size_t offload_buffers = 0;  ///< the file tier's ring: min(--offload-buffers, units)
+  /// --offload-params file:DIR (stage 3): the sharded units' compute-dtype shards live in a file
+  /// per rank (offload/param_file_tier.h), not in params_layout (their extent there is 0)
+  bool offload_params = false;
+  std::size_t param_buffers = 0;  ///< the parameter tier's ring: max(--offload-buffers, --prefetch + 1)
+};
+
+/// The derived plan of one rank: its sharding (below), composed with its pipeline stage's part
+/// (PipelinePlan) and where its tiers keep what is not in the arena (TierPlan).
+///
+/// The stage is the paper's (S_p, S_g, S_o) in `spec` — what a rank keeps of each model state
+/// across a step — and everything else the step engine reads is derived from it and the schedule
+/// in make_zero_plan, in one place:
+///   reduce_each_micro_batch  the schedule: --grad-sync micro-batch (default: the stage's S_g —
+///                            a gradient can only be kept as a shard if every micro-batch's is
+///                            reduced before the next one is added to it)
+///   reduce_scatters_grad     the reduction delivers only this rank's shard: S_o (a rank updates
+///                            only its shard, so that is all it needs of the summed gradient)
+///   spec.grads (S_g)         what the run actually keeps: reduce_scatters_grad and
+///                            reduce_each_micro_batch (see make_zero_plan for when this differs
+///                            from the stage's own S_g)
+struct ZeroPlan : PipelinePlan, TierPlan {
+  train::SingleRankShape shape;  ///< model, precision, ψ, K, b (micro_batches = the global M)
+  model::MpPlacement mp;         ///< this rank's model-parallel placement (N_m = 1: none)
+  model::Manifest manifest;      ///< the units this model-parallel rank stores (model/manifest.h)
+  Layout layout;                 ///< its padded units over the shard group (G ranks), this rank's offsets
+  /// The data-parallel group: N_d ranks, each computing its own micro-batches. ZeRO shards over
+  /// all of them (layout.world_size = N_d), or, with hybrid sharding (--shard-group G), over
+  /// groups of G consecutive ones (layout.world_size = G, layout.rank = dp_rank mod G), the states
+  /// replicated across the N_d / G groups.
+  std::size_t dp_size = 1;
+  std::size_t dp_rank = 0;  ///< this rank in the data-parallel group
+  int stage = 0;            ///< 0..3
+  ShardSpec spec;           ///< S_p, S_g, S_o this run keeps, and N
   /// Per unit: what is sharded of it. `spec` for every unit, except in stage 3 with
   /// --persist-below-mb, where a unit whose compute-dtype parameters are smaller than the
   /// threshold keeps them whole (S_p = 0: a ZeRO-2 unit in a ZeRO-3 run, never gathered per use).
@@ -102,17 +124,6 @@ struct ZeroPlan {
   /// from the copy it receives and are not here), one gather window of the step program.
   std::vector<std::size_t> acquire_order;
   std::size_t prefetch = 0;  ///< stage 3: gathers issued ahead of the unit in use
-  /// ZeRO-R: activation checkpoints as 1/N_m slices (P_a, zero_r/partitioned_checkpoints.h)
-  bool partition_activations = false;
-  bool offload_activations = false;  ///< P_a+cpu: the slices in the host tier
-  // ZeRO-Offload (chapter 14, offload/optimizer_tier.h): --offload-optimizer host or file:DIR
-  bool offload_optimizer = false;   ///< FP32 master, optimizer state and the update in the host tier
-  bool offload_to_file = false;     ///< ... kept in a file per rank, streamed through the host tier
-  std::size_t offload_buffers = 0;  ///< the file tier's ring: min(--offload-buffers, units)
-  /// --offload-params file:DIR (stage 3): the sharded units' compute-dtype shards live in a file
-  /// per rank (offload/param_file_tier.h), not in params_layout (their extent there is 0)
-  bool offload_params = false;
-  std::size_t param_buffers = 0;  ///< the parameter tier's ring: max(--offload-buffers, --prefetch + 1)
   /// Whether unit u's compute-dtype shard is in the parameter tier's file. @param u unit.
   /// @return S_p of the unit with --offload-params.
   bool params_in_file(std::size_t u) const { return offload_params && params_sharded(u); }
@@ -127,8 +138,6 @@ struct ZeroPlan {
 
   /// The model options of this rank: its placement and the run's checkpointing. @return them.
   model::ModelOptions model_options() const { return {mp, shape.checkpoint_activations, partition_activations, pipe}; }
-  /// Whether this rank runs a pipeline stage of several. @return N_p > 1.
-  bool pipelined() const { return pp_size > 1; }
   /// Which copy of the states this rank's shard group holds (0 without hybrid sharding).
   /// @return dp_rank / G.
   std::size_t replica_rank() const { return dp_rank / layout.world_size; }
@@ -199,7 +208,7 @@ std::size_t checkpoint_slice_of(const ZeroPlan& p);
 /// @param mp_rank this rank in its model-parallel group (0 without model parallelism).
 /// @param pp_rank this rank's pipeline stage (0 without a pipeline).
 /// @return the plan.
-ZeroPlan make_zero_plan(const train::TrainConfig& c, int64_t dataset_vocab, int dp_rank, int mp_rank = 0,
+ZeroPlan make_zero_plan(const train::RunOptions& c, int64_t dataset_vocab, int dp_rank, int mp_rank = 0,
                         int pp_rank = 0);
 
 }  // namespace zt::zero

@@ -17,6 +17,7 @@
 
 #include "data/addition.h"
 #include "train/single_rank.h"
+#include "train/train_config.h"
 
 #include "support/run_program.h"
 

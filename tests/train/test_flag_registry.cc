@@ -139,11 +139,11 @@ TEST_CASE("every flag: --print-config parses back to the same settings, and the 
       INFO("printed: " << line << (again.ok ? "" : " (" + again.error + ")"));
       REQUIRE(again.ok);
       CHECK(zt::train::config_as_flags(again.config) == line);
-      CHECK(zt::zero::config_hash(again.config) == zt::zero::config_hash(with.config));
+      CHECK(zt::train::config_hash(again.config) == zt::train::config_hash(with.config));
       printed = printed || line != zt::train::config_as_flags(base.config);
       // the hash changes exactly when the flag is hashed and what it hashes changed
       const bool differs = hashed_text(with.config, f.name) != hashed_text(base.config, f.name);
-      const bool changes = zt::zero::config_hash(with.config) != zt::zero::config_hash(base.config);
+      const bool changes = zt::train::config_hash(with.config) != zt::train::config_hash(base.config);
       CHECK(changes == (f.hashed && differs));
       hash_changed = hash_changed || changes;
     }
@@ -170,7 +170,7 @@ TEST_CASE("input-only flags (--config, --zero-config, --print-config) are neithe
   const Parsed again = parse(words_of(line));
   REQUIRE(again.ok);
   CHECK(zt::train::config_as_flags(again.config) == line);
-  CHECK(zt::zero::config_hash(again.config) == zt::zero::config_hash(preset.config));
+  CHECK(zt::train::config_hash(again.config) == zt::train::config_hash(preset.config));
 }
 
 TEST_CASE("a new flag is one declaration: --help, the printed settings and the hash see it", "[ch6][config]") {
@@ -185,7 +185,7 @@ TEST_CASE("a new flag is one declaration: --help, the printed settings and the h
   CHECK(p.usage().find("--test-knob INT") != std::string::npos);
   CHECK(p.usage().find("(default: 7)") != std::string::npos);
   CHECK(p.as_flags().empty());
-  const uint64_t before = zt::zero::settings_hash(p);
+  const uint64_t before = zt::train::settings_hash(p);
 
   std::vector<std::string> words{"zero-train", "--test-knob", "9", "--test-output", "/tmp/x", "--stage", "2"};
   std::vector<char*> argv;
@@ -193,11 +193,11 @@ TEST_CASE("a new flag is one declaration: --help, the printed settings and the h
   REQUIRE(p.parse(static_cast<int>(argv.size()), argv.data()));
   CHECK(knob == 9);
   CHECK(p.as_flags() == "--stage 2 --test-knob 9 --test-output /tmp/x");  // declaration order
-  const uint64_t after = zt::zero::settings_hash(p);
+  const uint64_t after = zt::train::settings_hash(p);
   CHECK(after != before);
   // the unhashed output leaves the hash alone; the hashed knob moves it
   place = "/elsewhere";
-  CHECK(zt::zero::settings_hash(p) == after);
+  CHECK(zt::train::settings_hash(p) == after);
   knob = 10;
-  CHECK(zt::zero::settings_hash(p) != after);
+  CHECK(zt::train::settings_hash(p) != after);
 }

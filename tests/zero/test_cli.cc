@@ -11,6 +11,7 @@
 
 #include "core/atomic_file.h"
 #include "support/run_program.h"
+#include "train/train_flags.h"
 #include "zero/config_check.h"
 #include "zero/zero_fixtures.h"
 
@@ -81,20 +82,27 @@ TEST_CASE("mismatched configs across ranks: every rank fails with a clear messag
 TEST_CASE("config hash: every floating-point setting is compared by its exact bits", "[ch6]") {
   // six-decimal text would hash eps = 1e-8 and 2e-8 alike: ranks would train with different eps
   const auto base = zero_config(2, 2, 1, "fp32");
-  for (double train::TrainConfig::*field :
-       {&train::TrainConfig::lr, &train::TrainConfig::weight_decay, &train::TrainConfig::beta1,
-        &train::TrainConfig::beta2, &train::TrainConfig::eps, &train::TrainConfig::momentum,
-        &train::TrainConfig::clip_grad_norm, &train::TrainConfig::loss_scale_init,
-        &train::TrainConfig::loss_scale_growth_factor, &train::TrainConfig::loss_scale_backoff,
-        &train::TrainConfig::bucket_mb, &train::TrainConfig::persist_below_mb}) {
+  using Field = double& (*)(train::TrainConfig&);  // the settings live in several option structs
+  for (Field field : std::vector<Field>{[](train::TrainConfig& c) -> double& { return c.lr; },
+                                        [](train::TrainConfig& c) -> double& { return c.weight_decay; },
+                                        [](train::TrainConfig& c) -> double& { return c.beta1; },
+                                        [](train::TrainConfig& c) -> double& { return c.beta2; },
+                                        [](train::TrainConfig& c) -> double& { return c.eps; },
+                                        [](train::TrainConfig& c) -> double& { return c.momentum; },
+                                        [](train::TrainConfig& c) -> double& { return c.clip_grad_norm; },
+                                        [](train::TrainConfig& c) -> double& { return c.loss_scale_init; },
+                                        [](train::TrainConfig& c) -> double& { return c.loss_scale_growth_factor; },
+                                        [](train::TrainConfig& c) -> double& { return c.loss_scale_backoff; },
+                                        [](train::TrainConfig& c) -> double& { return c.bucket_mb; },
+                                        [](train::TrainConfig& c) -> double& { return c.persist_below_mb; }}) {
     auto next = base;
-    next.*field = std::nextafter(base.*field, 1e300);  // the smallest possible difference
-    INFO("value " << base.*field);
-    CHECK(zero::config_hash(next) != zero::config_hash(base));
+    field(next) = std::nextafter(field(next), 1e300);  // the smallest possible difference
+    INFO("value " << field(next));
+    CHECK(train::config_hash(next) != train::config_hash(base));
   }
   auto floor = base;  // the floor is derived (lr / 10) unless given: its resolved bits are hashed
   floor.min_lr = std::nextafter(base.resolved_min_lr(), 1e300);
-  CHECK(zero::config_hash(floor) != zero::config_hash(base));
+  CHECK(train::config_hash(floor) != train::config_hash(base));
 }
 
 TEST_CASE("zero-train under zero-launch (torchrun variables): ranks from the environment", "[ch6]") {
@@ -175,7 +183,7 @@ TEST_CASE("persist-below-mb: a negative size is one clear line, and the setting 
   CHECK_THROWS_WITH(train::validate(c), Catch::Contains("--persist-below-mb -1 is negative"));
   auto a = zero_config(3, 2, 1, "fp32"), b = a;
   b.persist_below_mb = 1e-7;  // differs from 0 below to_string's six decimals
-  CHECK(zero::config_hash(a) != zero::config_hash(b));
+  CHECK(train::config_hash(a) != train::config_hash(b));
   // ranks started with different thresholds fail at start-up instead of issuing different gathers
   for (const std::string& error : run_two_configs(a, b)) {
     INFO(error);

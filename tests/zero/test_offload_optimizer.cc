@@ -25,6 +25,7 @@
 #include "predict/zero_comm.h"
 #include "predict/zero_memory.h"
 #include "support/run_program.h"
+#include "train/train_flags.h"
 #include "zero/config_check.h"
 #include "zero/offload_fixtures.h"
 #include "zero/offload_rows.h"
@@ -182,7 +183,7 @@ TEST_CASE("ZeRO-Offload settings are in the config hash: ranks that disagree fai
                             +[](train::TrainConfig& c) { c.offload_read_ahead = false; }}) {
     train::TrainConfig c1 = c0;
     change(c1);
-    CHECK(zero::config_hash(c1) != zero::config_hash(c0));
+    CHECK(train::config_hash(c1) != train::config_hash(c0));
   }
   train::TrainConfig c1 = c0;
   c1.offload_optimizer = {train::OffloadKind::host, ""};  // rank 1 was started with the flag, rank 0 without

@@ -1,6 +1,6 @@
 // chapter-02 — the mixed-precision loop, shown with runs of the real loop.
 //
-// Every number printed comes from zt::train::train_single_rank (src/train/single_rank.cc) on the
+// Every number printed comes from zt::reference::train_single_rank (src/reference/single_rank.cc) on the
 // embedded 1-digit addition task; nothing is typed in. It is a demonstration, not a benchmark.
 // Sections:
 //   1. fp32 vs fp16 vs bf16 on the same seed: losses at a few steps, held-out loss and accuracy
@@ -16,7 +16,7 @@
 #include "core/check.h"
 #include "core/cli.h"
 #include "data/addition.h"
-#include "train/single_rank.h"
+#include "reference/single_rank.h"
 #include "train/train_config.h"
 
 namespace {
@@ -47,7 +47,7 @@ RunResult train(const TrainConfig& c) {
   a.context = static_cast<std::size_t>(c.context);
   a.digits = static_cast<int>(c.digits);
   const zt::AdditionDataset data(a);
-  return zt::train::train_single_rank(c, data, {}, nullptr);
+  return zt::reference::train_single_rank(c, data, {}, nullptr);
 }
 
 int skipped_steps(const RunResult& r) {

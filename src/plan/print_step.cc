@@ -10,7 +10,7 @@ namespace zt::plan {
 
 std::string printed_step(const train::RunOptions& c) {
   if (uses_reference_loop(c))
-    return "one rank at stage 0 runs the single-rank reference loop (train/single_rank.cc), not a ZeRO "
+    return "one rank at stage 0 runs the single-rank reference loop (reference/single_rank.cc), not a ZeRO "
            "step; give --stage 1-3 or --world-size N to see one\n";
   const zero::ZeroPlan p = zero::make_zero_plan(c, resolve_vocab(c), 0, 0, 0);
   std::size_t live = 0;  // the set-up's allocations, alive through the step

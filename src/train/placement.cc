@@ -3,7 +3,6 @@
 
 #include <cstdlib>
 
-#include "collective/staged_collective.h"
 #include "core/check.h"
 #include "device/make_runtime.h"
 #include "fp/bf16.h"
@@ -52,28 +51,6 @@ ArenaSlab Placement<T>::host_slab(std::size_t bytes, const std::string& name) {
   void* p = std::aligned_alloc(Arena::kAlignment, Arena::aligned_size(bytes));
   ZT_CHECK(p != nullptr, name, ": the host could not reserve ", bytes, " bytes");
   return {static_cast<std::byte*>(p), bytes, [](std::byte* q) { std::free(q); }};
-}
-
-template <typename T>
-Collective& Placement<T>::collective(Collective& group) {
-  if (!runtime_) return group;
-  staged_.push_back(std::make_unique<StagedCollective>(group, *runtime_, stream_));
-  return *staged_.back();
-}
-
-template <typename T>
-void Placement<T>::reserve_staging(Collective& group, StagingRooms rooms) {
-  for (auto& s : staged_)
-    if (s.get() == &group) return s->reserve(rooms);
-  ZT_CHECK(!runtime_, "reserve_staging: the group is not one of this placement's staged groups");
-}
-
-template <typename T>
-std::map<std::string, std::size_t> Placement<T>::pinned_by_category() const {
-  std::size_t rooms = 0;
-  for (const auto& s : staged_) rooms += s->room_bytes();
-  if (rooms == 0) return {};
-  return {{kCollectiveStagingCategory, rooms}};
 }
 
 template class Placement<float>;

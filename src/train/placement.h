@@ -2,13 +2,13 @@
 // (the CPU kernels and plain loops) or a device runtime (device/runtime.h: the emulated device,
 // or CUDA), chosen once from `--device`.
 //
-// Why one object: a loop on a device differs from the same loop on the host in exactly four
+// Why one object: a loop on a device differs from the same loop on the host in exactly three
 // things, and this is where each is answered — the slab its arena manages (host memory or the
 // runtime's device memory, under the same ledger categories), the host-side slab for what the
-// loop itself fills and reads (token ids, predictions: pinned on a device), the three op sets
-// the loop calls instead of touching memory: the model's (model/model_ops.h), the optimizer
-// step's (step/step_ops.h) and the loop's own (step/loop_ops.h), and the group its tensors are
-// reduced over (on a device, staged through pinned host memory around the host's collective).
+// loop itself fills and reads (token ids, predictions: pinned on a device), and the three op
+// sets the loop calls instead of touching memory: the model's (model/model_ops.h), the optimizer
+// step's (step/step_ops.h) and the loop's own (step/loop_ops.h). (The groups the ZeRO engine
+// reduces over are staged around the host's collectives by collective/staged_groups.h.)
 // The loop's step code is the same for both; only this object's answers differ. On a device
 // every op is enqueued on one compute stream, so the loop's order is the stream's order. Every
 // setting runs on either. Not here: the memory plan; the tiers' own streams (zero_r/copy_engine.h,
@@ -21,8 +21,6 @@
 #include <string>
 #include <vector>
 
-#include "collective/collective.h"
-#include "collective/staged_collective.h"
 #include "device/cuda_probe.h"
 #include "device/runtime.h"
 #include "memory/arena.h"
@@ -62,17 +60,6 @@ class Placement {
   step::LoopOps<T>& loop_ops() { return *loop_; }
   /// @return the host-device copies enqueued so far, by kind (all zero on the host).
   device::CopyStats copies() const { return runtime_ ? runtime_->stats() : device::CopyStats{}; }
-  /// The group the loop reduces and gathers its tensors over: `group` itself on the host; on a
-  /// device, `group` behind pinned staging (collective/staged_collective.h), kept by this object.
-  /// @param group a host-side group (outlives this object). @return the group to use.
-  Collective& collective(Collective& group);
-  /// On a device, reserve a staged group's pinned rooms for its largest call
-  /// (collective/staged_collective.h); nothing on the host. @param group what collective()
-  /// returned. @param rooms the input and output rooms' sizes.
-  void reserve_staging(Collective& group, StagingRooms rooms);
-  /// @return pinned host memory held outside the loop's arenas, by ledger category (on a device:
-  /// the staged groups' rooms; empty on the host).
-  std::map<std::string, std::size_t> pinned_by_category() const;
   /// @return the device runtime (null on the host): for what copies on streams of its own.
   device::Runtime* runtime() { return runtime_.get(); }
   /// @return the compute stream every op is enqueued on (meaningless on the host).
@@ -86,7 +73,6 @@ class Placement {
   std::unique_ptr<model::ModelOps<T>> model_;
   std::unique_ptr<step::StepOps<T>> step_;
   std::unique_ptr<step::LoopOps<T>> loop_;
-  std::vector<std::unique_ptr<StagedCollective>> staged_;  // collective(): the device's staged groups
 };
 
 }  // namespace zt::train

@@ -58,6 +58,13 @@ struct RankMemory {
   std::size_t host_capacity = 0;                                  ///< the host tier's capacity (0: no host tier)
 };
 
+/// Values a run hands back for the --dump-* flags (filled only when asked for).
+struct RunArtifacts {
+  std::vector<float> step1_grad;     ///< FP32 gradient the optimizer got at step 1 (unscaled, averaged, unclipped)
+  std::vector<float> final_params;   ///< FP32 master weights after the last step (canonical order)
+  std::vector<int32_t> step1_batch;  ///< step 1's global batch, [global_batch, T+1]
+};
+
 /// Everything a run reports.
 struct RunResult {
   std::vector<StepRecord> steps;                       ///< one per optimizer step

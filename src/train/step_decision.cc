@@ -7,6 +7,15 @@
 
 namespace zt::train {
 
+LossScaler loss_scaler_for(const RunOptions& c) {
+  if (c.precision != model::Precision::fp16 || c.loss_scale == LossScale::none) return LossScaler::none();
+  return LossScaler(LossScalerConfig{.dynamic = true,
+                                     .initial_scale = static_cast<float>(c.loss_scale_init),
+                                     .growth_factor = static_cast<float>(c.loss_scale_growth_factor),
+                                     .backoff_factor = static_cast<float>(c.loss_scale_backoff),
+                                     .growth_interval = c.loss_scale_growth_interval});
+}
+
 StepDecision decide_step(const RunOptions& c, LossScaler& scaler, bool nonfinite,
                          std::span<const float> norm_block_sums, StepRecord& rec) {
   StepDecision d;

@@ -35,6 +35,11 @@ struct StepDecision {
 /// @param norm_block_sums the block sums of the unscaled gradient in canonical order.
 /// @param rec the step's record (loss_scale is the S this step used).
 /// @return the decision; zt::Error for a non-finite gradient without loss scaling.
+/// The loss scaler a run's settings ask for: dynamic for fp16, the no-op scaler otherwise.
+/// Every loop (single-rank and sharded) builds its scaler here, so they step it identically.
+/// @param config the settings. @return the scaler in its initial state.
+LossScaler loss_scaler_for(const RunOptions& config);
+
 StepDecision decide_step(const RunOptions& c, LossScaler& scaler, bool nonfinite,
                          std::span<const float> norm_block_sums, StepRecord& rec);
 

@@ -92,7 +92,7 @@ StagingRooms mp_staging_rooms(const ZeroPlan& p);
 /// On a device, the bytes of the engine's pinned host-side arena: the token ids and predictions
 /// (train/memory_plan.h's host_side_bytes) and the parameter tier's bounce record (with
 /// --offload-params), rounded up to the arena's alignment. (The staged groups' rooms are the
-/// runtime's pinned memory, reported beside the arena: Placement::pinned_by_category.)
+/// runtime's pinned memory, reported beside the arena: StagedGroups::pinned_by_category.)
 /// @param p the rank's plan. @return the bytes.
 std::size_t pinned_host_side_bytes(const ZeroPlan& p);
 

@@ -23,7 +23,7 @@
 // zero/pipeline_stage.h), and the loss comes from the last stage.
 // What is not here: the predictions of its memory and traffic (predict/, which walks the same
 // program), the checkpoint format (zero/engine_checkpoint.h), the dumps' gathers
-// (zero/dense_readback.h). The single-rank reference loop (train/single_rank.cc) shares none of
+// (zero/dense_readback.h). The single-rank reference loop (reference/single_rank.cc) shares none of
 // this: it is the oracle the engine is compared with, bit for bit.
 #include "zero/train_zero.h"
 
@@ -33,6 +33,7 @@
 #include <span>
 #include <type_traits>
 
+#include "collective/staged_groups.h"
 #include "core/atomic_file.h"
 #include "core/check.h"
 #include "kernels/blas.h"
@@ -88,9 +89,10 @@ class ZeroLoop {
       : c_(c),
         data_(data),
         place_(c.device),
-        coll_(place_.collective(groups.shards ? *groups.shards : groups.dp)),  // on a device: staged
+        staged_(place_.runtime(), place_.compute_stream()),
+        coll_(staged_.over(groups.shards ? *groups.shards : groups.dp)),  // on a device: staged
         hsdp_(groups.shards),  // hybrid sharding: the two levels, and all N_d ranks for the loss
-        mp_(groups.mp ? &place_.collective(*groups.mp) : nullptr),
+        mp_(groups.mp ? &staged_.over(*groups.mp) : nullptr),
         pp_(groups.pp),  // pipeline stages: activations by send/recv (pipeline/stage_runner.h)
         world_rank_(world_rank(groups)),
         artifacts_(artifacts),
@@ -176,8 +178,8 @@ class ZeroLoop {
       host_side_ = std::make_unique<Arena>(place_.host_slab(pinned_host_side_bytes(plan_), "host side"),
                                            "host side of rank " + std::to_string(world_rank_));
     Arena& host_side = !place_.on_device() ? arena_ : host_arena_ ? *host_arena_ : *host_side_;
-    place_.reserve_staging(coll_, dp_staging_rooms(plan_));          // on a device: the rooms for the largest
-    if (mp_) place_.reserve_staging(*mp_, mp_staging_rooms(plan_));  // calls (zero/dp_calls.h)
+    staged_.reserve(coll_, dp_staging_rooms(plan_));          // on a device: the rooms for the largest
+    if (mp_) staged_.reserve(*mp_, mp_staging_rooms(plan_));  // calls (zero/dp_calls.h)
     params_.emplace(plan_, arena_, c_.offload_params_dir(), world_rank_, place_, host_side);  // S_p: here, or a file
     states_ = make_state_store<T>(plan_, c_, arena_, host_arena_.get(), copies_.get(), world_rank_, *params_, ops(),
                                   steps());  // S_o
@@ -399,7 +401,7 @@ class ZeroLoop {
   // ---- memory -------------------------------------------------------------------------------
   RankMemory memory_report() const {  // measured only: predict/ adds the predictions beside it
     RankMemory m = rank_memory(arena_, world_rank_, host_arena_ ? host_arena_.get() : host_side_.get(),
-                               place_.pinned_by_category());
+                               staged_.pinned_by_category());
     m.dp_rank = static_cast<int>(rank());
     m.mp_rank = static_cast<int>(plan_.mp.rank);
     return m;
@@ -407,12 +409,13 @@ class ZeroLoop {
 
   const RunOptions& c_;
   const Dataset& data_;
-  Placement<T> place_;  // host or device: the arena's slab and the ops (train/placement.h)
-  Collective& coll_;    // the data-parallel group ZeRO shards over (hybrid sharding: its shard group view)
-  HybridGroup* hsdp_;   // hybrid sharding: coll_'s two levels and the whole group (null: coll_ is it)
-  Collective* mp_;      // the model-parallel group (null: N_m = 1)
-  Collective* pp_;      // the pipeline group (null: N_p = 1)
-  int world_rank_;      // dp_rank · N_m + mp_rank
+  Placement<T> place_;   // host or device: the arena's slab and the ops (train/placement.h)
+  StagedGroups staged_;  // on a device: the groups staged through pinned memory (collective/staged_groups.h)
+  Collective& coll_;     // the data-parallel group ZeRO shards over (hybrid sharding: its shard group view)
+  HybridGroup* hsdp_;    // hybrid sharding: coll_'s two levels and the whole group (null: coll_ is it)
+  Collective* mp_;       // the model-parallel group (null: N_m = 1)
+  Collective* pp_;       // the pipeline group (null: N_p = 1)
+  int world_rank_;       // dp_rank · N_m + mp_rank
   RunArtifacts* artifacts_;
   ZeroPlan plan_;
   const Layout& lay_;

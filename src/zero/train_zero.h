@@ -1,7 +1,7 @@
 // zero/train_zero.h — data-parallel training with ZeRO stages 0-3 on one rank of a Collective.
 //
 // One step engine, parameterised by the stage's ShardSpec (S_p, S_g, S_o), runs the reference
-// loop's arithmetic (train/single_rank.h) on the rank's part of the flat padded units
+// loop's arithmetic (reference/single_rank.h, its oracle) on the rank's part of the flat padded units
 // (zero/layout.h). With ReduceMode::deterministic, FP32 reduction and one micro-batch per rank
 // (or the schedule conditions of chapter 6: --grad-sync step with A a power of two,
 // --grad-sync micro-batch with N a power of two) the FP32 master weights and every step's loss,
@@ -17,9 +17,10 @@
 #include "data/dataset.h"
 #include "memory/arena.h"
 #include "offload/io_thread.h"
+#include "train/run_loop.h"
 #include "train/run_options.h"
 #include "train/run_result.h"
-#include "train/single_rank.h"
+#include "train/step_decision.h"
 #include "zero/config_check.h"
 #include "zero/step_counters.h"
 #include "zero/timeline.h"

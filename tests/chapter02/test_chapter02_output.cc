@@ -1,7 +1,7 @@
 // The chapter-02 program's output, checked against its own claims and against the training loop
 // called directly: the precision table, the loss-scale state machine, the stall, bad flags.
 // Each section runs on its own (--section N) at the chapter's settings, section 1 cut to 30 steps;
-// one short run is compared with zt::train::train_single_rank.
+// one short run is compared with zt::reference::train_single_rank.
 #include <catch2/catch.hpp>
 
 #include <sys/wait.h>
@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "data/addition.h"
-#include "train/single_rank.h"
+#include "reference/single_rank.h"
 #include "train/train_config.h"
 
 #include "support/run_program.h"
@@ -158,7 +158,7 @@ TEST_CASE("chapter-02 prints the training loop's own losses", "[ch2]") {
   const char* precisions[3] = {"fp32", "fp16", "bf16"};
   for (int p = 0; p < 3; ++p) {
     c.precision = zt::parse_word<zt::model::Precision>(precisions[p], "precision");
-    const auto direct = zt::train::train_single_rank(c, data, {}, nullptr);
+    const auto direct = zt::reference::train_single_rank(c, data, {}, nullptr);
     for (int step : {1, 10, 12}) {
       char expected[32];
       std::snprintf(expected, sizeof expected, "%.6f", static_cast<double>(direct.steps[step - 1].loss));

@@ -6,8 +6,10 @@ describes, so a reader can trust the folders and the file headers:
 2. the layering of docs/architecture.md's "Layers" table: a folder of src/ includes only folders
    of lower layers and the folders listed before it in its own layer (device/, gemm/ and kernels/
    include one another: the table states that exception); every folder is in the table once;
-3. the reference loop (src/train/single_rank.cc), the oracle every ZeRO run is compared with,
-   stays independent of the engine: it includes nothing from zero/, collective/ or schedule/;
+3. the reference loop (src/reference/single_rank.cc), the oracle every ZeRO run is compared with,
+   stays independent of the engine: it includes nothing from zero/, collective/, schedule/ or
+   device/ (its placement, train/placement.h, answers where its tensors live), and only the
+   programs (src/apps) include it;
 4. no function is longer than 80 lines (a reader sees one in a screen or two), except the
    declarative tables in TABLES (tests/docs/cpp_functions.py finds the bodies).
 
@@ -75,16 +77,18 @@ def main(root):
         module = rel.split(os.sep)[1]
         for n, line in enumerate(lines, 1):
             m = re.match(r'\s*#\s*include\s+"([^"/]+)/', line)
+            if m and m.group(1) == "reference" and module not in ("reference", "apps"):
+                problems.append(f"{rel}:{n}: {module}/ includes the reference loop: only the programs include the reference")
             if m and m.group(1) in order and module in order and not allowed(order, module, m.group(1)):
                 problems.append(f"{rel}:{n}: {module}/ (layer {order[module][0]}) includes {m.group(1)}/ "
                                 f"(layer {order[m.group(1)][0]}), which is not below it")
 
-    reference = os.path.join(root, "src", "train", "single_rank.cc")
+    reference = os.path.join(root, "src", "reference", "single_rank.cc")
     with open(reference, encoding="utf-8") as f:
         for n, line in enumerate(f, 1):
             m = re.match(r'\s*#\s*include\s+"([^"]+)"', line)
-            if m and m.group(1).startswith(("zero/", "collective/", "schedule/")):
-                problems.append(f"src/train/single_rank.cc:{n}: the reference loop includes {m.group(1)}")
+            if m and m.group(1).startswith(("zero/", "collective/", "schedule/", "device/")):
+                problems.append(f"src/reference/single_rank.cc:{n}: the reference loop includes {m.group(1)}")
     for p in problems:
         print("check_structure: " + p)
     return 1 if problems else 0
@@ -99,7 +103,8 @@ def self_test(root):
     planted = {
         "src/step/bad_include.h": ('#include "zero/zero_plan.h"\n', "step/ (layer 3) includes zero/"),
         "src/zero/too_long.cc": ("void f() {\n" + "  g();\n" * 85 + "}\n", "a function of 87 lines"),
-        "src/train/single_rank.cc": ('#include "collective/collective.h"\n', "the reference loop includes"),
+        "src/reference/single_rank.cc": ('#include "collective/collective.h"\n', "the reference loop includes"),
+        "src/zero/oracle.h": ('#include "reference/single_rank.h"\n', "only the programs include the reference"),
         "src/zero/huge.h": ("// x\n" * 501, "501 lines, more than 500"),
     }
     with tempfile.TemporaryDirectory() as tmp:

@@ -29,7 +29,7 @@ train::RunResult run_digits(const train::TrainConfig& c) {
   a.context = static_cast<std::size_t>(c.context);
   a.digits = static_cast<int>(c.digits);
   AdditionDataset data(a);
-  return train::train_single_rank(c, data, {}, nullptr);
+  return reference::train_single_rank(c, data, {}, nullptr);
 }
 }  // namespace
 

@@ -6,7 +6,7 @@
 
 #include "core/words.h"
 #include "data/addition.h"
-#include "train/single_rank.h"
+#include "reference/single_rank.h"
 #include "train/train_config.h"
 
 namespace zt::test {
@@ -44,7 +44,7 @@ inline std::unique_ptr<AdditionDataset> addition_for(const train::TrainConfig& c
 /// Run a config on the embedded dataset.
 inline train::RunResult run(const train::TrainConfig& c, train::RunArtifacts* artifacts = nullptr) {
   auto data = addition_for(c);
-  return train::train_single_rank(c, *data, {}, artifacts);
+  return reference::train_single_rank(c, *data, {}, artifacts);
 }
 
 }  // namespace zt::test

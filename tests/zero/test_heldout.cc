@@ -164,7 +164,7 @@ TEST_CASE("held-out evaluation: a text file has no held-out split, as in the ref
   c.eval_every = 1;
   auto data = make_dataset(path, static_cast<std::size_t>(c.context));
   std::remove(path.c_str());
-  const train::RunResult ref = train::train_single_rank(reference_of(c), *data, {}, nullptr);
+  const train::RunResult ref = reference::train_single_rank(reference_of(c), *data, {}, nullptr);
   ThreadGroup group = thread_group(2);
   auto out = run_thread_ranks(2, [&](int r) {
     GlooCollective coll(group.for_rank(r));

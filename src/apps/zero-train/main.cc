@@ -3,7 +3,7 @@
 // This file only wires modules to the command line: it parses the flags (train/train_config.h),
 // opens the dataset, picks one of four ways to run (RunMode below), and hands the finished run to
 // one writer of every output (dumps, summary JSON, --verify, the printed summary). The training
-// is train/single_rank.h (the reference) or zero/train_zero.h (ZeRO on N ranks); the comparison
+// is reference/single_rank.h (the reference) or zero/train_zero.h (ZeRO on N ranks); the comparison
 // of --verify is report/compare_runs.h, the same one the tests use; spawning and rendezvous are
 // launch/. Outputs are written atomically (core/atomic_file.h).
 #include <unistd.h>
@@ -42,12 +42,12 @@
 #include "plan/print_step.h"
 #include "plan/rank_prediction.h"
 #include "predict/predicted_run.h"
+#include "reference/single_rank.h"
 #include "report/compare_runs.h"
 #include "report/report.h"
 #include "report/run_summary.h"
 #include "report/summary_json.h"
 #include "train/placement.h"
-#include "train/single_rank.h"
 #include "train/step_report.h"
 #include "train/step_start.h"
 #include "train/train_config.h"
@@ -61,7 +61,7 @@ using namespace zt::zero_train;
 
 /// How this process takes part in the job.
 enum class RunMode {
-  reference,          ///< one rank, stage 0: the single-rank reference loop (train/single_rank.h)
+  reference,          ///< one rank, stage 0: the single-rank reference loop (reference/single_rank.h)
   thread_ranks,       ///< N ranks as threads of this process (--ranks-as threads, or stage > 0 at N = 1)
   spawned_processes,  ///< start N copies of this program as ranks (launch/spawn.h) and wait
   launched_rank,      ///< one rank of a job a launcher started (torchrun / zero-launch variables)
@@ -114,7 +114,7 @@ zt::report::RunComparison verify(const TrainConfig& c, const zt::Dataset& data, 
   RunArtifacts ref_artifacts;
   // the ranks have finished: the reference may use every CPU (its bits do not depend on the count)
   const zt::RankThreads threads(c.threads_given ? c.threads : zt::default_cpu_threads(1));
-  const RunResult ref_result = zt::train::train_single_rank(ref, data, {}, &ref_artifacts);
+  const RunResult ref_result = zt::reference::train_single_rank(ref, data, {}, &ref_artifacts);
   const int64_t vocab = c.vocab ? c.vocab : data.vocab_size();
   const auto manifest = zt::model::make_manifest({vocab, c.context, c.layers, c.heads, c.width});
   return zt::report::compare_runs(r, artifacts.final_params, ref_result, ref_artifacts.final_params, &manifest);
@@ -183,7 +183,7 @@ int write_outputs(const TrainConfig& c, const zt::Dataset& data, const RunResult
 int run_reference(const TrainConfig& c, const zt::Dataset& data) {
   RunArtifacts artifacts;
   const zt::RankThreads threads(c.threads);  // the one rank's pool (--threads), for the whole run
-  const RunResult r = zt::train::train_single_rank(c, data, progress_printer(c), &artifacts);
+  const RunResult r = zt::reference::train_single_rank(c, data, progress_printer(c), &artifacts);
   return write_outputs(c, data, r, artifacts, nullptr);
 }
 

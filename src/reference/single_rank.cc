@@ -1,11 +1,11 @@
-// train/single_rank.cc — the reference loop (see single_rank.h), written once for every compute
+// reference/single_rank.cc — the reference loop (see single_rank.h), written once for every compute
 // type T and specialised by `if constexpr` only where FP32 compute has no separate master.
 //
 // It is the oracle every ZeRO configuration is compared with, bit for bit, so it stays independent
 // of the engine (zero/train_zero.cc runs the step as a program): it shares only the protocol's
 // pieces (step_start.h, step_decision.h, owned_slice.h, run_loop.h) and includes nothing that
 // communicates (tests/docs/check_structure.py).
-#include "train/single_rank.h"
+#include "reference/single_rank.h"
 
 #include <memory>
 #include <span>
@@ -34,8 +34,10 @@
 #include "train/step_decision.h"
 #include "train/step_start.h"
 
-namespace zt::train {
+namespace zt::reference {
 namespace {
+
+using namespace zt::train;
 
 using namespace zt::step;
 
@@ -315,21 +317,12 @@ class SingleRankLoop {
 
 }  // namespace
 
-LossScaler loss_scaler_for(const RunOptions& c) {
-  if (c.precision != model::Precision::fp16 || c.loss_scale == LossScale::none) return LossScaler::none();
-  return LossScaler(LossScalerConfig{.dynamic = true,
-                                     .initial_scale = static_cast<float>(c.loss_scale_init),
-                                     .growth_factor = static_cast<float>(c.loss_scale_growth_factor),
-                                     .backoff_factor = static_cast<float>(c.loss_scale_backoff),
-                                     .growth_interval = c.loss_scale_growth_interval});
-}
-
 RunResult train_single_rank(const RunOptions& config, const Dataset& data, const StepCallback& on_step,
                             RunArtifacts* artifacts) {
-  validate(config);
+  train::validate(config);
   if (config.precision == model::Precision::fp16) return SingleRankLoop<fp16>(config, data, artifacts).run(on_step);
   if (config.precision == model::Precision::bf16) return SingleRankLoop<bf16>(config, data, artifacts).run(on_step);
   return SingleRankLoop<float>(config, data, artifacts).run(on_step);
 }
 
-}  // namespace zt::train
+}  // namespace zt::reference

@@ -1,4 +1,4 @@
-// train/single_rank.h — the mixed-precision training loop on one rank: the reference.
+// reference/single_rank.h — the mixed-precision training loop on one rank: the reference.
 //
 // The six steps of the protocol (chapter 2), once per optimizer step:
 //   1. forward with the 16-bit compute copy θ16 (the loss times the loss scale S seeds backward);
@@ -16,24 +16,16 @@
 #include <vector>
 
 #include "data/dataset.h"
-#include "optim/loss_scaler.h"
 #include "train/run_loop.h"
 #include "train/run_options.h"
 #include "train/run_result.h"
 
-namespace zt::train {
+namespace zt::reference {
 
-/// Values a run hands back for the --dump-* flags (filled only when asked for).
-struct RunArtifacts {
-  std::vector<float> step1_grad;     ///< FP32 gradient the optimizer got at step 1 (unscaled, averaged, unclipped)
-  std::vector<float> final_params;   ///< FP32 master weights after the last step (canonical order)
-  std::vector<int32_t> step1_batch;  ///< step 1's global batch, [global_batch, T+1]
-};
-
-/// The loss scaler a run's settings ask for: dynamic for fp16, the no-op scaler otherwise.
-/// Every loop (single-rank and sharded) builds its scaler here, so they step it identically.
-/// @param config the settings. @return the scaler in its initial state.
-LossScaler loss_scaler_for(const RunOptions& config);
+using train::RunArtifacts;
+using train::RunOptions;
+using train::RunResult;
+using train::StepCallback;
 
 /// Run a whole training job on one rank.
 /// @param config validated settings. @param data the dataset (its context must equal
@@ -43,4 +35,4 @@ LossScaler loss_scaler_for(const RunOptions& config);
 RunResult train_single_rank(const RunOptions& config, const Dataset& data, const StepCallback& on_step,
                             RunArtifacts* artifacts);
 
-}  // namespace zt::train
+}  // namespace zt::reference

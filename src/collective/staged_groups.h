@@ -4,7 +4,7 @@
 //
 // On the host there is nothing to stage: every group is used as it is. Only the ZeRO engine
 // communicates; the reference loop has no group, so this lives beside the collectives and not
-// in the loops' placement (train/placement.h).
+// in the loops' placement (step_device/placement.h).
 #pragma once
 
 #include <cstddef>

@@ -46,12 +46,6 @@ class CanonicalGradAccumulator {
     acc_.push(std::move(leaf));
   }
 
-  /// A leaf buffer from the caller's allocator, to be filled and handed back with push_leaf (e.g.
-  /// as the destination of a reduce-scatter, so no copy is needed). @return it.
-  Buffer allocate_leaf() { return allocate_(count_); }
-  /// Add the next micro-batch: a leaf from allocate_leaf, filled. @param leaf it (moved in).
-  void push_leaf(Buffer leaf) { acc_.push(std::move(leaf)); }
-
   /// Add the next micro-batch's FP32 gradient (copied into a leaf buffer).
   /// @param gradient `count` values.
   void push(const float* gradient) {

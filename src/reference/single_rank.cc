@@ -24,10 +24,10 @@
 #include "step/element_optimizer.h"
 #include "step/init_units.h"
 #include "step/owned_slice.h"
+#include "step_device/placement.h"
 #include "train/copy_plan.h"
 #include "train/heldout.h"
 #include "train/memory_plan.h"
-#include "train/placement.h"
 #include "train/rank_memory.h"
 #include "train/run_loop.h"
 #include "train/stall_diagnostic.h"
@@ -293,7 +293,7 @@ class SingleRankLoop {
 
   const RunOptions& c_;
   const Dataset& data_;
-  Placement<T> place_;  // host or device: the arena's slab and the ops (train/placement.h)
+  Placement<T> place_;  // host or device: the arena's slab and the ops (step_device/placement.h)
   RunArtifacts* artifacts_;
   SingleRankShape shape_;
   model::Gpt<T> gpt_;

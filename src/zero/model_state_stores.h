@@ -25,7 +25,7 @@
 #include "offload/state_store.h"
 #include "step/categories.h"
 #include "step/loop_ops.h"
-#include "train/placement.h"
+#include "step_device/placement.h"
 #include "train/run_options.h"
 #include "zero/arena_states.h"
 #include "zero/zero_plan.h"
@@ -43,7 +43,7 @@ class ParamStore {
   /// the loop runs: its ops on the arena's memory (a visitor sees a host copy of device memory)
   /// and, on a device, the runtime and compute stream the parameter tier copies against.
   /// @param host_side the loop's host-side arena (pinned on a device: the tier's bounce record).
-  ParamStore(const ZeroPlan& plan, Arena& arena, const std::string& dir, int world_rank, train::Placement<T>& place,
+  ParamStore(const ZeroPlan& plan, Arena& arena, const std::string& dir, int world_rank, step::Placement<T>& place,
              Arena& host_side)
       : plan_(plan), ops_(place.loop_ops()) {
     if (plan.params_layout.total) params_ = make_buffer<T>(arena, plan.params_layout.total, step::category::params);

@@ -45,8 +45,8 @@
 #include "step/element_optimizer.h"
 #include "step/init_units.h"
 #include "step/owned_slice.h"
+#include "step_device/placement.h"
 #include "train/memory_plan.h"
-#include "train/placement.h"
 #include "train/rank_memory.h"
 #include "train/run_loop.h"
 #include "train/step_decision.h"
@@ -409,7 +409,7 @@ class ZeroLoop {
 
   const RunOptions& c_;
   const Dataset& data_;
-  Placement<T> place_;   // host or device: the arena's slab and the ops (train/placement.h)
+  Placement<T> place_;   // host or device: the arena's slab and the ops (step_device/placement.h)
   StagedGroups staged_;  // on a device: the groups staged through pinned memory (collective/staged_groups.h)
   Collective& coll_;     // the data-parallel group ZeRO shards over (hybrid sharding: its shard group view)
   HybridGroup* hsdp_;    // hybrid sharding: coll_'s two levels and the whole group (null: coll_ is it)

@@ -8,7 +8,7 @@ describes, so a reader can trust the folders and the file headers:
    include one another: the table states that exception); every folder is in the table once;
 3. the reference loop (src/reference/single_rank.cc), the oracle every ZeRO run is compared with,
    stays independent of the engine: it includes nothing from zero/, collective/, schedule/ or
-   device/ (its placement, train/placement.h, answers where its tensors live), and only the
+   device/ (its placement, step_device/placement.h, answers where its tensors live), and only the
    programs (src/apps) include it;
 4. no function is longer than 80 lines (a reader sees one in a screen or two), except the
    declarative tables in TABLES (tests/docs/cpp_functions.py finds the bodies).

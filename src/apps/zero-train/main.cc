@@ -47,7 +47,7 @@
 #include "report/report.h"
 #include "report/run_summary.h"
 #include "report/summary_json.h"
-#include "train/placement.h"
+#include "step_device/placement.h"
 #include "train/step_report.h"
 #include "train/step_start.h"
 #include "train/train_config.h"

@@ -1,5 +1,5 @@
-// train/placement.cc — the host's and the devices' answers (see placement.h).
-#include "train/placement.h"
+// step_device/placement.cc — the host's and the devices' answers (see placement.h).
+#include "step_device/placement.h"
 
 #include <cstdlib>
 
@@ -11,7 +11,7 @@
 #include "step_device/device_loop_ops.h"
 #include "step_device/device_step_ops.h"
 
-namespace zt::train {
+namespace zt::step {
 
 template <typename T>
 Placement<T>::Placement(device::Device where) {
@@ -57,4 +57,4 @@ template class Placement<float>;
 template class Placement<fp16>;
 template class Placement<bf16>;
 
-}  // namespace zt::train
+}  // namespace zt::step

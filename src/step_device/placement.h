@@ -1,4 +1,4 @@
-// train/placement.h — where a training loop's tensors live and what computes on them: the host
+// step_device/placement.h — where a training loop's tensors live and what computes on them: the host
 // (the CPU kernels and plain loops) or a device runtime (device/runtime.h: the emulated device,
 // or CUDA), chosen once from `--device`.
 //
@@ -27,9 +27,8 @@
 #include "model/model_ops.h"
 #include "step/loop_ops.h"
 #include "step/step_ops.h"
-#include "train/run_options.h"
 
-namespace zt::train {
+namespace zt::step {
 
 /// Where one loop's tensors live, and its ops there (see the file comment).
 template <typename T>
@@ -75,4 +74,4 @@ class Placement {
   std::unique_ptr<step::LoopOps<T>> loop_;
 };
 
-}  // namespace zt::train
+}  // namespace zt::step

@@ -60,6 +60,10 @@ struct OptimizerOptions {
   int64_t loss_scale_growth_interval = 2000;  ///< clean steps before the scale grows
   double loss_scale_growth_factor = 2.0;      ///< growth multiplier
   double loss_scale_backoff = 0.5;            ///< multiplier after an overflow
+  /// The cosine floor actually used: one tenth of the peak unless given (as nanoGPT sets it), so
+  /// a --lr below the floor's usual value never meets a floor above it.
+  /// @return min_lr, or lr / 10 when it was not given.
+  double resolved_min_lr() const { return min_lr ? *min_lr : lr / 10; }
 };
 
 /// Settings of the run's length, batch and data.
@@ -123,6 +127,12 @@ struct OffloadOptions {
   OffloadTarget offload_params;     ///< none | file:DIR: stage 3's parameter shards in files
   int64_t offload_buffers = 3;      ///< file tier: unit records in RAM at once (the ring's buffers)
   bool offload_read_ahead = true;   ///< file tier: read the next units while one updates (--offload-read-ahead on)
+  /// Whether the optimizer is offloaded (--offload-optimizer host or file:DIR). @return true if so.
+  bool offloads_optimizer() const { return offload_optimizer.offloaded(); }
+  /// The directory of a file tier. @return DIR of --offload-optimizer file:DIR, else "".
+  const std::string& offload_optimizer_dir() const { return offload_optimizer.dir; }
+  /// The directory of the parameter tier. @return DIR of --offload-params file:DIR, else "".
+  const std::string& offload_params_dir() const { return offload_params.dir; }
 };
 
 /// Settings of checkpoints (chapter 14).
@@ -162,10 +172,6 @@ struct RunOptions : ModelOptions,
   static constexpr int64_t kDefaultWarmupSteps = 20;
   /// The warm-up actually used. @return warmup_steps, or min(20, steps) when it was not given.
   int64_t resolved_warmup_steps() const { return warmup_steps ? *warmup_steps : std::min(kDefaultWarmupSteps, steps); }
-  /// The cosine floor actually used: one tenth of the peak unless given (as nanoGPT sets it), so
-  /// a --lr below the floor's usual value never meets a floor above it.
-  /// @return min_lr, or lr / 10 when it was not given.
-  double resolved_min_lr() const { return min_lr ? *min_lr : lr / 10; }
 
   /// The gradient synchronisation actually used (resolves the stage-dependent default).
   /// @return step or micro_batch.
@@ -194,13 +200,6 @@ struct RunOptions : ModelOptions,
   /// model-parallel ranks of one data-parallel rank share its micro-batches.
   /// @return the count (validated to divide exactly).
   int64_t micro_batches_per_rank() const { return global_batch / (dp_size() * micro_batch); }
-
-  /// Whether the optimizer is offloaded (--offload-optimizer host or file:DIR). @return true if so.
-  bool offloads_optimizer() const { return offload_optimizer.offloaded(); }
-  /// The directory of a file tier. @return DIR of --offload-optimizer file:DIR, else "".
-  const std::string& offload_optimizer_dir() const { return offload_optimizer.dir; }
-  /// The directory of the parameter tier. @return DIR of --offload-params file:DIR, else "".
-  const std::string& offload_params_dir() const { return offload_params.dir; }
 
   /// Micro-batches per step on one rank: global_batch / micro_batch.
   /// @return the count (validated to divide exactly).

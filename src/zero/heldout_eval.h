@@ -66,7 +66,7 @@ struct HeldoutSplit {
 template <typename T>
 class HeldoutEvaluator final : public model::ParamProvider<T> {
  public:
-  /// @param config the run's settings (seed, micro-batch, context; kept by reference).
+  /// @param config the run's batch settings (seed, micro-batch; kept by reference).
   /// @param data the dataset (evaluation only for the addition task; kept by reference).
   /// @param plan the rank's plan (copied; stage 3 gathers follow its forward acquires).
   /// @param coll the group. @param arena where the predictions (category `eval`, B*T ids, as the
@@ -75,12 +75,13 @@ class HeldoutEvaluator final : public model::ParamProvider<T> {
   /// the arena's memory. @param host_side where the predictions live (host memory: the arena
   /// itself on the host, the pinned host side on a device). @param runner a pipeline stage's
   /// runner (its group, and the last stage's copy of wte; null without a pipeline).
-  HeldoutEvaluator(const train::RunOptions& config, const Dataset& data, const ZeroPlan& plan, Collective& coll,
+  HeldoutEvaluator(const train::BatchOptions& config, const Dataset& data, const ZeroPlan& plan, Collective& coll,
                    Arena& arena, ParamStore<T>& params, step::LoopOps<T>& ops, Arena& host_side,
                    pipeline::StageRunner<T>* runner = nullptr)
       : c_(config), heldout_(data.heldout()), plan_(plan), coll_(coll), params_(params), runner_(runner) {
-    predictions_ =
-        make_buffer<int32_t>(host_side, static_cast<std::size_t>(c_.micro_batch * c_.context), train::category::eval);
+    predictions_ = make_buffer<int32_t>(
+        host_side, static_cast<std::size_t>(c_.micro_batch * static_cast<int64_t>(plan_.shape.context)),
+        train::category::eval);
     // one forward acquires 0, 1..L, L+1, then 0 again for the tied head (model/param_provider.h);
     // a pipeline stage, the parts it runs
     plan_.acquire_order = forward_acquire_order(plan_);
@@ -143,7 +144,7 @@ class HeldoutEvaluator final : public model::ParamProvider<T> {
         total.correct += static_cast<std::size_t>(slot[1]);
         total.total += static_cast<std::size_t>(slot[2]);
       }
-    return train::heldout_record(step, loss_sums, total, c_.micro_batch, c_.context);
+    return train::heldout_record(step, loss_sums, total, c_.micro_batch, static_cast<int64_t>(plan_.shape.context));
   }
 
   // ---- ParamProvider: the forward's parameters, gathered (stage 3) or in place ----
@@ -165,7 +166,8 @@ class HeldoutEvaluator final : public model::ParamProvider<T> {
     if (!runner_) return b;
     Collective& pp = runner_->group();
     const int s = pp.rank(), last = pp.size() - 1;
-    const std::size_t n = static_cast<std::size_t>(c_.micro_batch * c_.context * gpt.config().width);
+    const std::size_t n =
+        static_cast<std::size_t>(c_.micro_batch * static_cast<int64_t>(plan_.shape.context) * gpt.config().width);
     if (s > 0) b.receive_input = [&gpt, &pp, ws, n, s] { pp.recv(std::span<T>(gpt.stage_input(ws), n), s - 1); };
     if (s < last)
       b.send_output = [&gpt, &pp, ws, n, s] { pp.send(std::span<const T>(gpt.stage_output(ws), n), s + 1); };
@@ -181,9 +183,9 @@ class HeldoutEvaluator final : public model::ParamProvider<T> {
   void grad_done(int unit) override { (void)unit; }
 
  private:
-  const train::RunOptions& c_;
-  const HeldoutSet* heldout_;  // null: no held-out split
-  ZeroPlan plan_;              // acquire_order cut to one forward
+  const train::BatchOptions& c_;  // the rounds: micro-batch, seed (the context is the plan's)
+  const HeldoutSet* heldout_;     // null: no held-out split
+  ZeroPlan plan_;                 // acquire_order cut to one forward
   Collective& coll_;
   ParamStore<T>& params_;
   TypedBuffer<int32_t> predictions_;

@@ -108,16 +108,16 @@ class ParamStore {
 
 /// Where the optimizer states live (offload/state_store.h): ZeRO-Offload's host tier or its file
 /// (--offload-optimizer), else the rank's arena; each of S_o's extent (the owned shard, or every unit).
-/// @param plan the rank's plan. @param c the settings (the tier's directory, buffers, read-ahead).
+/// @param plan the rank's plan. @param c the offload settings (the tier's directory, buffers, read-ahead).
 /// @param arena the rank's arena. @param host the host tier's arena (with --offload-optimizer).
 /// @param copies the transfers between the tiers (with --offload-optimizer). @param world_rank
 /// names the file. @param params the compute copy (fp32 in the arena: it is the master).
 /// @param ops the loop's ops on the arena's memory. @param steps protocol steps 4-6 there.
 /// @return the store.
 template <typename T>
-std::unique_ptr<offload::StateStore<T>> make_state_store(const ZeroPlan& plan, const train::RunOptions& c, Arena& arena,
-                                                         Arena* host, zero_r::CopyEngine* copies, int world_rank,
-                                                         ParamStore<T>& params, step::LoopOps<T>& ops,
+std::unique_ptr<offload::StateStore<T>> make_state_store(const ZeroPlan& plan, const train::OffloadOptions& c,
+                                                         Arena& arena, Arena* host, zero_r::CopyEngine* copies,
+                                                         int world_rank, ParamStore<T>& params, step::LoopOps<T>& ops,
                                                          step::StepOps<T>& steps) {
   const offload::TierShape shape = offload_tier_shape(plan);  // the owned elements, S_o's extent per unit
   if (plan.offload_optimizer) {

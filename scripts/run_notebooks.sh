@@ -14,11 +14,22 @@ shopt -s nullglob
 books=(notebooks/*.ipynb)
 [[ ${#books[@]} -gt 0 ]] || { echo "notebooks: none found"; exit 0; }
 # JOBS at a time (default: the CPUs; make passes two per CPU): each notebook is its own kernel and
-# writes only its own files
+# writes only its own files. Debian 12's jupyter_client (7.4) picks a kernel's TCP ports by binding
+# port 0 and closing it before the kernel binds them, so two kernels started at the same moment
+# can draw the same port ("Address already in use", "Kernel died before replying to
+# kernel_info"): a notebook whose kernel never started is run once more; a failing cell is not.
 export out
 printf '%s\0' "${books[@]}" | xargs -0 -n 1 -P "${JOBS:-$(nproc)}" bash -c '
+  run() { /usr/bin/python3 -m nbconvert --log-level WARN --to notebook --execute --ExecutePreprocessor.timeout=600 \
+            --output-dir "$out" "$0" >/dev/null 2>"$out/$(basename "$0").stderr"; }
   echo "notebooks: executing $0"
-  /usr/bin/python3 -m nbconvert --log-level WARN --to notebook --execute --ExecutePreprocessor.timeout=600 \
-    --output-dir "$out" "$0" >/dev/null || { echo "notebooks: $0 failed" >&2; exit 1; }' \
+  run && exit 0
+  if grep -q -e "Kernel died before replying to kernel_info" -e "Address already in use" "$out/$(basename "$0").stderr"; then
+    echo "notebooks: $0: its kernel did not start (a port drawn twice); running it once more"
+    run && exit 0
+  fi
+  cat "$out/$(basename "$0").stderr" >&2
+  echo "notebooks: $0 failed" >&2
+  exit 1' \
   || { echo "notebooks: a notebook failed (above)" >&2; exit 1; }
 echo "notebooks: ${#books[@]} executed; outputs in $out"

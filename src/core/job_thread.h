@@ -1,13 +1,12 @@
 // core/job_thread.h — one thread that runs queued jobs in the order they were submitted, and the
 // handle (Work) that waits for one job and rethrows its exception.
 //
-// Three owners, one mechanism: a Collective's communication thread (every operation is queued and
+// Two owners, one mechanism: a Collective's communication thread (every operation is queued and
 // runs in issue order, so two calls never interleave and ranks that issue the same calls meet in
-// the same order: the NCCL/torch.distributed rule), the file tier's reader/writer
-// (offload/io_thread.h: a read queued after a write of the same buffer never overtakes it) and the
-// copy engine between the tiers (zero_r/copy_engine.h). What FIFO order guarantees is the point of
-// each; what a job does and counts is its owner's. This is not a thread pool: one thread, one
-// FIFO, no priorities.
+// the same order: the NCCL/torch.distributed rule) and the transfer thread between memory tiers
+// (offload/transfer_thread.h: a read queued after a write of the same buffer never overtakes it). What FIFO order
+// guarantees is the point of each; what a job does and counts is its owner's. This is not a thread pool: one thread,
+// one FIFO, no priorities.
 #pragma once
 
 #include <condition_variable>

@@ -120,7 +120,7 @@ FileTier::FileTier(const std::string& dir, int world_rank, std::vector<std::size
       read_ahead_(read_ahead),
       ring_(make_buffer<float>(host, slots_ * slot_floats_, category::buffers)),
       file_(file_tier_path(dir, world_rank), total(records_) * sizeof(float)),
-      io_(std::make_unique<IoThread>(file_.fd, file_.path)),
+      io_(std::make_unique<TransferThread>(file_.fd, file_.path)),
       last_(slots_) {
   ZT_CHECK(buffers >= 1, "the file tier needs at least one buffer");
 }

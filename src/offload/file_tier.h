@@ -7,7 +7,7 @@
 // with read-ahead the reads of units u+1 .. u+B−1 are queued while unit u is updated, and when a
 // pass ends the first B units of the next pass are read already (they arrive while forward and
 // backward run). Writes go behind: end(u) queues the write and returns. One reader/writer thread
-// runs the jobs in submission order (offload/io_thread.h), so a buffer's read never overtakes the
+// runs the jobs in submission order (offload/transfer_thread.h), so a buffer's read never overtakes the
 // write of its previous unit — nothing else needs to wait. RAM held: B buffers of the largest
 // record, one arena allocation (ledger category `offload_buffers`), however large the model.
 //
@@ -30,8 +30,8 @@
 
 #include "memory/arena.h"
 #include "memory/buffer.h"
-#include "offload/io_thread.h"
 #include "offload/tier.h"
+#include "offload/transfer_thread.h"
 
 namespace zt::offload {
 
@@ -97,7 +97,7 @@ class FileTier {
   }
 
   /// @return the I/O counters so far.
-  FileIoStats stats() const { return io_->stats(); }
+  TransferStats stats() const { return io_->stats(); }
   /// @return the file's path.
   const std::string& path() const { return file_.path; }
   /// @return buffers in the ring (min(B, units)).
@@ -116,12 +116,12 @@ class FileTier {
   std::vector<std::size_t> records_, offsets_;  // per unit: floats, and where in the file (floats)
   std::size_t slots_ = 1, slot_floats_ = 0, depth_ = 0;
   bool read_ahead_ = true;
-  TypedBuffer<float> ring_;       // B buffers of the largest record (declared before the thread)
-  TierFile file_;                 // closed and removed after the thread has stopped
-  std::unique_ptr<IoThread> io_;  // destroyed first: every queued job has run
-  std::vector<IoHandle> last_;    // per buffer: the last job queued on it
-  std::size_t next_ = 0;          // the unit this pass begins next
-  std::size_t issued_ = 0;        // this pass's units whose reads are queued: [0, issued_)
+  TypedBuffer<float> ring_;             // B buffers of the largest record (declared before the thread)
+  TierFile file_;                       // closed and removed after the thread has stopped
+  std::unique_ptr<TransferThread> io_;  // destroyed first: every queued job has run
+  std::vector<TransferHandle> last_;    // per buffer: the last job queued on it
+  std::size_t next_ = 0;                // the unit this pass begins next
+  std::size_t issued_ = 0;              // this pass's units whose reads are queued: [0, issued_)
 };
 
 }  // namespace zt::offload

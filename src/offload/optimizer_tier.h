@@ -13,13 +13,13 @@
 //      fp32 precision: the updated FP32 values themselves, 4 bytes each — there the compute copy
 //      and the master are the same values, so the host keeps the master and the device the
 //      compute copy, equal bit for bit after every step).
-// Every copy goes through the CopyEngine (zero_r/copy_engine.h) and is counted. The master and
+// Every copy goes through the TransferThread (offload/transfer_thread.h) and is counted. The master and
 // state sit either in two host arrays (ledger categories `master` and `optimizer` of the host
 // tier: the accelerator tier's ledger has none of either), or in a FileTier (offload/file_tier.h:
 // only its bounded ring is in RAM). Host staging: one unit's gradient (`offload_grads`) and, below
 // fp32, one unit's refreshed 16-bit values (`offload_params`).
-// On a device (--device emulated|cuda) the host tier's arena is pinned memory and the CopyEngine a
-// copy stream ordered after the compute stream by events (zero_r/copy_engine.h), so the copies
+// On a device (--device emulated|cuda) the host tier's arena is pinned memory and the TransferThread a
+// copy stream ordered after the compute stream by events (offload/transfer_thread.h), so the copies
 // are DMA transfers; the update runs on the CPU as here, this same code. The copies of a unit are waited for before the
 // next unit: the updated values must be on the accelerator before the engine's all-gather of the unit reads them. It
 // does not reduce, gather or decide a step (zero/train_zero.cc does).
@@ -40,11 +40,11 @@
 #include "offload/file_tier.h"
 #include "offload/state_store.h"
 #include "offload/tier.h"
+#include "offload/transfer_thread.h"
 #include "optim/grad_norm.h"
 #include "step/categories.h"
 #include "step/element_optimizer.h"
 #include "step/owned_slice.h"
-#include "zero_r/copy_engine.h"
 
 namespace zt::offload {
 
@@ -57,7 +57,7 @@ class OptimizerTier final : public StateStore<T> {
   /// Allocate the tier (master and zeroed state in `host`, or the file and its ring) and the
   /// staging buffers. @param settings where. @param shape the owned elements.
   /// @param host the host tier's arena. @param copies the transfers between the tiers.
-  OptimizerTier(const TierSettings& settings, TierShape shape, Arena& host, zero_r::CopyEngine& copies)
+  OptimizerTier(const TierSettings& settings, TierShape shape, Arena& host, TransferThread& copies)
       : shape_(std::move(shape)), copies_(copies) {
     std::size_t total = 0, largest = 0;
     for (std::size_t u = 0; u < units(); ++u) {
@@ -132,7 +132,7 @@ class OptimizerTier final : public StateStore<T> {
   }
 
   /// The file tier's I/O so far (zeros for the host tier). @return the counters.
-  FileIoStats file_stats() const override { return file_ ? file_->stats() : FileIoStats{}; }
+  TransferStats file_stats() const override { return file_ ? file_->stats() : TransferStats{}; }
   /// @return the file tier (null for the host tier).
   const FileTier* file() const { return file_.get(); }
 
@@ -143,11 +143,11 @@ class OptimizerTier final : public StateStore<T> {
     return g.fp32 ? static_cast<const void*>(g.fp32) : static_cast<const void*>(g.compute);
   }
   // the two directions, named by tier (on a GPU: cudaMemcpyAsync on the copy stream)
-  zero_r::CopyHandle copy_down(void* host_dst, const void* device_src, std::size_t bytes) {
-    return copies_.submit(host_dst, device_src, bytes, zero_r::CopyDirection::to_host);
+  TransferHandle copy_down(void* host_dst, const void* device_src, std::size_t bytes) {
+    return copies_.copy(host_dst, device_src, bytes, CopyDirection::to_host);
   }
-  zero_r::CopyHandle copy_up(void* device_dst, const void* host_src, std::size_t bytes) {
-    return copies_.submit(device_dst, host_src, bytes, zero_r::CopyDirection::to_device);
+  TransferHandle copy_up(void* device_dst, const void* host_src, std::size_t bytes) {
+    return copies_.copy(device_dst, host_src, bytes, CopyDirection::to_device);
   }
   StateView host_view(std::size_t u) {
     return {master_.data() + offsets_[u], state_.data(), offsets_[u], master_.size(), shape_.extents[u]};
@@ -162,7 +162,7 @@ class OptimizerTier final : public StateStore<T> {
   }
 
   TierShape shape_;
-  zero_r::CopyEngine& copies_;
+  TransferThread& copies_;
   std::vector<std::size_t> offsets_;   // per unit: its first element in the S_o-extent state
   TypedBuffer<float> master_;          // host tier: Σ e_u FP32 master values
   TypedBuffer<float> state_;           // host tier: each moment's Σ e_u values, moment after moment

@@ -21,7 +21,7 @@ ParamFileTier::ParamFileTier(const std::string& dir, int world_rank, std::vector
       ring_(arena.allocate(slots_ * slot_bytes_, kParamBuffersCategory)),
       device_(device),
       file_(file_tier_path(dir, world_rank, "params"), total(records_)),
-      io_(std::make_unique<IoThread>(file_.fd, file_.path)),
+      io_(std::make_unique<TransferThread>(file_.fd, file_.path)),
       last_(slots_) {
   if (!device_.runtime) return;
   ZT_CHECK(device_.host != nullptr, "parameter tier: a device needs a host arena for its bounce record");

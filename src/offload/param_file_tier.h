@@ -12,7 +12,7 @@
 // every sharded unit. Visit k sits in buffer k mod R; get(k) returns it once read, put(k) frees
 // it (queueing its write-back for the update pass). Reads are queued as soon as a buffer is free:
 // while visit k is in use (gathered, or updated), the reads of the visits up to k + R − 1 that
-// are not in use run on the I/O thread (offload/io_thread.h). FIFO order means a buffer's next
+// are not in use run on the I/O thread (offload/transfer_thread.h). FIFO order means a buffer's next
 // read never overtakes the write of its previous visit. A pass starts with no read ahead (so each
 // step's I/O is exactly its closed form: every visit one read of its record, every update one
 // write), and records touched between passes (with_record: initialisation, checkpoints, dumps)
@@ -40,7 +40,7 @@
 #include "device/runtime.h"
 #include "memory/arena.h"
 #include "offload/file_tier.h"
-#include "offload/io_thread.h"
+#include "offload/transfer_thread.h"
 
 namespace zt::offload {
 
@@ -94,7 +94,7 @@ class ParamFileTier {
   void drain();
 
   /// @return the I/O counters so far.
-  FileIoStats stats() const { return io_->stats(); }
+  TransferStats stats() const { return io_->stats(); }
   /// @return the file's path.
   const std::string& path() const { return file_.path; }
   /// @return R, the buffers in the ring.
@@ -120,8 +120,8 @@ class ParamFileTier {
   ArenaAllocation bounce_;               // on a device: the record between the file and the ring
   std::vector<device::Event> released_;  // on a device, per buffer: the compute stream at its last put()
   TierFile file_;                        // closed and removed after the thread has stopped
-  std::unique_ptr<IoThread> io_;         // destroyed first: every queued job has run
-  std::vector<IoHandle> last_;           // per buffer: the last job queued on it
+  std::unique_ptr<TransferThread> io_;   // destroyed first: every queued job has run
+  std::vector<TransferHandle> last_;     // per buffer: the last job queued on it
   std::vector<std::size_t> visits_;
   std::size_t next_ = 0;    // the visit get() hands out next
   std::size_t freed_ = 0;   // visits put back: [0, freed_)

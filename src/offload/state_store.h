@@ -56,7 +56,7 @@ class StateStore {
   /// @param fn the visitor (dumps, --verify, checkpoints).
   virtual void with_owned_state(std::size_t u, const Visit& fn) = 0;
   /// @return the file I/O so far (zeros unless the states are in a file).
-  virtual FileIoStats file_stats() const { return {}; }
+  virtual TransferStats file_stats() const { return {}; }
 };
 
 }  // namespace zt::offload

@@ -17,10 +17,9 @@
 
 #include "collective/stats.h"
 #include "device/runtime.h"
-#include "offload/io_thread.h"
+#include "offload/transfer_thread.h"
 #include "train/run_options.h"
 #include "zero_r/allocation_replay.h"
-#include "zero_r/copy_engine.h"
 
 namespace zt::plan {
 
@@ -51,14 +50,14 @@ struct RankPrediction {
   zero_r::ReplayResult fit;
   /// params + grads + master + optimizer peaks: what zero-train measures as model_states_bytes.
   std::size_t model_states_bytes = 0;
-  CommStats dp_comm;                ///< data-parallel group, one applied step
-  CommStats dp_replica_comm;        ///< hybrid sharding: dp's share across shard groups
-  CommStats dp_whole_comm;          ///< hybrid sharding: dp's share over all N_d ranks (the loss sums)
-  CommStats mp_comm;                ///< model-parallel group, one applied step (zero if N_m = 1)
-  CommStats pp_comm;                ///< pipeline group, one applied step (zero if N_p = 1)
-  zero_r::TransferStats transfers;  ///< host-tier copies per step (zero without a host tier)
-  offload::FileIoStats file_io;     ///< file-tier I/O per step (zero without a file tier)
-  device::CopyStats device_copies;  ///< --device emulated|cuda: host<->device copies per step
+  CommStats dp_comm;                 ///< data-parallel group, one applied step
+  CommStats dp_replica_comm;         ///< hybrid sharding: dp's share across shard groups
+  CommStats dp_whole_comm;           ///< hybrid sharding: dp's share over all N_d ranks (the loss sums)
+  CommStats mp_comm;                 ///< model-parallel group, one applied step (zero if N_m = 1)
+  CommStats pp_comm;                 ///< pipeline group, one applied step (zero if N_p = 1)
+  offload::TransferStats transfers;  ///< host-tier copies per step (zero without a host tier)
+  offload::TransferStats file_io;    ///< file-tier I/O per step (zero without a file tier)
+  device::CopyStats device_copies;   ///< --device emulated|cuda: host<->device copies per step
 };
 
 /// The predictions of a whole run.

@@ -240,8 +240,8 @@ CommStats predict_pp_comm_per_step(const ZeroPlan& p) {
   return m.s;
 }
 
-zero_r::TransferStats predict_transfers_per_step(const ZeroPlan& p) {
-  zero_r::TransferStats t;
+offload::TransferStats predict_transfers_per_step(const ZeroPlan& p) {
+  offload::TransferStats t;
   if (p.offload_activations) {
     const auto copies = p.micro_batches_per_rank * static_cast<std::size_t>(p.shape.model.layers);
     const auto bytes = copies * checkpoint_slice_of(p) * model::bytes_of(p.shape.precision);
@@ -258,8 +258,8 @@ zero_r::TransferStats predict_transfers_per_step(const ZeroPlan& p) {
   return t;
 }
 
-offload::FileIoStats predict_file_io_per_step(const ZeroPlan& p) {
-  offload::FileIoStats io;
+offload::TransferStats predict_file_io_per_step(const ZeroPlan& p) {
+  offload::TransferStats io;
   if (p.offload_to_file) {
     for (std::size_t u = 0; u < p.layout.units.size(); ++u) {  // every unit's record read once and written once
       ++io.read_calls;

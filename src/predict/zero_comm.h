@@ -14,9 +14,8 @@
 
 #include "collective/stats.h"
 #include "device/runtime.h"
-#include "offload/io_thread.h"
+#include "offload/transfer_thread.h"
 #include "zero/zero_plan.h"
-#include "zero_r/copy_engine.h"
 
 namespace zt::predict {
 
@@ -74,13 +73,13 @@ CommStats predict_pp_comm_per_step(const zero::ZeroPlan& p);
 /// one copy up of the owned refreshed parameters (2 bytes, 4 in fp32): over all N ranks
 /// s_g·ψ down and 2ψ up per step, the paper's 2ψ + 2ψ when s_g = 2.
 /// @param plan the rank's plan. @return bytes and calls (times are measurements only).
-zero_r::TransferStats predict_transfers_per_step(const zero::ZeroPlan& plan);
+offload::TransferStats predict_transfers_per_step(const zero::ZeroPlan& plan);
 
 /// The file tiers' I/O per applied step (zero without one): every unit's record (e_u elements of
 /// K bytes: FP32 master and moments) read once and written once; with --offload-params also
 /// every sharded use of the acquire order's shard read per micro-batch, and every sharded unit's
 /// shard read and written once by the update (t bytes per element).
 /// @param plan the rank's plan. @return bytes and calls (times are measurements only).
-offload::FileIoStats predict_file_io_per_step(const zero::ZeroPlan& plan);
+offload::TransferStats predict_file_io_per_step(const zero::ZeroPlan& plan);
 
 }  // namespace zt::predict

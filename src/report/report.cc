@@ -84,9 +84,9 @@ std::string comm_json(const GroupComm& dp, const GroupComm& mp, const GroupComm*
   return j.dump();
 }
 
-std::string transfers_json(const zero_r::TransferStats& per_step, const zero_r::TransferStats& predicted,
-                           const zero_r::TransferStats& total) {
-  const auto side = [](const zero_r::TransferStats& t) {
+std::string transfers_json(const offload::TransferStats& per_step, const offload::TransferStats& predicted,
+                           const offload::TransferStats& total) {
+  const auto side = [](const offload::TransferStats& t) {
     return ordered_json{{"to_host_bytes", t.to_host_bytes},
                         {"to_host_calls", t.to_host_calls},
                         {"to_device_bytes", t.to_device_bytes},
@@ -95,14 +95,14 @@ std::string transfers_json(const zero_r::TransferStats& per_step, const zero_r::
   ordered_json j;
   j["per_step"] = side(per_step);
   j["predicted_per_step"] = side(predicted);
-  j["copy_seconds"] = total.copy_seconds;
+  j["copy_seconds"] = total.busy_seconds;
   j["wait_seconds"] = total.wait_seconds;
   return j.dump();
 }
 
-std::string file_io_json(const offload::FileIoStats& per_step, const offload::FileIoStats& predicted,
-                         const offload::FileIoStats& total) {
-  const auto side = [](const offload::FileIoStats& t) {
+std::string file_io_json(const offload::TransferStats& per_step, const offload::TransferStats& predicted,
+                         const offload::TransferStats& total) {
+  const auto side = [](const offload::TransferStats& t) {
     return ordered_json{{"read_bytes", t.read_bytes},
                         {"read_calls", t.read_calls},
                         {"write_bytes", t.write_bytes},
@@ -111,7 +111,7 @@ std::string file_io_json(const offload::FileIoStats& per_step, const offload::Fi
   ordered_json j;
   j["per_step"] = side(per_step);
   j["predicted_per_step"] = side(predicted);
-  j["io_seconds"] = total.io_seconds;
+  j["io_seconds"] = total.busy_seconds;
   j["wait_seconds"] = total.wait_seconds;
   return j.dump();
 }

@@ -43,16 +43,16 @@ std::string comm_json(const zero::GroupComm& dp, const zero::GroupComm& mp, cons
 /// predicted, and the copy thread's and the compute thread's seconds over all training steps.
 /// @param per_step the last step's. @param predicted the closed form. @param total all steps.
 /// @return JSON text.
-std::string transfers_json(const zero_r::TransferStats& per_step, const zero_r::TransferStats& predicted,
-                           const zero_r::TransferStats& total);
+std::string transfers_json(const offload::TransferStats& per_step, const offload::TransferStats& predicted,
+                           const offload::TransferStats& total);
 
 /// The `offload_file_io` object (--offload-optimizer file:DIR): bytes and calls read and written
 /// in the last step, measured and predicted, and the I/O thread's and the compute thread's
 /// (blocked) seconds over all training steps.
 /// @param per_step the last step's. @param predicted the closed form. @param total all steps.
 /// @return JSON text.
-std::string file_io_json(const offload::FileIoStats& per_step, const offload::FileIoStats& predicted,
-                         const offload::FileIoStats& total);
+std::string file_io_json(const offload::TransferStats& per_step, const offload::TransferStats& predicted,
+                         const offload::TransferStats& total);
 
 /// The `device_copies` object (--device emulated|cuda): copies and bytes by kind
 /// (host_to_device, device_to_host, device_to_device) in the last step, measured and predicted

@@ -11,7 +11,7 @@
 // reduces over are staged around the host's collectives by collective/staged_groups.h.)
 // The loop's step code is the same for both; only this object's answers differ. On a device
 // every op is enqueued on one compute stream, so the loop's order is the stream's order. Every
-// setting runs on either. Not here: the memory plan; the tiers' own streams (zero_r/copy_engine.h,
+// setting runs on either. Not here: the memory plan; the tiers' own streams (offload/transfer_thread.h,
 // offload/param_file_tier.h), which take the runtime and the compute stream from here.
 #pragma once
 

@@ -23,13 +23,13 @@
 #include "offload/optimizer_tier.h"
 #include "offload/param_file_tier.h"
 #include "offload/state_store.h"
+#include "offload/transfer_thread.h"
 #include "step/categories.h"
 #include "step/loop_ops.h"
 #include "step_device/placement.h"
 #include "train/run_options.h"
 #include "zero/arena_states.h"
 #include "zero/zero_plan.h"
-#include "zero_r/copy_engine.h"
 
 namespace zt::zero {
 
@@ -65,7 +65,7 @@ class ParamStore {
   /// @return the parameter file (null without --offload-params).
   offload::ParamFileTier* file() { return file_.get(); }
   /// @return the parameter file's I/O so far.
-  offload::FileIoStats stats() const { return file_ ? file_->stats() : offload::FileIoStats{}; }
+  offload::TransferStats stats() const { return file_ ? file_->stats() : offload::TransferStats{}; }
 
   /// Unit u's stored copy between steps, in host memory: fn(T*) sees it and returns whether it
   /// changed it (a file record, or a device's copy, is then written back). @param u the unit.
@@ -116,7 +116,7 @@ class ParamStore {
 /// @return the store.
 template <typename T>
 std::unique_ptr<offload::StateStore<T>> make_state_store(const ZeroPlan& plan, const train::OffloadOptions& c,
-                                                         Arena& arena, Arena* host, zero_r::CopyEngine* copies,
+                                                         Arena& arena, Arena* host, offload::TransferThread* copies,
                                                          int world_rank, ParamStore<T>& params, step::LoopOps<T>& ops,
                                                          step::StepOps<T>& steps) {
   const offload::TierShape shape = offload_tier_shape(plan);  // the owned elements, S_o's extent per unit

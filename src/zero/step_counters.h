@@ -8,21 +8,20 @@
 #include "collective/hybrid_group.h"
 #include "collective/stats.h"
 #include "device/runtime.h"
-#include "offload/io_thread.h"
-#include "zero_r/copy_engine.h"
+#include "offload/transfer_thread.h"
 
 namespace zt::zero {
 
 /// One snapshot of a rank's counters.
 struct StepCounters {
-  CommStats dp;                     ///< the data-parallel group's collectives (all of them)
-  CommStats mp;                     ///< the model-parallel group's (empty: N_m = 1)
-  zero_r::TransferStats transfers;  ///< copies between the accelerator and host tiers
-  offload::FileIoStats file_io;     ///< reads and writes of the file tiers (optimizer and parameters)
-  device::CopyStats device;         ///< copies enqueued on the device runtime, by kind (zero on the host)
-  CommStats dp_replica{};           ///< hybrid sharding: dp's share across shard groups (replica groups)
-  CommStats dp_whole{};             ///< hybrid sharding: dp's share over all N_d ranks at once (the loss)
-  CommStats pp{};                   ///< the pipeline group's: send/recv and the stages' agreement (N_p > 1)
+  CommStats dp;                      ///< the data-parallel group's collectives (all of them)
+  CommStats mp;                      ///< the model-parallel group's (empty: N_m = 1)
+  offload::TransferStats transfers;  ///< copies between the accelerator and host tiers
+  offload::TransferStats file_io;    ///< reads and writes of the file tiers (optimizer and parameters)
+  device::CopyStats device;          ///< copies enqueued on the device runtime, by kind (zero on the host)
+  CommStats dp_replica{};            ///< hybrid sharding: dp's share across shard groups (replica groups)
+  CommStats dp_whole{};              ///< hybrid sharding: dp's share over all N_d ranks at once (the loss)
+  CommStats pp{};                    ///< the pipeline group's: send/recv and the stages' agreement (N_p > 1)
 
   /// @param b an earlier snapshot. @return what moved between b and this.
   StepCounters operator-(const StepCounters& b) const {

@@ -40,6 +40,7 @@
 #include "memory/arena.h"
 #include "memory/buffer.h"
 #include "model/gpt.h"
+#include "offload/transfer_thread.h"
 #include "optim/loss_scaler.h"
 #include "reduce/canonical_tree.h"
 #include "step/element_optimizer.h"
@@ -64,7 +65,6 @@
 #include "zero/step_program.h"
 #include "zero/zero_plan.h"
 #include "zero_r/allocation_replay.h"
-#include "zero_r/copy_engine.h"
 #include "zero_r/partitioned_checkpoints.h"
 
 namespace zt::zero {
@@ -153,7 +153,7 @@ class ZeroLoop {
   /// the parameters'; the device's copies.
   StepCounters counters() const {
     return with_hybrid_parts(
-        {coll_.stats(), mp_ ? mp_->stats() : CommStats{}, copies_ ? copies_->stats() : zero_r::TransferStats{},
+        {coll_.stats(), mp_ ? mp_->stats() : CommStats{}, copies_ ? copies_->stats() : offload::TransferStats{},
          states_->file_stats() + params_->stats(), place_.copies()},
         hsdp_, pp_);
   }
@@ -167,8 +167,9 @@ class ZeroLoop {
   // ---- set-up -------------------------------------------------------------------------------
   void allocate() {
     if (plan_.offload_activations || plan_.offload_optimizer) {  // a host tier: P_a+cpu, ZeRO-Offload
-      copies_ = place_.on_device() ? std::make_unique<zero_r::CopyEngine>(*place_.runtime(), place_.compute_stream())
-                                   : std::make_unique<zero_r::CopyEngine>();  // a copy stream, or a copy thread
+      copies_ = place_.on_device()
+                    ? std::make_unique<offload::TransferThread>(*place_.runtime(), place_.compute_stream())
+                    : std::make_unique<offload::TransferThread>();  // a copy stream, or a copy thread
       const auto bytes = static_cast<std::size_t>(c_.host_memory_budget_mb * 1048576.0) +
                          (place_.on_device() ? pinned_host_side_bytes(plan_) : 0);  // on a device the host side too
       host_arena_ = std::make_unique<Arena>(place_.host_slab(bytes, "host tier"),
@@ -422,8 +423,8 @@ class ZeroLoop {
   const SingleRankShape& shape_;
   model::Gpt<T> gpt_;
   Arena arena_;
-  std::unique_ptr<zero_r::CopyEngine> copies_;  // transfers between the tiers (P_a+cpu, ZeRO-Offload)
-  std::unique_ptr<Arena> host_arena_;           // the host tier (on a device, the host side's too)
+  std::unique_ptr<offload::TransferThread> copies_;  // transfers between the tiers (P_a+cpu, ZeRO-Offload)
+  std::unique_ptr<Arena> host_arena_;                // the host tier (on a device, the host side's too)
 
   std::unique_ptr<Arena> host_side_;     // on a device: the pinned host side (batch, predictions)
   std::optional<ParamStore<T>> params_;  // compute copy θ16 (fp32: the master), extent S_p
@@ -437,7 +438,7 @@ class ZeroLoop {
   std::unique_ptr<HeldoutEvaluator<T>> evaluator_;  // held-out rounds split over ranks
   std::unique_ptr<PipelineStage<T>> pipe_;          // a pipeline stage's memory and passes (N_p > 1)
   // ZeRO-R P_a / P_a+cpu, ZeRO-Offload (declared last: the keeper and the state store go first,
-  // while the arenas and the copy engine they use exist)
+  // while the arenas and the transfer thread they use exist)
   std::unique_ptr<zero_r::PartitionedCheckpoints<T>> keeper_;
   std::unique_ptr<offload::StateStore<T>> states_;  // S_o: master, moments and their update
   Timeline timeline_{!c_.trace.empty()};            // --trace: compute and blocked spans

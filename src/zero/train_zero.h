@@ -16,7 +16,7 @@
 #include "collective/stats.h"
 #include "data/dataset.h"
 #include "memory/arena.h"
-#include "offload/io_thread.h"
+#include "offload/transfer_thread.h"
 #include "train/run_loop.h"
 #include "train/run_options.h"
 #include "train/run_result.h"
@@ -25,7 +25,6 @@
 #include "zero/step_counters.h"
 #include "zero/timeline.h"
 #include "zero_r/allocation_replay.h"
-#include "zero_r/copy_engine.h"
 
 namespace zt::zero {
 
@@ -47,19 +46,19 @@ struct ZeroRunResult {
   /// Hybrid sharding: dp's share across shard groups (the replica groups' all-reduces); the rest
   /// of dp but dp_whole stays inside the shard groups. Zero otherwise.
   GroupComm dp_replica;
-  GroupComm dp_whole;                        ///< hybrid sharding: dp's share over all N_d ranks at once (the loss sums)
-  GroupComm pp;                              ///< the pipeline group's share (zero without a pipeline)
-  zero_r::TransferStats transfers_total;     ///< P_a+cpu, ZeRO-Offload: host-tier transfers over all training steps
-  zero_r::TransferStats transfers_per_step;  ///< the last step's
-  zero_r::TransferStats transfers_predicted_per_step;  ///< closed form of one step (bytes and calls)
-  offload::FileIoStats file_io_total;                  ///< --offload-optimizer file:DIR: file I/O of all training steps
-  offload::FileIoStats file_io_per_step;               ///< the last step's
-  offload::FileIoStats file_io_predicted_per_step;     ///< closed form of one applied step (bytes and calls)
-  int dp_rank = 0;                                     ///< this rank in its data-parallel group
-  int mp_rank = 0;                                     ///< this rank in its model-parallel group
-  int pp_rank = 0;                                     ///< this rank's pipeline stage
-  std::vector<TimelineEvent> timeline;                 ///< compute and blocked spans (with config.trace set)
-  std::vector<ArenaEvent> arena_trace;                 ///< every allocation and release (with config.memory_trace set)
+  GroupComm dp_whole;                      ///< hybrid sharding: dp's share over all N_d ranks at once (the loss sums)
+  GroupComm pp;                            ///< the pipeline group's share (zero without a pipeline)
+  offload::TransferStats transfers_total;  ///< P_a+cpu, ZeRO-Offload: host-tier transfers over all training steps
+  offload::TransferStats transfers_per_step;            ///< the last step's
+  offload::TransferStats transfers_predicted_per_step;  ///< closed form of one step (bytes and calls)
+  offload::TransferStats file_io_total;               ///< --offload-optimizer file:DIR: file I/O of all training steps
+  offload::TransferStats file_io_per_step;            ///< the last step's
+  offload::TransferStats file_io_predicted_per_step;  ///< closed form of one applied step (bytes and calls)
+  int dp_rank = 0;                                    ///< this rank in its data-parallel group
+  int mp_rank = 0;                                    ///< this rank in its model-parallel group
+  int pp_rank = 0;                                    ///< this rank's pipeline stage
+  std::vector<TimelineEvent> timeline;                ///< compute and blocked spans (with config.trace set)
+  std::vector<ArenaEvent> arena_trace;                ///< every allocation and release (with config.memory_trace set)
 
   /// Record the measured counters. @param last the last step's. @param training every training step's.
   void set_counters(const StepCounters& last, const StepCounters& training) {

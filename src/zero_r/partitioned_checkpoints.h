@@ -10,11 +10,11 @@
 // P_a+cpu moves the slices to the host tier: forward copies each slice out through a staging
 // buffer on the accelerator tier (the copy overlaps the block's compute), backward brings slice
 // l-1 back while block l is recomputed and differentiated (prefetch), so the accelerator tier holds
-// two slice-sized staging buffers, nothing more. Every transfer goes through the CopyEngine and is
+// two slice-sized staging buffers, nothing more. Every transfer goes through the TransferThread and is
 // counted. With N_m = 1 the slice is the whole checkpoint: P_a is plain checkpointing, P_a+cpu
 // still offloads. The slices' own copies and zero padding are the loop's ops (step/loop_ops.h),
 // so on a device the accelerator tier is device memory, the host tier pinned memory, the
-// CopyEngine a copy stream and the all-gather a staged group: the same code.
+// TransferThread a copy stream and the all-gather a staged group: the same code.
 // It owns its slices and staging buffers; it neither computes nor decides when to checkpoint.
 #pragma once
 
@@ -27,8 +27,8 @@
 #include "memory/arena.h"
 #include "memory/buffer.h"
 #include "model/checkpoint_keeper.h"
+#include "offload/transfer_thread.h"
 #include "step/loop_ops.h"
-#include "zero_r/copy_engine.h"
 
 namespace zt::zero_r {
 
@@ -47,11 +47,11 @@ class PartitionedCheckpoints final : public model::CheckpointKeeper<T> {
  public:
   /// @param mp the model-parallel group (null: N_m = 1). @param count values per checkpoint (N·C).
   /// @param layers L. @param device the accelerator tier's arena. @param host the host tier's arena
-  /// (null: P_a, the slices stay in `device`). @param copies the copy engine (P_a+cpu only).
+  /// (null: P_a, the slices stay in `device`). @param copies the transfer thread (P_a+cpu only).
   /// @param overlap false: every copy is waited for at once (no overlap, no prefetch; to measure
   /// what the overlap saves). @param ops the loop's ops on the accelerator tier's memory.
-  PartitionedCheckpoints(Collective* mp, std::size_t count, int layers, Arena& device, Arena* host, CopyEngine* copies,
-                         bool overlap, step::LoopOps<T>& ops)
+  PartitionedCheckpoints(Collective* mp, std::size_t count, int layers, Arena& device, Arena* host,
+                         offload::TransferThread* copies, bool overlap, step::LoopOps<T>& ops)
       : mp_(mp),
         count_(count),
         n_(mp ? static_cast<std::size_t>(mp->size()) : 1),
@@ -60,7 +60,7 @@ class PartitionedCheckpoints final : public model::CheckpointKeeper<T> {
         copies_(copies),
         overlap_(overlap),
         ops_(ops) {
-    ZT_CHECK(!host || copies, "P_a+cpu needs a copy engine");
+    ZT_CHECK(!host || copies, "P_a+cpu needs a transfer thread");
     Arena& tier = host ? *host : device;
     slices_ = make_buffer<T>(tier, slice_ * static_cast<std::size_t>(layers), category::checkpoints);
     if (host)
@@ -82,7 +82,7 @@ class PartitionedCheckpoints final : public model::CheckpointKeeper<T> {
     const std::size_t b = static_cast<std::size_t>(layer) % 2;
     in_flight_[b].wait();
     copy_slice(staging_[b].data(), x);
-    in_flight_[b] = copies_->submit(dst, staging_[b].data(), slice_ * sizeof(T), CopyDirection::to_host);
+    in_flight_[b] = copies_->copy(dst, staging_[b].data(), slice_ * sizeof(T), offload::CopyDirection::to_host);
     if (!overlap_) in_flight_[b].wait();
   }
 
@@ -96,7 +96,7 @@ class PartitionedCheckpoints final : public model::CheckpointKeeper<T> {
       const std::size_t b = static_cast<std::size_t>(layer) % 2;
       if (prefetched_ != layer) {
         in_flight_[b].wait();
-        in_flight_[b] = copies_->submit(staging_[b].data(), mine, slice_ * sizeof(T), CopyDirection::to_device);
+        in_flight_[b] = copies_->copy(staging_[b].data(), mine, slice_ * sizeof(T), offload::CopyDirection::to_device);
       }
       in_flight_[b].wait();
       mine = staging_[b].data();
@@ -104,8 +104,8 @@ class PartitionedCheckpoints final : public model::CheckpointKeeper<T> {
       if (layer > 0 && overlap_) {
         const std::size_t nb = static_cast<std::size_t>(layer - 1) % 2;
         in_flight_[nb].wait();
-        in_flight_[nb] =
-            copies_->submit(staging_[nb].data(), slice_at(layer - 1), slice_ * sizeof(T), CopyDirection::to_device);
+        in_flight_[nb] = copies_->copy(staging_[nb].data(), slice_at(layer - 1), slice_ * sizeof(T),
+                                       offload::CopyDirection::to_device);
         prefetched_ = layer - 1;
       }
     }
@@ -133,13 +133,13 @@ class PartitionedCheckpoints final : public model::CheckpointKeeper<T> {
 
   Collective* mp_;
   std::size_t count_, n_, rank_, slice_;
-  CopyEngine* copies_;
+  offload::TransferThread* copies_;
   bool overlap_;
-  step::LoopOps<T>& ops_;      // copies and zeros on the accelerator tier
-  TypedBuffer<T> slices_;      // L slices, in the accelerator or the host tier
-  TypedBuffer<T> staging_[2];  // P_a+cpu: two slices on the accelerator tier
-  CopyHandle in_flight_[2];    // the copy through each staging buffer
-  int prefetched_ = -1;        // the layer whose slice is coming back into its staging buffer
+  step::LoopOps<T>& ops_;                 // copies and zeros on the accelerator tier
+  TypedBuffer<T> slices_;                 // L slices, in the accelerator or the host tier
+  TypedBuffer<T> staging_[2];             // P_a+cpu: two slices on the accelerator tier
+  offload::TransferHandle in_flight_[2];  // the copy through each staging buffer
+  int prefetched_ = -1;                   // the layer whose slice is coming back into its staging buffer
 };
 
 }  // namespace zt::zero_r

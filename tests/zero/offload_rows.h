@@ -148,7 +148,7 @@ inline void check_param_tier_accounting(const ZeroRun& z, const train::TrainConf
     const auto A = static_cast<uint64_t>(c.micro_batches_per_rank());
     zero::ZeroPlan no_params = plan;  // the optimizer tier's share of the closed form
     no_params.offload_params = false;
-    const offload::FileIoStats opt = predict::predict_file_io_per_step(no_params);
+    const offload::TransferStats opt = predict::predict_file_io_per_step(no_params);
     const auto& io = res.file_io_per_step;
     REQUIRE(!res.run.steps.back().skipped);
     CHECK(io.read_bytes == opt.read_bytes + A * gathered_bytes + sharded_bytes);

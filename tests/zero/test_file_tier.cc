@@ -207,7 +207,7 @@ TEST_CASE("FileTier: records stream through the ring in unit order, read ahead, 
         // counted at submission: each pass reads and writes every record once (with read-ahead the
         // next pass's first B reads are queued as a pass ends, so the count per pass stays U);
         // with_record reads unit 2 unless it was read ahead, and then reads again the unit it evicted
-        const offload::FileIoStats s = tier.stats();
+        const offload::TransferStats s = tier.stats();
         const uint64_t bytes = total * sizeof(float), f = sizeof(float);
         CHECK(s.write_bytes == 5 * bytes + records[2] * f);  // initial + 4 passes + with_record
         CHECK(s.write_calls == 5 * records.size() + 1);
@@ -260,7 +260,7 @@ TEST_CASE(
   for (const offload::TierKind kind : {offload::TierKind::host, offload::TierKind::file})
     DYNAMIC_SECTION((kind == offload::TierKind::host ? "host" : "file")) {
       Arena host(1 << 20, "test host tier");
-      zero_r::CopyEngine copies;
+      offload::TransferThread copies;
       offload::OptimizerTier<bf16> tier({kind, dir.path.string(), 2, true, 0}, shape, host, copies);
       for (std::size_t u = 0; u < 2; ++u) tier.initialise(u, [&](float* m) { init(u, m); });
       for (int64_t step = 1; step <= 3; ++step) {

@@ -104,7 +104,7 @@ void print_offload(const TrainConfig& c, const zero::ZeroRunResult& z) {
       "%.3f s busy over the run\n",
       static_cast<unsigned long long>(io.read_bytes), static_cast<unsigned long long>(io.write_bytes),
       static_cast<unsigned long long>(z.file_io_predicted_per_step.read_bytes), z.file_io_total.wait_seconds,
-      z.file_io_total.io_seconds);
+      z.file_io_total.busy_seconds);
 }
 
 }  // namespace zt::zero_train

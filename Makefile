@@ -99,7 +99,7 @@ test-asan: deps $(ASAN_BUILD)/CMakeCache.txt
 	scripts/test_sanitizer.sh address $(ASAN_BUILD) -j $(JOBS) -LE 'full|docs'
 
 # The threaded code: chapters 4-14, where ranks are threads, the collectives' work threads run,
-# the copy engine and the offload I/O thread move bytes and the TCP store server answers. Chapters
+# the offload tiers' transfer threads move bytes and the TCP store server answers. Chapters
 # 1-3 run one thread per program (OpenBLAS's own threads are not instrumented); the docs replay
 # starts the same programs as the labelled tests; the two-host tests time a partition against
 # --timeout-s, which ThreadSanitizer's 5-15x slowdown would stretch, and need root.

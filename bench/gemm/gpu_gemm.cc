@@ -5,11 +5,12 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "device/cuda_probe.h"
 #include "gemm/cuda/canonical_gemm_cuda.h"
 
 int main(int argc, char** argv) {
   using zt::gemm::cuda::DeviceGemm;
-  if (zt::gemm::cuda::device_count() == 0) {
+  if (zt::device::probe_cuda().devices == 0) {
     std::puts("no CUDA device: skipped");
     return 77;
   }

@@ -71,18 +71,19 @@ void run(const zt::model::GptConfig& cfg, int64_t B, int steps, double gemm_rate
   const double flops_per_token = 3 * (2 * (12 * L * C * C + V * C) + 2 * L * Tc * C);
   const double tps_mean = tokens * steps / total, tps_best = tokens / best;
   const double mfu = tps_mean * flops_per_token / 1e9 / gemm_rate;
+  const std::string precision = zt::word_of(precision_of<T>());
   std::printf(
       "%s: params %lld, B %lld, T %lld: %.0f tokens/s mean (best %.0f), forward %.0f%% of "
       "step, %.2f GFLOP/token -> %.1f GFLOP/s = MFU %.1f%% of sgemm %.1f GFLOP/s (loss %.4f, "
       "activations %.1f MiB, scratch %.1f MiB)\n",
-      name_of(precision_of<T>()), static_cast<long long>(param_count(cfg)), static_cast<long long>(B),
+      precision.c_str(), static_cast<long long>(param_count(cfg)), static_cast<long long>(B),
       static_cast<long long>(cfg.context), tps_mean, tps_best, 100 * fwd_total / total, flops_per_token / 1e9,
       tps_mean * flops_per_token / 1e9, 100 * mfu, gemm_rate, loss / tokens, ab / 1048576.0, sb / 1048576.0);
   std::printf(
       "{\"peer\": \"zero-teach\", \"gemm\": \"%s\", \"precision\": \"%s\", \"tokens_per_s\": %.1f, "
       "\"tokens_per_s_best\": %.1f, \"mfu\": %.4f, \"mfu_best\": %.4f, \"sgemm_gflops\": %.2f}\n",
-      zt::kernels::gemm_backend() == zt::kernels::GemmBackend::blas ? "blas" : "canonical", name_of(precision_of<T>()),
-      tps_mean, tps_best, mfu, tps_best * flops_per_token / 1e9 / gemm_rate, gemm_rate);
+      zt::kernels::gemm_backend() == zt::kernels::GemmBackend::blas ? "blas" : "canonical", precision.c_str(), tps_mean,
+      tps_best, mfu, tps_best * flops_per_token / 1e9 / gemm_rate, gemm_rate);
   std::free(acts);
   std::free(scr);
 }

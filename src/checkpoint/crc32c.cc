@@ -42,6 +42,14 @@ constexpr std::array<uint32_t, 68> make_powers() {
 }
 constexpr auto kX2k = make_powers();
 
+// reg · x^(8 bytes) mod P: x^(8 n) is the product of x^(2^k) over the set bits of n, starting at
+// k = 3 (8 = 2^3). Constant at compile time for the fixed shifts of the SSE4.2 path.
+constexpr uint32_t shift_bytes(uint32_t reg, uint64_t bytes) {
+  for (std::size_t k = 3; bytes != 0; bytes >>= 1, ++k)
+    if (bytes & 1) reg = mul_mod_p(kX2k[k], reg);
+  return reg;
+}
+
 // kSlice[k][b]: the register after byte b and then k zero bytes, starting from 0.
 using Tables = std::array<std::array<uint32_t, 256>, 8>;
 constexpr Tables make_slices() {
@@ -80,12 +88,7 @@ uint32_t crc32c_portable(const void* data, std::size_t size, uint32_t crc) {
   return ~r;
 }
 
-uint32_t crc32c_shift(uint32_t reg, uint64_t bytes) {
-  // x^(8 n) = product of x^(2^k) over the set bits of n, starting at k = 3 (8 = 2^3)
-  for (std::size_t k = 3; bytes != 0; bytes >>= 1, ++k)
-    if (bytes & 1) reg = mul_mod_p(kX2k[k], reg);
-  return reg;
-}
+uint32_t crc32c_shift(uint32_t reg, uint64_t bytes) { return shift_bytes(reg, bytes); }
 
 uint32_t crc32c_combine(uint32_t crc_a, uint32_t crc_b, uint64_t size_b) {
   // The register is linear: running B from state s gives shift(s, |B|) ^ run(B from 0). The
@@ -116,14 +119,8 @@ struct ConstMul {
   }
 };
 
-constexpr uint32_t x_pow_bytes(uint64_t bytes) {
-  uint32_t r = 1u << 31;  // x^0
-  for (std::size_t k = 3; bytes != 0; bytes >>= 1, ++k)
-    if (bytes & 1) r = mul_mod_p(kX2k[k], r);
-  return r;
-}
-constexpr ConstMul kShift1(x_pow_bytes(kStream));
-constexpr ConstMul kShift2(x_pow_bytes(2 * kStream));
+constexpr ConstMul kShift1(shift_bytes(1u << 31, kStream));  // 1u << 31: x^0
+constexpr ConstMul kShift2(shift_bytes(1u << 31, 2 * kStream));
 
 __attribute__((target("sse4.2"))) uint32_t crc32c_sse42(const unsigned char* p, std::size_t size, uint32_t crc) {
   uint64_t r = ~crc;

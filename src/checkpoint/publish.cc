@@ -18,10 +18,10 @@
 #include <filesystem>
 
 #include "checkpoint/crash_point.h"
-#include "checkpoint/file_io.h"
 #include "checkpoint/writer.h"
 #include "core/atomic_file.h"
 #include "core/check.h"
+#include "core/file_io.h"
 
 namespace zt::checkpoint {
 namespace {

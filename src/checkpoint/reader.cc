@@ -15,9 +15,9 @@
 #include <cstring>
 #include <filesystem>
 
-#include "checkpoint/file_io.h"
 #include "core/atomic_file.h"
 #include "core/check.h"
+#include "core/file_io.h"
 
 namespace zt::checkpoint {
 

@@ -21,10 +21,10 @@
 
 #include "checkpoint/crash_point.h"
 #include "checkpoint/crc32c.h"
-#include "checkpoint/file_io.h"
 #include "checkpoint/writer.h"
 #include "core/atomic_file.h"
 #include "core/check.h"
+#include "core/file_io.h"
 
 namespace zt::checkpoint {
 
@@ -163,7 +163,5 @@ void RankFileWriter::finish() {
   write_file_atomic((std::filesystem::path(w.dir) / rank_fragment_name(w.rank)).string(), fragment.dump() + "\n");
   crash_if_armed("fragment-written", w.dir);
 }
-
-uint64_t RankFileWriter::bytes() const { return impl_->total; }
 
 }  // namespace zt::checkpoint

@@ -62,9 +62,6 @@ class RankFileWriter {
   /// Flush and fsync the data file, then write and fsync the fragment.
   void finish();
 
-  /// Bytes written to the data file so far. @return the count.
-  uint64_t bytes() const;
-
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;

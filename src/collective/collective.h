@@ -395,8 +395,7 @@ class Collective {
   void check_v_sizes(std::size_t full, std::size_t part, const std::vector<std::size_t>& counts, const char* what,
                      const char* full_name, const char* part_name) const {
     check_counts(counts, what);
-    std::size_t total = 0;
-    for (std::size_t c : counts) total += c;
+    const std::size_t total = total_of(counts);
     ZT_CHECK(full == total, what, ": ", full_name, " has ", full, " elements, counts sum to ", total);
     ZT_CHECK(part == counts[rank()], what, ": ", part_name, " has ", part, " elements, rank ", rank(), "'s count is ",
              counts[rank()]);

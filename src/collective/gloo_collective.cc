@@ -15,6 +15,7 @@
 #include "collective/peer_probe.h"
 #include "collective/store.h"
 #include "core/error_report.h"
+#include "store/socket.h"
 
 namespace zt {
 
@@ -55,12 +56,6 @@ uint64_t hash_counts(const std::vector<std::size_t>& counts) {
   return h;
 }
 
-uint64_t sum_counts(const std::vector<std::size_t>& counts) {
-  uint64_t s = 0;
-  for (std::size_t c : counts) s += c;
-  return s;
-}
-
 std::string describe(const Header& h) {
   if (h.kind == static_cast<uint32_t>(CollKind::barrier) && h.root == kShutdownRoot)
     return concat("call #", h.seq,
@@ -81,38 +76,20 @@ std::string describe(const Header& h) {
 
 GlooCollective::GlooCollective(GlooOptions options) : options_(std::move(options)) {
   const int n = options_.size, r = options_.rank;
-  ZT_CHECK(n >= 1, "GlooCollective: world size must be >= 1, got ", n);
-  ZT_CHECK(r >= 0 && r < n, "GlooCollective: rank ", r, " out of range for world size ", n);
-  ZT_CHECK(options_.timeout.count() > 0, "GlooCollective: timeout must be positive, got ", options_.timeout.count(),
-           " ms");
+  check_rendezvous_options("GlooCollective", r, n, options_.timeout);
   if (n > 1) {
     ignore_sigpipe_once();
     ZT_CHECK(options_.store != nullptr, "GlooCollective: rank ", r, " of ", n, " has no rendezvous store");
     gloo::transport::tcp::attr attr;
-    if (!options_.iface.empty()) {
-      attr.iface = options_.iface;
-    } else {
-      attr.hostname = options_.hostname;
-    }
+    attr.hostname = options_.hostname;
     std::shared_ptr<gloo::transport::Device> device;
     try {
       device = gloo::transport::tcp::CreateDevice(attr);
     } catch (const std::exception& e) {
-      ZT_FAIL("GlooCollective rank ", r, ": cannot create a TCP device on ",
-              options_.iface.empty() ? "host " + options_.hostname : "interface " + options_.iface, ": ", e.what());
+      ZT_FAIL("GlooCollective rank ", r, ": cannot create a TCP device on host ", options_.hostname, ": ", e.what());
     }
     auto store = std::make_shared<OwningPrefixStore>(options_.prefix, options_.store, options_.timeout);
-    // Our own key first: a store that already holds it belongs to an earlier job (FileStore and
-    // RedisStore refuse to overwrite), and we must not rendezvous with that job's stale addresses.
-    try {
-      const std::string who = std::to_string(r);
-      store->set("zt_joined_" + who, std::vector<char>(who.begin(), who.end()));
-    } catch (const std::exception& e) {
-      ZT_FAIL("rendezvous: the store already holds rank ", r, "'s keys under prefix '", options_.prefix,
-              "' (left by an earlier job?): use a fresh store directory or a "
-              "unique prefix [",
-              e.what(), "]");
-    }
+    claim_rendezvous_key(*store, "zt_joined_" + std::to_string(r), r, options_.prefix);
     if (options_.check_reachability) {
       options_.probe = std::make_shared<const PeerProbe>(
           *store, options_.prefix, r, n, options_.hostname,
@@ -140,7 +117,7 @@ GlooCollective::~GlooCollective() {
   // milliseconds, and a barrier here could wait on a peer stuck in a call on another Collective
   // that only this rank's leaving would end. A broken instance fails the barrier at once; a peer
   // that is gone or in another call makes it fail: nothing to report, this rank leaves anyway.
-  if (context_ && options_.check_calls && std::uncaught_exceptions() == 0) {
+  if (context_ && std::uncaught_exceptions() == 0) {
     try {
       Call c{CollKind::barrier, "shutdown", 0, 0, 0, 0, 0, kShutdownRoot};
       submit(c, [this] { gloo_barrier(); }).wait();
@@ -151,10 +128,6 @@ GlooCollective::~GlooCollective() {
 }
 
 CommStats GlooCollective::stats() const { return stats_.snapshot(); }
-
-void GlooCollective::add_bytes(CollKind kind, uint64_t sent, uint64_t received) {
-  stats_.add_bytes(kind, sent, received);
-}
 
 // Every member must arrive at the same key prefix without talking to the others. The parent's
 // prefix is unique in the store; the name and member list are the same on every member by
@@ -226,7 +199,7 @@ void GlooCollective::run_checked(const Call& call, const std::function<void()>& 
     throw Error(msg);
   }
   try {
-    if (options_.check_calls && size() > 1 && call.kind != CollKind::point_to_point) exchange_headers(call);
+    if (size() > 1 && call.kind != CollKind::point_to_point) exchange_headers(call);
     body();
   } catch (const zt::Error& e) {
     broken_ = true;
@@ -268,9 +241,7 @@ void GlooCollective::exchange_headers(const Call& call) {
   for (int q = 0; q < n; ++q) {
     if (q == r) continue;
     try {
-      const auto left =
-          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-      recv[q]->waitRecv(std::max(left, std::chrono::milliseconds(1)));
+      recv[q]->waitRecv(store::ms_left(deadline));
     } catch (const std::exception& e) {
       missing += (missing.empty() ? "" : ", ") + std::to_string(q);
       if (reason.empty()) reason = e.what();
@@ -280,7 +251,7 @@ void GlooCollective::exchange_headers(const Call& call) {
     throw PeerFailed(concat(where(call), ": peer rank(s) ", missing, " did not reach this call (timeout ",
                             options_.timeout.count(), " ms; stalled, skipped it, or died): ", reason, probe_peers()));
   for (int i = 0; i < n - 1; ++i) send->waitSend(options_.timeout);
-  add_bytes(CollKind::call_check, sizeof(Header) * (n - 1), sizeof(Header) * (n - 1));
+  stats_.add_bytes(CollKind::call_check, sizeof(Header) * (n - 1), sizeof(Header) * (n - 1));
   bool same = true;
   for (int q = 0; q < n; ++q) {
     const Header& h = all[q];
@@ -313,7 +284,7 @@ Work GlooCollective::start_all_reduce(void* data, std::size_t count, DType dtype
 
 Work GlooCollective::start_reduce_scatter_v(const void* input, void* output, const std::vector<std::size_t>& counts,
                                             DType dtype, ReduceOp op) {
-  const uint64_t total = sum_counts(counts);
+  const uint64_t total = total_of(counts);
   ZT_CHECK(total == 0 || input, "reduce_scatter: null input with ", total, " elements");
   ZT_CHECK(counts[rank()] == 0 || output, "reduce_scatter: null output with ", counts[rank()], " elements");
   Call c{CollKind::reduce_scatter,     "reduce_scatter",          0, total, hash_counts(counts),
@@ -331,7 +302,7 @@ Work GlooCollective::start_reduce_scatter_v(const void* input, void* output, con
 
 Work GlooCollective::start_all_gather_v(const void* input, void* output, const std::vector<std::size_t>& counts,
                                         DType dtype) {
-  const uint64_t total = sum_counts(counts);
+  const uint64_t total = total_of(counts);
   ZT_CHECK(total == 0 || output, "all_gather: null output with ", total, " elements");
   ZT_CHECK(counts[rank()] == 0 || input, "all_gather: null input with ", counts[rank()], " elements");
   Call c{CollKind::all_gather, "all_gather", 0, total, hash_counts(counts), static_cast<uint32_t>(dtype), 0, -1};

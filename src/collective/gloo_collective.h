@@ -23,7 +23,7 @@
 // dtype, op, count, a hash of the per-rank counts, root) with every peer: N-1 tiny messages in
 // parallel, one latency. A rank whose call differs (other kind, size, root, or a skipped call)
 // makes every rank fail with a message listing each rank's call; a peer that does not arrive
-// within the timeout is named. Can be switched off (check_calls = false) for benchmarks.
+// within the timeout is named.
 // Failures: every Gloo error becomes a zt::Error naming the collective, its sequence number and
 // the rank; after a failure the instance is broken and every later call fails at once. An error
 // whose cause is another rank (a peer that timed out, closed or reset its connection, missed the
@@ -31,11 +31,11 @@
 // launcher can tell the rank that failed from the ranks that only learnt of it. With a PeerProbe
 // (check_reachability) the message then says which peers still answer and which do not.
 // Point to point (gloo_p2p.cc): a batch runs on the same communication thread, in issue order
-// with the collectives; each send is Gloo's unbound-buffer send of the header (when calls are
-// checked) and of the payload to one peer, each receive the matching recv. Messages of one
-// ordered pair are numbered (the slot's tag), so they match in issue order. A send completes when
-// its receiver has posted the receive (Gloo's transport waits for that notice), hence the rule
-// of collective.h: both directions between two ranks in one batch.
+// with the collectives; each send is Gloo's unbound-buffer send of the header and of the payload
+// to one peer, each receive the matching recv. Messages of one ordered pair are numbered (the
+// slot's tag), so they match in issue order. A send completes when its receiver has posted the
+// receive (Gloo's transport waits for that notice), hence the rule of collective.h: both
+// directions between two ranks in one batch.
 // Shutdown: unless it runs while an exception unwinds, the destructor runs one last checked
 // barrier (kind "shutdown") before closing the connections. A rank that finished first and closed
 // while a peer is still inside the last call would otherwise reset the connection under it (a
@@ -89,8 +89,6 @@ struct GlooOptions {
   FastAllReduce fast_all_reduce = FastAllReduce::ring;  ///< algorithm in fast mode
   std::chrono::milliseconds timeout{30000};             ///< rendezvous and every collective
   std::string hostname = "127.0.0.1";                   ///< address to bind (loopback by default)
-  std::string iface;                                    ///< or a network interface name (wins if set)
-  bool check_calls = true;                              ///< exchange call headers (see file comment)
   /// Before rendezvous, prove every pair of ranks reaches each other at `hostname`, and keep a
   /// PeerProbe that names the lost peer when a collective fails (collective/peer_probe.h).
   /// Sub-groups do not check again: they share their world group's probe.
@@ -113,8 +111,6 @@ class GlooCollective : public Collective {
   int size() const override { return options_.size; }
   ReduceMode mode() const override { return options_.mode; }
   CommStats stats() const override;
-  /// The options this instance was built with. @return them.
-  const GlooOptions& options() const { return options_; }
   /// The Gloo context (null for a world of one), for benchmarks that compare against calling
   /// Gloo directly. Use it only while no call of this Collective is queued (after a wait()).
   /// @return the context.
@@ -138,10 +134,8 @@ class GlooCollective : public Collective {
   void run_checked(const Call& call, const std::function<void()>& body);
   void exchange_headers(const Call& call);
   std::string where(const Call& call) const;
-  std::string probe_peers() const;
-  std::string peer_hint(const std::string& gloo_message)
-      const;  // why a Gloo wire error happened  // " [probing the peers: ...]" after a failure, "" without a probe
-  void add_bytes(CollKind kind, uint64_t sent, uint64_t received);
+  std::string probe_peers() const;  // " [probing the peers: ...]" after a failure, "" without a probe
+  std::string peer_hint(const std::string& gloo_message) const;  // why a Gloo wire error happened
   void* scratch(std::size_t bytes);
 
   // The data movements themselves (run on the communication thread; gloo_ops.cc).

@@ -74,9 +74,7 @@ void GlooCollective::det_reduce_scatter_v(const void* input, void* output, const
   std::vector<void*> row_ptrs(n);
   for (int q = 0; q < n; ++q) row_ptrs[q] = rows + my_bytes * q;
   reduce_rows_canonical(row_ptrs.data(), n, output, counts[r], dtype, op, options_.accumulation);
-  uint64_t total = 0;
-  for (std::size_t c : counts) total += c * es;
-  add_bytes(kind, total - my_bytes, my_bytes * (n - 1));
+  stats_.add_bytes(kind, total_of(counts) * es - my_bytes, my_bytes * (n - 1));
 }
 
 // Ring all-gather (gloo::allgatherv): step i forwards range (r - i) mod N to rank r+1, so a rank
@@ -91,12 +89,12 @@ void GlooCollective::ring_all_gather_v(const void* input, void* output, const st
   if (input != out + offsets[r] * es)
     opts.setInput<unsigned char>(static_cast<unsigned char*>(const_cast<void*>(input)), counts[r] * es);
   std::vector<std::size_t> bytes(n);
-  uint64_t total = 0;
-  for (int q = 0; q < n; ++q) total += bytes[q] = counts[q] * es;
+  for (int q = 0; q < n; ++q) bytes[q] = counts[q] * es;
+  const uint64_t total = total_of(counts) * es;
   opts.setOutput<unsigned char>(out, bytes);
   opts.setTimeout(options_.timeout);
   gloo::allgatherv(opts);
-  add_bytes(kind, total - bytes[(r + 1) % n], total - bytes[r]);
+  stats_.add_bytes(kind, total - bytes[(r + 1) % n], total - bytes[r]);
 }
 
 // Fast all-reduce: Gloo's ring (or bcube). Ring model: a reduce-scatter pass and an all-gather
@@ -115,7 +113,7 @@ void GlooCollective::fast_all_reduce(void* data, std::size_t count, DType dtype,
   gloo::allreduce(opts);
   const uint64_t bytes = count * dtype_size(dtype);
   const uint64_t moved = 2 * (bytes - bytes / size());
-  add_bytes(kind, moved, moved);
+  stats_.add_bytes(kind, moved, moved);
 }
 
 // Fast reduce-scatter-v. Equal non-zero counts: Gloo's halving-doubling on a scratch copy (it
@@ -128,7 +126,7 @@ void GlooCollective::fast_reduce_scatter_v(const void* input, void* output, cons
   const int r = rank();
   const std::size_t es = dtype_size(dtype);
   const auto offsets = offsets_of(counts);
-  const uint64_t total = offsets.back() + counts.back();
+  const uint64_t total = total_of(counts);
   bool even = true;
   for (std::size_t c : counts) even = even && c == counts[0] && c > 0;
   if (!even) {
@@ -167,7 +165,7 @@ void GlooCollective::fast_reduce_scatter_v(const void* input, void* output, cons
   hd_cache_->algorithm->run();
   std::memcpy(output, hd_cache_->buffer.data(), counts[r] * es);
   const uint64_t moved = total * es - total * es / size();
-  add_bytes(CollKind::reduce_scatter, moved, moved);
+  stats_.add_bytes(CollKind::reduce_scatter, moved, moved);
 }
 
 // Broadcast: Gloo's binomial tree over ranks renumbered so that root is 0. Virtual rank v sends
@@ -184,7 +182,7 @@ void GlooCollective::tree_broadcast(void* data, std::size_t count, DType dtype, 
   uint64_t sends = 0;
   for (int step = 1; step < n; step *= 2)
     if (v < step && v + step < n) ++sends;
-  add_bytes(CollKind::broadcast, sends * bytes, v == 0 ? 0 : bytes);
+  stats_.add_bytes(CollKind::broadcast, sends * bytes, v == 0 ? 0 : bytes);
 }
 
 void GlooCollective::gloo_barrier() {

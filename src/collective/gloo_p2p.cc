@@ -4,10 +4,10 @@
 //
 // One transfer from a to b is two messages, both tagged with the pair's message number k (the
 // k-th message a sends to b; b counts the same when receiving): the 48-byte header (count, dtype,
-// k, sender) when calls are checked, then the payload. The receiver posts the payload's receive
-// only after it has read and checked the header, so a size or type mismatch is an error naming
-// both sides, never a write past the buffer. Bytes counted (stats.h, kind point_to_point): the
-// payloads, S per send on the sender and S per receive on the receiver; headers go to call_check.
+// k, sender), then the payload. The receiver posts the payload's receive only after it has read
+// and checked the header, so a size or type mismatch is an error naming both sides, never a write
+// past the buffer. Bytes counted (stats.h, kind point_to_point): the payloads, S per send on the
+// sender and S per receive on the receiver; headers go to call_check.
 // A peer that dies in the middle of a payload: Gloo's TCP pair notices the closed connection and
 // fails every operation it has queued, but not the receive it is reading into at that moment
 // (taken off the queue when its first bytes arrived), whose wait would last the whole timeout.
@@ -30,17 +30,13 @@
 #include "collective/gloo_call_header.h"
 #include "collective/gloo_collective.h"
 #include "core/error_report.h"
+#include "store/socket.h"
 
 namespace zt {
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-std::chrono::milliseconds left_until(Clock::time_point deadline) {
-  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-  return std::max(left, std::chrono::milliseconds(1));
-}
 
 // One transfer of the batch and the Gloo buffers that carry it.
 struct Transfer {
@@ -95,11 +91,9 @@ class PairWatch {
   std::vector<std::thread> threads_;
 };
 
-// One transfer's buffers: its header (with --check-calls) and its payload; a send's header filled
-// in. `numbers` is the per-peer message counter of its direction. In place: the header buffer
-// points at t.header.
-void prepare_transfer(Transfer& t, gloo::Context& context, const P2pOp& op, std::vector<uint64_t>& numbers, int rank,
-                      bool checked) {
+// One transfer's buffers: its header and its payload; a send's header filled in. `numbers` is the
+// per-peer message counter of its direction. In place: the header buffer points at t.header.
+void prepare_transfer(Transfer& t, gloo::Context& context, const P2pOp& op, std::vector<uint64_t>& numbers, int rank) {
   t.op = &op;
   t.number = numbers[static_cast<std::size_t>(op.peer)]++;
   if (op.dir == P2pOp::Dir::send)
@@ -112,20 +106,18 @@ void prepare_transfer(Transfer& t, gloo::Context& context, const P2pOp& op, std:
                 rank,
                 gloo_wire::kMagic,
                 0};
-  if (checked) t.header_buffer = context.createUnboundBuffer(&t.header, sizeof t.header);
+  t.header_buffer = context.createUnboundBuffer(&t.header, sizeof t.header);
   if (op.count) t.payload_buffer = context.createUnboundBuffer(op.data, op.bytes());
 }
 
-// A send's header and payload posted, or a receive's first message (its header when checked).
+// A send's header and payload posted, or a receive's first message (its header).
 void post(Transfer& t) {
   const P2pOp& op = *t.op;
   if (op.dir == P2pOp::Dir::send) {
-    if (t.header_buffer) t.header_buffer->send(op.peer, gloo_wire::slot(gloo_wire::kP2pHeaderSlot, t.number));
+    t.header_buffer->send(op.peer, gloo_wire::slot(gloo_wire::kP2pHeaderSlot, t.number));
     if (t.payload_buffer) t.payload_buffer->send(op.peer, gloo_wire::slot(gloo_wire::kP2pPayloadSlot, t.number));
-  } else if (t.header_buffer) {
+  } else {
     t.header_buffer->recv(op.peer, gloo_wire::slot(gloo_wire::kP2pHeaderSlot, t.number));
-  } else if (t.payload_buffer) {
-    t.payload_buffer->recv(op.peer, gloo_wire::slot(gloo_wire::kP2pPayloadSlot, t.number));
   }
 }
 
@@ -160,10 +152,9 @@ uint64_t check_headers(const std::string& at, std::vector<Transfer>& transfers, 
 }  // namespace
 
 void GlooCollective::p2p_batch(const std::string& at, const std::vector<P2pOp>& ops) {
-  const bool checked = options_.check_calls;
   if (sent_to_.empty()) sent_to_.assign(size(), 0), received_from_.assign(size(), 0);
   std::vector<Transfer> transfers(ops.size());
-  uint64_t sent = 0, received = 0, headers_sent = 0, headers_received = 0;
+  uint64_t sent = 0, received = 0, headers_sent = 0;
   // Turn a Gloo failure into an error that names the transfer and its peer.
   auto fail = [&](const Transfer& t, const char* what, const std::string& gloo_message) {
     const bool is_send = t.op->dir == P2pOp::Dir::send;
@@ -181,14 +172,14 @@ void GlooCollective::p2p_batch(const std::string& at, const std::vector<P2pOp>& 
   // one batch cannot block each other.
   for (std::size_t i = 0; i < ops.size(); ++i)
     prepare_transfer(transfers[i], *context_, ops[i], ops[i].dir == P2pOp::Dir::send ? sent_to_ : received_from_,
-                     rank(), checked);
+                     rank());
   for (Transfer& t : transfers) {
     try {
       post(t);
     } catch (const std::exception& e) {  // the pair had failed already
       fail(t, t.op->dir == P2pOp::Dir::send ? "send" : "recv", e.what());
     }
-    if (t.op->dir == P2pOp::Dir::send) headers_sent += t.header_buffer ? sizeof t.header : 0, sent += t.op->bytes();
+    if (t.op->dir == P2pOp::Dir::send) headers_sent += sizeof t.header, sent += t.op->bytes();
   }
   // each peer's probe, posted at the first transfer with it (file comment)
   std::map<int, gloo::transport::UnboundBuffer*> probes;
@@ -213,14 +204,14 @@ void GlooCollective::p2p_batch(const std::string& at, const std::vector<P2pOp>& 
     const bool is_send = t.op->dir == P2pOp::Dir::send;
     bool done = false;
     try {
-      done = is_send ? b->waitSend(left_until(deadline)) : b->waitRecv(left_until(deadline));
+      done = is_send ? b->waitSend(store::ms_left(deadline)) : b->waitRecv(store::ms_left(deadline));
     } catch (const std::exception& e) {
       fail(t, is_send ? "send" : "recv", e.what());
     }
     if (!done) fail(t, is_send ? "send" : "recv", watch.failure(t.op->peer));
   };
   // Receives: read and check each header, then post the payload's receive.
-  if (checked) headers_received = check_headers(at, transfers, wait, fail);
+  const uint64_t headers_received = check_headers(at, transfers, wait, fail);
   for (Transfer& t : transfers)
     if (t.op->dir == P2pOp::Dir::recv && t.payload_buffer) {
       wait(t, t.payload_buffer.get());
@@ -230,8 +221,8 @@ void GlooCollective::p2p_batch(const std::string& at, const std::vector<P2pOp>& 
     if (t.op->dir == P2pOp::Dir::send)
       for (auto* b : {t.header_buffer.get(), t.payload_buffer.get()})
         if (b) wait(t, b);
-  add_bytes(CollKind::point_to_point, sent, received);
-  add_bytes(CollKind::call_check, headers_sent, headers_received);
+  stats_.add_bytes(CollKind::point_to_point, sent, received);
+  stats_.add_bytes(CollKind::call_check, headers_sent, headers_received);
 }
 
 }  // namespace zt

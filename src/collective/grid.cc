@@ -51,14 +51,6 @@ std::vector<int> grid_members(GridAxis axis, int world_size, const GridDims& dim
   ZT_FAIL("grid_members: unknown axis");
 }
 
-std::vector<int> grid_mp_members(int world_size, int mp_size, int world_rank) {
-  return grid_members(GridAxis::mp, world_size, {mp_size, 1, 0}, world_rank);
-}
-
-std::vector<int> grid_dp_members(int world_size, int mp_size, int world_rank) {
-  return grid_members(GridAxis::dp, world_size, {mp_size, 1, 0}, world_rank);
-}
-
 // Why the fixed order (MP, DP, PP, then shard and replica, on every rank) cannot deadlock:
 // creating a group blocks until all its members have arrived. The MP groups partition the world,
 // and every rank's first step is its MP group, so every MP rendezvous has all its members and
@@ -89,7 +81,5 @@ Grid make_grid(Collective& world, const GridDims& dims) {
   }
   return g;
 }
-
-Grid make_grid(Collective& world, int mp_size) { return make_grid(world, GridDims{mp_size, 1, 0}); }
 
 }  // namespace zt

@@ -67,14 +67,6 @@ struct Grid {
 /// that does not divide.
 std::vector<int> grid_members(GridAxis axis, int world_size, const GridDims& dims, int world_rank);
 
-/// World ranks of the MP group holding a rank (N_p = 1). @param world_size N_d · N_m.
-/// @param mp_size N_m. @param world_rank the rank. @return its MP group's ranks, in group order.
-std::vector<int> grid_mp_members(int world_size, int mp_size, int world_rank);
-
-/// World ranks of the DP group holding a rank (N_p = 1). @param world_size N_d · N_m.
-/// @param mp_size N_m. @param world_rank the rank. @return its DP group's ranks, in group order.
-std::vector<int> grid_dp_members(int world_size, int mp_size, int world_rank);
-
 /// Build this rank's groups. Every rank of `world` calls it with the same dims; it is a
 /// rendezvous of each group in turn, so it blocks until the peers of every group have called
 /// it, or fails after the world's timeout. Destroying the Grid closes the groups in reverse
@@ -84,9 +76,5 @@ std::vector<int> grid_dp_members(int world_size, int mp_size, int world_rank);
 /// @param dims N_m >= 1 and N_p >= 1 whose product divides world.size(); G >= 1 dividing N_d, or 0.
 /// @return the grid; zt::Error for bad dims, or when a group's rendezvous fails.
 Grid make_grid(Collective& world, const GridDims& dims);
-
-/// The DP x MP grid (N_p = 1, no hybrid sharding). @param world the group to split.
-/// @param mp_size N_m >= 1, dividing world.size(). @return the grid.
-Grid make_grid(Collective& world, int mp_size);
 
 }  // namespace zt

@@ -49,19 +49,13 @@ void reduce_rows_typed(void* const* rows, std::size_t nrows, void* out_v, std::s
   }
 }
 
-template <typename T>
-void sum_fn(void* out, const void* a, const void* b, std::size_t n) {
+// Fast mode's out = a op b (an ElementwiseFn): widen, one combine, round to T once. out may be a.
+template <typename T, typename Combine>
+void elementwise(void* out, const void* a, const void* b, std::size_t n) {
   const T* x = static_cast<const T*>(a);
   const T* y = static_cast<const T*>(b);
   T* z = static_cast<T*>(out);
-  for (std::size_t i = 0; i < n; ++i) z[i] = T(widen_hd(x[i]) + widen_hd(y[i]));
-}
-template <typename T>
-void max_fn(void* out, const void* a, const void* b, std::size_t n) {
-  const T* x = static_cast<const T*>(a);
-  const T* y = static_cast<const T*>(b);
-  T* z = static_cast<T*>(out);
-  for (std::size_t i = 0; i < n; ++i) z[i] = T(max_nan(widen_hd(x[i]), widen_hd(y[i])));
+  for (std::size_t i = 0; i < n; ++i) z[i] = narrow_hd<T>(Combine{}(widen_hd(x[i]), widen_hd(y[i])));
 }
 
 }  // namespace
@@ -75,16 +69,10 @@ void reduce_rows_canonical(void* const* rows, std::size_t nrows, void* out, std:
 }
 
 ElementwiseFn elementwise_fn(DType dtype, ReduceOp op) {
-  const bool sum = op == ReduceOp::sum;
-  switch (dtype) {
-    case DType::fp32:
-      return sum ? &sum_fn<float> : &max_fn<float>;
-    case DType::fp16:
-      return sum ? &sum_fn<fp16> : &max_fn<fp16>;
-    case DType::bf16:
-      return sum ? &sum_fn<bf16> : &max_fn<bf16>;
-  }
-  return nullptr;
+  // Accumulation::fp32 picks SumF32 or MaxNan; a single op rounds once under either accumulation
+  return dispatch_row_reduce(dtype, op, Accumulation::fp32, [](auto tag, auto combine) -> ElementwiseFn {
+    return &elementwise<typename decltype(tag)::type, decltype(combine)>;
+  });
 }
 
 }  // namespace zt

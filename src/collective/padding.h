@@ -5,7 +5,8 @@
 //  - pad: allocate padded_count(n, N) elements, zero the tail, and use shard_count(padded, N);
 //    padding_of(n, N) says how many elements were added (to report them);
 //  - uneven: balanced_counts(n, N) gives per-rank counts for reduce_scatter_v / all_gather_v
-//    (the first n % N ranks get one element more), no padding at all.
+//    (the first n % N ranks get one element more), no padding at all; total_of and offsets_of
+//    read such counts back.
 // This header is arithmetic only; it allocates nothing.
 #pragma once
 
@@ -54,6 +55,14 @@ inline std::vector<std::size_t> balanced_counts(std::size_t n, std::size_t world
   std::vector<std::size_t> counts(world, n / world);
   for (std::size_t r = 0; r < n % world; ++r) ++counts[r];
   return counts;
+}
+
+/// Total of per-rank counts: the elements of the whole buffer they split.
+/// @param counts per-rank counts. @return their sum.
+inline std::size_t total_of(const std::vector<std::size_t>& counts) {
+  std::size_t total = 0;
+  for (std::size_t c : counts) total += c;
+  return total;
 }
 
 /// Offsets of each rank's range for per-rank counts (exclusive prefix sum).

@@ -35,11 +35,6 @@ uint32_t tag_hash(const std::string& tag) {
   return static_cast<uint32_t>(h ^ (h >> 32));
 }
 
-std::chrono::milliseconds left(Clock::time_point deadline) {
-  return std::max(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()),
-                  std::chrono::milliseconds(1));
-}
-
 }  // namespace
 
 struct PeerProbe::Greeted {
@@ -71,7 +66,7 @@ PeerProbe::PeerProbe(gloo::rendezvous::Store& store, const std::string& tag, int
       if (q == rank) continue;
       const std::string key = "probe/" + std::to_string(q);
       try {
-        store.wait({key}, left(deadline));
+        store.wait({key}, store::ms_left(deadline));
       } catch (const std::exception&) {
         throw PeerFailed(concat("rendezvous: rank ", q, " of ", size, " did not publish its address within ",
                                 timeout.count(), " ms (did it start, with the same store and world size?)"));

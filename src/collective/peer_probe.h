@@ -56,9 +56,6 @@ class PeerProbe {
   /// @return one line.
   std::string diagnose(const std::vector<int>& peers, std::chrono::milliseconds budget) const;
 
-  /// This probe's rank in its group. @return the rank.
-  int rank() const { return rank_; }
-
  private:
   struct Peer {
     std::string host, how;

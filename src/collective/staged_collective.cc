@@ -2,8 +2,6 @@
 // collective (see staged_collective.h).
 #include "collective/staged_collective.h"
 
-#include <numeric>
-
 namespace zt {
 
 using device::CopyKind;
@@ -57,7 +55,7 @@ Work StagedCollective::start_all_reduce(void* data, std::size_t count, DType dty
 Work StagedCollective::start_reduce_scatter_v(const void* input, void* output, const std::vector<std::size_t>& counts,
                                               DType dtype, ReduceOp op) {
   const std::size_t e = dtype_size(dtype);
-  const std::size_t in_bytes = std::accumulate(counts.begin(), counts.end(), std::size_t{0}) * e;
+  const std::size_t in_bytes = total_of(counts) * e;
   const std::size_t out_bytes = counts[static_cast<std::size_t>(rank())] * e;
   const void* h_in = host_side(in_, input, in_bytes, true);
   void* h_out = host_side(out_, output, out_bytes, false);  // written whole by the collective
@@ -70,7 +68,7 @@ Work StagedCollective::start_all_gather_v(const void* input, void* output, const
                                           DType dtype) {
   const std::size_t e = dtype_size(dtype);
   const std::size_t in_bytes = counts[static_cast<std::size_t>(rank())] * e;
-  const std::size_t out_bytes = std::accumulate(counts.begin(), counts.end(), std::size_t{0}) * e;
+  const std::size_t out_bytes = total_of(counts) * e;
   const void* h_in = host_side(in_, input, in_bytes, true);  // may lie inside output: read first
   void* h_out = host_side(out_, output, out_bytes, false);
   inner_.all_gather_v_async(h_in, h_out, counts, dtype).wait();

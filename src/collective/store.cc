@@ -1,9 +1,8 @@
-// collective/store.cc — make_store and its scheme registry (see store.h).
+// collective/store.cc — make_store's schemes, the backends' first rendezvous steps and
+// OwningPrefixStore (see store.h).
 #include "collective/store.h"
 
 #include <filesystem>
-#include <map>
-#include <mutex>
 
 #include <gloo/rendezvous/file_store.h>
 #include <gloo/rendezvous/hash_store.h>
@@ -25,9 +24,9 @@ std::shared_ptr<gloo::rendezvous::Store> make_file_store(const std::string& dir)
 }
 
 // Gloo's RedisStore::set throws "already set" before it frees hiredis's reply, so every refused
-// key leaks that reply. A refused key is not rare here: it is how GlooCollective's rendezvous
-// recognises the keys of an earlier job (gloo_collective.cc), on purpose. Asking first keeps that
-// refusal off Gloo's leaking path; a key set by someone else between the two requests still
+// key leaks that reply. A refused key is not rare here: it is how the backends' rendezvous
+// recognises the keys of an earlier job (claim_rendezvous_key), on purpose. Asking first keeps
+// that refusal off Gloo's leaking path; a key set by someone else between the two requests still
 // reaches it, and is still refused.
 class RefusingRedisStore : public gloo::rendezvous::RedisStore {
  public:
@@ -59,45 +58,32 @@ std::shared_ptr<gloo::rendezvous::Store> make_redis_store(const std::string& hos
   }
 }
 
-struct Registry {
-  std::mutex mutex;
-  std::map<std::string, StoreFactory> schemes;
-  Registry() {
-    schemes["hash"] = [](const std::string&) { return std::make_shared<gloo::rendezvous::HashStore>(); };
-    schemes["file"] = make_file_store;
-    schemes["redis"] = make_redis_store;
-  }
-};
-
-Registry& registry() {
-  static Registry r;
-  return r;
-}
-
 }  // namespace
 
 std::shared_ptr<gloo::rendezvous::Store> make_store(const std::string& spec) {
   const auto colon = spec.find(':');
   const std::string scheme = spec.substr(0, colon);
   const std::string argument = colon == std::string::npos ? "" : spec.substr(colon + 1);
-  StoreFactory factory;
-  std::string known;
-  {
-    auto& reg = registry();
-    std::lock_guard<std::mutex> lock(reg.mutex);
-    auto it = reg.schemes.find(scheme);
-    for (const auto& kv : reg.schemes) known += (known.empty() ? "" : ", ") + kv.first;
-    ZT_CHECK(it != reg.schemes.end(), "unknown store spec '", spec, "' (schemes: ", known, ")");
-    factory = it->second;
-  }
-  return factory(argument);
+  if (scheme == "hash") return std::make_shared<gloo::rendezvous::HashStore>();
+  if (scheme == "file") return make_file_store(argument);
+  if (scheme == "redis") return make_redis_store(argument);
+  ZT_FAIL("unknown store spec '", spec, "' (schemes: file, hash, redis)");
 }
 
-void register_store_scheme(const std::string& scheme, StoreFactory factory) {
-  ZT_CHECK(!scheme.empty() && scheme.find(':') == std::string::npos, "bad store scheme '", scheme, "'");
-  auto& reg = registry();
-  std::lock_guard<std::mutex> lock(reg.mutex);
-  reg.schemes[scheme] = std::move(factory);
+void check_rendezvous_options(const char* backend, int rank, int size, std::chrono::milliseconds timeout) {
+  ZT_CHECK(size >= 1, backend, ": world size must be >= 1, got ", size);
+  ZT_CHECK(rank >= 0 && rank < size, backend, ": rank ", rank, " out of range for world size ", size);
+  ZT_CHECK(timeout.count() > 0, backend, ": timeout must be positive, got ", timeout.count(), " ms");
+}
+
+void claim_rendezvous_key(gloo::rendezvous::Store& store, const std::string& key, int rank, const std::string& prefix) {
+  const std::string who = std::to_string(rank);
+  try {
+    store.set(key, std::vector<char>(who.begin(), who.end()));
+  } catch (const std::exception& e) {
+    ZT_FAIL("rendezvous: the store already holds rank ", rank, "'s keys under prefix '", prefix,
+            "' (left by an earlier job?): use a fresh store directory or a unique prefix [", e.what(), "]");
+  }
 }
 
 OwningPrefixStore::OwningPrefixStore(std::string prefix, std::shared_ptr<gloo::rendezvous::Store> inner,

@@ -7,13 +7,14 @@
 //                     directory (or a unique key prefix) per job: keys left by an earlier job
 //                     make rendezvous fail with a clear error, never connect to stale peers.
 //   redis:HOST:PORT   a redis-server reachable by every rank (ranks on different machines)
-// Other schemes are added with register_store_scheme (src/launch adds tcp:HOST:PORT, a store
-// served by rank 0 or by zero-launch, for the MASTER_ADDR/MASTER_PORT convention). An unknown
-// scheme is an error.
-// This file does not connect any ranks; GlooCollective does (gloo_collective.h).
+// An unknown scheme is an error. (The TCP store of the MASTER_ADDR/MASTER_PORT convention is
+// not a scheme here: src/launch opens it itself, launch/store_spec.h.)
+// Also here: the checks and the first key with which both backends (GlooCollective,
+// NcclCollective) begin their rendezvous, so that both say the same. This file does not connect
+// any ranks; the backends do (gloo_collective.h, nccl/nccl_collective.h).
 #pragma once
 
-#include <functional>
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -21,16 +22,20 @@
 
 namespace zt {
 
-/// A function building a store from the part of the spec after "scheme:".
-using StoreFactory = std::function<std::shared_ptr<gloo::rendezvous::Store>(const std::string& argument)>;
-
 /// Build a store from a spec (see the file comment). @param spec e.g. "hash", "file:/tmp/job1",
 /// "redis:127.0.0.1:6379". @return the store; throws zt::Error for a malformed or unknown spec.
 std::shared_ptr<gloo::rendezvous::Store> make_store(const std::string& spec);
 
-/// Add (or replace) a scheme for make_store; call before the first make_store that uses it.
-/// @param scheme the name before ':' (letters only). @param factory builds the store.
-void register_store_scheme(const std::string& scheme, StoreFactory factory);
+/// A backend's checks of its options before rendezvous: size >= 1, rank in [0, size), a positive
+/// timeout; a zt::Error starting "backend: " otherwise. @param backend the class, for messages.
+/// @param rank this rank. @param size the group size. @param timeout the group's timeout.
+void check_rendezvous_options(const char* backend, int rank, int size, std::chrono::milliseconds timeout);
+
+/// A backend's first step of rendezvous: set this rank's own key. A store that holds it already
+/// belongs to an earlier job (FileStore and RedisStore refuse to overwrite), whose stale addresses
+/// no rank may meet: a zt::Error saying so. @param store the group's prefixed store.
+/// @param key this rank's key. @param rank this rank. @param prefix the group's key prefix.
+void claim_rendezvous_key(gloo::rendezvous::Store& store, const std::string& key, int rank, const std::string& prefix);
 
 /// A store that prepends "prefix/" to every key of a shared inner store and keeps it alive
 /// (Gloo's PrefixStore holds only a reference). Lets several groups or jobs share one store.

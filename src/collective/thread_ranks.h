@@ -2,8 +2,8 @@
 //
 // run_thread_ranks(N, fn) calls fn(rank) on N threads and returns each rank's value or the text
 // of the exception it threw; it never throws itself, so a test can assert on every rank's fate
-// from its own thread (Catch2 assertions are not thread-safe). thread_group_options(N, ...) gives
-// each rank GlooOptions over one shared in-memory HashStore with a fresh key prefix.
+// from its own thread (Catch2 assertions are not thread-safe). thread_group(N, ...) gives each
+// rank GlooOptions over one shared in-memory HashStore with a fresh key prefix.
 // This is not a process launcher (src/launch is).
 #pragma once
 

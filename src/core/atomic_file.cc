@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "core/check.h"
+#include "core/file_io.h"
 
 namespace zt {
 
@@ -17,27 +18,15 @@ void write_file_atomic(const std::string& path, const void* data, std::size_t si
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   ZT_CHECK(fd >= 0, "cannot create ", tmp, ": ", std::strerror(errno));
-  const char* p = static_cast<const char*>(data);
-  std::size_t left = size;
-  while (left > 0) {
-    const ssize_t n = ::write(fd, p, left);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const int err = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      ZT_FAIL("cannot write ", path, ": ", std::strerror(err));
-    }
-    p += n;
-    left -= static_cast<std::size_t>(n);
-  }
-  const bool synced = ::fsync(fd) == 0;
-  const int sync_err = errno;
-  ::close(fd);
-  if (!synced) {
+  try {  // errors name the target; the temporary is removed
+    write_all(fd, data, size, path);
+    fsync_file(fd, path);
+  } catch (...) {
+    ::close(fd);
     ::unlink(tmp.c_str());
-    ZT_FAIL("cannot flush ", path, ": ", std::strerror(sync_err));
+    throw;
   }
+  ::close(fd);
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     const int err = errno;
     ::unlink(tmp.c_str());

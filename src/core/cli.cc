@@ -131,9 +131,7 @@ ArgParser::Declared ArgParser::add(Flag flag) {
 }
 
 ArgParser::Flag* ArgParser::find(const std::string& name) {
-  for (auto& o : options_)
-    if (o.name == name) return &o;
-  return nullptr;
+  return const_cast<Flag*>(static_cast<const ArgParser*>(this)->flag(name));  // flag() on a non-const parser
 }
 
 const ArgParser::Flag* ArgParser::flag(const std::string& name) const {
@@ -270,9 +268,7 @@ void ArgParser::group(const std::string& title, const std::string& example) {
 }
 
 void ArgParser::set_default_text(const std::string& name, const std::string& text) {
-  Flag* o = find(name);
-  ZT_CHECK(o != nullptr, "set_default_text: no flag --", name);
-  o->default_text = text;
+  declared(name).default_text = text;
 }
 
 void ArgParser::assign(const std::string& name, const std::string& text) { declared(name).set(text); }
@@ -352,9 +348,8 @@ bool ArgParser::parse(int argc, char** argv) {
 }
 
 bool ArgParser::given(const std::string& name) const {
-  for (const auto& o : options_)
-    if (o.name == name) return o.seen;
-  return false;
+  const Flag* o = flag(name);
+  return o != nullptr && o->seen;
 }
 
 std::vector<std::string> ArgParser::given_flags() const {

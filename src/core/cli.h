@@ -52,7 +52,7 @@ class ArgParser {
     std::string implicit;                         ///< optional value: what the bare flag means ("" = value required)
     std::vector<std::string> choices;             ///< optional value: the words taken as its value
     std::vector<std::string> samples;             ///< values it accepts: its choices, or the ends of its range
-    std::size_t group = 0;                        ///< its topic: an index into groups()
+    std::size_t group = 0;                        ///< its topic: an index into the groups group() opened
   };
 
   /// A topic of --help: a heading, and a command that shows some of its flags in use.
@@ -227,8 +227,6 @@ class ArgParser {
   /// @param name the unknown flag without dashes.
   /// @return e.g. "--global-batch", "--beta1 or --beta2"; "" when nothing is close.
   std::string suggestion(const std::string& name) const;
-  /// The topics, in the order --help prints them. @return them (the first is the untitled one).
-  const std::vector<Group>& groups() const { return groups_; }
   /// Every declared flag, in declaration order. @return them.
   const std::vector<Flag>& flags() const { return options_; }
   /// A declared flag. @param name without dashes. @return it, or nullptr if none has that name.

@@ -121,15 +121,20 @@ int parallel_parts(int64_t n, int64_t grain) {
   return static_cast<int>(std::clamp<int64_t>(by_grain, 1, pool->threads()));
 }
 
-RankThreads::RankThreads(int64_t threads)
-    : pool_(static_cast<int>(std::clamp<int64_t>(threads, 0, 1 << 20)), cpu_pool_split_from_env()), use_(&pool_) {}
+namespace {
 
+// How a rank's pool cuts loops: ZT_CPU_POOL_SPLIT (see RankThreads).
 CpuPool::Split cpu_pool_split_from_env() {
   const char* v = std::getenv("ZT_CPU_POOL_SPLIT");
   if (!v || !*v) return CpuPool::Split::by_grain;
   ZT_CHECK(std::string(v) == "every_loop", "ZT_CPU_POOL_SPLIT=", v, " is not every_loop");
   return CpuPool::Split::every_loop;
 }
+
+}  // namespace
+
+RankThreads::RankThreads(int64_t threads)
+    : pool_(static_cast<int>(std::clamp<int64_t>(threads, 0, 1 << 20)), cpu_pool_split_from_env()), use_(&pool_) {}
 
 int default_cpu_threads(int local_ranks) {
   cpu_set_t set;

@@ -123,8 +123,11 @@ void parallel_for(int64_t n, int64_t grain, F&& body) {
 }
 
 /// A rank's threads: a pool of T threads installed on the constructing thread (the rank's) for the
-/// object's lifetime, cut as cpu_pool_split_from_env() says. The program makes one per rank
-/// around the rank's whole run, so every kernel the rank calls splits over it.
+/// object's lifetime. The program makes one per rank around the rank's whole run, so every kernel
+/// the rank calls splits over it. It cuts loops by Split::by_grain, or by Split::every_loop when
+/// the environment says ZT_CPU_POOL_SPLIT=every_loop (a test hook, like the fault-injection
+/// variables: tiny test models then split every loop, as the engine's real sizes do); any other
+/// value is an error.
 class RankThreads {
  public:
   /// @param threads T (>= 1, checked).
@@ -134,12 +137,6 @@ class RankThreads {
   CpuPool pool_;
   UseCpuPool use_;
 };
-
-/// How the engine's pools cut loops: Split::by_grain, or Split::every_loop when the environment
-/// says ZT_CPU_POOL_SPLIT=every_loop (a test hook, like the fault-injection variables: tiny test
-/// models then split every loop, as the engine's real sizes do). Any other value is an error.
-/// @return the split.
-CpuPool::Split cpu_pool_split_from_env();
 
 /// The threads a rank gets by default: the CPUs this process may run on (its affinity mask)
 /// divided among the ranks that share the machine, at least 1.

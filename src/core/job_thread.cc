@@ -10,12 +10,6 @@ void Work::wait() const {
   if (state_->error) std::rethrow_exception(state_->error);
 }
 
-bool Work::ready() const {
-  if (!state_) return true;
-  std::lock_guard<std::mutex> lock(state_->mutex);
-  return state_->done;
-}
-
 JobThread::JobThread() : thread_([this] { loop(); }) {}
 
 JobThread::~JobThread() {

@@ -28,8 +28,6 @@ class Work {
   Work() = default;
   /// Block until the job has run; rethrow its exception (a zt::Error) if it failed.
   void wait() const;
-  /// Whether the job has finished (successfully or not). @return true when finished.
-  bool ready() const;
 
  private:
   struct State {

@@ -63,15 +63,6 @@ std::string word_of(E value) {
   ZT_FAIL("a value without a word in its table (", static_cast<long long>(value), ")");
 }
 
-/// Every word of an enum, joined. @param separator between two words.
-/// @return e.g. "fp32|fp16|bf16" with separator "|".
-template <typename E>
-std::string words_joined(const std::string& separator) {
-  std::string text;
-  for (const Word<E>& w : words(E{})) text += (text.empty() ? "" : separator) + std::string(w.text);
-  return text;
-}
-
 /// The value a word names, if any. @param text the word. @return the value, or empty when no
 /// word of the table is text (for callers with their own error line).
 template <typename E>
@@ -86,7 +77,9 @@ std::optional<E> find_word(std::string_view text) {
 template <typename E>
 E parse_word(std::string_view text, const std::string& what) {
   if (const std::optional<E> value = find_word<E>(text)) return *value;
-  ZT_FAIL(what, ": '", text, "' is not one of ", words_joined<E>("|"));
+  std::string choices;  // every word, joined: "fp32|fp16|bf16"
+  for (const Word<E>& w : words(E{})) choices += (choices.empty() ? "" : "|") + std::string(w.text);
+  ZT_FAIL(what, ": '", text, "' is not one of ", choices);
 }
 
 }  // namespace zt

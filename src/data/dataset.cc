@@ -12,10 +12,11 @@ void fill_batch(const Dataset& data, uint64_t seed, uint64_t step, uint64_t firs
   for (std::size_t i = 0; i < count; ++i) data.sample(seed, step, first_index + i, out + i * row);
 }
 
-std::unique_ptr<Dataset> make_dataset(const std::string& path, std::size_t context) {
+std::unique_ptr<Dataset> make_dataset(const std::string& path, std::size_t context, int digits) {
   if (!path.empty()) return std::make_unique<TextFileDataset>(path, context);
   AdditionConfig config;
   config.context = context;
+  config.digits = digits;
   return std::make_unique<AdditionDataset>(config);
 }
 

@@ -61,9 +61,10 @@ void fill_batch(const Dataset& data, uint64_t seed, uint64_t step, uint64_t firs
                 int32_t* out);
 
 /// The dataset a run asks for: the byte-level text file at `path` (vocab 256), or the embedded
-/// addition task (default settings) when `path` is empty.
+/// addition task (`digits` per operand, other settings default) when `path` is empty.
 /// @param path a text file, or "" for the default dataset. @param context T.
-/// @return the dataset (zt::Error on an unreadable or too short file).
-std::unique_ptr<Dataset> make_dataset(const std::string& path, std::size_t context);
+/// @param digits D of the addition task (ignored for a text file).
+/// @return the dataset (zt::Error on an unreadable or too short file, or a D out of range).
+std::unique_ptr<Dataset> make_dataset(const std::string& path, std::size_t context, int digits = 2);
 
 }  // namespace zt

@@ -42,32 +42,21 @@ class CudaRuntime final : public Runtime {
 
   /// @return "cuda".
   std::string name() const override { return "cuda"; }
-  /// @param bytes its size (> 0). @param name what it holds, for messages. @return cudaMalloc'd memory.
   std::byte* allocate(std::size_t bytes, const std::string& name) override;
-  /// @param ptr what allocate() returned (cudaFree).
   void release(std::byte* ptr) override;
-  /// @param bytes its size (> 0). @param name what it holds. @return cudaMallocHost'd memory.
   std::byte* allocate_pinned(std::size_t bytes, const std::string& name) override;
-  /// @param ptr what allocate_pinned() returned (cudaFreeHost).
   void release_pinned(std::byte* ptr) override;
-  /// @param name the stream's name. @return a new non-blocking stream.
   Stream create_stream(const std::string& name) override;
-  /// @param dst where the bytes go. @param src where they come from. @param bytes how many.
-  /// @param kind which side is device memory. @param stream the stream (cudaMemcpyAsync).
   void copy_async(void* dst, const void* src, std::size_t bytes, CopyKind kind, Stream stream) override;
-  /// @param stream the stream. @return a new event recorded on it.
   Event record(Stream stream) override;
   /// @param stream the stream that waits. @param event from record() (a retired one: nothing to do).
   void wait(Stream stream, Event event) override;
-  /// @param stream the stream to wait for (cudaStreamSynchronize).
   void synchronize(Stream stream) override;
   /// Wait for the whole device (cudaDeviceSynchronize).
   void synchronize() override;
   /// @param stream the stream. @param kernel the launch; its cuda_body must be set.
   void launch(Stream stream, const KernelLaunch& kernel) override;
-  /// @return the copies enqueued so far, by kind.
   CopyStats stats() const override;
-  /// @param ptr any address. @return whether it is inside a live device allocation.
   bool is_device(const void* ptr) const override;
   /// From now on put two timing events around every copy and kernel (see take_trace).
   void enable_trace() override;

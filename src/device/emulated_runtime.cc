@@ -67,6 +67,13 @@ std::byte* EmulatedRuntime::allocate(std::size_t bytes, const std::string& name)
   return ptr;
 }
 
+std::vector<EmulatedRuntime::StreamState*> EmulatedRuntime::all_streams() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<StreamState*> all;
+  for (auto& s : streams_) all.push_back(s.get());
+  return all;
+}
+
 void EmulatedRuntime::release(std::byte* ptr) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -74,12 +81,7 @@ void EmulatedRuntime::release(std::byte* ptr) {
     ZT_CHECK(a && a->begin == ptr, "emulated device: release of ", static_cast<const void*>(ptr),
              ", which is not the start of a device allocation of this runtime");
   }
-  std::vector<StreamState*> all;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    for (auto& s : streams_) all.push_back(s.get());
-  }
-  drain(all);  // queued work may still use it (an error stays for the next synchronize)
+  drain(all_streams());  // queued work may still use it (an error stays for the next synchronize)
   std::lock_guard<std::mutex> lock(mutex_);
   clock_.remove_buffer(memory_.release(ptr).id);
 }
@@ -95,14 +97,12 @@ std::byte* EmulatedRuntime::allocate_pinned(std::size_t bytes, const std::string
 }
 
 void EmulatedRuntime::release_pinned(std::byte* ptr) {
-  std::vector<StreamState*> all;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     ZT_CHECK(pinned_.count(ptr) == 1, "emulated device: release_pinned of ", static_cast<const void*>(ptr),
              ", which allocate_pinned did not return");
-    for (auto& s : streams_) all.push_back(s.get());
   }
-  drain(all);  // a queued copy may still read or write it
+  drain(all_streams());  // a queued copy may still read or write it
   std::lock_guard<std::mutex> lock(mutex_);
   pinned_.erase(ptr);
   std::free(ptr);
@@ -283,12 +283,7 @@ void EmulatedRuntime::synchronize(Stream stream) {
 }
 
 void EmulatedRuntime::synchronize() {
-  std::vector<StreamState*> all;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    for (auto& s : streams_) all.push_back(s.get());
-  }
-  const std::string failure = drain(all);
+  const std::string failure = drain(all_streams());
   if (!failure.empty()) throw Error(failure);
 }
 

@@ -105,6 +105,7 @@ class EmulatedRuntime final : public Runtime {
     int stream = 0;     // where it was recorded
   };
   StreamState& stream_at(Stream stream);
+  std::vector<StreamState*> all_streams();  // every stream, collected under the lock
   TrackedAccess device_range(const void* ptr, std::size_t bytes, bool write, const std::string& what,
                              const std::string& role) const;
   // enqueue work on a stream's thread; `label` names it in the trace

@@ -73,33 +73,28 @@ void on_segv(int sig, siginfo_t* info, void*) {
       const std::uintptr_t begin = slot.begin.load(std::memory_order_acquire);
       if (begin == 0 || addr < begin || addr >= slot.end.load(std::memory_order_acquire)) continue;
       const std::size_t offset = addr - begin, bytes = slot.bytes.load(std::memory_order_acquire);
-      if (offset < bytes && t_operation != nullptr) {
-        put("emulated device: ");
-        put(t_operation);
-        put(" touched device buffer '");
-        put(slot.name);
-        put("' at byte ");
-        put_number(offset);
-        put(" of ");
-        put_number(bytes);
-        put(", outside the spans it declared (name every device range an operation reads or writes)\n");
-      } else if (offset < bytes) {
-        put("emulated device: host code touched device buffer '");
-        put(slot.name);
-        put("' at byte ");
-        put_number(offset);
-        put(" of ");
-        put_number(bytes);
-        put(" (device memory is not host memory; copy it to the host first)\n");
+      // one line in three forms: a kernel outside its spans, host code, an access past the end
+      const bool inside = offset < bytes;
+      const char* operation = t_operation;
+      put("emulated device: ");
+      if (inside) {
+        put(operation != nullptr ? operation : "host code");
+        put(" touched");
       } else {
-        put("emulated device: an access ran past the end of device buffer '");
-        put(slot.name);
-        put("' (byte ");
-        put_number(offset);
-        put(" of ");
-        put_number(bytes);
-        put(")\n");
+        put("an access ran past the end of");
       }
+      put(" device buffer '");
+      put(slot.name);
+      put(inside ? "' at byte " : "' (byte ");
+      put_number(offset);
+      put(" of ");
+      put_number(bytes);
+      if (!inside)
+        put(")\n");
+      else if (operation != nullptr)
+        put(", outside the spans it declared (name every device range an operation reads or writes)\n");
+      else
+        put(" (device memory is not host memory; copy it to the host first)\n");
       ::_exit(3);
     }
   }

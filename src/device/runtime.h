@@ -185,4 +185,31 @@ class Runtime {
   virtual bool is_device(const void* ptr) const = 0;
 };
 
+/// A buffer an op set owns and grows on demand (scratch, staging): device memory, or pinned host
+/// memory when `pinned`. Growing frees the old buffer first (the runtime waits for queued work
+/// that may still use it), so the contents are not kept.
+struct Room {
+  std::byte* ptr = nullptr;  ///< its first byte (null until the first at_least)
+  std::size_t bytes = 0;     ///< its size
+  bool pinned = false;       ///< pinned host memory (allocate_pinned) rather than device memory
+
+  /// @param rt the runtime that owns it. @param want the bytes needed (> 0).
+  /// @param name what it holds, for the runtime's messages. @return ptr, at least `want` bytes.
+  std::byte* at_least(Runtime& rt, std::size_t want, const char* name) {
+    if (bytes < want) {
+      release(rt);
+      ptr = pinned ? rt.allocate_pinned(want, name) : rt.allocate(want, name);
+      bytes = want;
+    }
+    return ptr;
+  }
+  /// Free the buffer, if any (a later at_least allocates again). @param rt the runtime that owns it.
+  void release(Runtime& rt) {
+    if (ptr && pinned) rt.release_pinned(ptr);
+    if (ptr && !pinned) rt.release(ptr);
+    ptr = nullptr;
+    bytes = 0;
+  }
+};
+
 }  // namespace zt::device

@@ -35,17 +35,12 @@ std::atomic<int> g_forced{-1};  // -1: not forced by set_canonical_isa()
 Isa isa_from_env_or_cpu() {
   if (const char* e = std::getenv("ZT_GEMM_ISA"); e && *e) {
     const std::string s(e);
-    Isa isa = Isa::scalar;
-    if (s == "scalar")
-      isa = Isa::scalar;
-    else if (s == "avx2")
-      isa = Isa::avx2;
-    else if (s == "avx512")
-      isa = Isa::avx512;
-    else
-      ZT_CHECK(false, "ZT_GEMM_ISA=", s, " is not one of scalar, avx2, avx512");
-    ZT_CHECK(isa_supported(isa), "ZT_GEMM_ISA=", s, ": this CPU does not support it");
-    return isa;
+    for (const Isa isa : {Isa::scalar, Isa::avx2, Isa::avx512})
+      if (s == isa_name(isa)) {
+        ZT_CHECK(isa_supported(isa), "ZT_GEMM_ISA=", s, ": this CPU does not support it");
+        return isa;
+      }
+    ZT_FAIL("ZT_GEMM_ISA=", s, " is not one of scalar, avx2, avx512");
   }
   if (isa_supported(Isa::avx512)) return Isa::avx512;
   if (isa_supported(Isa::avx2)) return Isa::avx2;
@@ -284,27 +279,15 @@ __attribute__((target("avx512f"))) void trmm_rows_avx512(const Operand& A, bool 
 }  // namespace
 
 const char* isa_name(Isa isa) {
-  switch (isa) {
-    case Isa::scalar:
-      return "scalar";
-    case Isa::avx2:
-      return "avx2";
-    case Isa::avx512:
-      return "avx512";
-  }
-  return "?";
+  static constexpr const char* kNames[] = {"scalar", "avx2", "avx512"};  // in the enum's order
+  const auto i = static_cast<std::size_t>(isa);
+  return i < std::size(kNames) ? kNames[i] : "?";
 }
 
 bool isa_supported(Isa isa) {
-  switch (isa) {
-    case Isa::scalar:
-      return true;
-    case Isa::avx2:
-      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    case Isa::avx512:
-      return __builtin_cpu_supports("avx512f");
-  }
-  return false;
+  if (isa == Isa::avx2) return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  if (isa == Isa::avx512) return __builtin_cpu_supports("avx512f");
+  return isa == Isa::scalar;
 }
 
 Isa canonical_isa() {
@@ -330,22 +313,16 @@ void gemm_canonical_f32(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_
   }
   const Isa isa = canonical_isa();
   const int64_t MR = isa == Isa::avx512 ? 12 : 6, NR = isa == Isa::avx512 ? 32 : 16;
+  const Micro micro = isa == Isa::avx512 ? micro_avx512 : isa == Isa::avx2 ? micro_avx2 : nullptr;  // null: scalar
   // One block of C: rows [i0, i1) x columns [j0, j1), its operands offset to start there.
   const auto block = [&](int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
     const Operand Ab{A.trans ? a + i0 : a + i0 * lda, lda, trans_a};
     const Operand Bb{B.trans ? b + j0 * ldb : b + j0, ldb, trans_b};
     float* cb = c + i0 * ldc + j0;
-    switch (isa) {
-      case Isa::scalar:
-        gemm_scalar(Ab, Bb, i1 - i0, j1 - j0, k, cb, ldc);
-        return;
-      case Isa::avx2:
-        gemm_blocked(Ab, Bb, i1 - i0, j1 - j0, k, cb, ldc, MR, NR, micro_avx2);
-        return;
-      case Isa::avx512:
-        gemm_blocked(Ab, Bb, i1 - i0, j1 - j0, k, cb, ldc, MR, NR, micro_avx512);
-        return;
-    }
+    if (micro)
+      gemm_blocked(Ab, Bb, i1 - i0, j1 - j0, k, cb, ldc, MR, NR, micro);
+    else
+      gemm_scalar(Ab, Bb, i1 - i0, j1 - j0, k, cb, ldc);
   };
   // Threads (core/cpu_pool.h) split C, never k: each thread computes whole elements, each by the
   // chain above, so the bits do not depend on the thread count. C is cut along its longer side in
@@ -373,17 +350,11 @@ void trmm_canonical_f32(bool trans, int64_t m, int64_t n, const float* a, int64_
   for (int64_t i = 0; i < m; ++i)
     std::memcpy(src.data() + i * n, b + i * ldb, static_cast<std::size_t>(n) * sizeof(float));
   const Operand A{a, lda, trans};
-  switch (canonical_isa()) {
-    case Isa::scalar:
-      trmm_rows(A, trans, m, n, src.data(), n, b, ldb, lane_scalar);
-      return;
-    case Isa::avx2:
-      trmm_rows(A, trans, m, n, src.data(), n, b, ldb, lane_avx2);
-      return;
-    case Isa::avx512:
-      trmm_rows_avx512(A, trans, m, n, src.data(), n, b, ldb);
-      return;
-  }
+  const Isa isa = canonical_isa();
+  if (isa == Isa::avx512)
+    trmm_rows_avx512(A, trans, m, n, src.data(), n, b, ldb);
+  else
+    trmm_rows(A, trans, m, n, src.data(), n, b, ldb, isa == Isa::avx2 ? lane_avx2 : lane_scalar);
 }
 
 }  // namespace zt::gemm

@@ -129,26 +129,24 @@ void attention_forward(T* out, T* P, const T* qkv, int64_t B, int64_t Tc, int64_
     float* S = out_f + Tc * C;             // [T,T] raw scores
     float* qkv_stage = S + Tc * Tc;        // [T,3C] (16-bit only)
     float* P_stage = qkv_stage + C3 * Tc;  // [T,T] (16-bit only)
-    {
-      const float* qkv_f = widen(qkv + b * Tc * C3, static_cast<std::size_t>(Tc * C3), qkv_stage);
-      for (int64_t h = 0; h < H; ++h) {
-        const float* q = qkv_f + h * D;
-        const float* k = qkv_f + C + h * D;
-        const float* v = qkv_f + 2 * C + h * D;
-        gemm_f32(false, true, Tc, Tc, D, q, C3, k, C3, S, Tc);
-        T* Pbh = P + (b * H + h) * Tc * Tc;
-        for (int64_t i = 0; i < Tc; ++i) {
-          float* s = S + i * Tc;
-          attention_shift_scores(s, i, scale);
-          exp_f_n(s, s, static_cast<std::size_t>(i + 1));  // exp_f's bits, vectorised
-          attention_normalise_row(Pbh + i * Tc, s, i, Tc);
-        }
-        const float* P_f = widen(static_cast<const T*>(Pbh), static_cast<std::size_t>(Tc * Tc), P_stage);
-        for (int64_t i = 0; i < Tc; ++i) std::memcpy(out_f + i * C + h * D, v + i * C3, D * sizeof(float));
-        trmm_lower_left_f32(false, Tc, D, P_f, Tc, out_f + h * D, C);
+    const float* qkv_f = widen(qkv + b * Tc * C3, static_cast<std::size_t>(Tc * C3), qkv_stage);
+    for (int64_t h = 0; h < H; ++h) {
+      const float* q = qkv_f + h * D;
+      const float* k = qkv_f + C + h * D;
+      const float* v = qkv_f + 2 * C + h * D;
+      gemm_f32(false, true, Tc, Tc, D, q, C3, k, C3, S, Tc);
+      T* Pbh = P + (b * H + h) * Tc * Tc;
+      for (int64_t i = 0; i < Tc; ++i) {
+        float* s = S + i * Tc;
+        attention_shift_scores(s, i, scale);
+        exp_f_n(s, s, static_cast<std::size_t>(i + 1));  // exp_f's bits, vectorised
+        attention_normalise_row(Pbh + i * Tc, s, i, Tc);
       }
-      narrow(out + b * Tc * C, out_f, static_cast<std::size_t>(Tc * C));
+      const float* P_f = widen(static_cast<const T*>(Pbh), static_cast<std::size_t>(Tc * Tc), P_stage);
+      for (int64_t i = 0; i < Tc; ++i) std::memcpy(out_f + i * C + h * D, v + i * C3, D * sizeof(float));
+      trmm_lower_left_f32(false, Tc, D, P_f, Tc, out_f + h * D, C);
     }
+    narrow(out + b * Tc * C, out_f, static_cast<std::size_t>(Tc * C));
   };
   for_each_sequence(B, attention_forward_scratch_floats(Tc, C, !std::is_same_v<T, float>), scratch, one_sequence);
 }
@@ -170,29 +168,23 @@ void attention_backward(T* dqkv, const T* dout, const T* qkv, const T* P, int64_
     float* qkv_stage = dS + Tc * Tc;          // [T,3C] (16-bit only)
     float* dout_stage = qkv_stage + Tc * C3;  // [T,C] (16-bit only)
     float* P_stage = dout_stage + Tc * C;     // [T,T] (16-bit only)
-    {
-      const float* qkv_f = widen(qkv + b * Tc * C3, static_cast<std::size_t>(Tc * C3), qkv_stage);
-      const float* dout_f = widen(dout + b * Tc * C, static_cast<std::size_t>(Tc * C), dout_stage);
-      for (int64_t h = 0; h < H; ++h) {
-        const int64_t q = h * D, k = C + h * D, v = 2 * C + h * D;
-        const float* P_f = widen(P + (b * H + h) * Tc * Tc, static_cast<std::size_t>(Tc * Tc), P_stage);
-        gemm_f32(false, true, Tc, Tc, D, dout_f + h * D, C, qkv_f + v, C3, dP, Tc);
-        for (int64_t i = 0; i < Tc; ++i) {
-          const float* p = P_f + i * Tc;
-          const float* dp = dP + i * Tc;
-          attention_dscores_row(dS + i * Tc, p, dp, i, scale);
-        }
-        for (int64_t i = 0; i < Tc; ++i) {
-          std::memcpy(dqkv_f + i * C3 + v, dout_f + i * C + h * D, D * sizeof(float));
-          std::memcpy(dqkv_f + i * C3 + q, qkv_f + i * C3 + k, D * sizeof(float));
-          std::memcpy(dqkv_f + i * C3 + k, qkv_f + i * C3 + q, D * sizeof(float));
-        }
-        trmm_lower_left_f32(true, Tc, D, P_f, Tc, dqkv_f + v, C3);  // dV = P^T dO
-        trmm_lower_left_f32(false, Tc, D, dS, Tc, dqkv_f + q, C3);  // dQ = dS K
-        trmm_lower_left_f32(true, Tc, D, dS, Tc, dqkv_f + k, C3);   // dK = dS^T Q
+    const float* qkv_f = widen(qkv + b * Tc * C3, static_cast<std::size_t>(Tc * C3), qkv_stage);
+    const float* dout_f = widen(dout + b * Tc * C, static_cast<std::size_t>(Tc * C), dout_stage);
+    for (int64_t h = 0; h < H; ++h) {
+      const int64_t q = h * D, k = C + h * D, v = 2 * C + h * D;
+      const float* P_f = widen(P + (b * H + h) * Tc * Tc, static_cast<std::size_t>(Tc * Tc), P_stage);
+      gemm_f32(false, true, Tc, Tc, D, dout_f + h * D, C, qkv_f + v, C3, dP, Tc);
+      for (int64_t i = 0; i < Tc; ++i) attention_dscores_row(dS + i * Tc, P_f + i * Tc, dP + i * Tc, i, scale);
+      for (int64_t i = 0; i < Tc; ++i) {
+        std::memcpy(dqkv_f + i * C3 + v, dout_f + i * C + h * D, D * sizeof(float));
+        std::memcpy(dqkv_f + i * C3 + q, qkv_f + i * C3 + k, D * sizeof(float));
+        std::memcpy(dqkv_f + i * C3 + k, qkv_f + i * C3 + q, D * sizeof(float));
       }
-      narrow(dqkv + b * Tc * C3, dqkv_f, static_cast<std::size_t>(Tc * C3));
+      trmm_lower_left_f32(true, Tc, D, P_f, Tc, dqkv_f + v, C3);  // dV = P^T dO
+      trmm_lower_left_f32(false, Tc, D, dS, Tc, dqkv_f + q, C3);  // dQ = dS K
+      trmm_lower_left_f32(true, Tc, D, dS, Tc, dqkv_f + k, C3);   // dK = dS^T Q
     }
+    narrow(dqkv + b * Tc * C3, dqkv_f, static_cast<std::size_t>(Tc * C3));
   };
   for_each_sequence(B, attention_backward_scratch_floats(Tc, C, !std::is_same_v<T, float>), scratch, one_sequence);
 }

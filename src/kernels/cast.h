@@ -25,11 +25,6 @@ namespace zt::kernels {
 /// @param C the row width. @return that many rows, at least 1.
 inline int64_t row_grain(int64_t C) { return C >= kCpuElementGrain ? 1 : kCpuElementGrain / (C > 0 ? C : 1); }
 
-/// True for the three compute types the model supports.
-template <typename T>
-inline constexpr bool is_compute_type_v =
-    std::is_same_v<T, float> || std::is_same_v<T, fp16> || std::is_same_v<T, bf16>;
-
 /// Widen a compute-type value to float (exact).
 /// @param v the value. @return v as float.
 template <typename T>

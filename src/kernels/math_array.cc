@@ -16,12 +16,6 @@ namespace {
 
 std::atomic<bool> g_scalar_only{false};
 
-void exp_d_scalar(const double* x, double* y, std::size_t n) {
-  for (std::size_t i = 0; i < n; ++i) y[i] = exp_d(x[i]);
-}
-void tanh_d_scalar(const double* x, double* y, std::size_t n) {
-  for (std::size_t i = 0; i < n; ++i) y[i] = tanh_d(x[i]);
-}
 void exp_f_scalar(const float* x, float* y, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) y[i] = exp_f(x[i]);
 }
@@ -111,20 +105,9 @@ ZT_AVX2 inline __m256d tanh4(__m256d x) {
   return select(is_nan, t, x);
 }
 
-// Two vectors per step give the out-of-order core independent chains to overlap.
-template <__m256d (*F)(__m256d)>
-ZT_AVX2 inline std::size_t run_d(const double* x, double* y, std::size_t n) {
-  std::size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    const __m256d v0 = F(_mm256_loadu_pd(x + i)), v1 = F(_mm256_loadu_pd(x + i + 4));
-    _mm256_storeu_pd(y + i, v0);
-    _mm256_storeu_pd(y + i + 4, v1);
-  }
-  for (; i + 4 <= n; i += 4) _mm256_storeu_pd(y + i, F(_mm256_loadu_pd(x + i)));
-  return i;
-}
 // Floats widen exactly to double and the result rounds once to float (nearest even), as the
-// scalar wrappers' static_casts do.
+// scalar wrappers' static_casts do. Two vectors per step give the out-of-order core independent
+// chains to overlap.
 template <__m256d (*F)(__m256d)>
 ZT_AVX2 inline std::size_t run_f(const float* x, float* y, std::size_t n) {
   std::size_t i = 0;
@@ -138,14 +121,6 @@ ZT_AVX2 inline std::size_t run_f(const float* x, float* y, std::size_t n) {
   return i;
 }
 
-ZT_AVX2 void exp_d_avx2(const double* x, double* y, std::size_t n) {
-  const std::size_t i = run_d<exp4>(x, y, n);
-  exp_d_scalar(x + i, y + i, n - i);
-}
-ZT_AVX2 void tanh_d_avx2(const double* x, double* y, std::size_t n) {
-  const std::size_t i = run_d<tanh4>(x, y, n);
-  tanh_d_scalar(x + i, y + i, n - i);
-}
 ZT_AVX2 void exp_f_avx2(const float* x, float* y, std::size_t n) {
   const std::size_t i = run_f<exp4>(x, y, n);
   exp_f_scalar(x + i, y + i, n - i);
@@ -157,8 +132,6 @@ ZT_AVX2 void tanh_f_avx2(const float* x, float* y, std::size_t n) {
 #undef ZT_AVX2
 #else
 bool cpu_has_avx2() { return false; }
-void exp_d_avx2(const double* x, double* y, std::size_t n) { exp_d_scalar(x, y, n); }
-void tanh_d_avx2(const double* x, double* y, std::size_t n) { tanh_d_scalar(x, y, n); }
 void exp_f_avx2(const float* x, float* y, std::size_t n) { exp_f_scalar(x, y, n); }
 void tanh_f_avx2(const float* x, float* y, std::size_t n) { tanh_f_scalar(x, y, n); }
 #endif
@@ -169,14 +142,6 @@ bool math_array_uses_avx2() { return cpu_has_avx2() && !g_scalar_only.load(std::
 
 void set_math_array_scalar_only(bool scalar_only) { g_scalar_only.store(scalar_only, std::memory_order_relaxed); }
 
-void exp_d_n(const double* x, double* y, std::size_t n) {
-  if (math_array_uses_avx2()) return exp_d_avx2(x, y, n);
-  exp_d_scalar(x, y, n);
-}
-void tanh_d_n(const double* x, double* y, std::size_t n) {
-  if (math_array_uses_avx2()) return tanh_d_avx2(x, y, n);
-  tanh_d_scalar(x, y, n);
-}
 void exp_f_n(const float* x, float* y, std::size_t n) {
   if (math_array_uses_avx2()) return exp_f_avx2(x, y, n);
   exp_f_scalar(x, y, n);

@@ -16,14 +16,6 @@
 
 namespace zt::kernels {
 
-/// y[i] = exp_d(x[i]) for i < n. y may be the same array as x.
-/// @param x n doubles. @param y n doubles (written). @param n count.
-void exp_d_n(const double* x, double* y, std::size_t n);
-
-/// y[i] = tanh_d(x[i]) for i < n. y may be the same array as x.
-/// @param x n doubles. @param y n doubles (written). @param n count.
-void tanh_d_n(const double* x, double* y, std::size_t n);
-
 /// y[i] = exp_f(x[i]) for i < n. y may be the same array as x.
 /// @param x n floats. @param y n floats (written). @param n count.
 void exp_f_n(const float* x, float* y, std::size_t n);

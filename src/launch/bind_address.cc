@@ -42,8 +42,8 @@ std::string interface_list() {
   return out.empty() ? "none" : out;
 }
 
-}  // namespace
-
+// The local address the kernel picks as the source when talking to `host`: a UDP socket is
+// "connected" there, which sends nothing, and its local address is read back.
 std::string address_toward(const std::string& host) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
@@ -73,6 +73,8 @@ std::string address_toward(const std::string& host) {
   return found;
 }
 
+// The first IPv4 address of a network interface (else its first IPv6 address); a zt::Error
+// listing the interfaces that exist when it has none or does not exist.
 std::string interface_address(const std::string& ifname) {
   ifaddrs* list = nullptr;
   ZT_CHECK(::getifaddrs(&list) == 0, "getifaddrs: ", std::strerror(errno));
@@ -88,6 +90,7 @@ std::string interface_address(const std::string& ifname) {
   return v4.empty() ? v6 : v4;
 }
 
+// The name of the interface that holds a local (numeric) address; "" if none does.
 std::string interface_of(const std::string& address) {
   ifaddrs* list = nullptr;
   if (::getifaddrs(&list) != 0) return "";
@@ -99,6 +102,8 @@ std::string interface_of(const std::string& address) {
   ::freeifaddrs(list);
   return name;
 }
+
+}  // namespace
 
 BindChoice choose_bind_address(const std::string& local_addr, const std::string& ifname, const std::string& env_ifname,
                                const std::string& meeting_host) {

@@ -22,20 +22,6 @@ struct BindChoice {
   std::string reason;   ///< e.g. "the route to MASTER_ADDR 10.0.0.1 (interface veth1)"
 };
 
-/// The local address the kernel picks as the source when talking to `host` (a UDP socket is
-/// "connected" there, which sends nothing, and its local address is read back).
-/// @param host name or numeric address. @return the numeric local address.
-std::string address_toward(const std::string& host);
-
-/// The first IPv4 address of a network interface (else its first IPv6 address); a zt::Error
-/// listing the interfaces that exist when it has none or does not exist.
-/// @param ifname interface name, e.g. "eth0". @return the numeric address.
-std::string interface_address(const std::string& ifname);
-
-/// The name of the interface that holds a local address ("" if none does).
-/// @param address numeric address. @return the interface name.
-std::string interface_of(const std::string& address);
-
 /// Decide the bind address (see the file comment for the order).
 /// @param local_addr an explicit address ("" if none). @param ifname an interface name ("" if
 /// none). @param env_ifname the value of GLOO_SOCKET_IFNAME ("" if unset).

@@ -35,8 +35,7 @@ int read_int(const std::string& name, const std::string& text, int64_t min) {
   return static_cast<int>(v);
 }
 
-}  // namespace
-
+// Short name of a source, for messages ("torchrun", "openmpi", "slurm", "none").
 const char* source_name(RankSource source) {
   switch (source) {
     case RankSource::kTorchrun:
@@ -50,6 +49,8 @@ const char* source_name(RankSource source) {
   }
   return "none";
 }
+
+}  // namespace
 
 std::string RankEnv::describe() const {
   if (!launched()) return concat("rank ", rank, " of ", world_size, " (no launcher)");

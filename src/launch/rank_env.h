@@ -27,10 +27,6 @@ enum class RankSource {
   kSlurm      ///< SLURM_PROCID / SLURM_NTASKS / SLURM_LOCALID (srun)
 };
 
-/// Short name of a source ("torchrun", "openmpi", "slurm", "none").
-/// @param source the source. @return its name.
-const char* source_name(RankSource source);
-
 /// This process's place in the job, as the environment describes it.
 struct RankEnv {
   RankSource source = RankSource::kNone;  ///< where rank and world size came from

@@ -145,12 +145,13 @@ struct Child {
   Stream out, err;
 };
 
-}  // namespace
-
+// "SIGTERM", "SIGKILL", ... ("signal N" for unknown numbers).
 std::string signal_name(int signo) {
   if (const char* abbrev = ::sigabbrev_np(signo)) return std::string("SIG") + abbrev;
   return "signal " + std::to_string(signo);
 }
+
+}  // namespace
 
 bool RankExit::peer_failed() const { return started && exited && code == kExitPeerFailed && !by_launcher; }
 

@@ -110,10 +110,6 @@ struct SpawnResult {
 /// @return how the job ended.
 SpawnResult spawn_ranks(const std::vector<std::string>& command, const SpawnOptions& opt);
 
-/// "SIGTERM", "SIGKILL", ... ("signal N" for unknown numbers). @param signo signal number.
-/// @return its name.
-std::string signal_name(int signo);
-
 /// Path of the running executable (/proc/self/exe), for programs that spawn themselves.
 /// @return the absolute path.
 std::string self_executable();

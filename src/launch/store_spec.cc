@@ -1,8 +1,11 @@
-// launch/store_spec.cc — ZT_STORE parsing and the TCP store's opening (see store_spec.h).
+// launch/store_spec.cc — ZT_STORE / MASTER_ADDR parsing and the opening of the selected store
+// (see store_spec.h).
 #include "launch/store_spec.h"
 
+#include "collective/store.h"
 #include "core/check.h"
 #include "core/cli.h"
+#include "store/tcp_store.h"
 
 namespace zt::launch {
 namespace {
@@ -87,14 +90,29 @@ StoreSpec select_store(const RankEnv& env) {
   return parse_store_spec("tcp", env);
 }
 
-std::unique_ptr<store::TcpStore> open_tcp_store(const StoreSpec& spec, int rank, std::chrono::milliseconds timeout) {
-  ZT_CHECK(spec.kind == StoreSpec::Kind::kTcp, "open_tcp_store: the selection is ", spec.text(), ", not a TCP store");
-  store::TcpStoreOptions o;
-  o.host = spec.host;
-  o.port = spec.port;
-  o.serve = rank == 0 && !spec.launcher_serves;
-  o.timeout = timeout;
-  return std::make_unique<store::TcpStore>(o);
+std::shared_ptr<gloo::rendezvous::Store> open_store(const RankEnv& env, std::chrono::milliseconds timeout) {
+  const StoreSpec spec = select_store(env);
+  using Kind = StoreSpec::Kind;
+  switch (spec.kind) {
+    // File and Redis through make_store: it creates the file store's directory, and its Redis
+    // store does not leak a reply per refused key as Gloo's own does (collective/store.cc)
+    case Kind::kFile:
+      return make_store("file:" + spec.path);
+    case Kind::kRedis:
+      return make_store("redis:" + spec.host + ":" + std::to_string(spec.port));
+    case Kind::kTcp: {
+      store::TcpStoreOptions o;
+      o.host = spec.host;
+      o.port = spec.port;
+      o.serve = env.rank == 0 && !spec.launcher_serves;
+      o.timeout = timeout;
+      return std::make_shared<store::TcpStore>(o);
+    }
+    case Kind::kNone:
+      break;
+  }
+  ZT_FAIL("rank ", env.rank, " of ", env.world_size,
+          ": no rendezvous store (set MASTER_ADDR and MASTER_PORT, or ZT_STORE=file:DIR|redis:HOST:PORT|tcp)");
 }
 
 }  // namespace zt::launch

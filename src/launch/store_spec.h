@@ -1,5 +1,6 @@
-// launch/store_spec.h — which rendezvous store a job uses: the ZT_STORE setting, or the TCP store
-// at MASTER_ADDR:MASTER_PORT by default.
+// launch/store_spec.h — which rendezvous store a job uses (the ZT_STORE setting, or the TCP store
+// at MASTER_ADDR:MASTER_PORT by default), and the one open_store every program and probe opens it
+// with, so that all of them meet their peers the same way.
 //
 //   ZT_STORE=file:DIR            Gloo FileStore in DIR (one machine, or a shared filesystem)
 //   ZT_STORE=redis:HOST[:PORT]   Gloo RedisStore against a redis-server (port 6379 by default)
@@ -7,9 +8,9 @@
 //   ZT_STORE=tcp:HOST:PORT       the TCP store at an explicit address
 // Unset: tcp when MASTER_ADDR and MASTER_PORT are both set, otherwise no store (enough for a
 // world of one). Who serves a TCP store: the launcher, when ZT_LAUNCHER_STORE names the same
-// address (zero-launch serves MASTER_ADDR:MASTER_PORT itself), otherwise rank 0. This file parses
-// and opens only the TCP store; File and Redis stores are opened by the collective backend, which
-// already links them.
+// address (zero-launch serves MASTER_ADDR:MASTER_PORT itself), otherwise rank 0. This file is not
+// a store implementation (Gloo's FileStore/RedisStore through collective/store.h's make_store, and
+// store/tcp_store.h, are).
 #pragma once
 
 #include <chrono>
@@ -17,8 +18,9 @@
 #include <memory>
 #include <string>
 
+#include <gloo/rendezvous/store.h>
+
 #include "launch/rank_env.h"
-#include "store/tcp_store.h"
 
 namespace zt::launch {
 
@@ -53,10 +55,12 @@ StoreSpec parse_store_spec(const std::string& text, const RankEnv& env);
 /// @param env the environment's description. @return the selection.
 StoreSpec select_store(const RankEnv& env);
 
-/// Open the TCP store of a kTcp selection: every rank, rank 0 included, connects to it; rank 0
-/// also serves it (binding host:port) unless the launcher does (spec.launcher_serves).
-/// @param spec a kTcp selection. @param rank this process's rank. @param timeout limit for
-/// connecting and default limit for get()/wait(). @return the connected store.
-std::unique_ptr<store::TcpStore> open_tcp_store(const StoreSpec& spec, int rank, std::chrono::milliseconds timeout);
+/// Open the store select_store(env) names; zt::Error when none is configured. A TCP store is
+/// connected to by every rank, rank 0 included; rank 0 also serves it (binding host:port) unless
+/// the launcher does (StoreSpec::launcher_serves).
+/// @param env this rank's environment. @param timeout connect and get/wait limit (tcp store).
+/// @return the store (for tcp on rank 0 with no launcher serving it, it also serves: keep it
+/// alive until every rank is done).
+std::shared_ptr<gloo::rendezvous::Store> open_store(const RankEnv& env, std::chrono::milliseconds timeout);
 
 }  // namespace zt::launch

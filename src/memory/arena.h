@@ -71,17 +71,14 @@ class ArenaAllocation {
   ~ArenaAllocation() { reset(); }
   /// Take over another allocation. @param other the source (left empty).
   ArenaAllocation(ArenaAllocation&& other) noexcept { swap(other); }
-  /// Release this block, then take over another. @param other the source (left empty).
+  /// Take over another allocation; this one's block, swapped into `other`, is released as it dies
+  /// (moving from an rvalue only: the copy constructor is deleted). @param other the source.
   /// @return this.
-  ArenaAllocation& operator=(ArenaAllocation&& other) noexcept {
-    if (this != &other) {
-      reset();
-      swap(other);
-    }
+  ArenaAllocation& operator=(ArenaAllocation other) noexcept {
+    swap(other);
     return *this;
   }
   ArenaAllocation(const ArenaAllocation&) = delete;
-  ArenaAllocation& operator=(const ArenaAllocation&) = delete;
 
   /// Start of the block (nullptr when empty). @return the address.
   std::byte* data() const { return data_; }

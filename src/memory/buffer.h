@@ -15,49 +15,37 @@
 
 namespace zt {
 
-/// `count` elements of a trivially copyable T in an arena block. Move-only; contents uninitialised.
+/// `count` elements of a trivially copyable T in an arena block. Move-only (the block's moves: a
+/// moved-from buffer is empty, an assigned one releases its block first); contents uninitialised.
 template <typename T>
 class TypedBuffer {
   static_assert(std::is_trivially_copyable_v<T>, "arena buffers hold plain values");
 
  public:
   TypedBuffer() = default;
-  /// Wrap an allocation of at least count * sizeof(T) bytes. @param block the allocation.
-  /// @param count number of elements.
-  TypedBuffer(ArenaAllocation block, std::size_t count) : block_(std::move(block)), count_(count) {}
-  /// Take over another buffer. @param other the source (left empty).
-  TypedBuffer(TypedBuffer&& other) noexcept : block_(std::move(other.block_)), count_(std::exchange(other.count_, 0)) {}
-  /// Release this buffer's block, then take over another. @param other the source (left empty).
-  /// @return this.
-  TypedBuffer& operator=(TypedBuffer&& other) noexcept {
-    block_ = std::move(other.block_);
-    count_ = std::exchange(other.count_, 0);
-    return *this;
-  }
+  /// Wrap an allocation of count * sizeof(T) bytes (its size is the count).
+  /// @param block the allocation.
+  explicit TypedBuffer(ArenaAllocation block) : block_(std::move(block)) {}
 
   /// First element (nullptr when empty). @return the pointer.
   T* data() { return reinterpret_cast<T*>(block_.data()); }
   /// First element (nullptr when empty). @return the pointer.
   const T* data() const { return reinterpret_cast<const T*>(block_.data()); }
   /// Number of elements. @return the count.
-  std::size_t size() const { return count_; }
+  std::size_t size() const { return block_.bytes() / sizeof(T); }
   /// Element i (unchecked). @param i index. @return a reference.
   T& operator[](std::size_t i) { return data()[i]; }
   /// Element i (unchecked). @param i index. @return a reference.
   const T& operator[](std::size_t i) const { return data()[i]; }
   /// The elements as a span. @return the span.
-  std::span<T> span() { return {data(), count_}; }
+  std::span<T> span() { return {data(), size()}; }
   /// The elements as a span. @return the span.
-  std::span<const T> span() const { return {data(), count_}; }
+  std::span<const T> span() const { return {data(), size()}; }
   /// Release the storage now; the buffer becomes empty.
-  void reset() {
-    block_.reset();
-    count_ = 0;
-  }
+  void reset() { block_.reset(); }
 
  private:
-  ArenaAllocation block_;
-  std::size_t count_ = 0;
+  ArenaAllocation block_;  // count * sizeof(T) bytes: the count is not stored twice
 };
 
 /// Allocate `count` elements of T in `arena` under `category` (zt::Error when it does not fit).
@@ -65,7 +53,7 @@ class TypedBuffer {
 /// @return the buffer (uninitialised contents).
 template <typename T>
 TypedBuffer<T> make_buffer(Arena& arena, std::size_t count, std::string_view category) {
-  return TypedBuffer<T>(arena.allocate(count * sizeof(T), category), count);
+  return TypedBuffer<T>(arena.allocate(count * sizeof(T), category));
 }
 
 }  // namespace zt

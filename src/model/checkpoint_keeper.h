@@ -42,11 +42,9 @@ class FullCheckpoints final : public CheckpointKeeper<T> {
   /// @param stride values between consecutive checkpoints (count rounded up to the alignment).
   FullCheckpoints(ModelOps<T>& ops, T* buffer, std::size_t count, std::size_t stride)
       : ops_(ops), buffer_(buffer), count_(count), stride_(stride) {}
-  /// @param layer the block. @param x its input.
   void keep(int layer, const T* x) override {
     ops_.copy(buffer_ + static_cast<std::size_t>(layer) * stride_, x, count_ * sizeof(T));
   }
-  /// @param layer the block. @param x where its input goes.
   void restore(int layer, T* x) override {
     ops_.copy(x, buffer_ + static_cast<std::size_t>(layer) * stride_, count_ * sizeof(T));
   }

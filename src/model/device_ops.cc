@@ -39,30 +39,9 @@ DeviceOps<T>::DeviceOps(device::Runtime& runtime, device::Stream stream) : rt_(r
 
 template <typename T>
 DeviceOps<T>::~DeviceOps() {
-  for (Owned* b : {&ids_[0], &ids_[1], &argmax_})
-    if (b->ptr) rt_.release(b->ptr);
-  for (Owned* b : {&ids_pinned_[0], &ids_pinned_[1], &losses_pinned_, &argmax_pinned_})
-    if (b->ptr) rt_.release_pinned(b->ptr);
-}
-
-template <typename T>
-std::byte* DeviceOps<T>::device_room(Owned& b, std::size_t bytes, const char* name) {
-  if (b.bytes < bytes) {
-    if (b.ptr) rt_.release(b.ptr);  // waits for queued work, which may still read it
-    b = {};
-    b = {rt_.allocate(bytes, name), bytes};
-  }
-  return b.ptr;
-}
-
-template <typename T>
-std::byte* DeviceOps<T>::pinned_room(Owned& b, std::size_t bytes, const char* name) {
-  if (b.bytes < bytes) {
-    if (b.ptr) rt_.release_pinned(b.ptr);  // waits for queued copies, which may still use it
-    b = {};
-    b = {rt_.allocate_pinned(bytes, name), bytes};
-  }
-  return b.ptr;
+  for (device::Room* b :
+       {&ids_[0], &ids_[1], &argmax_, &ids_pinned_[0], &ids_pinned_[1], &losses_pinned_, &argmax_pinned_})
+    b->release(rt_);
 }
 
 template <typename T>
@@ -71,14 +50,19 @@ void DeviceOps<T>::synchronize() {
   ids_pending_[0] = ids_pending_[1] = false;  // every staging copy was on this stream
 }
 
-// For float both are the identity: the GEMM ops read and write float tensors in place and never
-// call them; should one, it is a plain copy (kernels/cuda has no float-to-float cast).
+// For float both are the identity: widen hands back the tensor itself (the GEMM ops read float
+// tensors in place), narrow is a plain copy (kernels/cuda has no float-to-float cast).
 template <typename T>
-void DeviceOps<T>::widen(float* dst, const T* src, int64_t n) {
-  if constexpr (std::is_same_v<T, float>)
-    copy(dst, src, static_cast<std::size_t>(n) * sizeof(float));
-  else
-    launch_items(rt_, stream_, "widen", kernels::CastElements<float, T>{dst, src, n}, {span(src, n)}, {span(dst, n)});
+const float* DeviceOps<T>::widen(float* stage, const T* src, int64_t n) {
+  if constexpr (std::is_same_v<T, float>) {
+    (void)stage;
+    (void)n;
+    return src;
+  } else {
+    launch_items(rt_, stream_, "widen", kernels::CastElements<float, T>{stage, src, n}, {span(src, n)},
+                 {span(stage, n)});
+    return stage;
+  }
 }
 
 template <typename T>
@@ -97,8 +81,8 @@ kernels::TokenView DeviceOps<T>::tokens(TokenGrid grid, const kernels::TokenView
   if (n == 0) return {nullptr, host.rows, host.cols, host.cols};
   if (ids_pending_[g]) synchronize();  // its staging may still be read by the last copy
   const char* what = grid == TokenGrid::inputs ? "input ids" : "target ids";
-  auto* dev = reinterpret_cast<int32_t*>(device_room(ids_[g], bytes, what));
-  auto* staged = reinterpret_cast<int32_t*>(pinned_room(ids_pinned_[g], bytes, what));
+  auto* dev = reinterpret_cast<int32_t*>(ids_[g].at_least(rt_, bytes, what));
+  auto* staged = reinterpret_cast<int32_t*>(ids_pinned_[g].at_least(rt_, bytes, what));
   // the rows side by side (a batch's views have a row stride of T+1): a compact [B,T] copy
   for (int64_t b = 0; b < host.rows; ++b)
     std::memcpy(staged + b * host.cols, host.data + b * host.stride,
@@ -172,7 +156,8 @@ void DeviceOps<T>::residual_forward(T* out, const T* a, const T* b, int64_t n) {
 
 template <typename T>
 void DeviceOps<T>::residual_grad_join(T* skip, const T* branch, int64_t n) {
-  launch_items(rt_, stream_, "residual_grad_join", kernels::ResidualGradJoinElements<T>{skip, branch, n},
+  // the join is the residual add with the skip path as both an input and the output
+  launch_items(rt_, stream_, "residual_grad_join", kernels::ResidualForwardElements<T>{skip, skip, branch, n},
                {span(skip, n), span(branch, n)}, {span(skip, n)});
 }
 
@@ -199,8 +184,8 @@ template <typename T>
 void DeviceOps<T>::argmax_rows(int32_t* out, const T* logits, int64_t N, int64_t V) {
   if (N == 0) return;
   const std::size_t bytes = static_cast<std::size_t>(N) * sizeof(int32_t);
-  auto* ids = reinterpret_cast<int32_t*>(device_room(argmax_, bytes, "predicted ids"));
-  auto* staged = pinned_room(argmax_pinned_, bytes, "predicted ids");
+  auto* ids = reinterpret_cast<int32_t*>(argmax_.at_least(rt_, bytes, "predicted ids"));
+  auto* staged = argmax_pinned_.at_least(rt_, bytes, "predicted ids");
   launch_items(rt_, stream_, "argmax_rows", kernels::ArgmaxRows<T>{ids, logits, N, V}, {span(logits, N * V)},
                {span(ids, N)});
   rt_.copy_async(staged, ids, bytes, device::CopyKind::device_to_host, stream_);
@@ -212,7 +197,7 @@ template <typename T>
 float DeviceOps<T>::loss_sum(const float* losses, int64_t n) {
   if (n == 0) return 0.0f;
   const std::size_t bytes = static_cast<std::size_t>(n) * sizeof(float);
-  auto* staged = reinterpret_cast<float*>(pinned_room(losses_pinned_, bytes, "token losses"));
+  auto* staged = reinterpret_cast<float*>(losses_pinned_.at_least(rt_, bytes, "token losses"));
   rt_.copy_async(staged, losses, bytes, device::CopyKind::device_to_host, stream_);
   synchronize();
   // the host's sum, HostOps' exactly: the same tree over the same FP32 leaves

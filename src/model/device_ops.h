@@ -60,90 +60,61 @@ class DeviceOps final : public ModelOps<T> {
   DeviceOps(const DeviceOps&) = delete;
   DeviceOps& operator=(const DeviceOps&) = delete;
 
-  /// @return the compute stream.
-  device::Stream stream() const { return stream_; }
-
   /// @param grid which of the two device buffers. @param host the ids, host memory.
   /// @return a compact [B,T] view of the device copy.
   kernels::TokenView tokens(TokenGrid grid, const kernels::TokenView& host) override;
-  /// @copydoc ModelOps::embedding_forward
   void embedding_forward(T* out, const kernels::TokenView& tokens, const T* wte, const T* wpe, int64_t vocab,
                          int64_t C) override;
-  /// @copydoc ModelOps::embedding_backward
   void embedding_backward(T* dwte, T* dwpe, const T* dx, const kernels::TokenView& tokens, int64_t vocab, int64_t C,
                           float* scratch, int32_t* iscratch) override;
-  /// @copydoc ModelOps::layernorm_forward
   void layernorm_forward(T* out, float* mean, float* rstd, const T* in, const T* w, const T* b, int64_t N,
                          int64_t C) override;
-  /// @copydoc ModelOps::layernorm_backward
   void layernorm_backward(T* din, T* dw, T* db, const T* dout, const T* in, const float* mean, const float* rstd,
                           const T* w, int64_t N, int64_t C, float* scratch) override;
-  /// @copydoc ModelOps::linear_forward
   void linear_forward(T* y, const T* x, const T* W, const T* b, int64_t N, int64_t in, int64_t out,
                       float* scratch) override;
-  /// @copydoc ModelOps::linear_backward
   void linear_backward(T* dx, T* dW, T* db, const T* dy, const T* x, const T* W, int64_t N, int64_t in, int64_t out,
                        float* scratch) override;
-  /// @copydoc ModelOps::column_parallel_forward
   void column_parallel_forward(T* y, const T* x, const std::vector<kernels::LinearBlock<T>>& blocks, int64_t N,
                                int64_t in, int64_t G, int64_t outb, float* scratch) override;
-  /// @copydoc ModelOps::column_parallel_backward
   void column_parallel_backward(T* dx, const std::vector<kernels::LinearBlockGrad<T>>& grads, const T* dy, const T* x,
                                 const std::vector<kernels::LinearBlock<T>>& blocks, int64_t N, int64_t in, int64_t G,
                                 int64_t outb, const kernels::FinishBlockSum& finish_sum, float* scratch) override;
-  /// @copydoc ModelOps::row_parallel_forward
   void row_parallel_forward(T* y, const T* x, const std::vector<kernels::LinearBlock<T>>& blocks, const T* b, int64_t N,
                             int64_t inb, int64_t out, const kernels::FinishBlockSum& finish_sum,
                             float* scratch) override;
-  /// @copydoc ModelOps::row_parallel_backward
   void row_parallel_backward(T* dx, const std::vector<kernels::LinearBlockGrad<T>>& grads, T* db, const T* dy,
                              const T* x, const std::vector<kernels::LinearBlock<T>>& blocks, int64_t N, int64_t inb,
                              int64_t out, float* scratch) override;
-  /// @copydoc ModelOps::attention_forward
   void attention_forward(T* out, T* P, const T* qkv, int64_t B, int64_t Tc, int64_t C, int64_t H,
                          float* scratch) override;
-  /// @copydoc ModelOps::attention_backward
   void attention_backward(T* dqkv, const T* dout, const T* qkv, const T* P, int64_t B, int64_t Tc, int64_t C, int64_t H,
                           float* scratch) override;
-  /// @copydoc ModelOps::gelu_forward
   void gelu_forward(T* y, const T* x, int64_t n) override;
-  /// @copydoc ModelOps::gelu_backward
   void gelu_backward(T* dx, const T* dy, const T* x, int64_t n) override;
-  /// @copydoc ModelOps::residual_forward
   void residual_forward(T* out, const T* a, const T* b, int64_t n) override;
-  /// @copydoc ModelOps::residual_grad_join
   void residual_grad_join(T* skip, const T* branch, int64_t n) override;
-  /// @copydoc ModelOps::cross_entropy_forward
   void cross_entropy_forward(float* loss, float* row_max, float* row_sum, const T* logits,
                              const kernels::TokenView& targets, int64_t V) override;
-  /// @copydoc ModelOps::cross_entropy_backward
   void cross_entropy_backward(T* dlogits, const T* logits, const float* row_max, const float* row_sum,
                               const kernels::TokenView& targets, int64_t V, float grad_scale) override;
-  /// @copydoc ModelOps::argmax_rows
   void argmax_rows(int32_t* out, const T* logits, int64_t N, int64_t V) override;
-  /// @copydoc ModelOps::loss_sum
   float loss_sum(const float* losses, int64_t n) override;
-  /// @copydoc ModelOps::copy
   void copy(void* dst, const void* src, std::size_t bytes) override;
 
  private:
-  // A buffer these ops own, grown on demand (device or pinned host memory).
-  struct Owned {
-    std::byte* ptr = nullptr;
-    std::size_t bytes = 0;
-  };
-  std::byte* device_room(Owned& b, std::size_t bytes, const char* name);
-  std::byte* pinned_room(Owned& b, std::size_t bytes, const char* name);
-  void synchronize();                                      // the stream; every staging copy is done after it
-  void widen(float* dst, const T* src, int64_t n);         // dst = src in FP32 (exact)
+  void synchronize();  // the stream; every staging copy is done after it
+  // src in FP32: src itself for float, else `stage` filled with it (exact)
+  const float* widen(float* stage, const T* src, int64_t n);
   void narrow(T* dst, const float* src, int64_t n);        // dst = src rounded once to T
   void sum_blocks(float* partials, int64_t n, int64_t J);  // the canonical tree over J blocks, into block 0
 
   device::Runtime& rt_;
   device::Stream stream_;
-  Owned ids_[2], ids_pinned_[2];          // per TokenGrid: the device copy and its staging
+  device::Room ids_[2];                                                // per TokenGrid: the device copy
+  device::Room ids_pinned_[2] = {{.pinned = true}, {.pinned = true}};  // and its staging
   bool ids_pending_[2] = {false, false};  // a copy from ids_pinned_[g] may not have run yet
-  Owned losses_pinned_, argmax_, argmax_pinned_;
+  device::Room argmax_, argmax_pinned_{.pinned = true}, losses_pinned_{.pinned = true};
 };
 
 extern template class DeviceOps<float>;

@@ -37,18 +37,6 @@ namespace {
 template <typename T>
 constexpr bool kNarrow = !std::is_same_v<T, float>;
 
-// The FP32 view of a T tensor: the tensor itself for float, else `stage` (which the caller fills).
-template <typename T>
-const float* as_f(const T* p, float* stage) {
-  if constexpr (std::is_same_v<T, float>) {
-    (void)stage;
-    return p;
-  } else {
-    (void)p;
-    return stage;
-  }
-}
-
 // Where an FP32 result that is rounded to T goes: the tensor itself for float, else `stage`.
 template <typename T>
 float* out_f(T* p, float* stage) {
@@ -70,12 +58,8 @@ void DeviceOps<T>::linear_forward(T* y, const T* x, const T* W, const T* b, int6
   float* y_f = scratch;
   float* x_stage = scratch + N * out;
   float* W_stage = x_stage + N * in;
-  if constexpr (kNarrow<T>) {
-    widen(x_stage, x, N * in);
-    widen(W_stage, W, out * in);
-  }
-  const float* x_f = as_f(x, x_stage);
-  const float* W_f = as_f(W, W_stage);
+  const float* x_f = widen(x_stage, x, N * in);
+  const float* W_f = widen(W_stage, W, out * in);
   launch_gemm(rt_, stream_, "linear_forward x W^T", Operand{x_f, in, false}, Operand{W_f, in, true}, N, out, in, y_f,
               out);
   std::vector<device::DeviceSpan> reads = {span(y_f, N * out)};
@@ -94,14 +78,9 @@ void DeviceOps<T>::linear_backward(T* dx, T* dW, T* db, const T* dy, const T* x,
   float* x_stage = W_stage + out * in;
   float* dx_stage = x_stage + N * in;
   float* dW_stage = dx_stage + N * in;
-  if constexpr (kNarrow<T>) {
-    widen(dy_stage, dy, N * out);
-    widen(W_stage, W, out * in);
-    widen(x_stage, x, N * in);
-  }
-  const float* dy_f = as_f(dy, dy_stage);
-  const float* W_f = as_f(W, W_stage);
-  const float* x_f = as_f(x, x_stage);
+  const float* dy_f = widen(dy_stage, dy, N * out);
+  const float* W_f = widen(W_stage, W, out * in);
+  const float* x_f = widen(x_stage, x, N * in);
   float* dx_f = out_f(dx, dx_stage);
   float* dW_f = out_f(dW, dW_stage);
   launch_gemm(rt_, stream_, "linear_backward dy W", Operand{dy_f, out, false}, Operand{W_f, in, false}, N, in, out,
@@ -127,12 +106,11 @@ void DeviceOps<T>::column_parallel_forward(T* y, const T* x, const std::vector<k
   float* y_f = scratch;
   float* x_stage = y_f + N * ob;
   float* W_stage = x_stage + (kNarrow<T> ? N * in : 0);
-  if constexpr (kNarrow<T>) widen(x_stage, x, N * in);
-  const float* x_f = as_f(x, x_stage);
+  const float* x_f = widen(x_stage, x, N * in);
   for (int64_t j = 0; j < J; ++j) {
-    if constexpr (kNarrow<T>) widen(W_stage, blocks[j].W, ob * in);
-    launch_gemm(rt_, stream_, "column_parallel_forward x W_j^T", Operand{x_f, in, false},
-                Operand{as_f(blocks[j].W, W_stage), in, true}, N, ob, in, y_f, ob);
+    const float* W_f = widen(W_stage, blocks[j].W, ob * in);
+    launch_gemm(rt_, stream_, "column_parallel_forward x W_j^T", Operand{x_f, in, false}, Operand{W_f, in, true}, N, ob,
+                in, y_f, ob);
     std::vector<device::DeviceSpan> reads = {span(y_f, N * ob)};
     if (blocks[j].b) reads.push_back(span(blocks[j].b, ob));
     launch_items(rt_, stream_, "column_parallel_scatter",
@@ -158,15 +136,14 @@ void DeviceOps<T>::column_parallel_backward(T* dx, const std::vector<kernels::Li
   float* partials = dW_stage + (kNarrow<T> ? ob * in : 0);
   if constexpr (!kNarrow<T>)
     if (J == 1) partials = reinterpret_cast<float*>(dx);
-  if constexpr (kNarrow<T>) widen(x_stage, x, N * in);
-  const float* x_f = as_f(x, x_stage);
+  const float* x_f = widen(x_stage, x, N * in);
   for (int64_t j = 0; j < J; ++j) {
     launch_items(rt_, stream_, "column_parallel_gather dy_j", kernels::BlockColumnsWiden<T>{dy_f, dy, N, G, J, j, outb},
                  {span(dy, N * J * ob)}, {span(dy_f, N * ob)});
-    if constexpr (kNarrow<T>) widen(W_stage, blocks[j].W, ob * in);
+    const float* W_f = widen(W_stage, blocks[j].W, ob * in);
     float* dW_f = out_f(grads[j].dW, dW_stage);
-    launch_gemm(rt_, stream_, "column_parallel_backward dy_j W_j", Operand{dy_f, ob, false},
-                Operand{as_f(blocks[j].W, W_stage), in, false}, N, in, ob, partials + j * N * in, in);
+    launch_gemm(rt_, stream_, "column_parallel_backward dy_j W_j", Operand{dy_f, ob, false}, Operand{W_f, in, false}, N,
+                in, ob, partials + j * N * in, in);
     launch_gemm(rt_, stream_, "column_parallel_backward dy_j^T x", Operand{dy_f, ob, true}, Operand{x_f, in, false}, ob,
                 in, N, dW_f, in);
     if constexpr (kNarrow<T>) narrow(grads[j].dW, dW_f, ob * in);
@@ -195,13 +172,11 @@ void DeviceOps<T>::row_parallel_forward(T* y, const T* x, const std::vector<kern
     if (J > 1)
       launch_items(rt_, stream_, "row_parallel_gather x_j", kernels::BlockColumnsWiden<T>{x_stage, x, N, 1, J, j, inb},
                    {span(x, N * J * inb)}, {span(x_stage, N * inb)});
-    else if constexpr (kNarrow<T>)
-      widen(x_stage, x, N * inb);
     else
-      x_f = as_f(x, x_stage);
-    if constexpr (kNarrow<T>) widen(W_stage, blocks[j].W, out * inb);
-    launch_gemm(rt_, stream_, "row_parallel_forward x_j W_j^T", Operand{x_f, inb, false},
-                Operand{as_f(blocks[j].W, W_stage), inb, true}, N, out, inb, partials + j * N * out, out);
+      x_f = widen(x_stage, x, N * inb);
+    const float* W_f = widen(W_stage, blocks[j].W, out * inb);
+    launch_gemm(rt_, stream_, "row_parallel_forward x_j W_j^T", Operand{x_f, inb, false}, Operand{W_f, inb, true}, N,
+                out, inb, partials + j * N * out, out);
   }
   sum_blocks(partials, N * out, J);
   if (finish_sum) finish_sum(partials, static_cast<std::size_t>(N * out));
@@ -224,15 +199,14 @@ void DeviceOps<T>::row_parallel_backward(T* dx, const std::vector<kernels::Linea
   float* x_stage = W_stage + (kNarrow<T> ? out * inb : 0);
   float* dx_stage = x_stage + N * inb;
   float* dW_stage = dx_stage + N * inb;
-  if constexpr (kNarrow<T>) widen(dy_stage, dy, N * out);
-  const float* dy_f = as_f(dy, dy_stage);
+  const float* dy_f = widen(dy_stage, dy, N * out);
   for (int64_t j = 0; j < J; ++j) {
-    if constexpr (kNarrow<T>) widen(W_stage, blocks[j].W, out * inb);
+    const float* W_f = widen(W_stage, blocks[j].W, out * inb);
     launch_items(rt_, stream_, "row_parallel_gather x_j", kernels::BlockColumnsWiden<T>{x_stage, x, N, 1, J, j, inb},
                  {span(x, N * J * inb)}, {span(x_stage, N * inb)});
     float* dW_f = out_f(grads[j].dW, dW_stage);
-    launch_gemm(rt_, stream_, "row_parallel_backward dy W_j", Operand{dy_f, out, false},
-                Operand{as_f(blocks[j].W, W_stage), inb, false}, N, inb, out, dx_stage, inb);
+    launch_gemm(rt_, stream_, "row_parallel_backward dy W_j", Operand{dy_f, out, false}, Operand{W_f, inb, false}, N,
+                inb, out, dx_stage, inb);
     launch_gemm(rt_, stream_, "row_parallel_backward dy^T x_j", Operand{dy_f, out, true}, Operand{x_stage, inb, false},
                 out, inb, N, dW_f, inb);
     launch_items(rt_, stream_, "row_parallel_scatter dx_j",
@@ -265,8 +239,7 @@ void DeviceOps<T>::attention_forward(T* out, T* P, const T* qkv, int64_t B, int6
   for (int64_t b = 0; b < B; ++b) {
     const T* qkv_b = qkv + b * Tc * C3;
     T* out_b = out + b * Tc * C;
-    if constexpr (kNarrow<T>) widen(qkv_stage, qkv_b, Tc * C3);
-    const float* qkv_f = as_f(qkv_b, qkv_stage);
+    const float* qkv_f = widen(qkv_stage, qkv_b, Tc * C3);
     float* o_f = out_f(out_b, out_stage);
     for (int64_t h = 0; h < H; ++h) {
       const float* q = qkv_f + h * D;
@@ -276,9 +249,8 @@ void DeviceOps<T>::attention_forward(T* out, T* P, const T* qkv, int64_t B, int6
       launch_gemm(rt_, stream_, "attention Q K^T", Operand{q, C3, false}, Operand{k, C3, true}, Tc, Tc, D, S, Tc);
       launch_items(rt_, stream_, "attention_softmax", kernels::AttentionSoftmaxRows<T>{Pbh, S, 1, Tc, scale},
                    {span(S, TT)}, {span(Pbh, TT), span(S, TT)});
-      if constexpr (kNarrow<T>) widen(P_stage, Pbh, TT);
-      launch_trmm(rt_, stream_, "attention P V", Operand{as_f(static_cast<const T*>(Pbh), P_stage), Tc, false},
-                  Operand{v, C3, false}, Tc, D, o_f + h * D, C);
+      const float* P_f = widen(P_stage, Pbh, TT);
+      launch_trmm(rt_, stream_, "attention P V", Operand{P_f, Tc, false}, Operand{v, C3, false}, Tc, D, o_f + h * D, C);
     }
     if constexpr (kNarrow<T>) narrow(out_b, out_stage, Tc * C);
   }
@@ -301,18 +273,13 @@ void DeviceOps<T>::attention_backward(T* dqkv, const T* dout, const T* qkv, cons
     const T* qkv_b = qkv + b * Tc * C3;
     const T* dout_b = dout + b * Tc * C;
     T* dqkv_b = dqkv + b * Tc * C3;
-    if constexpr (kNarrow<T>) {
-      widen(qkv_stage, qkv_b, Tc * C3);
-      widen(dout_stage, dout_b, Tc * C);
-    }
-    const float* qkv_f = as_f(qkv_b, qkv_stage);
-    const float* dout_f = as_f(dout_b, dout_stage);
+    const float* qkv_f = widen(qkv_stage, qkv_b, Tc * C3);
+    const float* dout_f = widen(dout_stage, dout_b, Tc * C);
     float* d_f = out_f(dqkv_b, dqkv_stage);
     for (int64_t h = 0; h < H; ++h) {
       const int64_t q = h * D, k = C + h * D, v = 2 * C + h * D;
       const T* Pbh = P + (b * H + h) * TT;
-      if constexpr (kNarrow<T>) widen(P_stage, Pbh, TT);
-      const float* P_f = as_f(Pbh, P_stage);
+      const float* P_f = widen(P_stage, Pbh, TT);
       launch_gemm(rt_, stream_, "attention dO V^T", Operand{dout_f + h * D, C, false}, Operand{qkv_f + v, C3, true}, Tc,
                   Tc, D, dP, Tc);
       // dS rows from P itself (the CPU reads P_f, the same values widened)

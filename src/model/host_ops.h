@@ -35,98 +35,77 @@ class HostOps final : public ModelOps<T> {
     (void)grid;
     return host;
   }
-  /// @copydoc ModelOps::embedding_forward
   void embedding_forward(T* out, const kernels::TokenView& tokens, const T* wte, const T* wpe, int64_t vocab,
                          int64_t C) override {
     kernels::embedding_forward(out, tokens, wte, wpe, vocab, C);
   }
-  /// @copydoc ModelOps::embedding_backward
   void embedding_backward(T* dwte, T* dwpe, const T* dx, const kernels::TokenView& tokens, int64_t vocab, int64_t C,
                           float* scratch, int32_t* iscratch) override {
     kernels::embedding_backward(dwte, dwpe, dx, tokens, vocab, C, scratch, iscratch);
   }
-  /// @copydoc ModelOps::layernorm_forward
   void layernorm_forward(T* out, float* mean, float* rstd, const T* in, const T* w, const T* b, int64_t N,
                          int64_t C) override {
     kernels::layernorm_forward(out, mean, rstd, in, w, b, N, C);
   }
-  /// @copydoc ModelOps::layernorm_backward
   void layernorm_backward(T* din, T* dw, T* db, const T* dout, const T* in, const float* mean, const float* rstd,
                           const T* w, int64_t N, int64_t C, float* scratch) override {
     kernels::layernorm_backward(din, dw, db, dout, in, mean, rstd, w, N, C, scratch);
   }
-  /// @copydoc ModelOps::linear_forward
   void linear_forward(T* y, const T* x, const T* W, const T* b, int64_t N, int64_t in, int64_t out,
                       float* scratch) override {
     kernels::linear_forward(y, x, W, b, N, in, out, scratch);
   }
-  /// @copydoc ModelOps::linear_backward
   void linear_backward(T* dx, T* dW, T* db, const T* dy, const T* x, const T* W, int64_t N, int64_t in, int64_t out,
                        float* scratch) override {
     kernels::linear_backward(dx, dW, db, dy, x, W, N, in, out, scratch);
   }
-  /// @copydoc ModelOps::column_parallel_forward
   void column_parallel_forward(T* y, const T* x, const std::vector<kernels::LinearBlock<T>>& blocks, int64_t N,
                                int64_t in, int64_t G, int64_t outb, float* scratch) override {
     kernels::column_parallel_forward(y, x, blocks, N, in, G, outb, scratch);
   }
-  /// @copydoc ModelOps::column_parallel_backward
   void column_parallel_backward(T* dx, const std::vector<kernels::LinearBlockGrad<T>>& grads, const T* dy, const T* x,
                                 const std::vector<kernels::LinearBlock<T>>& blocks, int64_t N, int64_t in, int64_t G,
                                 int64_t outb, const kernels::FinishBlockSum& finish_sum, float* scratch) override {
     kernels::column_parallel_backward(dx, grads, dy, x, blocks, N, in, G, outb, finish_sum, scratch);
   }
-  /// @copydoc ModelOps::row_parallel_forward
   void row_parallel_forward(T* y, const T* x, const std::vector<kernels::LinearBlock<T>>& blocks, const T* b, int64_t N,
                             int64_t inb, int64_t out, const kernels::FinishBlockSum& finish_sum,
                             float* scratch) override {
     kernels::row_parallel_forward(y, x, blocks, b, N, inb, out, finish_sum, scratch);
   }
-  /// @copydoc ModelOps::row_parallel_backward
   void row_parallel_backward(T* dx, const std::vector<kernels::LinearBlockGrad<T>>& grads, T* db, const T* dy,
                              const T* x, const std::vector<kernels::LinearBlock<T>>& blocks, int64_t N, int64_t inb,
                              int64_t out, float* scratch) override {
     kernels::row_parallel_backward(dx, grads, db, dy, x, blocks, N, inb, out, scratch);
   }
-  /// @copydoc ModelOps::attention_forward
   void attention_forward(T* out, T* P, const T* qkv, int64_t B, int64_t Tc, int64_t C, int64_t H,
                          float* scratch) override {
     kernels::attention_forward(out, P, qkv, B, Tc, C, H, scratch);
   }
-  /// @copydoc ModelOps::attention_backward
   void attention_backward(T* dqkv, const T* dout, const T* qkv, const T* P, int64_t B, int64_t Tc, int64_t C, int64_t H,
                           float* scratch) override {
     kernels::attention_backward(dqkv, dout, qkv, P, B, Tc, C, H, scratch);
   }
-  /// @copydoc ModelOps::gelu_forward
   void gelu_forward(T* y, const T* x, int64_t n) override { kernels::gelu_forward(y, x, n); }
-  /// @copydoc ModelOps::gelu_backward
   void gelu_backward(T* dx, const T* dy, const T* x, int64_t n) override { kernels::gelu_backward(dx, dy, x, n); }
-  /// @copydoc ModelOps::residual_forward
   void residual_forward(T* out, const T* a, const T* b, int64_t n) override { kernels::residual_forward(out, a, b, n); }
-  /// @copydoc ModelOps::residual_grad_join
   void residual_grad_join(T* skip, const T* branch, int64_t n) override {
     kernels::residual_grad_join(skip, branch, n);
   }
-  /// @copydoc ModelOps::cross_entropy_forward
   void cross_entropy_forward(float* loss, float* row_max, float* row_sum, const T* logits,
                              const kernels::TokenView& targets, int64_t V) override {
     kernels::cross_entropy_forward(loss, row_max, row_sum, logits, targets, V);
   }
-  /// @copydoc ModelOps::cross_entropy_backward
   void cross_entropy_backward(T* dlogits, const T* logits, const float* row_max, const float* row_sum,
                               const kernels::TokenView& targets, int64_t V, float grad_scale) override {
     kernels::cross_entropy_backward(dlogits, logits, row_max, row_sum, targets, V, grad_scale);
   }
-  /// @copydoc ModelOps::argmax_rows
   void argmax_rows(int32_t* out, const T* logits, int64_t N, int64_t V) override {
     kernels::argmax_rows(out, logits, N, V);
   }
-  /// @copydoc ModelOps::loss_sum
   float loss_sum(const float* losses, int64_t n) override {
     return kernels::canonical_sum_f(static_cast<std::size_t>(n), [&](std::size_t i) { return losses[i]; });
   }
-  /// @copydoc ModelOps::copy
   void copy(void* dst, const void* src, std::size_t bytes) override { std::memcpy(dst, src, bytes); }
 };
 

@@ -5,18 +5,11 @@
 #include <string>
 
 #include "core/check.h"
+#include "fp/random_bits.h"
 #include "kernels/math.h"
 
 namespace zt::model {
 namespace {
-
-// SplitMix64's output function: a bijection on 64-bit words with full avalanche.
-uint64_t mix64(uint64_t z) {
-  z += 0x9e3779b97f4a7c15ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
 
 // A uniform double in (0, 1): 53 random bits, offset by half a step so 0 never occurs.
 double uniform_open(uint64_t bits) { return (static_cast<double>(bits >> 11) + 0.5) * 0x1p-53; }
@@ -38,10 +31,11 @@ InitRule init_rule(const GptConfig& cfg, const ParamInfo& info) {
 }
 
 double init_standard_normal(uint64_t seed, int64_t param_index, int64_t element) {
-  const uint64_t key = mix64(mix64(seed) ^ mix64(0x5eedull + static_cast<uint64_t>(param_index)));
+  const uint64_t key =
+      splitmix64_mix(splitmix64_mix(seed) ^ splitmix64_mix(0x5eedull + static_cast<uint64_t>(param_index)));
   const uint64_t e = static_cast<uint64_t>(element);
-  const double u1 = uniform_open(mix64(key ^ mix64(2 * e)));
-  const double u2 = uniform_open(mix64(key ^ mix64(2 * e + 1)));
+  const double u1 = uniform_open(splitmix64_mix(key ^ splitmix64_mix(2 * e)));
+  const double u2 = uniform_open(splitmix64_mix(key ^ splitmix64_mix(2 * e + 1)));
   return std::sqrt(-2.0 * kernels::log_d(u1)) * kernels::cos_2pi_d(u2);
 }
 

@@ -7,29 +7,41 @@
 
 namespace zt::model {
 
-BlockOffsets block_offsets(int64_t C) {
-  BlockOffsets o{};
-  int64_t at = 0;
-  const auto take = [&](int64_t n) {
-    const int64_t here = at;
-    at += n;
-    return here;
-  };
-  o.ln_1_w = take(C);
-  o.ln_1_b = take(C);
-  o.attn_w = take(3 * C * C);
-  o.attn_b = take(3 * C);
-  o.attn_proj_w = take(C * C);
-  o.attn_proj_b = take(C);
-  o.ln_2_w = take(C);
-  o.ln_2_b = take(C);
-  o.fc_w = take(4 * C * C);
-  o.fc_b = take(4 * C);
-  o.mlp_proj_w = take(4 * C * C);
-  o.mlp_proj_b = take(C);
-  o.numel = at;
-  return o;
+namespace {
+
+// Open unit `name` at dense offset `offset` (the parameters added next are its); a block's unit
+// joins layer_units[layer], which must be sized already.
+void open_unit(Manifest& m, std::string name, int64_t offset, int layer, int block, int global) {
+  m.units.push_back({.name = std::move(name),
+                     .offset = offset,
+                     .first_param = static_cast<int>(m.params.size()),
+                     .layer = layer,
+                     .block = block,
+                     .global_index = global});
+  if (layer >= 0) m.layer_units[static_cast<std::size_t>(layer)].push_back(static_cast<int>(m.units.size()) - 1);
 }
+
+// Append a parameter of `shape` to the last unit at dense offset `offset`, and move `offset` past
+// it. @return the parameter, its runs as given.
+ParamInfo& add_param(Manifest& m, int64_t& offset, std::string name, std::vector<int64_t> shape,
+                     std::vector<CanonicalRun> runs) {
+  ParamInfo p;
+  p.name = std::move(name);
+  p.numel = 1;
+  for (int64_t d : shape) p.numel *= d;
+  p.shape = std::move(shape);
+  p.offset = offset;
+  p.unit = static_cast<int>(m.units.size()) - 1;
+  p.offset_in_unit = offset - m.units.back().offset;
+  p.runs = std::move(runs);
+  offset += p.numel;
+  m.units.back().numel += p.numel;
+  m.units.back().num_params += 1;
+  m.params.push_back(std::move(p));
+  return m.params.back();
+}
+
+}  // namespace
 
 int64_t param_count(const GptConfig& cfg) {
   const int64_t C = cfg.width;
@@ -47,38 +59,21 @@ Manifest make_manifest(const GptConfig& cfg) {
   validate(cfg);
   const int64_t V = cfg.vocab, T = cfg.context, C = cfg.width;
   Manifest m;
+  m.layer_units.resize(static_cast<std::size_t>(cfg.layers));
   int64_t offset = 0;
-  const auto begin_unit = [&](std::string name) {
-    UnitInfo u;
-    u.name = std::move(name);
-    u.offset = offset;
-    u.first_param = static_cast<int>(m.params.size());
-    u.global_index = static_cast<int>(m.units.size());
-    m.units.push_back(u);
+  const auto begin_unit = [&](std::string name, int layer) {
+    open_unit(m, std::move(name), offset, layer, -1, static_cast<int>(m.units.size()));
   };
   const auto add = [&](std::string name, std::vector<int64_t> shape) {
-    ParamInfo p;
-    p.name = std::move(name);
-    p.numel = 1;
-    for (int64_t d : shape) p.numel *= d;
-    p.shape = std::move(shape);
-    p.offset = offset;
-    p.unit = static_cast<int>(m.units.size()) - 1;
-    p.offset_in_unit = offset - m.units.back().offset;
-    p.runs = {{0, static_cast<int>(m.params.size()), 0, p.numel, offset}};  // each is its canonical self
-    offset += p.numel;
-    m.units.back().numel += p.numel;
-    m.units.back().num_params += 1;
-    m.params.push_back(std::move(p));
+    ParamInfo& p = add_param(m, offset, std::move(name), std::move(shape), {});
+    p.runs = {{0, static_cast<int>(m.params.size()) - 1, 0, p.numel, p.offset}};  // each is its canonical self
   };
-  begin_unit("embeddings");
+  begin_unit("embeddings", -1);
   add("wte", {V, C});
   add("wpe", {T, C});
   for (int64_t l = 0; l < cfg.layers; ++l) {
     const std::string h = "h." + std::to_string(l) + ".";
-    begin_unit("h." + std::to_string(l));
-    m.units.back().layer = static_cast<int>(l);
-    m.layer_units.push_back({static_cast<int>(m.units.size()) - 1});
+    begin_unit("h." + std::to_string(l), static_cast<int>(l));
     add(h + "ln_1.weight", {C});
     add(h + "ln_1.bias", {C});
     add(h + "attn.c_attn.weight", {3 * C, C});
@@ -92,11 +87,10 @@ Manifest make_manifest(const GptConfig& cfg) {
     add(h + "mlp.c_proj.weight", {C, 4 * C});
     add(h + "mlp.c_proj.bias", {C});
   }
-  begin_unit("ln_f");
+  begin_unit("ln_f", -1);
   add("ln_f.weight", {C});
   add("ln_f.bias", {C});
   m.param_count = offset;
-  m.global_units = static_cast<int>(m.units.size());
   return m;
 }
 
@@ -109,37 +103,17 @@ class StorageBuilder {
     m_.layer_units.resize(static_cast<std::size_t>(cfg.layers));
   }
   void begin_unit(std::string name, int layer, int block, int global) {
-    UnitInfo u;
-    u.name = std::move(name);
-    u.offset = offset_;
-    u.first_param = static_cast<int>(m_.params.size());
-    u.layer = layer;
-    u.block = block;
-    u.global_index = global;
-    m_.units.push_back(u);
-    if (layer >= 0) m_.layer_units[static_cast<std::size_t>(layer)].push_back(static_cast<int>(m_.units.size()) - 1);
+    open_unit(m_, std::move(name), offset_, layer, block, global);
   }
   /// A parameter made of runs of the canonical parameter `canon_name`.
   void add(std::string name, std::vector<int64_t> shape, const std::string& canon_name,
            std::vector<CanonicalRun> runs) {
-    ParamInfo p;
-    p.name = std::move(name);
-    p.numel = 1;
-    for (int64_t d : shape) p.numel *= d;
-    p.shape = std::move(shape);
-    p.offset = offset_;
-    p.unit = static_cast<int>(m_.units.size()) - 1;
-    p.offset_in_unit = offset_ - m_.units.back().offset;
     const int c = canon_.index_of(canon_name);
     for (auto& r : runs) {
       r.param = c;
       r.dense = canon_.params[static_cast<std::size_t>(c)].offset + r.canonical_offset;
     }
-    p.runs = std::move(runs);
-    offset_ += p.numel;
-    m_.units.back().numel += p.numel;
-    m_.units.back().num_params += 1;
-    m_.params.push_back(std::move(p));
+    add_param(m_, offset_, std::move(name), std::move(shape), std::move(runs));
   }
   /// A replicated parameter, as in canonical order.
   void whole(const std::string& name) {
@@ -164,9 +138,8 @@ class StorageBuilder {
     add(h + "mlp.c_fc.bias" + b, {4 * Cb}, h + "mlp.c_fc.bias", {{0, 0, j * 4 * Cb, 4 * Cb}});
     add(h + "mlp.c_proj.weight" + b, {C, 4 * Cb}, h + "mlp.c_proj.weight", rows(C, 4 * Cb, 4 * C, j * 4 * Cb));
   }
-  Manifest take(int global_units) {
+  Manifest take() {
     m_.param_count = offset_;
-    m_.global_units = global_units;
     return std::move(m_);
   }
 
@@ -208,7 +181,7 @@ Manifest make_storage_manifest(const GptConfig& cfg, const MpPlacement& mp) {
   m.begin_unit("ln_f", -1, -1, static_cast<int>(1 + cfg.layers * (B + 1)));
   m.whole("ln_f.weight");
   m.whole("ln_f.bias");
-  return m.take(static_cast<int>(2 + cfg.layers * (B + 1)));
+  return m.take();
 }
 
 void to_canonical(const Manifest& stored, const float* values, float* canonical) {

@@ -72,7 +72,6 @@ struct Manifest {
   /// The units of block l in the order the model acquires them: {"h.l"} for mp_blocks 1;
   /// {"h.l", "h.l/bj", ...} for the blocks j this rank holds otherwise.
   std::vector<std::vector<int>> layer_units;
-  int global_units = 0;  ///< units of the whole model (of the one-rank layout)
 
   /// Look a parameter up by name (zt::Error if absent). @param name the canonical name.
   /// @return its index in params.
@@ -106,26 +105,5 @@ void from_canonical(const Manifest& stored, const float* canonical, float* value
 /// Number of parameters of a configuration: V C + T C + L (12 C^2 + 13 C) + 2 C.
 /// @param cfg the configuration. @return psi.
 int64_t param_count(const GptConfig& cfg);
-
-/// Element offsets of each tensor inside a block unit (the same for every layer); they equal the
-/// manifest's offset_in_unit values, which tests check.
-struct BlockOffsets {
-  int64_t ln_1_w;       ///< ln_1.weight [C]
-  int64_t ln_1_b;       ///< ln_1.bias [C]
-  int64_t attn_w;       ///< attn.c_attn.weight [3C,C]
-  int64_t attn_b;       ///< attn.c_attn.bias [3C]
-  int64_t attn_proj_w;  ///< attn.c_proj.weight [C,C]
-  int64_t attn_proj_b;  ///< attn.c_proj.bias [C]
-  int64_t ln_2_w;       ///< ln_2.weight [C]
-  int64_t ln_2_b;       ///< ln_2.bias [C]
-  int64_t fc_w;         ///< mlp.c_fc.weight [4C,C]
-  int64_t fc_b;         ///< mlp.c_fc.bias [4C]
-  int64_t mlp_proj_w;   ///< mlp.c_proj.weight [C,4C]
-  int64_t mlp_proj_b;   ///< mlp.c_proj.bias [C]
-  int64_t numel;        ///< elements in one block: 12 C^2 + 13 C
-};
-
-/// The block layout for width C. @param C the width. @return the offsets.
-BlockOffsets block_offsets(int64_t C);
 
 }  // namespace zt::model

@@ -93,13 +93,9 @@ class DenseParamProvider final : public ParamProvider<T> {
   /// @param grads param_count compute-type values, canonical layout (written by backward).
   DenseParamProvider(const Manifest& manifest, const T* params, T* grads)
       : manifest_(manifest), params_(params), grads_(grads) {}
-  /// @param unit the unit index. @return its parameters.
   const T* acquire(int unit) override { return params_ + manifest_.units.at(unit).offset; }
-  /// @param unit the unit index (nothing to do).
   void release(int unit) override { (void)unit; }
-  /// @param unit the unit index. @return its gradient slot.
   T* grad(int unit) override { return grads_ + manifest_.units.at(unit).offset; }
-  /// @param unit the unit index (nothing to do).
   void grad_done(int unit) override { (void)unit; }
 
  private:

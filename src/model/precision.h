@@ -27,14 +27,6 @@ constexpr auto words(Precision) {
 /// Bytes per element of a compute type. @param p the precision. @return 4 or 2.
 inline std::size_t bytes_of(Precision p) { return p == Precision::fp32 ? 4 : 2; }
 
-/// The precision's name as on the command line. @param p the precision.
-/// @return "fp32", "fp16" or "bf16".
-inline const char* name_of(Precision p) {
-  for (const auto& w : words(p))
-    if (w.value == p) return w.text.data();  // the table's words are string literals: terminated
-  return "?";
-}
-
 /// The Precision value of a compute type. @return fp32, fp16 or bf16.
 template <typename T>
 constexpr Precision precision_of() {

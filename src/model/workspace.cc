@@ -131,7 +131,6 @@ ScratchLayout scratch_layout(const GptConfig& cfg, int64_t B, Precision p, const
   l.op_floats = s.take(floats, sizeof(float));
   l.op_ints = s.take(embedding ? embedding_backward_scratch_ints(B, T, V) : 0, sizeof(int32_t));
   l.total = s.at;
-  l.op_float_count = floats;
   return l;
 }
 

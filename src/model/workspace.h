@@ -118,10 +118,9 @@ struct ScratchLayout {
   /// wte's gradient from the tied head [V,C], T, on a stage where wte crosses stages
   /// (tied_across_stages): the last stage leaves it here, the first stage reads it.
   std::size_t tied_head_grad;
-  std::size_t op_floats;   ///< FP32 staging shared by all ops (the largest need)
-  std::size_t op_ints;     ///< int32 staging (embedding backward)
-  std::size_t total;       ///< scratch_bytes()
-  int64_t op_float_count;  ///< floats available at op_floats
+  std::size_t op_floats;  ///< FP32 staging shared by all ops (the largest need)
+  std::size_t op_ints;    ///< int32 staging (embedding backward)
+  std::size_t total;      ///< scratch_bytes()
 };
 
 /// The activation layout. @param cfg the configuration. @param B micro-batch size.

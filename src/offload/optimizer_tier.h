@@ -133,8 +133,6 @@ class OptimizerTier final : public StateStore<T> {
 
   /// The file tier's I/O so far (zeros for the host tier). @return the counters.
   TransferStats file_stats() const override { return file_ ? file_->stats() : TransferStats{}; }
-  /// @return the file tier (null for the host tier).
-  const FileTier* file() const { return file_.get(); }
 
  private:
   std::size_t units() const { return shape_.extents.size(); }

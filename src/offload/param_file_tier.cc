@@ -56,7 +56,8 @@ void ParamFileTier::read_through() {
   for (; issued_ < visits_.size() && issued_ < freed_ + slots_; ++issued_) {
     const std::size_t u = visits_[issued_], s = slot(issued_), bytes = records_[u];
     if (device_.runtime)
-      last_[s] = io_->read(bounce_.data(), bytes, offset(u), [this, s, bytes, e = released_[s]] { up(s, bytes, e); });
+      last_[s] = io_->read(bounce_.data(), bytes, offset(u),
+                           [this, s, bytes, e = released_[s]] { bounce_copy(s, bytes, e, /*up=*/true); });
     else
       last_[s] = io_->read(buffer(s), bytes, offset(u));
   }
@@ -78,8 +79,8 @@ void ParamFileTier::put(std::size_t k, bool write) {
   if (device_.runtime) {
     released_[s] = device_.runtime->record(device_.compute);  // after the gather or the update queued there
     if (write)
-      last_[s] =
-          io_->write(bounce_.data(), bytes, offset(u), [this, s, bytes, e = released_[s]] { down(s, bytes, e); });
+      last_[s] = io_->write(bounce_.data(), bytes, offset(u),
+                            [this, s, bytes, e = released_[s]] { bounce_copy(s, bytes, e, /*up=*/false); });
   } else if (write) {
     last_[s] = io_->write(buffer(s), bytes, offset(u));
   }
@@ -108,18 +109,16 @@ void ParamFileTier::store(std::size_t u, bool modified) {
   last_[0].wait();
 }
 
-void ParamFileTier::up(std::size_t s, std::size_t bytes, device::Event released) {
+void ParamFileTier::bounce_copy(std::size_t s, std::size_t bytes, device::Event released, bool up) {
   device::Runtime& rt = *device_.runtime;
   if (released.id >= 0) rt.wait(copies_, released);
-  rt.copy_async(buffer(s), bounce_.data(), bytes, device::CopyKind::host_to_device, copies_);
-  rt.synchronize(copies_);  // the bounce is free for the next job; get() returns after this
-}
-
-void ParamFileTier::down(std::size_t s, std::size_t bytes, device::Event released) {
-  device::Runtime& rt = *device_.runtime;
-  if (released.id >= 0) rt.wait(copies_, released);
-  rt.copy_async(bounce_.data(), buffer(s), bytes, device::CopyKind::device_to_host, copies_);
-  rt.synchronize(copies_);  // the record is in the bounce: the file write follows
+  if (up)
+    rt.copy_async(buffer(s), bounce_.data(), bytes, device::CopyKind::host_to_device, copies_);
+  else
+    rt.copy_async(bounce_.data(), buffer(s), bytes, device::CopyKind::device_to_host, copies_);
+  // up: the bounce is free for the next job, and get() returns after this; down: the record is in
+  // the bounce, and the file write follows
+  rt.synchronize(copies_);
 }
 
 }  // namespace zt::offload

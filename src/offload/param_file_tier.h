@@ -95,10 +95,6 @@ class ParamFileTier {
 
   /// @return the I/O counters so far.
   TransferStats stats() const { return io_->stats(); }
-  /// @return the file's path.
-  const std::string& path() const { return file_.path; }
-  /// @return R, the buffers in the ring.
-  std::size_t buffers() const { return slots_; }
 
  private:
   std::size_t slot(std::size_t k) const { return k % slots_; }
@@ -107,10 +103,9 @@ class ParamFileTier {
   void read_through();  // queue the reads of visits [issued_, min(size, freed_ + R))
   std::byte* load(std::size_t u, bool fresh);
   void store(std::size_t u, bool modified);
-  // on a device, run on the I/O thread: the bounce up into buffer s, or buffer s down into it,
-  // each after the compute stream's work on s up to `released`
-  void up(std::size_t s, std::size_t bytes, device::Event released);
-  void down(std::size_t s, std::size_t bytes, device::Event released);
+  // on a device, run on the I/O thread: the bounce up into buffer s (`up`), or buffer s down into
+  // it, after the compute stream's work on s up to `released`
+  void bounce_copy(std::size_t s, std::size_t bytes, device::Event released, bool up);
 
   std::vector<std::size_t> records_, offsets_;  // per unit: bytes, and where in the file
   std::size_t slots_ = 1, slot_bytes_ = 0;

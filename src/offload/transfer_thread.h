@@ -93,13 +93,16 @@ class TransferThread {
   /// Work a file job does on the thread beside its transfer (a copy to or from a device).
   using Hook = std::function<void()>;
 
-  /// Queue a memory copy of `bytes` bytes from src to dst (both valid until it has run).
-  /// @param direction which tier each side is in (for the counters). @return its handle.
+  /// Queue a memory copy (both sides valid until it has run). @param dst destination.
+  /// @param src source. @param bytes how many. @param direction which tier each side is in (for
+  /// the counters). @return its handle.
   TransferHandle copy(void* dst, const void* src, std::size_t bytes, CopyDirection direction);
-  /// Queue a read of `bytes` bytes at file offset `offset` into dst (valid until it has run).
+  /// Queue a file read into dst (valid until it has run). @param dst destination.
+  /// @param bytes how many. @param offset where in the file.
   /// @param after run on the thread once the bytes are in dst (may be empty). @return its handle.
   TransferHandle read(void* dst, std::size_t bytes, off_t offset, Hook after = {});
-  /// Queue a write of `bytes` bytes from src (valid and unchanged until it has run) at `offset`.
+  /// Queue a file write from src (valid and unchanged until it has run). @param src source.
+  /// @param bytes how many. @param offset where in the file.
   /// @param before run on the thread first, to fill src (may be empty). @return its handle.
   TransferHandle write(const void* src, std::size_t bytes, off_t offset, Hook before = {});
   /// Counters so far (every transfer submitted is in them). @return a copy of them.

@@ -60,10 +60,6 @@ class CanonicalGradAccumulator {
 
   /// Partial sums alive now. @return the count.
   std::size_t live_partials() const { return acc_.live_partials(); }
-  /// Micro-batches pushed since the last finish. @return the count.
-  std::size_t micro_batches() const { return acc_.leaves(); }
-  /// Elements per gradient. @return the count.
-  std::size_t count() const { return count_; }
 
  private:
   struct Merge {

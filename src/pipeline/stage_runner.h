@@ -110,9 +110,6 @@ class StageRunner {
   /// The last stage's copy of wte (null on other stages). @return it.
   T* tied_wte() const { return stage_ == stages_ - 1 && stage_ > 0 ? buf_.tied_wte : nullptr; }
 
-  /// The order this stage runs its passes in. @return 2M passes.
-  const std::vector<schedule::PipeOp>& order() const { return order_; }
-
  private:
   model::Workspace workspace(int m) const;
   const PipeSlot& slot(int m) const { return buf_.slots[static_cast<std::size_t>(m) % buf_.slots.size()]; }

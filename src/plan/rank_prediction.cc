@@ -1,7 +1,6 @@
 // plan/rank_prediction.cc — every rank's predictions from the existing closed forms (see rank_prediction.h).
 #include "plan/rank_prediction.h"
 
-#include "data/addition.h"
 #include "data/dataset.h"
 #include "model/manifest.h"
 #include "predict/zero_comm.h"
@@ -25,11 +24,7 @@ bool uses_reference_loop(const train::RunOptions& c) {
 
 int64_t resolve_vocab(const train::RunOptions& c) {
   if (c.vocab) return c.vocab;
-  if (!c.data.empty()) return make_dataset(c.data, static_cast<std::size_t>(c.context))->vocab_size();
-  AdditionConfig a;
-  a.context = static_cast<std::size_t>(c.context);
-  a.digits = static_cast<int>(c.digits);
-  return AdditionDataset(a).vocab_size();
+  return make_dataset(c.data, static_cast<std::size_t>(c.context), static_cast<int>(c.digits))->vocab_size();
 }
 
 namespace {

@@ -19,10 +19,10 @@ struct Model {
   CommStats s;
   std::size_t n, r;
   void reduce_scatter(const std::vector<std::size_t>& counts, std::size_t es, CollKind kind) {
-    s[kind].bytes_sent += (total_count(counts) - counts[r]) * es;
+    s[kind].bytes_sent += (total_of(counts) - counts[r]) * es;
   }
   void all_gather(const std::vector<std::size_t>& counts, std::size_t es, CollKind kind) {
-    s[kind].bytes_sent += (total_count(counts) - counts[(r + 1) % n]) * es;
+    s[kind].bytes_sent += (total_of(counts) - counts[(r + 1) % n]) * es;
   }
   void rs_call(const std::vector<std::size_t>& counts, std::size_t es) {
     ++s[CollKind::reduce_scatter].calls;
@@ -77,10 +77,10 @@ struct Staging {
     copy(device::CopyKind::host_to_device, up);
   }
   void rs(const std::vector<std::size_t>& counts, std::size_t es, bool on_device) {
-    if (on_device) staged(total_count(counts) * es, counts[r] * es);
+    if (on_device) staged(total_of(counts) * es, counts[r] * es);
   }
   void ag(const std::vector<std::size_t>& counts, std::size_t es, bool on_device) {
-    if (on_device) staged(counts[r] * es, total_count(counts) * es);
+    if (on_device) staged(counts[r] * es, total_of(counts) * es);
   }
   void ar(std::size_t count, std::size_t es, bool on_device) {
     if (on_device) staged(count * es, count * es);
@@ -191,7 +191,7 @@ CommStats predict_mp_comm_per_step(const ZeroPlan& p) {
         m.ag_call(std::vector<std::size_t>(n, checkpoint_slice_of(p)), model::bytes_of(p.shape.precision));
   m.ar_call(1, 4);  // the overflow flag (max), agreed over the model-parallel group too
   std::vector<std::size_t> counts;
-  for (const auto& contributions : mp_norm_contributions(p)) {
+  for (const auto& contributions : mp_norm_contributions(p, p.pipe)) {
     counts.push_back(0);
     for (const auto& c : contributions) counts.back() += c.blocks;
   }
@@ -235,7 +235,11 @@ CommStats predict_pp_comm_per_step(const ZeroPlan& p) {
   m.ar_call(1, 4);
   m.ag_call(std::vector<std::size_t>(P, 1), 4);
   std::vector<std::size_t> blocks;
-  for (int q = 0; q < p.pp_size; ++q) blocks.push_back(stage_norm_blocks(p, q));
+  for (std::size_t q = 0; q < static_cast<std::size_t>(p.pp_size); ++q) {  // the stage's units on every mp rank
+    blocks.push_back(0);
+    for (const auto& per_rank : mp_norm_contributions(p, {p.pp_offsets[q], p.pp_offsets[q + 1]}))
+      for (const auto& c : per_rank) blocks.back() += c.blocks;
+  }
   m.ag_call(blocks, 4);
   return m.s;
 }

@@ -87,7 +87,6 @@ class CanonicalAccumulator {
       size *= 2;
     }
     partials_.emplace_back(std::move(leaf), size);
-    ++count_;
   }
 
   /// Combine what is left, largest (leftmost) block first, and reset.
@@ -97,20 +96,16 @@ class CanonicalAccumulator {
     T total = std::move(partials_.front().first);
     for (std::size_t i = 1; i < partials_.size(); ++i) merge_(total, std::move(partials_[i].first));
     partials_.clear();
-    count_ = 0;
     return total;
   }
 
   /// Number of partial sums alive now (the binary weight of the leaf count).
   /// @return the count.
   std::size_t live_partials() const { return partials_.size(); }
-  /// Number of leaves pushed since the last finish(). @return the count.
-  std::size_t leaves() const { return count_; }
 
  private:
   Merge merge_;
   std::vector<std::pair<T, std::size_t>> partials_;
-  std::size_t count_ = 0;
 };
 
 /// The most partial sums CanonicalAccumulator keeps alive over n leaves: floor(log2 n) + 1.

@@ -2,7 +2,6 @@
 #include "report/report.h"
 
 #include "core/check.h"
-#include "report/summary_json.h"
 
 #include <bit>
 #include <cstdint>
@@ -15,8 +14,6 @@ namespace zt::report {
 using namespace zt::zero;
 
 using nlohmann::ordered_json;
-
-std::string rank_memory_to_json(const train::RankMemory& m) { return rank_memory_json(m); }
 
 train::RankMemory rank_memory_from_json(const std::string& text) {
   const auto j = nlohmann::json::parse(text);

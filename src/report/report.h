@@ -15,11 +15,8 @@
 
 namespace zt::report {
 
-/// One rank's memory as compact JSON (the summary's per_rank layout).
-/// @param m the report. @return JSON text.
-std::string rank_memory_to_json(const train::RankMemory& m);
-
-/// Parse rank_memory_to_json's text back. @param text the JSON. @return the report.
+/// Parse the text of one rank's memory (report/summary_json.h's rank_memory_json) back.
+/// @param text the JSON. @return the report.
 train::RankMemory rank_memory_from_json(const std::string& text);
 
 /// The `comm` object: {bytes_sent_per_step, calls_per_step, predicted_bytes_sent_per_step,

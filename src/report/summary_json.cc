@@ -109,8 +109,6 @@ std::string rank_memory_json(const RankMemory& m) {
   return e.dump();
 }
 
-std::string config_json(const RunOptions& config) { return config_object(config).dump(); }
-
 std::string summary_json(const RunOptions& config, const RunResult& r, const std::vector<JsonSection>& sections) {
   ordered_json j;
   j["config"] = config_object(config);

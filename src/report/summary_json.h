@@ -25,10 +25,6 @@ using train::RankMemory;
 using train::RunOptions;
 using train::RunResult;
 
-/// The settings as a JSON object text (also hashed to check that ranks agree, chapter 6).
-/// @param config the settings. @return compact JSON.
-std::string config_json(const RunOptions& config);
-
 /// One rank's memory report as a JSON object (the per_rank entries of the summary).
 /// @param memory the report. @return compact JSON.
 std::string rank_memory_json(const RankMemory& memory);

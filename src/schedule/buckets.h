@@ -49,6 +49,11 @@ struct UnitBuckets {
 /// @return the unit's buckets in issue order.
 UnitBuckets unit_buckets(std::size_t full, std::size_t bucket_elements);
 
+/// The order of a unit's buckets when the whole unit is reduced at once (after the last micro-batch
+/// with gradient accumulation): element order, the reverse of the backward's issue order.
+/// @param b the unit's buckets. @return its ranges, first element first.
+inline std::vector<Range> sync_order(const UnitBuckets& b) { return {b.issue_order.rbegin(), b.issue_order.rend()}; }
+
 /// The ready rule: how many buckets of the issue order may have gone once every element at or after
 /// `from` is final (they are a prefix of the issue order). @param b the unit's buckets.
 /// @param from the first final element (0: the whole unit). @return the count.

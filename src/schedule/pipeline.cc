@@ -8,14 +8,6 @@
 
 namespace zt::schedule {
 
-const char* pipe_schedule_name(PipeSchedule s) { return s == PipeSchedule::gpipe ? "gpipe" : "1f1b"; }
-
-PipeSchedule parse_pipe_schedule(const std::string& text) {
-  if (text == "gpipe") return PipeSchedule::gpipe;
-  if (text == "1f1b") return PipeSchedule::one_f_one_b;
-  ZT_FAIL("--pp-schedule: '", text, "' is not a schedule (gpipe or 1f1b)");
-}
-
 std::vector<int> balanced_split(int blocks, int stages) {
   ZT_CHECK(stages >= 1, "--pp-size must be >= 1, got ", stages);
   ZT_CHECK(stages <= blocks, "--pp-size ", stages, " is larger than the model's ", blocks,
@@ -122,16 +114,12 @@ PipeTimeline simulate(PipeSchedule schedule, int stages, int micro_batches, doub
       ++placed;
       progress = true;
     }
-    ZT_CHECK(progress, "pipeline schedule ", pipe_schedule_name(schedule), " deadlocks at P = ", p, ", M = ", m);
+    ZT_CHECK(progress, "pipeline schedule ", word_of(schedule), " deadlocks at P = ", p, ", M = ", m);
   }
   for (int s = 0; s < p; ++s) t.makespan = std::max(t.makespan, free_at[s]);
   const double busy = static_cast<double>(p) * m * (t_forward + t_backward);
   t.bubble_fraction = 1.0 - busy / (static_cast<double>(p) * t.makespan);
   return t;
-}
-
-double bubble_closed_form(int stages, int micro_batches) {
-  return static_cast<double>(stages - 1) / static_cast<double>(micro_batches + stages - 1);
 }
 
 uint64_t pipeline_p2p_bytes(int stages, int micro_batches, uint64_t boundary_bytes) {

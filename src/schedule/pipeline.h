@@ -47,11 +47,6 @@ constexpr auto words(PipeSchedule) {
   return std::array{Word{"gpipe", PipeSchedule::gpipe}, Word{"1f1b", PipeSchedule::one_f_one_b}};
 }
 
-/// Name as on the command line. @param s the schedule. @return "gpipe" or "1f1b".
-const char* pipe_schedule_name(PipeSchedule s);
-/// Parse --pp-schedule. @param text "gpipe" or "1f1b". @return the schedule; zt::Error otherwise.
-PipeSchedule parse_pipe_schedule(const std::string& text);
-
 /// One pass of one micro-batch on one stage.
 struct PipeOp {
   /// Forward or backward.
@@ -108,9 +103,6 @@ struct PipeTimeline {
 /// @param micro_batches M. @param t_forward a forward pass's time. @param t_backward a backward's.
 /// @return the timeline; zt::Error if the orders could deadlock (they cannot: tested).
 PipeTimeline simulate(PipeSchedule schedule, int stages, int micro_batches, double t_forward, double t_backward);
-
-/// The closed form of the bubble. @param stages P. @param micro_batches M. @return (P-1)/(M+P-1).
-double bubble_closed_form(int stages, int micro_batches);
 
 /// Bytes that cross stage boundaries per step, both directions, over the whole pipeline.
 /// @param stages P. @param micro_batches M. @param boundary_bytes one micro-batch's activation

@@ -72,29 +72,17 @@ class HostLoopOps final : public LoopOps<T> {
  public:
   /// @return true.
   bool host_memory() const override { return true; }
-  /// @param dst host. @param host host. @param bytes how many.
   void upload(void* dst, const void* host, std::size_t bytes) override { std::memcpy(dst, host, bytes); }
-  /// @param host host. @param src host. @param bytes how many.
   void download(void* host, const void* src, std::size_t bytes) override { std::memcpy(host, src, bytes); }
-  /// @param dst host. @param src host. @param bytes how many.
   void copy(void* dst, const void* src, std::size_t bytes) override { std::memcpy(dst, src, bytes); }
-  /// @param dst bytes. @param bytes how many.
   void zero(void* dst, std::size_t bytes) override { std::memset(dst, 0, bytes); }
-  /// @param dst FP32. @param src T. @param n elements.
   void widen(float* dst, const T* src, std::size_t n) override {
-    if constexpr (std::is_same_v<T, float>) {
-      if (dst != src) std::memcpy(dst, src, n * sizeof(float));
-    } else {
-      (void)kernels::widen(src, n, dst);  // fp16 with F16C: the scalar conversion's bits (kernels/cast.h)
-    }
+    kernels::widen_into(dst, src, static_cast<int64_t>(n));  // fp16 with F16C: the scalar conversion's bits
   }
-  /// @param dst T. @param src FP32. @param n elements.
   void narrow(T* dst, const float* src, std::size_t n) override { kernels::narrow(dst, src, n); }
-  /// @param left updated. @param right added. @param n elements.
   void add(float* left, const float* right, std::size_t n) override {
     for (std::size_t i = 0; i < n; ++i) left[i] = left[i] + right[i];
   }
-  /// @param g the gradient. @param n elements. @return its exact zeros.
   int64_t count_zeros(const T* g, std::size_t n) override {
     int64_t zeros = 0;
     if constexpr (std::is_same_v<T, fp16>)  // ±0 exactly when the bits below the sign are 0 (no widening)
@@ -103,7 +91,6 @@ class HostLoopOps final : public LoopOps<T> {
       for (std::size_t i = 0; i < n; ++i) zeros += static_cast<float>(g[i]) == 0.0f;  // widening is exact
     return zeros;
   }
-  /// @param a one. @param b another. @param n elements. @return equal bit patterns.
   int64_t count_same_bits(const T* a, const T* b, std::size_t n) override {
     int64_t same = 0;
     for (std::size_t i = 0; i < n; ++i) same += std::memcmp(&a[i], &b[i], sizeof(T)) == 0;

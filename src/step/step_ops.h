@@ -48,18 +48,11 @@ class StepOps {
 template <typename T>
 class HostStepOps final : public StepOps<T> {
  public:
-  /// @param g the gradient. @param count elements. @return step::any_nonfinite(g, count).
   bool any_nonfinite(GradSpan<T> g, std::size_t count) override { return step::any_nonfinite(g, count); }
-
-  /// @param g the gradient. @param real non-padding elements. @param block b.
-  /// @param inv_scale 1/S. @param sums appended to (step::append_norm_block_sums).
   void append_norm_block_sums(GradSpan<T> g, std::size_t real, std::size_t block, float inv_scale,
                               std::vector<float>& sums) override {
     step::append_norm_block_sums(g, real, block, inv_scale, sums);
   }
-
-  /// @param s the slice. @param inv_scale 1/S. @param clip the decision. @param opt the optimizer.
-  /// @return step::apply_update(s, inv_scale, clip, opt).
   std::size_t apply_update(const OwnedSlice<T>& s, float inv_scale, const ClipDecision& clip,
                            const ElementOptimizer& opt) override {
     return step::apply_update(s, inv_scale, clip, opt);

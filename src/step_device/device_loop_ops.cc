@@ -9,6 +9,7 @@
 
 #include "core/check.h"
 #include "device/item_grid.h"
+#include "kernels/threads/elementwise.h"
 #include "step_device/loop_threads.h"
 #include "step_device/step_launch.h"
 
@@ -22,34 +23,20 @@ DeviceLoopOps<T>::DeviceLoopOps(device::Runtime& runtime, device::Stream stream)
 
 template <typename T>
 DeviceLoopOps<T>::~DeviceLoopOps() {
-  if (staging_.ptr) rt_.release_pinned(staging_.ptr);
-  if (counts_.ptr) rt_.release(counts_.ptr);
-}
-
-template <typename T>
-std::byte* DeviceLoopOps<T>::pinned_room(std::size_t bytes) {
-  if (staging_.bytes < bytes) {
-    if (staging_.ptr) rt_.release_pinned(staging_.ptr);  // every copy through it was waited for
-    staging_ = {rt_.allocate_pinned(bytes, "loop staging"), bytes};
-  }
-  return staging_.ptr;
+  staging_.release(rt_);
+  counts_.release(rt_);
 }
 
 template <typename T>
 uint32_t* DeviceLoopOps<T>::count_room(std::size_t groups) {
-  const std::size_t bytes = groups * sizeof(uint32_t);
-  if (counts_.bytes < bytes) {
-    if (counts_.ptr) rt_.release(counts_.ptr);  // waits for queued work
-    counts_ = {rt_.allocate(bytes, "loop counts"), bytes};
-  }
-  return reinterpret_cast<uint32_t*>(counts_.ptr);
+  return reinterpret_cast<uint32_t*>(counts_.at_least(rt_, groups * sizeof(uint32_t), "loop counts"));
 }
 
 template <typename T>
 int64_t DeviceLoopOps<T>::read_counts(const uint32_t* counts, std::size_t groups) {
   const std::size_t bytes = groups * sizeof(uint32_t);
-  auto* back = reinterpret_cast<const uint32_t*>(pinned_room(bytes));
-  rt_.copy_async(const_cast<uint32_t*>(back), counts, bytes, CopyKind::device_to_host, stream_);
+  auto* back = reinterpret_cast<uint32_t*>(staging_.at_least(rt_, bytes, "loop staging"));
+  rt_.copy_async(back, counts, bytes, CopyKind::device_to_host, stream_);
   rt_.synchronize(stream_);
   int64_t total = 0;  // integers: exact in any order
   for (std::size_t j = 0; j < groups; ++j) total += back[j];
@@ -59,7 +46,7 @@ int64_t DeviceLoopOps<T>::read_counts(const uint32_t* counts, std::size_t groups
 template <typename T>
 void DeviceLoopOps<T>::upload(void* dst, const void* host, std::size_t bytes) {
   if (bytes == 0) return;
-  std::byte* staged = pinned_room(bytes);
+  std::byte* staged = staging_.at_least(rt_, bytes, "loop staging");
   std::memcpy(staged, host, bytes);
   rt_.copy_async(dst, staged, bytes, CopyKind::host_to_device, stream_);
   rt_.synchronize(stream_);  // the staging (and the caller's bytes) are free again
@@ -68,7 +55,7 @@ void DeviceLoopOps<T>::upload(void* dst, const void* host, std::size_t bytes) {
 template <typename T>
 void DeviceLoopOps<T>::download(void* host, const void* src, std::size_t bytes) {
   if (bytes == 0) return;
-  std::byte* staged = pinned_room(bytes);
+  std::byte* staged = staging_.at_least(rt_, bytes, "loop staging");
   rt_.copy_async(staged, src, bytes, CopyKind::device_to_host, stream_);
   rt_.synchronize(stream_);
   std::memcpy(host, staged, bytes);
@@ -89,15 +76,15 @@ void DeviceLoopOps<T>::zero(void* dst, std::size_t bytes) {
 template <typename T>
 void DeviceLoopOps<T>::narrow(T* dst, const float* src, std::size_t n) {
   if (n == 0) return;
-  rt_.launch(stream_, launch_of("loop_narrow", NarrowItems<T>{dst, src, static_cast<int64_t>(n)}, {span_of(src, n)},
-                                {span_of(dst, n)}));
+  rt_.launch(stream_, launch_of("loop_narrow", kernels::CastElements<T, float>{dst, src, static_cast<int64_t>(n)},
+                                {span_of(src, n)}, {span_of(dst, n)}));
 }
 
 template <typename T>
 void DeviceLoopOps<T>::widen(float* dst, const T* src, std::size_t n) {
   if (n == 0) return;
-  rt_.launch(stream_, launch_of("loop_widen", WidenItems<T>{dst, src, static_cast<int64_t>(n)}, {span_of(src, n)},
-                                {span_of(dst, n)}));
+  rt_.launch(stream_, launch_of("loop_widen", kernels::CastElements<float, T>{dst, src, static_cast<int64_t>(n)},
+                                {span_of(src, n)}, {span_of(dst, n)}));
 }
 
 template <typename T>

@@ -59,19 +59,13 @@ class DeviceLoopOps final : public LoopOps<T> {
   int64_t count_same_bits(const T* a, const T* b, std::size_t n) override;
 
  private:
-  // A buffer grown to at least `bytes` (contents not kept).
-  struct Room {
-    std::byte* ptr = nullptr;
-    std::size_t bytes = 0;
-  };
-  std::byte* pinned_room(std::size_t bytes);
   uint32_t* count_room(std::size_t groups);
   int64_t read_counts(const uint32_t* counts, std::size_t groups);
 
   device::Runtime& rt_;
   device::Stream stream_;
-  Room staging_;  // pinned: uploads, downloads and counts pass through it
-  Room counts_;   // device: one uint32 per group of a count
+  device::Room staging_{.pinned = true};  // uploads, downloads and counts pass through it
+  device::Room counts_;                   // one uint32 per group of a count
 };
 
 extern template class DeviceLoopOps<float>;

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <string>
 #include <type_traits>
 #include <utility>
 
@@ -36,41 +35,23 @@ GradReader<T> reader(const GradSpan<T>& g) {
 
 template <typename T>
 DeviceStepOps<T>::DeviceStepOps(device::Runtime& runtime, device::Stream stream) : rt_(runtime), stream_(stream) {
-  reserve(flag_, 2 * sizeof(uint32_t), "step nonfinite flag", true);
-  auto* pinned = reinterpret_cast<uint32_t*>(flag_.pinned);
+  flag_.at_least(rt_, 2 * sizeof(uint32_t), "step nonfinite flag");
+  flag_back_.at_least(rt_, 2 * sizeof(uint32_t), "step nonfinite flag (read-back)");
+  auto* pinned = reinterpret_cast<uint32_t*>(flag_back_.ptr);
   pinned[0] = 0;  // the source of every zeroing copy, never written again
   pinned[1] = 0;  // the answer
 }
 
 template <typename T>
 DeviceStepOps<T>::~DeviceStepOps() {
-  release(flag_);
-  release(sums_);
-  release(kept_);
-  release(count_);
-}
-
-template <typename T>
-void DeviceStepOps<T>::reserve(Scratch& s, std::size_t bytes, const char* name, bool with_pinned) {
-  if (s.bytes >= bytes) return;
-  release(s);
-  s.device = rt_.allocate(bytes, name);
-  if (with_pinned) s.pinned = rt_.allocate_pinned(bytes, std::string(name) + " (read-back)");
-  s.bytes = bytes;
-}
-
-template <typename T>
-void DeviceStepOps<T>::release(Scratch& s) {
-  if (s.device) rt_.release(s.device);
-  if (s.pinned) rt_.release_pinned(s.pinned);
-  s = Scratch{};
+  for (device::Room* r : {&flag_, &flag_back_, &sums_, &sums_back_, &kept_, &count_, &count_back_}) r->release(rt_);
 }
 
 template <typename T>
 bool DeviceStepOps<T>::any_nonfinite(GradSpan<T> g, std::size_t count) {
   if (count == 0) return false;
-  auto* flag = reinterpret_cast<uint32_t*>(flag_.device);
-  auto* pinned = reinterpret_cast<uint32_t*>(flag_.pinned);
+  auto* flag = reinterpret_cast<uint32_t*>(flag_.ptr);
+  auto* pinned = reinterpret_cast<uint32_t*>(flag_back_.ptr);
   rt_.copy_async(flag, &pinned[0], sizeof(uint32_t), CopyKind::host_to_device, stream_);
   const NonfiniteFlagItems<T> op{reader(g), static_cast<int64_t>(count), flag};
   rt_.launch(stream_, launch_of("step_nonfinite_flag", op, {grad_bytes(g, count)}, {span_of(flag, 1)}));
@@ -84,13 +65,13 @@ void DeviceStepOps<T>::append_norm_block_sums(GradSpan<T> g, std::size_t real, s
                                               std::vector<float>& sums) {
   if (real == 0) return;
   const std::size_t blocks = norm_block_count(real, block);  // checks that b is a power of two
-  reserve(sums_, blocks * sizeof(float), "step norm block sums", true);
-  auto* out = reinterpret_cast<float*>(sums_.device);
+  auto* out = reinterpret_cast<float*>(sums_.at_least(rt_, blocks * sizeof(float), "step norm block sums"));
+  auto* back =
+      reinterpret_cast<float*>(sums_back_.at_least(rt_, blocks * sizeof(float), "step norm block sums (read-back)"));
   const NormBlockItems<T> op{reader(g), static_cast<int64_t>(real), static_cast<int64_t>(block), inv_scale, out};
   rt_.launch(stream_, launch_of("step_norm_block_sums", op, {grad_bytes(g, real)}, {span_of(out, blocks)}));
-  rt_.copy_async(sums_.pinned, out, blocks * sizeof(float), CopyKind::device_to_host, stream_);
+  rt_.copy_async(back, out, blocks * sizeof(float), CopyKind::device_to_host, stream_);
   rt_.synchronize(stream_);
-  const auto* back = reinterpret_cast<const float*>(sums_.pinned);
   sums.insert(sums.end(), back, back + blocks);
 }
 
@@ -120,8 +101,7 @@ std::size_t DeviceStepOps<T>::apply_update(const OwnedSlice<T>& s, float inv_sca
   reads.insert(reads.end(), state.begin(), state.end());
   writes.insert(writes.end(), state.begin(), state.end());
   if (!wide) {
-    reserve(kept_, n, "step kept flags", false);
-    op.kept = reinterpret_cast<uint8_t*>(kept_.device);
+    op.kept = reinterpret_cast<uint8_t*>(kept_.at_least(rt_, n, "step kept flags"));
     writes.push_back(span_of(op.kept, n));
   }
   rt_.launch(stream_, launch_of("step_update", op, std::move(reads), std::move(writes)));
@@ -130,13 +110,13 @@ std::size_t DeviceStepOps<T>::apply_update(const OwnedSlice<T>& s, float inv_sca
   } else {
     const KeptCountItems count{op.kept, op.n, nullptr};
     const auto groups = static_cast<std::size_t>(count.items());
-    reserve(count_, groups * sizeof(uint32_t), "step kept counts", true);
-    auto* counts = reinterpret_cast<uint32_t*>(count_.device);
+    auto* counts = reinterpret_cast<uint32_t*>(count_.at_least(rt_, groups * sizeof(uint32_t), "step kept counts"));
+    auto* back = reinterpret_cast<uint32_t*>(
+        count_back_.at_least(rt_, groups * sizeof(uint32_t), "step kept counts (read-back)"));
     rt_.launch(stream_, launch_of("step_kept_count", KeptCountItems{op.kept, op.n, counts}, {span_of(op.kept, n)},
                                   {span_of(counts, groups)}));
-    rt_.copy_async(count_.pinned, counts, groups * sizeof(uint32_t), CopyKind::device_to_host, stream_);
+    rt_.copy_async(back, counts, groups * sizeof(uint32_t), CopyKind::device_to_host, stream_);
     rt_.synchronize(stream_);
-    const auto* back = reinterpret_cast<const uint32_t*>(count_.pinned);
     std::size_t unchanged = 0;
     for (std::size_t j = 0; j < groups; ++j) unchanged += back[j];
     return unchanged;

@@ -52,21 +52,13 @@ class DeviceStepOps final : public StepOps<T> {
                            const ElementOptimizer& opt) override;
 
  private:
-  // A device buffer and its pinned twin, grown to at least `bytes` (contents not kept).
-  struct Scratch {
-    std::byte* device = nullptr;
-    std::byte* pinned = nullptr;
-    std::size_t bytes = 0;
-  };
-  void reserve(Scratch& s, std::size_t bytes, const char* name, bool with_pinned);
-  void release(Scratch& s);
-
   device::Runtime& rt_;
   device::Stream stream_;
-  Scratch flag_;   // one uint32 on the device; its pinned side holds 0 (upload) and the answer
-  Scratch sums_;   // block sums
-  Scratch kept_;   // one uint8 per element (device only)
-  Scratch count_;  // one uint32 per group of kept flags
+  // device scratch, each with its pinned read-back where it has one
+  device::Room flag_, flag_back_{.pinned = true};    // one uint32; the pinned side holds 0 (upload) and the answer
+  device::Room sums_, sums_back_{.pinned = true};    // block sums
+  device::Room kept_;                                // one uint8 per element
+  device::Room count_, count_back_{.pinned = true};  // one uint32 per group of kept flags
 };
 
 extern template class DeviceStepOps<float>;

@@ -1,9 +1,10 @@
 // step_device/loop_threads.h — the loop's own element work (step/loop_ops.h) as item ops
-// (device/item_grid.h): zeroing, widening and narrowing, the accumulator's merge, and the two integer counts of
-// chapter 2's diagnostics. Each thread evaluates the expression HostLoopOps' loop evaluates for
-// its element, so the bits are the host's; the counts are per group of kLoopCountGroup elements,
-// integers that the host adds in any order exactly. Nothing here allocates, copies or
-// synchronises (device_loop_ops.h does); items never cooperate.
+// (device/item_grid.h): zeroing, the accumulator's merge, and the two integer counts of chapter
+// 2's diagnostics (widening and narrowing are the model's casts, kernels/threads/elementwise.h).
+// Each thread evaluates the expression HostLoopOps' loop evaluates for its element, so the bits
+// are the host's; the counts are per group of kLoopCountGroup elements, integers that the host
+// adds in any order exactly. Nothing here allocates, copies or synchronises (device_loop_ops.h
+// does); items never cooperate.
 #pragma once
 
 #include <cstdint>
@@ -22,30 +23,6 @@ struct ZeroItems {
   ZT_HD void operator()(int64_t i) const { dst[i] = 0; }
 };
 
-/// dst[i] = T(src[i]) (round to nearest even, the 16-bit types' conversion).
-template <typename T>
-struct NarrowItems {
-  T* dst = nullptr;            ///< [n] compute type
-  const float* src = nullptr;  ///< [n] FP32
-  int64_t n = 0;               ///< elements
-  /// @return n, one thread per element.
-  ZT_HD int64_t items() const { return n; }
-  /// @param i the element.
-  ZT_HD void operator()(int64_t i) const { dst[i] = T(src[i]); }
-};
-
-/// dst[i] = float(src[i]) (exact for the 16-bit types).
-template <typename T>
-struct WidenItems {
-  float* dst = nullptr;    ///< [n] FP32
-  const T* src = nullptr;  ///< [n] compute type
-  int64_t n = 0;           ///< elements
-  /// @return n, one thread per element.
-  ZT_HD int64_t items() const { return n; }
-  /// @param i the element.
-  ZT_HD void operator()(int64_t i) const { dst[i] = static_cast<float>(src[i]); }
-};
-
 /// left[i] = left[i] + right[i]: one merge of the canonical accumulator (optim/grad_accumulator.h).
 struct AddItems {
   float* left = nullptr;         ///< [n] updated
@@ -57,8 +34,21 @@ struct AddItems {
   ZT_HD void operator()(int64_t i) const { left[i] = left[i] + right[i]; }
 };
 
-/// Elements per group of the loop's integer counts.
+/// Elements per group of every per-group integer count (these, and the step's kept flags).
 inline constexpr int64_t kLoopCountGroup = 1024;
+
+/// The groups of n elements: ceil(n / G), one thread each. @param n elements. @return groups.
+ZT_HD int64_t count_groups(int64_t n) { return (n + kLoopCountGroup - 1) / kLoopCountGroup; }
+
+/// Group j's count: one(k), 0 or 1, summed over k in [jG, (j+1)G) below n.
+/// @param j the group. @param n elements. @param one k -> 0 or 1. @return the count.
+template <typename One>
+ZT_HD uint32_t group_count(int64_t j, int64_t n, const One& one) {
+  const int64_t first = j * kLoopCountGroup, last = first + kLoopCountGroup < n ? first + kLoopCountGroup : n;
+  uint32_t c = 0;
+  for (int64_t k = first; k < last; ++k) c += one(k);
+  return c;
+}
 
 /// Zeros counted per group: item j writes how many of g[jG, (j+1)G) compare equal to 0.
 template <typename T>
@@ -67,13 +57,11 @@ struct ZeroCountItems {
   int64_t n = 0;               ///< elements
   uint32_t* counts = nullptr;  ///< [ceil(n / G)]
   /// @return the number of groups, one thread per group.
-  ZT_HD int64_t items() const { return (n + kLoopCountGroup - 1) / kLoopCountGroup; }
+  ZT_HD int64_t items() const { return count_groups(n); }
   /// @param j the group.
   ZT_HD void operator()(int64_t j) const {
-    const int64_t first = j * kLoopCountGroup, last = first + kLoopCountGroup < n ? first + kLoopCountGroup : n;
-    uint32_t c = 0;
-    for (int64_t k = first; k < last; ++k) c += static_cast<float>(g[k]) == 0.0f ? 1u : 0u;
-    counts[j] = c;
+    const T* x = g;
+    counts[j] = group_count(j, n, [x](int64_t k) { return static_cast<float>(x[k]) == 0.0f ? 1u : 0u; });
   }
 };
 
@@ -87,13 +75,11 @@ struct SameBitsItems {
   int64_t n = 0;               ///< elements
   uint32_t* counts = nullptr;  ///< [ceil(n / G)]
   /// @return the number of groups, one thread per group.
-  ZT_HD int64_t items() const { return (n + kLoopCountGroup - 1) / kLoopCountGroup; }
+  ZT_HD int64_t items() const { return count_groups(n); }
   /// @param j the group.
   ZT_HD void operator()(int64_t j) const {
-    const int64_t first = j * kLoopCountGroup, last = first + kLoopCountGroup < n ? first + kLoopCountGroup : n;
-    uint32_t c = 0;
-    for (int64_t k = first; k < last; ++k) c += a[k].bits == b[k].bits ? 1u : 0u;
-    counts[j] = c;
+    const T *x = a, *y = b;
+    counts[j] = group_count(j, n, [x, y](int64_t k) { return x[k].bits == y[k].bits ? 1u : 0u; });
   }
 };
 

@@ -1,10 +1,11 @@
-// step_device/step_launch.h — an item op of this folder (step_threads.h, loop_threads.h) packed as
-// a KernelLaunch: its host body runs every thread through the host launch layer, its CUDA body
-// (in a build with this folder's launcher, ZT_WITH_STEP_CUDA) enqueues it on a stream.
+// step_device/step_launch.h — an item op of this folder (step_threads.h, loop_threads.h, and the
+// loop's casts, kernels::CastElements) packed as a KernelLaunch: its host body runs every thread
+// through the host launch layer, its CUDA body (in a build with this folder's launcher,
+// ZT_WITH_STEP_CUDA) enqueues it on a stream.
 //
 // Why not device::item_kernel: that one's CUDA body calls kernels/cuda/'s launcher, which is
-// instantiated for the model's ops; these ops' launcher is step_device/cuda/. Private to this
-// folder's .cc files (the macro is set on this module only).
+// instantiated for the model's ops (no float-to-float cast); these ops' launcher is
+// step_device/cuda/. Private to this folder's .cc files (the macro is set on this module only).
 #pragma once
 
 #include <string>

@@ -20,6 +20,7 @@
 #include "optim/grad_norm.h"
 #include "optim/loss_scaler.h"
 #include "step/element_optimizer.h"
+#include "step_device/loop_threads.h"
 
 namespace zt::step {
 
@@ -111,8 +112,8 @@ struct UpdateItems {
   }
 };
 
-/// Elements per group of the kept-flag count.
-inline constexpr int64_t kKeptGroup = 1024;
+/// Elements per group of the kept-flag count: the loop's count groups (loop_threads.h).
+inline constexpr int64_t kKeptGroup = kLoopCountGroup;
 
 /// The kept flags counted per group: item j writes the number of ones among kept[j·G, (j+1)·G)
 /// to counts[j] (integers: the host's total of the groups is exact in any order).
@@ -121,13 +122,11 @@ struct KeptCountItems {
   int64_t n = 0;                  ///< flags
   uint32_t* counts = nullptr;     ///< [ceil(n / G)] per-group counts
   /// @return the number of groups, one thread per group.
-  ZT_HD int64_t items() const { return (n + kKeptGroup - 1) / kKeptGroup; }
+  ZT_HD int64_t items() const { return count_groups(n); }
   /// @param j the group.
   ZT_HD void operator()(int64_t j) const {
-    const int64_t first = j * kKeptGroup, last = first + kKeptGroup < n ? first + kKeptGroup : n;
-    uint32_t c = 0;
-    for (int64_t k = first; k < last; ++k) c += kept[k];
-    counts[j] = c;
+    const uint8_t* flags = kept;
+    counts[j] = group_count(j, n, [flags](int64_t k) -> uint32_t { return flags[k]; });
   }
 };
 

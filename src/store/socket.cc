@@ -78,6 +78,11 @@ Deadline deadline_after(std::chrono::milliseconds timeout) {
   return timeout >= left ? Deadline::max() : now + std::max(timeout, std::chrono::milliseconds(0));
 }
 
+std::chrono::milliseconds ms_left(Deadline deadline) {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+  return std::max(left, std::chrono::milliseconds(1));
+}
+
 Fd& Fd::operator=(Fd&& other) noexcept {
   if (this != &other) {
     reset();

@@ -20,6 +20,12 @@ using Deadline = std::chrono::steady_clock::time_point;
 /// range, now for a negative timeout. @param timeout any duration. @return the deadline.
 Deadline deadline_after(std::chrono::milliseconds timeout);
 
+/// What is left until a deadline, in whole milliseconds and at least 1, for the waits that take a
+/// timeout rather than a deadline: a deadline already past still gets one short try that fails by
+/// its own timeout, never 0 or a negative value (Gloo reads -1 ms as "its default timeout").
+/// @param deadline the deadline. @return the time left, >= 1 ms.
+std::chrono::milliseconds ms_left(Deadline deadline);
+
 /// Owns one file descriptor and closes it on destruction.
 class Fd {
  public:

@@ -16,8 +16,7 @@ TcpStore::TcpStore(TcpStoreOptions options) : options_(std::move(options)) {
   ZT_CHECK(options_.timeout.count() > 0, "TCP store: timeout must be positive");
   ZT_CHECK(options_.serve || options_.port != 0, "TCP store: port 0 is only meaningful on the serving rank");
   if (options_.serve) {
-    server_ = std::make_unique<TcpStoreServer>(options_.bind_addr.empty() ? options_.host : options_.bind_addr,
-                                               options_.port);
+    server_ = std::make_unique<TcpStoreServer>(options_.host, options_.port);
     port_ = server_->port();
   } else {
     port_ = options_.port;

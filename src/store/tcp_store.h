@@ -27,10 +27,9 @@ namespace zt::store {
 
 /// How to reach (and, for rank 0, serve) a TCP store.
 struct TcpStoreOptions {
-  std::string host = "127.0.0.1";  ///< address clients connect to (MASTER_ADDR)
+  std::string host = "127.0.0.1";  ///< address clients connect to, and the server listens on (MASTER_ADDR)
   uint16_t port = 0;               ///< port (MASTER_PORT); 0 only with serve=true: any free port
   bool serve = false;              ///< true on exactly one rank (rank 0): run the server here
-  std::string bind_addr;           ///< server's listen address; "" = same as host
   /// Limit for connecting and the default limit for get()/wait() (Gloo's own default is 30 s).
   std::chrono::milliseconds timeout{30000};
   /// Called after each failed connection attempt while connecting (may be empty).
@@ -64,11 +63,7 @@ class TcpStore : public gloo::rendezvous::Store {
 
   /// @return the port the store is reached at (the chosen one when port 0 was asked for).
   uint16_t port() const { return port_; }
-  /// @return "host:port" as used in messages.
-  const std::string& address() const { return address_; }
-  /// @return true if this object runs the server.
-  bool serving() const { return server_ != nullptr; }
-  /// The server this object runs (a zt::Error unless serving()). @return the server.
+  /// The server this object runs (a zt::Error unless options.serve was set). @return the server.
   TcpStoreServer& server();
 
  private:

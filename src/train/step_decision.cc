@@ -22,7 +22,6 @@ StepDecision decide_step(const RunOptions& c, LossScaler& scaler, bool nonfinite
   d.apply = scaler.update(nonfinite);
   ZT_CHECK(d.apply || scaler.dynamic(), "step ", rec.step, ": non-finite gradient with --precision ",
            word_of(c.precision), " (no loss scaling to back off); lower --lr");
-  d.inv_scale = 1.0f / rec.loss_scale;
   const float norm = std::sqrt(combine_norm_blocks(norm_block_sums));
   if (std::isfinite(norm)) rec.grad_norm = norm;
   rec.skipped = !d.apply;

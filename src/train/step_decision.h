@@ -23,9 +23,8 @@ namespace zt::train {
 
 /// The step's decision.
 struct StepDecision {
-  bool apply = true;    ///< false: skip the update (the scaler has backed off)
-  float inv_scale = 1;  ///< 1/S for unscaling (S a power of two: exact)
-  ClipDecision clip;    ///< norm and clipping coefficient
+  bool apply = true;  ///< false: skip the update (the scaler has backed off)
+  ClipDecision clip;  ///< norm and clipping coefficient
 };
 
 /// Decide step `rec.step` and record it in `rec` (grad_norm when finite, skipped, clipped).

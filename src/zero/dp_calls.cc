@@ -16,10 +16,10 @@ struct Largest {
     rooms.out = std::max(rooms.out, out);
   }
   void rs(const std::vector<std::size_t>& counts, std::size_t es, bool on_device) {
-    if (on_device) take(total_count(counts) * es, counts[r] * es);
+    if (on_device) take(total_of(counts) * es, counts[r] * es);
   }
   void ag(const std::vector<std::size_t>& counts, std::size_t es, bool on_device) {
-    if (on_device) take(counts[r] * es, total_count(counts) * es);
+    if (on_device) take(counts[r] * es, total_of(counts) * es);
   }
   void ar(std::size_t count, std::size_t es, bool on_device) {
     if (on_device) take(count * es, 0);  // in place: the input room holds the result too

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "collective/padding.h"
 #include "collective/staged_collective.h"
 #include "optim/grad_norm.h"
 #include "schedule/buckets.h"
@@ -18,13 +19,6 @@
 #include "zero/zero_plan.h"
 
 namespace zt::zero {
-
-/// @param counts per-rank element counts. @return their sum (a call's whole extent).
-inline std::size_t total_count(const std::vector<std::size_t>& counts) {
-  std::size_t s = 0;
-  for (std::size_t x : counts) s += x;
-  return s;
-}
 
 /// Visit every data-parallel collective of one applied step at N > 1, in the order the step
 /// program issues them (zero/step_program.h), as v.rs(counts, es, on_device), v.ag(counts, es,
@@ -58,8 +52,7 @@ void for_each_dp_call(const ZeroPlan& p, V& v) {
           v.ar(l.units[u].full, o.bytes / l.units[u].full, true);
           break;
         }
-        for (auto r = p.buckets[u].issue_order.rbegin(); r != p.buckets[u].issue_order.rend(); ++r)
-          scatter(u, *r, o.bytes / l.units[u].full);
+        for (const schedule::Range& r : schedule::sync_order(p.buckets[u])) scatter(u, r, o.bytes / l.units[u].full);
         break;
       case OpKind::loss:  // per-micro-batch loss sums, from all N_d ranks (a pipeline's last stage)
         if (!p.pipelined() || p.pp_rank == p.pp_size - 1) v.loss(p.micro_batches_per_rank);

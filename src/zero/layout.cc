@@ -65,10 +65,4 @@ ShardingDescription sharding_description(const Layout& layout, const ShardSpec& 
   return d;
 }
 
-ShardingDescription sharding_description(const Layout& layout, int stage) {
-  ShardingDescription d{shard_spec_for_stage(stage, layout.world_size), {}};
-  for (const auto& u : layout.units) d.units.push_back({u.name, u.numel, u.shard, u.full, {}});
-  return d;
-}
-
 }  // namespace zt::zero

@@ -78,10 +78,6 @@ StateLayout state_layout(const Layout& layout, const std::vector<bool>& sharded)
 Layout make_layout(const model::Manifest& manifest, std::size_t world_size, std::size_t rank, std::size_t block,
                    const std::vector<bool>& held = {});
 
-/// The sharding description (for the memory prediction) of a stage on this layout.
-/// @param layout the layout. @param stage 0..3. @return the description.
-ShardingDescription sharding_description(const Layout& layout, int stage);
-
 /// The sharding description with a spec per unit; a unit whose spec equals `spec` carries none.
 /// @param layout the layout. @param spec the description's spec.
 /// @param unit_specs one spec per unit. @return the description.

@@ -5,6 +5,7 @@
 #include <span>
 #include <utility>
 
+#include "collective/padding.h"
 #include "model/manifest.h"
 #include "optim/grad_norm.h"
 
@@ -13,7 +14,7 @@ namespace zt::zero {
 std::vector<float> gather_mp_norm_block_sums(Collective& mp, const ZeroPlan& plan, std::size_t block,
                                              const std::vector<float>& ours) {
   const auto N_m = static_cast<std::size_t>(mp.size());
-  const auto contributed = mp_norm_contributions(plan);  // per model-parallel rank, in global order
+  const auto contributed = mp_norm_contributions(plan, plan.pipe);  // per model-parallel rank, in global order
   std::vector<std::size_t> counts(N_m, 0);
   for (std::size_t q = 0; q < N_m; ++q)
     for (const auto& c : contributed[q]) counts[q] += c.blocks;
@@ -25,9 +26,7 @@ std::vector<float> gather_mp_norm_block_sums(Collective& mp, const ZeroPlan& pla
     if (u.block >= 0 || plan.mp.rank == 0) mine.insert(mine.end(), ours.begin() + at, ours.begin() + at + n);
     at += n;
   }
-  std::size_t total = 0;
-  for (std::size_t n : counts) total += n;
-  std::vector<float> gathered(total);
+  std::vector<float> gathered(total_of(counts));
   mp.all_gather_v(std::span<const float>(mine), std::span<float>(gathered), counts);
   // reorder by global unit index: each rank's contributions are already in that order
   std::vector<std::pair<int, std::pair<std::size_t, std::size_t>>> pieces;  // global index -> (offset, count)
@@ -55,9 +54,7 @@ std::vector<float> gather_mp_canonical(Collective* mp, const ZeroPlan& plan, con
     manifests.push_back(model::make_storage_manifest(model, {plan.mp.size, static_cast<int64_t>(q)}));
     counts.push_back(static_cast<std::size_t>(manifests.back().param_count));
   }
-  std::size_t total = 0;
-  for (std::size_t n : counts) total += n;
-  std::vector<float> all(total);
+  std::vector<float> all(total_of(counts));
   mp->all_gather_v(std::span<const float>(stored), std::span<float>(all), counts);
   std::size_t at = 0;
   for (std::size_t q = 0; q < N_m; ++q) {

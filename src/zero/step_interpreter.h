@@ -333,10 +333,9 @@ class StepInterpreter final : public model::ParamProvider<T> {
     std::vector<Work> works;
     if (!schedule::scatters(plan_.landing)) {
       works.push_back(coll_.all_reduce_async(in, plan_.layout.units[u].full, dtype_of_v<V>));
-    } else {  // every bucket is final: issued in the unit's order, each landing in this rank's shard
-      const auto& order = plan_.buckets[u].issue_order;
-      for (auto r = order.rbegin(); r != order.rend(); ++r)
-        works.push_back(scatter(in + r->begin, in + plan_.layout.rank * plan_.layout.units[u].shard, u, *r));
+    } else {  // every bucket is final: issued in element order, each landing in this rank's shard
+      for (const schedule::Range& r : schedule::sync_order(plan_.buckets[u]))
+        works.push_back(scatter(in + r.begin, in + plan_.layout.rank * plan_.layout.units[u].shard, u, r));
     }
     wait_all(works, "reduce " + plan_.layout.units[u].name);
   }

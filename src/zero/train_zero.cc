@@ -148,7 +148,6 @@ class ZeroLoop {
   }
 
  private:
-  std::size_t N() const { return lay_.world_size; }  // the data-parallel ranks ZeRO shards over
   /// Every counter, now (zero/step_counters.h); file I/O of both file tiers, the optimizer's and
   /// the parameters'; the device's copies.
   StepCounters counters() const {

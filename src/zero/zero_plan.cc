@@ -17,14 +17,8 @@ bool persistent_unit(std::size_t numel, std::size_t param_width, double persist_
 }
 
 std::vector<std::size_t> forward_acquire_order(const ZeroPlan& p) {
-  const model::Manifest& m = p.manifest;
-  const bool first = p.pipe.begin == 0, last = model::runs_head(p.shape.model, p.pipe);
-  std::vector<std::size_t> order;
-  if (first) order.push_back(0);
-  for (int64_t l = p.pipe.begin; l < model::stage_end(p.shape.model, p.pipe); ++l)
-    for (int u : m.layer_units[static_cast<std::size_t>(l)]) order.push_back(static_cast<std::size_t>(u));
-  if (last) order.push_back(m.units.size() - 1);
-  if (last && first) order.push_back(0);  // the tied head; a last stage of several reads its received copy
+  std::vector<std::size_t> order = p.units_here;  // wte, the blocks' units, ln_f: the stage's, in order
+  if (!p.pipelined()) order.push_back(0);         // the tied head; a last stage of several reads its received copy
   return order;
 }
 
@@ -155,32 +149,18 @@ ZeroPlan make_zero_plan(const train::RunOptions& c, int64_t dataset_vocab, int d
   return p;
 }
 
-std::vector<std::vector<NormContribution>> mp_norm_contributions(const ZeroPlan& p) {
+std::vector<std::vector<NormContribution>> mp_norm_contributions(const ZeroPlan& p, const model::PipeStage& stage) {
   std::vector<std::vector<NormContribution>> out(static_cast<std::size_t>(p.mp.size));
   for (int64_t q = 0; q < p.mp.size; ++q) {
     const model::Manifest m = model::make_storage_manifest(p.shape.model, {p.mp.size, q});
-    for (std::size_t k = 0; k < m.units.size(); ++k) {  // the units of this pipeline stage (the same on every q)
-      const auto& u = m.units[k];
-      if ((u.block >= 0 || q == 0) && p.held[k])
+    for (int k : model::stage_units(m, stage)) {  // ascending; the same units on every q
+      const auto& u = m.units[static_cast<std::size_t>(k)];
+      if (u.block >= 0 || q == 0)
         out[static_cast<std::size_t>(q)].push_back(
             {u.global_index, norm_block_count(static_cast<std::size_t>(u.numel), p.layout.block)});
     }
   }
   return out;
-}
-
-std::size_t stage_norm_blocks(const ZeroPlan& p, int q) {
-  const model::PipeStage stage{p.pp_offsets[static_cast<std::size_t>(q)],
-                               p.pp_offsets[static_cast<std::size_t>(q) + 1]};
-  std::size_t blocks = 0;
-  for (int64_t m = 0; m < p.mp.size; ++m) {
-    const model::Manifest mf = model::make_storage_manifest(p.shape.model, {p.mp.size, m});
-    for (int k : model::stage_units(mf, stage)) {
-      const auto& u = mf.units[static_cast<std::size_t>(k)];
-      if (u.block >= 0 || m == 0) blocks += norm_block_count(static_cast<std::size_t>(u.numel), p.layout.block);
-    }
-  }
-  return blocks;
 }
 
 offload::TierShape offload_tier_shape(const ZeroPlan& p) {

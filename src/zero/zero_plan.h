@@ -169,12 +169,6 @@ struct ZeroPlan : PipelinePlan, TierPlan {
 /// @return unit indices.
 std::vector<std::size_t> forward_acquire_order(const ZeroPlan& p);
 
-/// The norm's block sums pipeline stage q contributes to the job's list once its data-parallel and
-/// model-parallel gathers are done: per unit it holds, in every model-parallel rank's storage, the
-/// blocks of its real elements (a shard boundary is a multiple of the block, so the shards' blocks
-/// add up to the unit's). @param p any rank's plan. @param q the stage. @return the count.
-std::size_t stage_norm_blocks(const ZeroPlan& p, int q);
-
 /// Whether a unit keeps its parameters whole under --persist-below-mb (stage 3 only).
 /// @param numel the unit's real elements. @param param_width bytes per compute-dtype parameter.
 /// @param persist_below_mb the threshold in MiB (0: off). @return numel · width < threshold.
@@ -189,9 +183,11 @@ struct NormContribution {
 
 /// Per model-parallel rank q: the units whose norm block sums q contributes to the whole model's
 /// norm — its tensor-parallel units, and for q = 0 also the replicated ones (the same on every
-/// rank) — in the one-device unit order. One rank, q = 0, without model parallelism.
-/// @param p a rank's plan. @return one list per model-parallel rank.
-std::vector<std::vector<NormContribution>> mp_norm_contributions(const ZeroPlan& p);
+/// rank) — in the one-device unit order. One rank, q = 0, without model parallelism. On a pipeline,
+/// the units of one stage (a shard boundary is a multiple of the block, so the shards' blocks add
+/// up to the unit's). @param p a rank's plan. @param stage the stage (a rank's own: p.pipe).
+/// @return one list per model-parallel rank.
+std::vector<std::vector<NormContribution>> mp_norm_contributions(const ZeroPlan& p, const model::PipeStage& stage);
 
 /// The owned elements a state store (offload/state_store.h: this arena, the host tier, a file)
 /// keeps for this rank: e_u (S_o extent), the real count, (K − 4)/4 moments, the gradient width.

@@ -117,9 +117,6 @@ class PartitionedCheckpoints final : public model::CheckpointKeeper<T> {
     mp_->all_gather(std::span<const T>(mine, slice_), std::span<T>(x, slice_ * n_));
   }
 
-  /// @return values this rank keeps per checkpoint (S).
-  std::size_t slice() const { return slice_; }
-
  private:
   bool offloaded() const { return staging_[0].size() > 0; }
   T* slice_at(int layer) { return slices_.data() + static_cast<std::size_t>(layer) * slice_; }

@@ -90,8 +90,7 @@ inline void add_cases(std::vector<Case>& cases, int n, ReduceMode mode, Accumula
         // Uneven reduce-scatter, one rank receiving nothing.
         const auto counts = irregular_counts(n, count);
         const auto offsets = offsets_of(counts);
-        std::size_t total = 0;
-        for (auto k : counts) total += k;
+        const std::size_t total = total_of(counts);
         cases.push_back({"reduce_scatter_v " + what,
                          [=](Collective& c, int r) {
                            auto x = fill<T>(total, [&](std::size_t i) { return value(r, i); });
@@ -124,8 +123,7 @@ inline void add_cases(std::vector<Case>& cases, int n, ReduceMode mode, Accumula
                      }});
     const auto counts = irregular_counts(n, count);
     const auto offsets = offsets_of(counts);
-    std::size_t total = 0;
-    for (auto k : counts) total += k;
+    const std::size_t total = total_of(counts);
     cases.push_back({"all_gather_v in place " + tag,
                      [=](Collective& c, int r) {
                        std::vector<T> out(total, T(-1.0f));

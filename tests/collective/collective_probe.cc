@@ -7,8 +7,8 @@
 #include "all_cases.h"
 #include "collective/gloo_collective.h"
 #include "core/cli.h"
-#include "launch/open_store.h"
 #include "launch/rank_env.h"
+#include "launch/store_spec.h"
 
 int main(int argc, char** argv) {
   return zt::run_main("zt-collective-probe", [&] {

@@ -54,7 +54,7 @@ auto on_grid(Shape s, ReduceMode mode, Fn fn) {
   auto group = thread_group(n, mode);
   return run_thread_ranks(n, [&](int w) {
     GlooCollective world(group.for_rank(w));
-    Grid grid = make_grid(world, s.nm);
+    Grid grid = make_grid(world, GridDims{s.nm});
     return fn(w, world, grid);
   });
 }
@@ -114,8 +114,8 @@ TEST_CASE("grid groups hold the world ranks rank = dp*N_m + mp, in group-rank or
       CHECK(v.dp_group_rank == v.dp_rank);
       CHECK(v.mp_members == want_mp_members(s, w));
       CHECK(v.dp_members == want_dp_members(s, w));
-      CHECK(grid_mp_members(s.nd * s.nm, s.nm, w) == want_mp_members(s, w));
-      CHECK(grid_dp_members(s.nd * s.nm, s.nm, w) == want_dp_members(s, w));
+      CHECK(grid_members(GridAxis::mp, s.nd * s.nm, GridDims{s.nm}, w) == want_mp_members(s, w));
+      CHECK(grid_members(GridAxis::dp, s.nd * s.nm, GridDims{s.nm}, w) == want_dp_members(s, w));
     }
   }
 }
@@ -306,7 +306,7 @@ TEST_CASE("a rank that throws before a group call fails that group's other membe
     std::optional<Grid> grid;
     try {
       world.emplace(group.for_rank(w));
-      grid.emplace(make_grid(*world, s.nm));
+      grid.emplace(make_grid(*world, GridDims{s.nm}));
     } catch (...) {
       connected.count_down();  // never leave the others waiting on the latch
       throw;
@@ -367,10 +367,11 @@ TEST_CASE("bad member lists, names and model-parallel sizes are one-line errors"
   CHECK(one_line_error({0}, "") == "subgroup: name '' must be non-empty letters, digits, '_', '-' or '.'");
   CHECK(one_line_error({0}, "a/b") == "subgroup: name 'a/b' must be non-empty letters, digits, '_', '-' or '.'");
   CHECK(one_line_error({0}, "ok") == "no error");  // a group of one joins no one
-  CHECK_THROWS_WITH(make_grid(solo, 0), "model-parallel group size must be >= 1, got 0");
-  CHECK_THROWS_WITH(make_grid(solo, 2), "world of 1 ranks does not split into model-parallel groups of 2");
-  CHECK_THROWS_WITH(grid_dp_members(6, 4, 0), "world of 6 ranks does not split into model-parallel groups of 4");
-  CHECK_THROWS_WITH(grid_mp_members(6, 3, 6), "grid: rank 6 out of range for a world of 6 ranks");
+  CHECK_THROWS_WITH(make_grid(solo, GridDims{0}), "model-parallel group size must be >= 1, got 0");
+  CHECK_THROWS_WITH(make_grid(solo, GridDims{2}), "world of 1 ranks does not split into model-parallel groups of 2");
+  CHECK_THROWS_WITH(grid_members(GridAxis::dp, 6, GridDims{4}, 0),
+                    "world of 6 ranks does not split into model-parallel groups of 4");
+  CHECK_THROWS_WITH(grid_members(GridAxis::mp, 6, GridDims{3}, 6), "grid: rank 6 out of range for a world of 6 ranks");
 
   // In a world of 6: a grid of 4-rank MP groups, and a rank calling for a group it is not in;
   // both fail at once on the calling rank (no rendezvous is attempted).
@@ -379,7 +380,7 @@ TEST_CASE("bad member lists, names and model-parallel sizes are one-line errors"
     GlooCollective world(group.for_rank(w));
     std::string errors;
     try {
-      make_grid(world, 4);
+      make_grid(world, GridDims{4});
     } catch (const Error& e) {
       errors += e.what() + std::string("|");
     }

@@ -223,7 +223,7 @@ TEST_CASE("processes form the groups of a 2 x 2 grid and reduce within them", "[
       n,
       [&](int r) {
         GlooCollective world(process_options(r, n, (dir / "store").string(), std::chrono::milliseconds(10000)));
-        Grid grid = make_grid(world, nm);
+        Grid grid = make_grid(world, GridDims{nm});
         auto mp = order_sensitive_inputs(r, kCount), dp = order_sensitive_inputs(r, kCount);
         Work a = grid.mp->all_reduce_async(std::span<float>(mp));
         Work b = grid.dp->all_reduce_async(std::span<float>(dp));

@@ -1,14 +1,12 @@
-// Rendezvous stores: make_store specs, the extension point, a reused FileStore directory, and a
-// real redis-server when the binary exists (support/redis_server.h: on a port it really bound,
-// retried if another program took the candidate port, ready when it says so).
+// Rendezvous stores: make_store specs, a reused FileStore directory, and a real redis-server when
+// the binary exists (support/redis_server.h: on a port it really bound, retried if another program
+// took the candidate port, ready when it says so).
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
-
-#include <gloo/rendezvous/hash_store.h>
 
 #include "collective/store.h"
 #include "collective/thread_ranks.h"
@@ -42,19 +40,13 @@ std::vector<RankOutcome<float>> sum_over(const std::string& spec, int n, std::ch
 
 }  // namespace
 
-TEST_CASE("store specs: known schemes, errors, extension point", "[ch5][collective][store]") {
+TEST_CASE("store specs: known schemes and errors", "[ch5][collective][store]") {
   CHECK(make_store("hash") != nullptr);
   CHECK_THROWS_WITH(make_store("zookeeper:somewhere"), Catch::Contains("unknown store spec 'zookeeper:somewhere'") &&
                                                            Catch::Contains("file, hash, redis"));
   CHECK_THROWS_WITH(make_store("redis:localhost"), Catch::Contains("redis:HOST:PORT expected"));
   CHECK_THROWS_WITH(make_store("redis:127.0.0.1:http"), Catch::Contains("bad port 'http'"));
   CHECK_THROWS_WITH(make_store("file:"), Catch::Contains("needs a directory"));
-  // The launcher adds its own scheme the same way (tcp:HOST:PORT in src/launch).
-  auto shared = std::make_shared<gloo::rendezvous::HashStore>();
-  register_store_scheme("shared", [shared](const std::string&) { return shared; });
-  CHECK(make_store("shared:anything") == shared);
-  const auto out = sum_over("shared:", 3, std::chrono::milliseconds(10000));
-  for (const auto& o : out) CHECK(o.value.value_or(-1) == 6.0f);
 }
 
 TEST_CASE("file store: a job, then a clear error when its directory is reused", "[ch5][collective][store]") {

@@ -4,12 +4,13 @@
 #include <cstdio>
 #include <vector>
 
+#include "device/cuda_probe.h"
 #include "fp/cuda/convert_cuda.h"
 #include "fp/random_bits.h"
 #include "fp/stochastic_round.h"
 
 int main() {
-  if (zt::cuda::device_count() == 0) {
+  if (zt::device::probe_cuda().devices == 0) {
     std::puts("no CUDA device: skipped");
     return 77;
   }

@@ -3,12 +3,13 @@
 #include <cstdio>
 #include <vector>
 
+#include "device/cuda_probe.h"
 #include "fp/bf16.h"
 #include "fp/cuda/convert_cuda.h"
 #include "fp/fp16.h"
 
 int main() {
-  if (zt::cuda::device_count() == 0) {
+  if (zt::device::probe_cuda().devices == 0) {
     std::puts("no CUDA device: skipped");
     return 77;
   }

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <vector>
 
+#include "device/cuda_probe.h"
 #include "gemm/canonical_gemm.h"
 #include "gemm/cuda/canonical_gemm_cuda.h"
 #include "support/order_sensitive.h"
@@ -17,7 +18,7 @@ using zt::test::order_sensitive;
 
 int main() {
   using zt::gemm::cuda::DeviceGemm;
-  if (zt::gemm::cuda::device_count() == 0) {
+  if (zt::device::probe_cuda().devices == 0) {
     std::puts("no CUDA device: skipped");
     return 77;
   }

@@ -245,7 +245,7 @@ void grid_checks(int n) {
     const std::size_t count = 1001;
     auto out = run_thread_ranks(n, [&](int w) {
       DeviceStaged world(std::make_unique<NcclCollective>(group.rank(w)));
-      Grid grid = make_grid(world, nm);
+      Grid grid = make_grid(world, GridDims{nm});
       std::vector<std::vector<float>> sums;
       for (Collective* g : {grid.mp.get(), grid.dp.get()}) {
         auto x = zt_test::order_sensitive_inputs(w, count);
@@ -260,7 +260,8 @@ void grid_checks(int n) {
         expect(false, who + " threw: " + out[w].error);
         continue;
       }
-      const auto mp = grid_mp_members(n, nm, w), dp = grid_dp_members(n, nm, w);
+      const auto mp = grid_members(GridAxis::mp, n, GridDims{nm}, w);
+      const auto dp = grid_members(GridAxis::dp, n, GridDims{nm}, w);
       expect(zt_test::bitwise_mismatches((*out[w].value)[0], zt_test::reference_sums(mp, count)) == 0,
              who + ": MP group sum is the canonical tree over its members, bitwise");
       expect(zt_test::bitwise_mismatches((*out[w].value)[1], zt_test::reference_sums(dp, count)) == 0,

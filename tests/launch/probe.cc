@@ -26,8 +26,8 @@
 #include "core/check.h"
 #include "core/cli.h"
 #include "core/error_report.h"
-#include "launch/open_store.h"
 #include "launch/rank_env.h"
+#include "launch/store_spec.h"
 
 namespace {
 
@@ -41,7 +41,7 @@ void on_sigterm(int) {
   ::_exit(128 + SIGTERM);
 }
 
-using zt::launch::open_store;  // the one every program uses (launch/open_store.h)
+using zt::launch::open_store;  // the one every program uses (launch/store_spec.h)
 
 // Every rank sets one key and reads everyone's, then the same store carries Gloo's own
 // rendezvous and a sum of (rank + 1) over the ranks, which must be W(W+1)/2.

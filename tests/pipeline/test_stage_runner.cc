@@ -145,7 +145,7 @@ TEST_CASE("GPipe and 1F1B stages of a GPT over send/recv give one device's gradi
     for (int P : {2, 3, 4})
       for (int M : {P, 5})
         for (bool checkpointing : {false, true}) {
-          INFO(pipe_schedule_name(sched) << ", P = " << P << ", M = " << M << (checkpointing ? ", checkpointing" : ""));
+          INFO(word_of(sched) << ", P = " << P << ", M = " << M << (checkpointing ? ", checkpointing" : ""));
           check_pipeline<float>(sched, P, M, checkpointing);
           check_pipeline<bf16>(sched, P, M, checkpointing);
         }

@@ -111,7 +111,7 @@ TEST_CASE("GPipe and 1F1B over send/recv give one device's bits", "[ch15][pipeli
   for (PipeSchedule sched : {PipeSchedule::gpipe, PipeSchedule::one_f_one_b})
     for (int p : {2, 3, 4})
       for (int m : {p, 5, 8}) {
-        INFO(pipe_schedule_name(sched) << " P = " << p << " M = " << m);
+        INFO(word_of(sched) << " P = " << p << " M = " << m);
         const auto expected = one_device(p, m);
         auto group = thread_group(p);
         auto out = run_thread_ranks(p, [&](int r) {

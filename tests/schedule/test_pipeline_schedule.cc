@@ -56,8 +56,9 @@ TEST_CASE("the balanced split and --pp-split", "[ch15][pipeline]") {
   CHECK(contains(error_of([] { parse_pipe_split("3,x", 7, 2); }), "'x' in '3,x' is not a block count"));
   CHECK(contains(error_of([] { check_micro_batches(3, 4); }), "--pp-size 4 needs at least 4 micro-batches per step"));
   CHECK(error_of([] { check_micro_batches(4, 4); }).empty());
-  CHECK(parse_pipe_schedule("1f1b") == PipeSchedule::one_f_one_b);
-  CHECK(contains(error_of([] { parse_pipe_schedule("zb"); }), "--pp-schedule: 'zb' is not a schedule"));
+  CHECK(parse_word<PipeSchedule>("1f1b", "--pp-schedule") == PipeSchedule::one_f_one_b);
+  CHECK(contains(error_of([] { parse_word<PipeSchedule>("zb", "--pp-schedule"); }),
+                 "--pp-schedule: 'zb' is not one of gpipe|1f1b"));
 }
 
 TEST_CASE("1F1B's order on a small pipeline, by hand", "[ch15][pipeline]") {
@@ -88,7 +89,7 @@ TEST_CASE("every schedule's orders, in-flight peaks and bubble match the closed 
   for (PipeSchedule sched : {PipeSchedule::gpipe, PipeSchedule::one_f_one_b})
     for (int p : {1, 2, 3, 4, 8})
       for (int m : {1, 2, 3, 4, 8, 16}) {
-        INFO(pipe_schedule_name(sched) << " P = " << p << " M = " << m);
+        INFO(word_of(sched) << " P = " << p << " M = " << m);
         for (int s = 0; s < p; ++s) {
           const auto order = stage_order(sched, p, s, m);
           REQUIRE(order.size() == static_cast<std::size_t>(2 * m));

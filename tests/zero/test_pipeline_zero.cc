@@ -33,7 +33,7 @@ TEST_CASE("ZeRO stages 0-3 inside pipeline stages train bitwise like one device"
       const auto sched = schedules[(gi + stage) % 2];
       const char* precision = precisions[(gi + stage / 2) % 2];
       DYNAMIC_SECTION("N_d " << g.nd << ", N_p " << g.np << ", N_m " << g.nm << ", stage " << stage << ", "
-                             << schedule::pipe_schedule_name(sched) << ", " << precision) {
+                             << word_of(sched) << ", " << precision) {
         ZeroRun z;
         check_equal(pipeline_config(g, stage, precision, sched), &z);
         check_predictions(z);

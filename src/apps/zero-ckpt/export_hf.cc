@@ -22,10 +22,10 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/zero-ckpt/commands.h"
-#include "checkpoint/file_io.h"
 #include "checkpoint/reader.h"
 #include "core/atomic_file.h"
 #include "core/check.h"
+#include "core/file_io.h"
 #include "kernels/layernorm.h"
 #include "model/gpt_config.h"
 #include "model/manifest.h"
@@ -100,8 +100,8 @@ void write_safetensors(const std::string& path, const checkpoint::Manifest& m, c
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   ZT_CHECK(fd >= 0, "cannot create ", path, ": ", std::strerror(errno));
   try {
-    checkpoint::write_all(fd, &length, sizeof length, path);
-    checkpoint::write_all(fd, text.data(), text.size(), path);
+    write_all(fd, &length, sizeof length, path);
+    write_all(fd, text.data(), text.size(), path);
     std::vector<float> transposed;
     const float* values = master.data();
     for (const auto& p : m.params) {
@@ -113,15 +113,15 @@ void write_safetensors(const std::string& path, const checkpoint::Manifest& m, c
           for (int64_t c = 0; c < cols; ++c) transposed[static_cast<std::size_t>(c * rows + r)] = src[r * cols + c];
         src = transposed.data();
       }
-      checkpoint::write_all(fd, src, static_cast<std::size_t>(p.numel) * sizeof(float), path);
+      write_all(fd, src, static_cast<std::size_t>(p.numel) * sizeof(float), path);
       values += p.numel;
     }
-    checkpoint::fsync_file(fd, path);
+    fsync_file(fd, path);
   } catch (...) {
     ::close(fd);
     throw;
   }
-  checkpoint::close_file(fd, path);
+  close_file(fd, path);
 }
 
 nlohmann::ordered_json gpt2_config(const model::GptConfig& g) {
@@ -177,7 +177,7 @@ void export_safetensors(const std::string& dir, const std::string& out) {
   try {
     write_safetensors((fs::path(temp) / "model.safetensors").string(), m, master, metadata);
     write_file_atomic((fs::path(temp) / "config.json").string(), gpt2_config(cfg).dump(2) + "\n");
-    checkpoint::fsync_dir(temp);
+    fsync_dir(temp);
     if (::renameat2(AT_FDCWD, temp.c_str(), AT_FDCWD, out.c_str(), RENAME_NOREPLACE) != 0) {
       ZT_CHECK(errno == EINVAL || errno == ENOSYS, "cannot rename ", temp, " to ", out, ": ", std::strerror(errno));
       require_absent(out);  // a filesystem without RENAME_NOREPLACE
@@ -190,7 +190,7 @@ void export_safetensors(const std::string& dir, const std::string& out) {
     throw;
   }
   const fs::path parent = fs::path(out).parent_path();
-  checkpoint::fsync_dir(parent.empty() ? "." : parent.string());
+  fsync_dir(parent.empty() ? "." : parent.string());
   std::printf("%s: model.safetensors (%zu tensors, %zu values) and config.json from %s\n", out.c_str(), m.params.size(),
               master.size(), reader.dir().c_str());
 }

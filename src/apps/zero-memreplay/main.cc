@@ -48,12 +48,10 @@ int main(int argc, char** argv) {
     const auto show = [](const char* name, const zt::zero_r::ReplayResult& r) {
       if (r.ok)
         std::printf("  %-8s fits\n", name);
-      else if (r.free_bytes >= r.request)  // the paper's "OOM with memory still available"
-        std::printf("  %-8s fails at event %zu: %s\n           free bytes >= the request: fragmentation\n", name,
-                    r.failed_event, r.message.c_str());
-      else
-        std::printf("  %-8s fails at event %zu: %s\n           free bytes < the request: too small\n", name,
-                    r.failed_event, r.message.c_str());
+      else  // free bytes >= the request is the paper's "OOM with memory still available"
+        std::printf("  %-8s fails at event %zu: %s\n           %s\n", name, r.failed_event, r.message.c_str(),
+                    r.free_bytes >= r.request ? "free bytes >= the request: fragmentation"
+                                              : "free bytes < the request: too small");
     };
     std::printf("at %zu bytes:\n", at);
     show("general", g);

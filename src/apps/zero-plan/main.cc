@@ -189,7 +189,7 @@ zt::plan::PaperQuestion paper_question(const TrainConfig& c, const PlanFlags& f,
   return q;
 }
 
-int plan_paper(const TrainConfig& c, const PlanFlags& f, ordered_json& out) {
+void plan_paper(const TrainConfig& c, const PlanFlags& f, ordered_json& out) {
   const double psi = *f.params;
   const auto q = paper_question(c, f, psi);
   const auto a = zt::plan::paper_answer(q);
@@ -207,17 +207,21 @@ int plan_paper(const TrainConfig& c, const PlanFlags& f, ordered_json& out) {
         static_cast<long long>(c.pp_size), q.psi * static_cast<double>(c.mp_size));
   std::printf("model states per rank (GB = 1e9 bytes):\n");
   const auto spec = zt::shard_spec_for_stage(q.stage, q.dp);
-  char what[64];
   const char* psi_name = c.pp_size > 1 ? "psi_s" : "psi";  // a stage's share with a pipeline
-  std::snprintf(what, sizeof what, "params     2 %s%s", psi_name,
-                spec.params ? (" / " + std::to_string(n)).c_str() : "");
-  bytes_line("", what, a.states.params);
-  std::snprintf(what, sizeof what, "grads      2 %s%s", psi_name,
-                spec.grads ? (" / " + std::to_string(n)).c_str() : "");
-  bytes_line("", what, a.states.grads);
-  std::snprintf(what, sizeof what, "optimizer %2d %s%s", q.k, psi_name,
-                spec.optimizer ? (" / " + std::to_string(n)).c_str() : "");
-  bytes_line("", what, a.states.optimizer);
+  const struct {
+    const char* name;
+    int bytes_per_param;
+    bool sharded;
+    double bytes;
+  } states[] = {{"params", 2, spec.params, a.states.params},
+                {"grads", 2, spec.grads, a.states.grads},
+                {"optimizer", q.k, spec.optimizer, a.states.optimizer}};
+  for (const auto& s : states) {  // e.g. "params     2 psi / 4", "optimizer 12 psi"
+    char what[64];
+    std::snprintf(what, sizeof what, "%-9s %2d %s%s", s.name, s.bytes_per_param, psi_name,
+                  s.sharded ? (" / " + std::to_string(n)).c_str() : "");
+    bytes_line("", what, s.bytes);
+  }
   bytes_line("", "total", a.states.total);
   std::printf("traffic per rank per step: %g %s elements of 2 B x %.6g (%s) = %.0f B = %s in %.6g calls (L = %lld%s)\n",
               a.elements_factor, psi_name, a.ring_factor,
@@ -262,10 +266,9 @@ int plan_paper(const TrainConfig& c, const PlanFlags& f, ordered_json& out) {
                 f.budget_gb);
     out["max_model"] = {{"budget_gb", f.budget_gb}, {"psi", best}};
   }
-  return 0;
 }
 
-int plan_shape(const TrainConfig& c, const PlanFlags& f, ordered_json& out) {
+void plan_shape(const TrainConfig& c, const PlanFlags& f, ordered_json& out) {
   const int64_t vocab = zt::plan::resolve_vocab(c);
   const auto run = zt::plan::predict_run(c, vocab);
   std::printf(
@@ -309,8 +312,10 @@ int plan_shape(const TrainConfig& c, const PlanFlags& f, ordered_json& out) {
   out["ranks"] = ranks;
   const auto& r0 = run.ranks.front();
   const auto q = paper_question(c, f, static_cast<double>(run.psi));
-  time_section(f, c, q.psi, total_calls(r0.dp_comm) + total_calls(r0.mp_comm),
-               total_bytes(r0.dp_comm) + total_bytes(r0.mp_comm), q, out);
+  const auto sum = [&](uint64_t zt::CollCounters::*field) {  // over dp and mp
+    return comm_total(r0.dp_comm, field) + comm_total(r0.mp_comm, field);
+  };
+  time_section(f, c, q.psi, sum(&zt::CollCounters::calls), sum(&zt::CollCounters::bytes_sent), q, out);
   if (f.max_model) {
     const auto m = zt::plan::max_layers(c, vocab);
     std::printf("max model: --layers %lld (predicted peak %zu B) fits the arena of %zu B; --layers %lld needs %zu B\n",
@@ -323,7 +328,6 @@ int plan_shape(const TrainConfig& c, const PlanFlags& f, ordered_json& out) {
                         {"next_rank", m.next_rank},   {"next_failure", m.next_fit.message},
                         {"capacity", m.capacity}};
   }
-  return 0;
 }
 
 int run(int argc, char** argv) {
@@ -351,21 +355,20 @@ int run(int argc, char** argv) {
   if (!c.memory_trace.empty()) zt::prepare_output_place({"--memory-trace", c.memory_trace, zt::PlaceKind::file});
   ordered_json out;
   out["program"] = "zero-plan";
-  int status = 0;
   if (f.params) {
     ZT_CHECK(c.world_size % c.mp_size == 0, "--world-size ", c.world_size, " is not a multiple of --mp-size ",
              c.mp_size);
     ZT_CHECK(c.dp_size() % c.resolved_shard_group() == 0, "--shard-group ", c.resolved_shard_group(),
              " does not divide the ", c.dp_size(), " data-parallel ranks (--world-size / --mp-size)");
-    status = plan_paper(c, f, out);
+    plan_paper(c, f, out);
   } else {
     zt::train::resolve_micro_batch(c);
     zt::train::validate(c);
     if (c.print_step) return std::fputs(zt::plan::printed_step(c).c_str(), stdout), 0;  // zero-train's flag
-    status = plan_shape(c, f, out);
+    plan_shape(c, f, out);
   }
   if (!f.json.empty()) zt::write_file_atomic(f.json, out.dump(2) + "\n");
-  return status;
+  return 0;
 }
 
 }  // namespace

@@ -38,6 +38,16 @@ void bytes_line(const std::string& label, const std::string& what, double bytes)
     std::printf("  %s  %-28s %16.0f B  %s\n", label.c_str(), what.c_str(), bytes, gb(bytes).c_str());
 }
 
+double comm_total(const CommStats& s, uint64_t CollCounters::*field) {
+  double t = 0;
+  for (std::size_t k = 0; k < kCollKinds; ++k)
+    if (static_cast<CollKind>(k) != CollKind::call_check) t += static_cast<double>(s.by_kind[k].*field);
+  return t;
+}
+
+namespace {
+
+// {collective: {calls, bytes}} for each collective a group's traffic uses
 ordered_json comm_object(const CommStats& s) {
   ordered_json j = ordered_json::object();
   for (std::size_t k = 0; k < kCollKinds; ++k) {
@@ -48,6 +58,7 @@ ordered_json comm_object(const CommStats& s) {
   return j;
 }
 
+// one line per collective a group uses
 void print_comm(const std::string& label, const char* group, const CommStats& s) {
   for (std::size_t k = 0; k < kCollKinds; ++k) {
     const auto kind = static_cast<CollKind>(k);
@@ -58,19 +69,7 @@ void print_comm(const std::string& label, const char* group, const CommStats& s)
   }
 }
 
-double total_calls(const CommStats& s) {
-  double c = 0;
-  for (std::size_t k = 0; k < kCollKinds; ++k)
-    if (static_cast<CollKind>(k) != CollKind::call_check) c += static_cast<double>(s.by_kind[k].calls);
-  return c;
-}
-
-double total_bytes(const CommStats& s) {
-  double b = 0;
-  for (std::size_t k = 0; k < kCollKinds; ++k)
-    if (static_cast<CollKind>(k) != CollKind::call_check) b += static_cast<double>(s.by_kind[k].bytes_sent);
-  return b;
-}
+}  // namespace
 
 ordered_json rank_json(const plan::RankPrediction& r, const TrainConfig& c) {
   ordered_json j;
@@ -91,14 +90,9 @@ ordered_json rank_json(const plan::RankPrediction& r, const TrainConfig& c) {
     j["comm"]["dp_whole"] = comm_object(r.dp_whole_comm);
   }
   if (c.pp_size > 1) j["comm"]["pp"] = comm_object(r.pp_comm);  // send/recv and the stages' agreement
-  j["host_transfers"] = {{"to_host_bytes", r.transfers.to_host_bytes},
-                         {"to_host_calls", r.transfers.to_host_calls},
-                         {"to_device_bytes", r.transfers.to_device_bytes},
-                         {"to_device_calls", r.transfers.to_device_calls}};
-  j["file_io"] = {{"read_bytes", r.file_io.read_bytes},
-                  {"read_calls", r.file_io.read_calls},
-                  {"write_bytes", r.file_io.write_bytes},
-                  {"write_calls", r.file_io.write_calls}};
+  // the predicted side of zero-train's objects: the same keys in the same order
+  j["host_transfers"] = ordered_json::parse(report::transfers_json({}, r.transfers, {}))["predicted_per_step"];
+  j["file_io"] = ordered_json::parse(report::file_io_json({}, r.file_io, {}))["predicted_per_step"];
   if (c.device != device::Device::cpu)
     j["device_copies"] = ordered_json::parse(report::device_copies_json({}, r.device_copies, {}))["predicted_per_step"];
   return j;
@@ -136,7 +130,8 @@ bool print_traffic(const plan::RunPrediction& run, const TrainConfig& c) {
       std::printf("  %s  file read %llu calls %llu B, write %llu calls %llu B\n", label.c_str(),
                   static_cast<unsigned long long>(io.read_calls), static_cast<unsigned long long>(io.read_bytes),
                   static_cast<unsigned long long>(io.write_calls), static_cast<unsigned long long>(io.write_bytes));
-    any = any || total_calls(r.dp_comm) + total_calls(r.mp_comm) > 0 || d.copies_of(CopyKind::host_to_device) > 0;
+    any = any || comm_total(r.dp_comm, &CollCounters::calls) + comm_total(r.mp_comm, &CollCounters::calls) > 0 ||
+          d.copies_of(CopyKind::host_to_device) > 0;
   }
   return any;
 }

@@ -23,15 +23,9 @@ std::string rank_label(const plan::RankPrediction& r, const train::TrainConfig& 
 /// Print "  LABEL  WHAT  BYTES B  GB". @param label the rank's (empty: none). @param what the
 /// line's name. @param bytes the size.
 void bytes_line(const std::string& label, const std::string& what, double bytes);
-/// @param s a group's traffic. @return {collective: {calls, bytes}} for each it uses.
-nlohmann::ordered_json comm_object(const CommStats& s);
-/// Print one line per collective a group uses. @param label the rank's. @param group its name.
-/// @param s its traffic.
-void print_comm(const std::string& label, const char* group, const CommStats& s);
-/// @param s a group's traffic. @return its calls (call checks left out).
-double total_calls(const CommStats& s);
-/// @param s a group's traffic. @return its bytes sent (call checks left out).
-double total_bytes(const CommStats& s);
+/// @param s a group's traffic. @param field &CollCounters::calls or &CollCounters::bytes_sent.
+/// @return that counter summed over the collectives (call checks left out).
+double comm_total(const CommStats& s, uint64_t CollCounters::*field);
 /// @param r a rank's prediction. @param c the run. @return the rank's object in --json's "ranks".
 nlohmann::ordered_json rank_json(const plan::RankPrediction& r, const train::TrainConfig& c);
 /// Print every rank's traffic per step by group, host transfers, device copies and file I/O.

@@ -30,11 +30,9 @@
 #include "core/cpu_pool.h"
 #include "core/error_report.h"
 #include "core/output_place.h"
-#include "data/addition.h"
 #include "data/dataset.h"
 #include "device/cuda_probe.h"
 #include "launch/bind_address.h"
-#include "launch/open_store.h"
 #include "launch/rank_env.h"
 #include "launch/spawn.h"
 #include "launch/store_spec.h"
@@ -75,14 +73,6 @@ RunMode run_mode(const TrainConfig& c, const zt::launch::LaunchDecision& d) {
   // ZeRO-R's partitioned checkpoints and ZeRO-Offload live in the ZeRO engine (even on one rank);
   // zero-plan predicts the same choice from the same function
   return zt::plan::uses_reference_loop(c) ? RunMode::reference : RunMode::thread_ranks;
-}
-
-std::unique_ptr<zt::Dataset> open_dataset(const TrainConfig& c) {
-  if (!c.data.empty()) return zt::make_dataset(c.data, static_cast<std::size_t>(c.context));
-  zt::AdditionConfig a;
-  a.context = static_cast<std::size_t>(c.context);
-  a.digits = static_cast<int>(c.digits);
-  return std::make_unique<zt::AdditionDataset>(a);
 }
 
 // ---- the one writer of a finished job's outputs (rank 0 / the main thread) ------------------
@@ -302,7 +292,7 @@ int launched_rank_body(const TrainConfig& c, const zt::Dataset& data, const zt::
     const auto bytes = store.get("zero-train/" + key + "/" + std::to_string(q));
     return std::string(bytes.begin(), bytes.end());
   };
-  put("memory", zt::report::rank_memory_to_json(res.run.memory.front()));
+  put("memory", zt::report::rank_memory_json(res.run.memory.front()));
   if (!c.trace.empty()) put("timeline", zt::zero::timeline_to_json(res.timeline));
   int status = 0;
   if (env.rank == 0) {
@@ -392,7 +382,7 @@ int main(int argc, char** argv) {
     if (mode == RunMode::spawned_processes) return run_spawned_processes(c, argc, argv);
     zt::train::resolve_threads(c, local_ranks(mode, c));
     if (env.rank == 0) announce_threads(c);
-    const auto data = open_dataset(c);
+    const auto data = zt::make_dataset(c.data, static_cast<std::size_t>(c.context), static_cast<int>(c.digits));
     if (!c.dump_manifest.empty() && env.rank == 0)
       zt::write_file_atomic(c.dump_manifest, zt::report::manifest_json(c, c.vocab ? c.vocab : data->vocab_size()));
     switch (mode) {

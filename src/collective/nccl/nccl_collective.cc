@@ -12,11 +12,13 @@
 
 #include "collective/nccl/nccl_util.h"
 #include "collective/store.h"
+#include "store/socket.h"
 
 namespace zt {
 
 using nccl::check_cuda;
 using nccl::nccl_text;
+using store::ms_left;
 using Clock = std::chrono::steady_clock;
 
 namespace nccl {
@@ -68,9 +70,8 @@ std::vector<int> wait_keys(gloo::rendezvous::Store& store, const std::vector<std
                            Clock::time_point deadline) {
   std::vector<int> missing;
   for (std::size_t i = 0; i < keys.size(); ++i) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     try {
-      store.wait({keys[i]}, std::max(left, std::chrono::milliseconds(1)));
+      store.wait({keys[i]}, ms_left(deadline));
     } catch (const std::exception&) {
       missing.push_back(static_cast<int>(i));
     }
@@ -121,10 +122,7 @@ void refuse_shared_gpus(OwningPrefixStore& store, const std::vector<std::string>
 
 NcclCollective::NcclCollective(NcclOptions options) : options_(std::move(options)) {
   const int n = options_.size, r = options_.rank;
-  ZT_CHECK(n >= 1, "NcclCollective: world size must be >= 1, got ", n);
-  ZT_CHECK(r >= 0 && r < n, "NcclCollective: rank ", r, " out of range for world size ", n);
-  ZT_CHECK(options_.timeout.count() > 0, "NcclCollective: timeout must be positive, got ", options_.timeout.count(),
-           " ms");
+  check_rendezvous_options("NcclCollective", r, n, options_.timeout);
   const std::string who = concat("NcclCollective rank ", r, " of ", n);
   int devices = 0;
   const cudaError_t counted = cudaGetDeviceCount(&devices);
@@ -144,12 +142,7 @@ NcclCollective::NcclCollective(NcclOptions options) : options_(std::move(options
   } else {
     ZT_CHECK(options_.store != nullptr, who, " has no rendezvous store");
     OwningPrefixStore store(options_.prefix, options_.store, options_.timeout);
-    try {  // our own key first: a store holding it belongs to an earlier job (see gloo_collective.cc)
-      store.set(concat("zt_nccl_joined_", r), bytes_of(std::to_string(r)));
-    } catch (const std::exception& e) {
-      ZT_FAIL("rendezvous: the store already holds rank ", r, "'s keys under prefix '", options_.prefix,
-              "' (left by an earlier job?): use a fresh store directory or a unique prefix [", e.what(), "]");
-    }
+    claim_rendezvous_key(store, concat("zt_nccl_joined_", r), r, options_.prefix);
     const DeviceIdentity mine = identify(device_);
     store.set(concat("nccl_device_", r), bytes_of(mine.uuid + "|" + mine.text));
     if (r == 0) {
@@ -242,10 +235,6 @@ void NcclCollective::close_communicator(bool abort) {
 }
 
 CommStats NcclCollective::stats() const { return stats_.snapshot(); }
-
-void NcclCollective::add_bytes(CollKind kind, uint64_t sent, uint64_t received) {
-  stats_.add_bytes(kind, sent, received);
-}
 
 void* NcclCollective::scratch(std::size_t bytes) {
   if (scratch_bytes_ < bytes) {

@@ -107,10 +107,6 @@ class NcclCollective : public Collective {
   int size() const override { return options_.size; }
   ReduceMode mode() const override { return options_.mode; }
   CommStats stats() const override;
-  /// The options this instance was built with. @return them.
-  const NcclOptions& options() const { return options_; }
-  /// The CUDA device of this rank. @return its index.
-  int device() const { return device_; }
 
  protected:
   Work start_all_reduce(void* data, std::size_t count, DType dtype, ReduceOp op) override;
@@ -137,7 +133,6 @@ class NcclCollective : public Collective {
   void settle(ncclResult_t result, const char* nccl_call);
   void wait_stream();
   void check_device_pointer(const void* p, std::size_t bytes, const char* what) const;
-  void add_bytes(CollKind kind, uint64_t sent, uint64_t received);
   void* scratch(std::size_t bytes);
   void copy_on_stream(void* dst, const void* src, std::size_t bytes);  // device to device, skips no-ops
   std::string where(const Call& call) const;

@@ -16,12 +16,6 @@ using nccl::nccl_type;
 
 namespace {
 
-uint64_t sum_counts(const std::vector<std::size_t>& counts) {
-  uint64_t s = 0;
-  for (std::size_t c : counts) s += c;
-  return s;
-}
-
 bool even_counts(const std::vector<std::size_t>& counts) {
   for (std::size_t c : counts)
     if (c != counts[0]) return false;
@@ -61,7 +55,7 @@ void NcclCollective::det_reduce_scatter_v(const void* input, void* output, const
   settle(ncclGroupEnd(), "ncclGroupEnd");
   if (counts[r])
     nccl::reduce_rows_canonical_cuda(rows, counts[r], n, output, counts[r], dtype, op, options_.accumulation, stream_);
-  add_bytes(kind, sum_counts(counts) * es - mine, mine * (n - 1));
+  stats_.add_bytes(kind, total_of(counts) * es - mine, mine * (n - 1));
 }
 
 // Fast all-reduce: NCCL's, summation order NCCL's (header comment). Ring model: 2 (S - S/N) each way.
@@ -69,7 +63,7 @@ void NcclCollective::fast_all_reduce(void* data, std::size_t count, DType dtype,
   settle(ncclAllReduce(data, data, count, nccl_type(dtype), ncclSum, comm_, stream_), "ncclAllReduce");
   const uint64_t bytes = count * dtype_size(dtype);
   const uint64_t moved = 2 * (bytes - bytes / size());
-  add_bytes(kind, moved, moved);
+  stats_.add_bytes(kind, moved, moved);
 }
 
 // Fast reduce-scatter-v. Equal counts: ncclReduceScatter (in place when output = input + r·shard,
@@ -80,11 +74,11 @@ void NcclCollective::fast_reduce_scatter_v(const void* input, void* output, cons
                                            DType dtype) {
   const int r = rank();
   const std::size_t es = dtype_size(dtype);
-  const uint64_t total = sum_counts(counts);
+  const uint64_t total = total_of(counts);
   if (even_counts(counts)) {
     settle(ncclReduceScatter(input, output, counts[0], nccl_type(dtype), ncclSum, comm_, stream_), "ncclReduceScatter");
     const uint64_t moved = total * es - total * es / size();
-    add_bytes(CollKind::reduce_scatter, moved, moved);
+    stats_.add_bytes(CollKind::reduce_scatter, moved, moved);
     return;
   }
   void* buf = scratch(total * es);
@@ -100,10 +94,10 @@ void NcclCollective::all_gather_v(const void* input, void* output, const std::ve
                                   CollKind kind) {
   const int n = size(), r = rank();
   const std::size_t es = dtype_size(dtype);
-  const uint64_t total = sum_counts(counts) * es;
+  const uint64_t total = total_of(counts) * es;
   if (even_counts(counts)) {
     settle(ncclAllGather(input, output, counts[0] * es, ncclUint8, comm_, stream_), "ncclAllGather");
-    add_bytes(kind, total - total / n, total - total / n);
+    stats_.add_bytes(kind, total - total / n, total - total / n);
     return;
   }
   const auto offsets = offsets_of(counts);
@@ -117,7 +111,7 @@ void NcclCollective::all_gather_v(const void* input, void* output, const std::ve
       settle(ncclRecv(at_byte(output, offsets[q] * es), counts[q] * es, ncclUint8, q, comm_, stream_), "ncclRecv");
   }
   settle(ncclGroupEnd(), "ncclGroupEnd");
-  add_bytes(kind, (n - 1) * counts[r] * es, total - counts[r] * es);
+  stats_.add_bytes(kind, (n - 1) * counts[r] * es, total - counts[r] * es);
 }
 
 // Broadcast: ncclBroadcast, modelled as a chain from the root in rank order (v = (r - root) mod N):
@@ -128,7 +122,7 @@ void NcclCollective::broadcast_ring(void* data, std::size_t count, DType dtype, 
   const uint64_t bytes = count * dtype_size(dtype);
   settle(ncclBroadcast(data, data, bytes, ncclUint8, root, comm_, stream_), "ncclBroadcast");
   const int v = (rank() - root + n) % n;
-  add_bytes(CollKind::broadcast, v < n - 1 ? bytes : 0, v > 0 ? bytes : 0);
+  stats_.add_bytes(CollKind::broadcast, v < n - 1 ? bytes : 0, v > 0 ? bytes : 0);
 }
 
 // Barrier: NCCL has none; an all-reduce of one float completes on a rank only after every rank
@@ -153,7 +147,7 @@ Work NcclCollective::start_all_reduce(void* data, std::size_t count, DType dtype
 
 Work NcclCollective::start_reduce_scatter_v(const void* input, void* output, const std::vector<std::size_t>& counts,
                                             DType dtype, ReduceOp op) {
-  const uint64_t total = sum_counts(counts);
+  const uint64_t total = total_of(counts);
   const std::size_t es = dtype_size(dtype);
   check_device_pointer(input, total * es, "reduce_scatter input");
   check_device_pointer(output, counts[rank()] * es, "reduce_scatter output");
@@ -168,7 +162,7 @@ Work NcclCollective::start_reduce_scatter_v(const void* input, void* output, con
 
 Work NcclCollective::start_all_gather_v(const void* input, void* output, const std::vector<std::size_t>& counts,
                                         DType dtype) {
-  const uint64_t total = sum_counts(counts);
+  const uint64_t total = total_of(counts);
   const std::size_t es = dtype_size(dtype);
   check_device_pointer(output, total * es, "all_gather output");
   check_device_pointer(input, counts[rank()] * es, "all_gather input");
@@ -211,7 +205,7 @@ void NcclCollective::p2p_group(const std::vector<P2pOp>& ops) {
     }
   }
   settle(ncclGroupEnd(), "ncclGroupEnd");
-  add_bytes(CollKind::point_to_point, sent, received);
+  stats_.add_bytes(CollKind::point_to_point, sent, received);
 }
 
 Work NcclCollective::start_p2p(std::vector<P2pOp> ops) {

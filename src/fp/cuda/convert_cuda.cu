@@ -53,13 +53,6 @@ void round_on_device(const float* in, uint16_t* out, std::size_t n, uint64_t see
 
 }  // namespace
 
-int device_count() {
-  int count = 0;
-  // Without a GPU this fails ("driver version is insufficient" / "no CUDA-capable device").
-  if (cudaGetDeviceCount(&count) != cudaSuccess) return 0;
-  return count;
-}
-
 void round_to_fp16(const float* in, uint16_t* out, std::size_t n) { round_on_device<to_fp16>(in, out, n); }
 void round_to_bf16(const float* in, uint16_t* out, std::size_t n) { round_on_device<to_bf16>(in, out, n); }
 void round_to_fp16_stochastic(const float* in, uint16_t* out, std::size_t n, uint64_t seed) {

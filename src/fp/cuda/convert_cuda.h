@@ -9,10 +9,6 @@
 
 namespace zt::cuda {
 
-/// Number of CUDA devices usable by this process; 0 when there is no GPU or no driver.
-/// @return the device count.
-int device_count();
-
 /// Round n floats (host memory) to fp16 on the current device, results copied back to host.
 /// @param in host input. @param out host output of fp16 bit patterns. @param n element count.
 void round_to_fp16(const float* in, uint16_t* out, std::size_t n);

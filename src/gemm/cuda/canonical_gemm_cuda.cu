@@ -105,12 +105,6 @@ struct Cublas {
 
 }  // namespace
 
-int device_count() {
-  int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess) return 0;
-  return n;
-}
-
 void gemm_f32_host(DeviceGemm kind, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a,
                    int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc) {
   // stored extents: A is [M,K] or [K,M], B [K,N] or [N,K], C [M,N], each with its row stride

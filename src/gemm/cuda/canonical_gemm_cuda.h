@@ -24,10 +24,6 @@ enum class DeviceGemm {
   cublas    ///< cuBLAS sgemm (not canonical; for speed comparisons)
 };
 
-/// The number of CUDA devices (0 without a driver or a device).
-/// @return that count.
-int device_count();
-
 /// C[M,N] = op(A) op(B) on the device, operands and result in host memory (copied both ways).
 /// @param kind which kernel. @param trans_a use A^T. @param trans_b use B^T.
 /// @param m rows of C. @param n columns of C. @param k the summed dimension.

@@ -1,6 +1,7 @@
 // kernels/threads/elementwise.h — the element-wise ops without arithmetic of their own as item
-// ops (device/item_grid.h), one thread per element: the residual add and the backward join
-// (kernels/residual.h), and casts between float and the 16-bit formats (kernels/cast.h).
+// ops (device/item_grid.h), one thread per element: the residual add (kernels/residual.h; the
+// backward join is the add with out = a = skip), and casts between float and the 16-bit formats
+// (kernels/cast.h).
 #pragma once
 
 #include <cstdint>
@@ -22,18 +23,6 @@ struct ResidualForwardElements {
   ZT_HD int64_t items() const { return n; }
   /// @param i the element.
   ZT_HD void operator()(int64_t i) const { out[i] = add_rounded(a[i], b[i]); }
-};
-
-/// Residual backward join: item i computes skip[i] += branch[i].
-template <typename T>
-struct ResidualGradJoinElements {
-  T* skip = nullptr;          ///< [n] on entry the skip-path gradient, on exit the sum
-  const T* branch = nullptr;  ///< [n] the branch's gradient
-  int64_t n = 0;              ///< count
-  /// @return n, one thread per element.
-  ZT_HD int64_t items() const { return n; }
-  /// @param i the element.
-  ZT_HD void operator()(int64_t i) const { skip[i] = add_rounded(skip[i], branch[i]); }
 };
 
 /// Cast: item i computes dst[i] = src[i] widened to float and rounded once to To (kernels::to_f,

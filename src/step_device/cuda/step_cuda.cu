@@ -2,6 +2,7 @@
 #include "device/cuda/item_launch.cuh"
 #include "fp/bf16.h"
 #include "fp/fp16.h"
+#include "kernels/threads/elementwise.h"
 #include "step_device/cuda/step_cuda.h"
 #include "step_device/loop_threads.h"
 #include "step_device/step_threads.h"
@@ -24,12 +25,11 @@ template void launch(const UpdateItems<fp16>&, cudaStream_t);
 template void launch(const UpdateItems<bf16>&, cudaStream_t);
 template void launch(const KeptCountItems&, cudaStream_t);
 template void launch(const ZeroItems&, cudaStream_t);
-template void launch(const NarrowItems<float>&, cudaStream_t);
-template void launch(const NarrowItems<fp16>&, cudaStream_t);
-template void launch(const NarrowItems<bf16>&, cudaStream_t);
-template void launch(const WidenItems<float>&, cudaStream_t);
-template void launch(const WidenItems<fp16>&, cudaStream_t);
-template void launch(const WidenItems<bf16>&, cudaStream_t);
+template void launch(const kernels::CastElements<float, float>&, cudaStream_t);  // the loop's narrow and widen
+template void launch(const kernels::CastElements<fp16, float>&, cudaStream_t);
+template void launch(const kernels::CastElements<bf16, float>&, cudaStream_t);
+template void launch(const kernels::CastElements<float, fp16>&, cudaStream_t);
+template void launch(const kernels::CastElements<float, bf16>&, cudaStream_t);
 template void launch(const AddItems&, cudaStream_t);
 template void launch(const ZeroCountItems<float>&, cudaStream_t);
 template void launch(const ZeroCountItems<fp16>&, cudaStream_t);

@@ -12,8 +12,9 @@
 namespace zt::step::cuda {
 
 /// Enqueue one of the step's item ops on a stream (nothing for 0 items). Instantiated for
-/// NonfiniteFlagItems, NormBlockItems and UpdateItems of float, fp16 and bf16, and for
-/// KeptCountItems. Launch errors throw zt::Error.
+/// NonfiniteFlagItems, NormBlockItems and UpdateItems of float, fp16 and bf16, for
+/// KeptCountItems, for the loop's ops (loop_threads.h) and for kernels::CastElements between
+/// float and each compute type. Launch errors throw zt::Error.
 /// @param op the op, its pointers into device memory. @param stream the stream.
 template <typename Op>
 void launch(const Op& op, cudaStream_t stream);

@@ -1,6 +1,6 @@
-// checkpoint/file_io.h — the few POSIX file operations checkpoints need, each failing with one
-// zt::Error line that names the path and the system's reason (strerror: "No space left on
-// device", "Input/output error", "Permission denied").
+// core/file_io.h — the few POSIX file operations checkpoints and atomic files (core/atomic_file.h)
+// need, each failing with one zt::Error line that names the path and the system's reason
+// (strerror: "No space left on device", "Input/output error", "Permission denied").
 //
 // write(2) and pread(2) may move fewer bytes than asked, or be interrupted (EINTR); these loop
 // until every byte has moved. Durability is explicit: a file's bytes reach the disk with
@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <string>
 
-namespace zt::checkpoint {
+namespace zt {
 
 /// Write all `size` bytes at the file's current position. @param fd an open file.
 /// @param data bytes. @param size count. @param path the file's name, for messages.
@@ -41,4 +41,4 @@ void close_file(int fd, const std::string& path);
 /// The size of a file, or -1 if it does not exist. @param path the file. @return bytes or -1.
 int64_t file_size_or_missing(const std::string& path);
 
-}  // namespace zt::checkpoint
+}  // namespace zt

@@ -1,5 +1,5 @@
-// checkpoint/file_io.cc — looping, error-checked POSIX I/O (see file_io.h).
-#include "checkpoint/file_io.h"
+// core/file_io.cc — looping, error-checked POSIX I/O (see file_io.h).
+#include "core/file_io.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -10,7 +10,7 @@
 
 #include "core/check.h"
 
-namespace zt::checkpoint {
+namespace zt {
 
 void write_all(int fd, const void* data, std::size_t size, const std::string& path) {
   const auto* p = static_cast<const char*>(data);
@@ -70,4 +70,4 @@ int64_t file_size_or_missing(const std::string& path) {
   return static_cast<int64_t>(st.st_size);
 }
 
-}  // namespace zt::checkpoint
+}  // namespace zt

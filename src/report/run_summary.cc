@@ -7,6 +7,7 @@
 
 #include "memory/model_states.h"
 #include "step/categories.h"
+#include "zero/zero_plan.h"
 
 namespace zt::report {
 
@@ -98,11 +99,11 @@ void memory_rows(RunSummary& s, const train::RankMemory& m, Widths w, const Shar
 
 /// A step's traffic by group and collective, with its multiple of ψ and (the paper's layout) the
 /// closed form's coefficient.
-void traffic_rows(RunSummary& s, const train::RunOptions& c, const zero::ZeroRunResult& zero, Widths w, double psi,
-                  bool formulas) {
+void traffic_rows(RunSummary& s, const train::RunOptions& c, const zero::ZeroPlan& rules,
+                  const zero::ZeroRunResult& zero, Widths w, double psi, bool formulas) {
   const auto [p, g, k] = w;
-  const int64_t a = c.micro_batches_per_rank();
-  const int64_t syncs = c.resolved_grad_sync() == train::GradSync::micro_batch ? a : 1;
+  const auto a = static_cast<int64_t>(rules.micro_batches_per_rank);
+  const int64_t syncs = rules.reduce_each_micro_batch ? a : 1;
   const auto add_group = [&](const char* group, const zero::GroupComm& gc) {
     for (std::size_t kind = 0; kind < kCollKinds; ++kind) {
       const auto ck = static_cast<CollKind>(kind);
@@ -113,9 +114,7 @@ void traffic_rows(RunSummary& s, const train::RunOptions& c, const zero::ZeroRun
       // the data-parallel group moves model states: gradients are reduced at their width,
       // parameters gathered at theirs; the all-reduce of stages 1-3 carries only scalars
       const bool dp = std::string(group) == "dp";
-      const bool grad_all_reduce =
-          ck == CollKind::all_reduce &&
-          (c.stage == 0 || (c.stage == 1 && c.stage1_reduce == train::Stage1Reduce::all_reduce));
+      const bool grad_all_reduce = ck == CollKind::all_reduce && !rules.reduce_scatters_grad;
       if (dp && (ck == CollKind::reduce_scatter || grad_all_reduce)) t.element_bytes = g;
       if (dp && ck == CollKind::all_gather && c.stage > 0) t.element_bytes = p;  // stage 0 gathers scalars
       if (t.element_bytes > 0 && psi > 0)
@@ -143,9 +142,9 @@ RunSummary run_summary(const train::RunOptions& c, const train::RunResult& r, co
   const int p = fp32 ? 4 : 2;  // parameter width
   const int64_t n = c.dp_size();
   const int64_t a = c.micro_batches_per_rank();
-  // the gradient storage is 16-bit only when it needs no FP32 sum across micro-batches
-  // (zero/zero_plan.cc's grad_storage_16bit)
-  const int g = !fp32 && c.reduce_dtype == train::ReduceDtype::compute && a == 1 ? 2 : 4;
+  zero::ZeroPlan rules;  // the stage's reduction as the run does it (S_g, the 16-bit storage, ...)
+  zero::plan_reduction(rules, c, static_cast<std::size_t>(n));
+  const int g = rules.grad_storage_16bit ? 2 : 4;
   // K counts the FP32 master; an fp32 run's parameters are the master, and --no-master-weights has none
   const int k = optimizer_k(word_of(c.optimizer)) - (fp32 || c.no_master_weights ? 4 : 0);
   const double psi = static_cast<double>(r.param_count);
@@ -161,18 +160,13 @@ RunSummary run_summary(const train::RunOptions& c, const train::RunResult& r, co
   s.n = n;
   const train::RankMemory& m = r.memory.front();
   s.rank = m.rank;
-  ShardSpec spec = shard_spec_for_stage(static_cast<int>(c.stage), static_cast<std::size_t>(n));
-  // S_g as the run keeps it (zero/zero_plan.cc): only shards survive when every micro-batch is
-  // reduce-scattered before the next is added, whatever the stage's name says
-  spec.grads = spec.optimizer && !(c.stage == 1 && c.stage1_reduce == train::Stage1Reduce::all_reduce) &&
-               c.resolved_grad_sync() == train::GradSync::micro_batch;
   const bool formulas = papers_layout(c);
-  memory_rows(s, m, {p, g, k}, spec, psi, n, formulas);
+  memory_rows(s, m, {p, g, k}, rules.spec, psi, n, formulas);
   s.peak = m.peak_bytes;
   s.peak_predicted = m.high_water_bytes_predicted;
   s.budget = m.arena_capacity;
 
-  if (zero) traffic_rows(s, c, *zero, {p, g, k}, psi, formulas);
+  if (zero) traffic_rows(s, c, rules, *zero, {p, g, k}, psi, formulas);
   s.tokens_per_s = r.tokens_per_s;
   s.seconds = r.seconds;
   return s;

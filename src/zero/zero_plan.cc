@@ -108,8 +108,7 @@ ZeroPlan make_zero_plan(const train::RunOptions& c, int64_t dataset_vocab, int d
   for (std::size_t u = 0; u < p.held.size(); ++u)
     if (p.held[u]) p.units_here.push_back(u);
   p.layout = make_layout(p.manifest, N, p.dp_rank % N, static_cast<std::size_t>(c.norm_block), p.held);
-  p.stage = static_cast<int>(c.stage);
-  p.spec = shard_spec_for_stage(p.stage, N);  // the paper's (S_p, S_g, S_o) of the stage
+  plan_reduction(p, c, N);
   const std::size_t param_width = model::bytes_of(p.shape.precision);
   std::vector<bool> params_sharded;
   for (const auto& u : p.layout.units) {
@@ -119,22 +118,6 @@ ZeroPlan make_zero_plan(const train::RunOptions& c, int64_t dataset_vocab, int d
     params_sharded.push_back(s.params);
   }
   p.params_layout = state_layout(p.layout, params_sharded);
-  // The schedule: S_g asks for a reduction after every micro-batch (resolved_grad_sync's default).
-  p.reduce_each_micro_batch = c.resolved_grad_sync() == train::GradSync::micro_batch;
-  // S_o: a rank updates only its shard, so the reduction need deliver only that (stage 1's
-  // all-reduce variant keeps the whole reduced gradient, as plain data parallelism does).
-  p.reduce_scatters_grad = p.spec.optimizer && !(p.stage == 1 && c.stage1_reduce == train::Stage1Reduce::all_reduce);
-  // S_g as the run keeps it: a shard of the gradient survives the step only when each micro-batch
-  // is reduce-scattered before the next is added. This differs from the stage's S_g in two cases:
-  // stage 1 with --grad-sync micro-batch keeps only shards (S_g = 1 though the stage says 0), and
-  // stages 2-3 with --grad-sync step accumulate the whole gradient before one reduce-scatter
-  // (S_g = 0: stage 1's gradient memory). Stage 1's default reduce-scatter is not S_g: the step's
-  // whole gradient is stored (S_g = 0) and only the reduction's result is a shard.
-  p.spec.grads = p.reduce_scatters_grad && p.reduce_each_micro_batch;
-  for (auto& s : p.unit_specs) s.grads = p.spec.grads;
-  p.reduce_in_compute_type = c.precision != model::Precision::fp32 && c.reduce_dtype == train::ReduceDtype::compute;
-  p.micro_batches_per_rank = static_cast<std::size_t>(c.micro_batches_per_rank());
-  p.grad_storage_16bit = p.reduce_in_compute_type && p.micro_batches_per_rank == 1;
   if (p.stage == 2) {
     const std::size_t width = p.reduce_in_compute_type ? 2 : 4;
     p.bucket_elements = std::max<std::size_t>(1, static_cast<std::size_t>(c.bucket_mb * 1048576.0) / width);
@@ -147,6 +130,26 @@ ZeroPlan make_zero_plan(const train::RunOptions& c, int64_t dataset_vocab, int d
   plan_tiers(p, c);
   plan_calls(p);
   return p;
+}
+
+void plan_reduction(ZeroPlan& p, const train::RunOptions& c, std::size_t N) {
+  p.stage = static_cast<int>(c.stage);
+  p.spec = shard_spec_for_stage(p.stage, N);  // the paper's (S_p, S_g, S_o) of the stage
+  // The schedule: S_g asks for a reduction after every micro-batch (resolved_grad_sync's default).
+  p.reduce_each_micro_batch = c.resolved_grad_sync() == train::GradSync::micro_batch;
+  // S_o: a rank updates only its shard, so the reduction need deliver only that (stage 1's
+  // all-reduce variant keeps the whole reduced gradient, as plain data parallelism does).
+  p.reduce_scatters_grad = p.spec.optimizer && !(p.stage == 1 && c.stage1_reduce == train::Stage1Reduce::all_reduce);
+  // S_g as the run keeps it: a shard of the gradient survives the step only when each micro-batch
+  // is reduce-scattered before the next is added. This differs from the stage's S_g in two cases:
+  // stage 1 with --grad-sync micro-batch keeps only shards (S_g = 1 though the stage says 0), and
+  // stages 2-3 with --grad-sync step accumulate the whole gradient before one reduce-scatter
+  // (S_g = 0: stage 1's gradient memory). Stage 1's default reduce-scatter is not S_g: the step's
+  // whole gradient is stored (S_g = 0) and only the reduction's result is a shard.
+  p.spec.grads = p.reduce_scatters_grad && p.reduce_each_micro_batch;
+  p.reduce_in_compute_type = c.precision != model::Precision::fp32 && c.reduce_dtype == train::ReduceDtype::compute;
+  p.micro_batches_per_rank = static_cast<std::size_t>(c.micro_batches_per_rank());
+  p.grad_storage_16bit = p.reduce_in_compute_type && p.micro_batches_per_rank == 1;
 }
 
 std::vector<std::vector<NormContribution>> mp_norm_contributions(const ZeroPlan& p, const model::PipeStage& stage) {

@@ -198,6 +198,13 @@ offload::TierShape offload_tier_shape(const ZeroPlan& p);
 /// @param p a plan. @return S.
 std::size_t checkpoint_slice_of(const ZeroPlan& p);
 
+/// The step's reduction rules, the part of the plan the settings alone decide: the stage, its
+/// (S_p, S_g, S_o) over N ranks with S_g as the run keeps it, reduce_each_micro_batch,
+/// reduce_scatters_grad, reduce_in_compute_type, micro_batches_per_rank and grad_storage_16bit.
+/// make_zero_plan starts from them; the run summary (report/run_summary.h) reads them.
+/// @param p the plan to fill. @param c validated settings. @param N the ranks ZeRO shards over.
+void plan_reduction(ZeroPlan& p, const train::RunOptions& c, std::size_t N);
+
 /// Build the plan. @param c validated settings. @param dataset_vocab the dataset's alphabet
 /// (used when --vocab is 0). @param dp_rank this rank in its data-parallel group (all N_d ranks,
 /// also with hybrid sharding).

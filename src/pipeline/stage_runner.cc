@@ -48,15 +48,19 @@ model::Workspace StageRunner<T>::workspace(int m) const {
 }
 
 template <typename T>
-void StageRunner<T>::share_tied_wte(model::ParamProvider<T>& params) {
+void StageRunner<T>::share_tied_wte(model::ParamProvider<T>& params,
+                                    const std::function<void(const std::vector<P2pOp>&)>& before_p2p) {
   const int s = stage_, P = stages_;
   const auto wte_count = static_cast<std::size_t>(model_.config().vocab * model_.config().width);
+  const auto post = [&](P2pOp op) {
+    if (before_p2p) before_p2p({op});
+    pp_.p2p_async({op}).wait();
+  };
   if (P > 1 && s == 0) {
-    const T* wte = params.acquire(0);
-    pp_.send_async(wte, wte_count, dtype_of_v<T>, P - 1).wait();
+    post(P2pOp::send(params.acquire(0), wte_count, dtype_of_v<T>, P - 1));
     params.release(0);
   } else if (P > 1 && s == P - 1) {
-    pp_.recv_async(buf_.tied_wte, wte_count, dtype_of_v<T>, 0).wait();
+    post(P2pOp::recv(buf_.tied_wte, wte_count, dtype_of_v<T>, 0));
   }
 }
 
@@ -72,7 +76,7 @@ std::vector<float> StageRunner<T>::run_step(model::ParamProvider<T>& params, flo
   const DType dt = dtype_of_v<T>;
   std::vector<float> losses(last ? static_cast<std::size_t>(micro_) : 0);
 
-  share_tied_wte(params);  // before anything else crosses the pair of the first and last stage
+  share_tied_wte(params, hooks.before_p2p);  // before anything else crosses the first and last stages
 
   std::vector<P2pOp> pending;  // the sends that end the previous pass
   for (const PipeOp& op : order_) {
@@ -84,6 +88,7 @@ std::vector<float> StageRunner<T>::run_step(model::ParamProvider<T>& params, flo
     if (!forward && !last) batch.push_back(P2pOp::recv(model_.stage_output_grad(ws), x_count, dt, s + 1));
     if (!forward && first && !last)  // after the activation gradient: the order the last stage sends in
       batch.push_back(P2pOp::recv(model_.tied_head_grad(ws), wte_count, dt, P - 1));
+    if (!batch.empty() && hooks.before_p2p) hooks.before_p2p(batch);
     if (!batch.empty()) pp_.p2p_async(std::move(batch)).wait();
 
     if (hooks.before_pass) hooks.before_pass(op);
@@ -108,6 +113,7 @@ std::vector<float> StageRunner<T>::run_step(model::ParamProvider<T>& params, flo
     if (hooks.after_pass) hooks.after_pass(op);
     if (!forward && hooks.after_backward) hooks.after_backward(op.micro);
   }
+  if (!pending.empty() && hooks.before_p2p) hooks.before_p2p(pending);
   if (!pending.empty()) pp_.p2p_async(std::move(pending)).wait();
   return losses;
 }

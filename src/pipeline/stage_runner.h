@@ -13,7 +13,8 @@
 // The transfer pattern (Megatron's p2p_communication): the send that ends a pass is posted with
 // the receives that start the stage's next pass, as one batch, and the batch is waited before the
 // pass runs; the sends' sources (the stage's output in its micro-batch's workspace, the input
-// gradient and the head's wte gradient in the shared scratch) are untouched until then.
+// gradient and the head's wte gradient in the shared scratch) are untouched until then. Each batch
+// is shown to StageHooks::before_p2p first: the ZeRO engine checks it against its step program.
 // The input gradient a stage sends is first copied out of the scratch into its own buffer
 // (grad_send), because in the cool-down a stage sends one input gradient in the batch that
 // receives the next output gradient into that same scratch region.
@@ -76,6 +77,9 @@ struct StageHooks {
   std::function<void(const schedule::PipeOp& op)> before_pass;
   /// The pass just ran (may be empty). @param op the pass.
   std::function<void(const schedule::PipeOp& op)> after_pass;
+  /// A batch of sends and receives about to be posted, the tied wte's included (may be empty).
+  /// @param batch the transfers, in posting order.
+  std::function<void(const std::vector<P2pOp>& batch)> before_p2p;
 };
 
 /// Runs one stage's passes of each step.
@@ -103,7 +107,9 @@ class StageRunner {
   /// wte's values from the first stage to the last, as every step starts (run_step calls it; call
   /// it before a forward-only pass such as an evaluation). Other stages return at once.
   /// @param params the stage's provider: the first stage reads unit 0 from it.
-  void share_tied_wte(model::ParamProvider<T>& params);
+  /// @param before_p2p told of the transfer before it is posted (may be empty).
+  void share_tied_wte(model::ParamProvider<T>& params,
+                      const std::function<void(const std::vector<P2pOp>&)>& before_p2p = {});
 
   /// The pipeline group. @return it.
   Collective& group() const { return pp_; }

@@ -6,7 +6,6 @@
 
 #include "collective/padding.h"
 #include "optim/grad_norm.h"
-#include "schedule/pipeline.h"
 #include "step_device/step_threads.h"
 #include "zero/dp_calls.h"
 
@@ -203,27 +202,15 @@ CommStats predict_pp_comm_per_step(const ZeroPlan& p) {
   const auto P = static_cast<std::size_t>(p.pp_size), s = static_cast<std::size_t>(p.pp_rank);
   Model m{{}, P, s};
   if (P == 1) return m.s;
-  // send/recv (pipeline/stage_runner.h): wte's values first to the last stage, then per pass the
-  // batch of the previous pass's sends and this pass's receives, and the last sends at the end
-  const std::size_t t = model::bytes_of(p.shape.precision);
-  const std::size_t x = p.shape.micro_batch * p.shape.context * static_cast<std::size_t>(p.shape.model.width) * t;
-  const std::size_t wte = static_cast<std::size_t>(p.shape.model.vocab * p.shape.model.width) * t;
+  // the step program's sends and receives (pipeline/stage_runner.h): each batch is one call
   auto& io = m.s[CollKind::point_to_point];
-  const bool first = s == 0, last = s == P - 1;
-  if (first) ++io.calls, io.bytes_sent += wte;
-  if (last) ++io.calls, io.bytes_received += wte;
-  bool pending = false;  // sends of the previous pass not yet issued
-  for (const auto& op :
-       schedule::stage_order(p.pp_schedule, p.pp_size, p.pp_rank, static_cast<int>(p.micro_batches_per_rank))) {
-    const bool forward = op.kind == schedule::PipeOp::Kind::forward;
-    const bool receives = forward ? !first : !last;
-    if (pending || receives) ++io.calls;
-    if (receives) io.bytes_received += x + (!forward && first ? wte : 0);
-    pending = forward ? !last : !first;
-    if (forward && !last) io.bytes_sent += x;
-    if (!forward && !first) io.bytes_sent += x + (last ? wte : 0);
+  const StepProgram prog = step_program(p, /*overlap=*/true);
+  for (const Op& o : prog.ops) {
+    io.bytes_sent += o.kind == OpKind::send ? o.bytes : 0;
+    io.bytes_received += o.kind == OpKind::recv ? o.bytes : 0;
+    const OpKind first = o.waits.empty() ? OpKind::wait : prog.ops[o.waits.front()].kind;
+    io.calls += o.kind == OpKind::wait && (first == OpKind::send || first == OpKind::recv) ? 1 : 0;
   }
-  if (pending) ++io.calls;
   // the stages' agreement: the loss sum from the last stage (one float), the overflow flag (max),
   // the norm's block counts and then the block sums, stage after stage
   ++m.s[CollKind::broadcast].calls;

@@ -84,16 +84,18 @@ class PipelineStage {
 
   /// The step's passes. @param params the engine's provider. @param grad_scale the backward's seed.
   /// @param fill fill(m, to): micro-batch m's token ids into `to`. @param begin begin(forward, m):
-  /// a pass starts. @param end a pass has ended (the engine's reductions follow). @param timeline
+  /// a pass starts. @param end a pass has ended (the engine's reductions follow). @param exchange
+  /// a batch of sends and receives is about to be posted (the program's events). @param timeline
   /// --trace's (null: none): each pass becomes a span "forward m" / "backward m" of category
   /// "pass", so the trace draws the schedule and a stage's busy time is the sum of its spans.
   /// @return the micro-batches' loss sums on the last stage, else empty.
   std::vector<float> passes(model::ParamProvider<T>& params, float grad_scale,
                             std::function<void(int m, int32_t* to)> fill,
                             std::function<void(bool forward, int m)> begin, std::function<void()> end,
-                            Timeline* timeline) {
+                            std::function<void(const std::vector<P2pOp>&)> exchange, Timeline* timeline) {
     pipeline::StageHooks<T> hooks;
     hooks.fill_tokens = std::move(fill);
+    hooks.before_p2p = std::move(exchange);
     double start = 0;
     hooks.before_pass = [&](const schedule::PipeOp& op) {
       begin(op.kind == schedule::PipeOp::Kind::forward, op.micro);

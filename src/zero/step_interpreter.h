@@ -158,6 +158,19 @@ class StepInterpreter final : public model::ParamProvider<T> {
     event(OpKind::grad_done, unit);
     answer();
   }
+  /// A pipeline stage's batch of sends and receives, about to be posted (pipeline/stage_runner.h):
+  /// each the next event of the program, then the wait that completes the batch.
+  /// @param batch the transfers, in the order the runner posts them.
+  void exchange(const std::vector<P2pOp>& batch) {
+    for (const P2pOp& t : batch) {
+      const OpKind k = t.dir == P2pOp::Dir::send ? OpKind::send : OpKind::recv;
+      ZT_CHECK(pc_ < size() && op().kind == k && op().peer == t.peer && op().bytes == t.bytes(), "step program: the ",
+               op_name(k), " of ", t.bytes(), " B with stage ", t.peer, " is not op ", pc_, " (",
+               pc_ < size() ? op_text(op()) : "the end", ")");
+      execute(pc_++);
+    }
+    answer();
+  }
 
   // ---- the step's gradient, for the engine's agreement, update and dumps ----
   /// Where this rank's reduced part of unit u starts in its step gradient: at its shard's offset
@@ -264,6 +277,8 @@ class StepInterpreter final : public model::ParamProvider<T> {
         if (applied_) hooks_->update(u);
         break;
       case OpKind::acquire:  // its compute span starts once it returns (acquire())
+      case OpKind::send:     // the runner posts the batch (exchange())
+      case OpKind::recv:
       case OpKind::param_done:
       case OpKind::grad_done:
       case OpKind::pass_end:

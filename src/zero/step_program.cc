@@ -209,17 +209,47 @@ class Step {
     b_.op(OpKind::pass_end);
   }
 
-  // ---- a pipeline stage's step (pipeline/stage_runner.h): wte read once for the last stage,
-  // then the passes in the schedule's order ----
+  // ---- a pipeline stage's step (pipeline/stage_runner.h): wte's values from the first stage to
+  // the last, then the passes in the schedule's order; the sends that end a pass go in one batch
+  // with the receives that start the next, and the batch is waited for before that pass ----
   void pipeline_passes() {
-    if (p_.pp_rank == 0) call({Kind::acquire, 0}), call({Kind::release, 0});
-    for (const auto& op :
-         schedule::stage_order(p_.pp_schedule, p_.pp_size, p_.pp_rank, static_cast<int>(p_.micro_batches_per_rank))) {
+    const int s = p_.pp_rank, P = p_.pp_size;
+    const bool first = s == 0, last = s == P - 1;
+    const std::size_t x =
+        p_.shape.micro_batch * p_.shape.context * static_cast<std::size_t>(p_.shape.model.width) * t();
+    const std::size_t wte = static_cast<std::size_t>(p_.shape.model.vocab * p_.shape.model.width) * t();
+    const auto transfer = [](OpKind k, int peer, std::size_t bytes, int micro, int unit) {
+      Op o;
+      o.kind = k, o.peer = peer, o.bytes = bytes, o.micro = micro, o.unit = unit;
+      return o;
+    };
+    if (first)
+      call({Kind::acquire, 0}), exchange({transfer(OpKind::send, P - 1, wte, -1, 0)}), call({Kind::release, 0});
+    if (last) exchange({transfer(OpKind::recv, 0, wte, -1, 0)});
+    std::vector<Op> sends;  // the previous pass's
+    for (const auto& op : schedule::stage_order(p_.pp_schedule, P, s, static_cast<int>(p_.micro_batches_per_rank))) {
       const bool forward = op.kind == schedule::PipeOp::Kind::forward;
+      std::vector<Op> batch = std::move(sends);
+      sends.clear();
+      if (forward && !first) batch.push_back(transfer(OpKind::recv, s - 1, x, op.micro, -1));
+      if (!forward && !last) batch.push_back(transfer(OpKind::recv, s + 1, x, op.micro, -1));
+      if (!forward && first) batch.push_back(transfer(OpKind::recv, P - 1, wte, op.micro, 0));  // the head's part
+      exchange(batch);
       passes(forward, op.micro);
+      if (forward && !last) sends.push_back(transfer(OpKind::send, s + 1, x, op.micro, -1));
+      if (!forward && !first) sends.push_back(transfer(OpKind::send, s - 1, x, op.micro, -1));
+      if (!forward && last) sends.push_back(transfer(OpKind::send, 0, wte, op.micro, 0));
       if (!forward) complete();
     }
+    exchange(sends);
     if (gathers_) gathers_->restart();
+  }
+  /// One batch of sends and receives, then the wait for all of them.
+  void exchange(const std::vector<Op>& batch) {
+    if (batch.empty()) return;
+    std::vector<uint32_t> posted;
+    for (const Op& o : batch) b_.op(o.kind) = o, posted.push_back(b_.last());
+    b_.op(OpKind::wait).waits = posted;
   }
 
   // ---- the engine's answer to each model call ----

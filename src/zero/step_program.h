@@ -19,10 +19,10 @@
 // The engine runs this list (zero/step_interpreter.h); the memory prediction walks it
 // (predict/zero_trace.h: every allocation and release, in order, as --memory-trace records them),
 // the traffic model counts its collectives (zero/dp_calls.h), and zero-plan / zero-train
-// --print-step print it. Not here: the pipeline's sends and receives (a pipeline stage's passes
-// follow schedule::stage_order; pipeline/stage_runner.h moves the activations), the traffic inside
-// a pass (tensor parallelism's all-reduces, P_a's gathers) and the offload tiers' copies inside an
-// update.
+// --print-step print it. On a pipeline stage the passes follow schedule::stage_order, and the
+// sends and receives between them are the runner's batches (pipeline/stage_runner.h: a pass's
+// sends go with the next pass's receives, then one wait). Not here: the traffic inside a pass
+// (tensor parallelism's all-reduces, P_a's gathers) and the offload tiers' copies inside an update.
 #pragma once
 
 #include <cstddef>
@@ -37,14 +37,17 @@ namespace zt::zero {
 /// No buffer (Op::src, Op::dst).
 inline constexpr uint32_t kNoBuffer = ~0u;
 
-/// What an operation does. The first group are the model's calls to its ParamProvider (the
-/// events): the engine answers each with the operations that follow it, up to the next event.
+/// What an operation does. The first group are the events: the model's calls to its ParamProvider
+/// and a pipeline stage's sends and receives (pipeline/stage_runner.h posts them); the engine
+/// answers each with the operations that follow it, up to the next event.
 enum class OpKind : uint8_t {
   acquire,         ///< the model reads unit `unit`'s parameters: `dst` if gathered, else the stored copy
   release,         ///< ... and is done with them (stage 3: the gathered copy is freed)
   grad,            ///< the model asks for unit `unit`'s gradient output: `dst`, zeroed
   param_done,      ///< parameter `param` of unit `unit` has its whole gradient (stage 2 buckets)
   grad_done,       ///< unit `unit`'s gradient output is complete
+  send,            ///< `bytes` to pipeline stage `peer`: micro-batch `micro`'s output or input gradient (unit 0: wte)
+  recv,            ///< `bytes` from pipeline stage `peer`, in the same batch as the sends before it
   pass,            ///< the model runs the forward (or backward) pass of micro-batch `micro`
   pass_end,        ///< the model has returned from that pass
   all_gather,      ///< unit `unit` gathered from its shards into `dst` (none: in place, the updated shard shared)
@@ -64,7 +67,7 @@ enum class OpKind : uint8_t {
 };
 
 /// @param k a kind. @return whether it is one of the model's calls (an event).
-constexpr bool is_event(OpKind k) { return k <= OpKind::grad_done; }
+constexpr bool is_event(OpKind k) { return k <= OpKind::recv; }
 
 /// The name printed for an operation. @param k the kind. @return e.g. "reduce_scatter".
 const char* op_name(OpKind k);
@@ -86,6 +89,7 @@ struct Op {
   int bucket = -1;               ///< reduce_scatter / all_reduce: the bucket in issue order; all_gather:
                                  ///< the gather's index in its micro-batch
   int param = -1;                ///< param_done: the parameter's manifest index
+  int peer = -1;                 ///< send / recv: the other pipeline stage
   std::size_t bytes = 0;         ///< collectives: the payload, elements × width (the unit's or bucket's)
   uint32_t src = kNoBuffer;      ///< the buffer it reads
   uint32_t dst = kNoBuffer;      ///< the buffer it writes (or returns)

@@ -10,9 +10,9 @@ namespace zt::zero {
 
 const char* op_name(OpKind k) {
   static constexpr const char* kNames[] = {
-      "acquire",    "release",        "grad",           "param_done", "grad_done", "pass",       "pass_end",
-      "all_gather", "open_reduction", "reduce_scatter", "all_reduce", "wait",      "accumulate", "add",
-      "keep16",     "step_grad",      "step_sync",      "loss",       "agree",     "update",     "free"};
+      "acquire",  "release",    "grad",           "param_done",     "grad_done",  "send",   "recv",       "pass",
+      "pass_end", "all_gather", "open_reduction", "reduce_scatter", "all_reduce", "wait",   "accumulate", "add",
+      "keep16",   "step_grad",  "step_sync",      "loss",           "agree",      "update", "free"};
   const auto i = static_cast<std::size_t>(k);
   return i < std::size(kNames) ? kNames[i] : "?";
 }
@@ -21,7 +21,9 @@ std::string op_text(const Op& o) {
   std::string what = op_name(o.kind);
   if (o.kind == OpKind::pass)
     what += std::string(o.forward ? " forward" : " backward") + " m" + std::to_string(o.micro);
+  if ((o.kind == OpKind::send || o.kind == OpKind::recv) && o.micro >= 0) what += " m" + std::to_string(o.micro);
   if (o.unit >= 0) what += " u" + std::to_string(o.unit);
+  if (o.peer >= 0) what += (o.kind == OpKind::send ? " to s" : " from s") + std::to_string(o.peer);
   if (o.bucket >= 0 && o.kind != OpKind::all_gather) what += " b" + std::to_string(o.bucket);
   if (o.param >= 0) what += " p" + std::to_string(o.param);
   if (o.kind == OpKind::all_gather && o.dst == kNoBuffer) what += " in place";

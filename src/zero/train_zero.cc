@@ -270,7 +270,8 @@ class ZeroLoop {
           [&](int m, int32_t* to) {
             sample_micro_batch(step, global_micro_batch(plan_, plan_.dp_rank, static_cast<std::size_t>(m)), to);
           },
-          [&](bool forward, int m) { step_->begin_pass(forward, m); }, [&] { step_->end_pass(); }, tl());
+          [&](bool forward, int m) { step_->begin_pass(forward, m); }, [&] { step_->end_pass(); },
+          [&](const std::vector<P2pOp>& batch) { step_->exchange(batch); }, tl());
     };
     h.loss = [&] {  // canonical tree over every rank's micro-batch sums (a pipeline's: the last stage's), divided once
       const float sum = !pipe_ || pipe_->last() ? global_loss(plan_, hsdp_ ? hsdp_->whole() : coll_, loss_sums) : 0;

@@ -78,7 +78,7 @@ TEST_CASE("ZeRO-Offload with fp16 overflow: a skipped step moves nothing, the bi
   }
 }
 
-TEST_CASE("ZeRO-Offload beside P_a+cpu: one host tier, one copy engine, both closed forms added", "[ch14]") {
+TEST_CASE("ZeRO-Offload beside P_a+cpu: one host tier, one transfer thread, both closed forms added", "[ch14]") {
   train::TrainConfig c = zero_config(2, 2, 2, "bf16");
   c.checkpoint_activations = true;
   c.partition_activations = train::PartitionActivations::cpu;

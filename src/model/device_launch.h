@@ -25,10 +25,10 @@
 
 #include "device/host_launch.h"
 #include "device/item_grid.h"
-#include "device/kernel_launch.h"
 #include "device/runtime.h"
 #include "gemm/canonical_gemm_kernel.h"
 #include "kernels/blas.h"
+#include "kernels/kernel_launch.h"
 #if defined(ZT_WITH_CUDA_KERNELS)
 #include "gemm/cuda/blas_gemm_cuda.h"
 #include "gemm/cuda/canonical_gemm_cuda.h"
@@ -58,14 +58,14 @@ inline DeviceSpan operand_span(const gemm::Operand& x, int64_t rows, int64_t col
   return x.trans ? matrix_span(x.data, cols, rows, x.ld) : matrix_span(x.data, rows, cols, x.ld);
 }
 
-/// Enqueue an item op of kernels/threads/ (device/kernel_launch.h: a CUDA body where the build
+/// Enqueue an item op of kernels/threads/ (kernels/kernel_launch.h: a CUDA body where the build
 /// has the CUDA kernels). @param rt the runtime. @param s the stream. @param name the kernel's
 /// name. @param op the op. @param reads what it reads. @param writes what it writes.
 template <typename Op>
 void launch_items(device::Runtime& rt, device::Stream s, const char* name, const Op& op, std::vector<DeviceSpan> reads,
                   std::vector<DeviceSpan> writes) {
   if (op.items() == 0) return;
-  rt.launch(s, device::item_kernel(name, op, std::move(reads), std::move(writes)));
+  rt.launch(s, kernels::item_kernel(name, op, std::move(reads), std::move(writes)));
 }
 
 /// Enqueue C[m,n] = op(A) op(B): with `--gemm canonical` each element the canonical chain

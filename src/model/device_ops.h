@@ -3,7 +3,7 @@
 // and checkpoints are device memory runs its unchanged forward and backward there.
 //
 // What runs: the item ops of kernels/threads/ (one thread per element, row or column, the CPU
-// kernels' own ZT_HD bodies), launched through device/kernel_launch.h, and the GEMMs and
+// kernels' own ZT_HD bodies), launched through kernels/kernel_launch.h, and the GEMMs and
 // triangular products of the linear layers and attention as the GEMM `--gemm` names
 // (model/device_launch.h): the canonical GEMM's one-thread-per-element bodies
 // (gemm/canonical_gemm_kernel.h), or the vendor's GEMM. Each op makes the roundings its CPU kernel

@@ -3,7 +3,7 @@
 // through the host launch layer, its CUDA body (in a build with this folder's launcher,
 // ZT_WITH_STEP_CUDA) enqueues it on a stream.
 //
-// Why not device::item_kernel: that one's CUDA body calls kernels/cuda/'s launcher, which is
+// Why not kernels::item_kernel: that one's CUDA body calls kernels/cuda/'s launcher, which is
 // instantiated for the model's ops (no float-to-float cast); these ops' launcher is
 // step_device/cuda/. Private to this folder's .cc files (the macro is set on this module only).
 #pragma once

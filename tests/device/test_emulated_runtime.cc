@@ -27,8 +27,8 @@
 #include "core/check.h"
 #include "device/cuda_probe.h"
 #include "device/emulated_runtime.h"
-#include "device/kernel_launch.h"
 #include "device/make_runtime.h"
+#include "kernels/kernel_launch.h"
 #include "kernels/threads/gelu.h"
 
 using zt::device::CopyKind;
@@ -185,8 +185,8 @@ std::vector<float> gelu_on(zt::device::Runtime& rt, const std::vector<float>& x)
   const Stream upload = rt.create_stream("upload"), compute = rt.create_stream("compute");
   rt.copy_async(x_dev, staging, bytes, kH2D, upload);
   rt.wait(compute, rt.record(upload));
-  rt.launch(compute, zt::device::item_kernel("gelu_forward", zt::kernels::GeluForwardElements<float>{y_dev, x_dev, n},
-                                             {span_of(x_dev, x.size())}, {span_of(y_dev, x.size())}));
+  rt.launch(compute, zt::kernels::item_kernel("gelu_forward", zt::kernels::GeluForwardElements<float>{y_dev, x_dev, n},
+                                              {span_of(x_dev, x.size())}, {span_of(y_dev, x.size())}));
   rt.copy_async(staging, y_dev, bytes, kD2H, compute);
   rt.synchronize(compute);
   std::vector<float> y(staging, staging + x.size());

@@ -4,8 +4,8 @@ describes, so a reader can trust the folders and the file headers:
 
 1. no source file in src/ is longer than 500 lines (one concept per file);
 2. the layering of docs/architecture.md's "Layers" table: a folder of src/ includes only folders
-   of lower layers and the folders listed before it in its own layer (device/, gemm/ and kernels/
-   include one another: the table states that exception); every folder is in the table once;
+   of lower layers and the folders listed before it in its own layer, with no exception; every
+   folder is in the table once;
 3. the reference loop (src/reference/single_rank.cc), the oracle every ZeRO run is compared with,
    stays independent of the engine: it includes nothing from zero/, collective/, schedule/ or
    device/ (its placement, step_device/placement.h, answers where its tensors live), and only the
@@ -28,8 +28,6 @@ MAX_LINES = 500
 MAX_FUNCTION_LINES = 80
 # functions that are one declarative table, one entry per line: (file, a text on its first line)
 TABLES = [("src/train/train_flags.cc", "void declare_train_flags(")]
-# the one stated exception to the layer order (docs/architecture.md): these include one another
-MUTUAL = {"device", "gemm", "kernels"}
 
 
 def layer_order(root):
@@ -48,7 +46,7 @@ def layer_order(root):
 
 def allowed(order, module, target):
     """Whether src/module may include src/target."""
-    if module == target or (module in MUTUAL and target in MUTUAL):
+    if module == target:
         return True
     (lm, km), (lt, kt) = order[module], order[target]
     return lt < lm or (lt == lm and kt < km)

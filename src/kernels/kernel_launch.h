@@ -1,4 +1,4 @@
-// device/kernel_launch.h — an item op (device/item_grid.h) packed as a KernelLaunch for any
+// kernels/kernel_launch.h — an item op (device/item_grid.h) packed as a KernelLaunch for any
 // Runtime: its host body runs the op's every thread on the host (run_items_on_host), its CUDA body
 // enqueues the same op on a stream (kernels/cuda/kernels_cuda.h), over the same grid.
 //
@@ -24,24 +24,24 @@
 #include "kernels/cuda/kernels_cuda.h"
 #endif
 
-namespace zt::device {
+namespace zt::kernels {
 
 /// Pack an item op as a kernel launch.
 /// @param name the kernel's name, for messages. @param op the op (copied; its pointers into
 /// device memory). @param reads the device ranges the op reads. @param writes the device ranges
 /// it writes. @return the launch.
 template <typename Op>
-KernelLaunch item_kernel(std::string name, const Op& op, std::vector<DeviceSpan> reads,
-                         std::vector<DeviceSpan> writes) {
-  KernelLaunch k;
+device::KernelLaunch item_kernel(std::string name, const Op& op, std::vector<device::DeviceSpan> reads,
+                                 std::vector<device::DeviceSpan> writes) {
+  device::KernelLaunch k;
   k.name = std::move(name);
   k.reads = std::move(reads);
   k.writes = std::move(writes);
-  k.host_body = [op] { run_items_on_host(op); };
+  k.host_body = [op] { device::run_items_on_host(op); };
 #if defined(ZT_WITH_CUDA_KERNELS)
   k.cuda_body = [op](void* stream) { zt::kernels::cuda::launch(op, static_cast<cudaStream_t>(stream)); };
 #endif
   return k;
 }
 
-}  // namespace zt::device
+}  // namespace zt::kernels

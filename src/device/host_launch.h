@@ -4,10 +4,9 @@
 // Why: the development machines have nvcc but no GPU. A kernel whose per-thread body is a ZT_HD
 // function (fp/hd.h) is compiled twice — by nvcc for the device, by g++ for the host — and this
 // header runs the host copy over the same grid the device would, so CPU tests check every
-// thread's arithmetic bit for bit without a device. What it cannot run: bodies that cooperate
-// across threads through shared memory and barriers (__syncthreads); such kernels are written in a
-// form that does not need them (one thread per output, in the CPU's order) when they must be
-// testable here, and any faster cooperative variant is marked as tested only on a device.
+// thread's arithmetic bit for bit without a device. Bodies that cooperate across threads through
+// shared memory and barriers are written as phases instead (device/block_launch.h), which the host
+// runs phase by phase; the GEMM's tiled CUDA kernel is not, and is tested only on a device.
 // It is not a simulator: no warps, no memory model, no concurrency. Threads run in index order.
 #pragma once
 

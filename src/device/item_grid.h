@@ -12,7 +12,7 @@
 //   void operator()(int64_t i) const  item i's work, touching only item i's outputs
 // Items never cooperate (no shared memory, no barriers), which is what lets the host layer run
 // them one after another and lets each item follow the CPU kernel's order of operations exactly.
-// Not here: tiled or cooperative kernels (those are device-only and tested there).
+// Not here: kernels whose threads cooperate (device/block_launch.h).
 #pragma once
 
 #include <cstdint>

@@ -29,6 +29,7 @@
 #include "gemm/canonical_gemm_kernel.h"
 #include "kernels/blas.h"
 #include "kernels/kernel_launch.h"
+#include "ops/op_launch.h"
 #if defined(ZT_WITH_CUDA_KERNELS)
 #include "gemm/cuda/blas_gemm_cuda.h"
 #include "gemm/cuda/canonical_gemm_cuda.h"
@@ -66,6 +67,16 @@ void launch_items(device::Runtime& rt, device::Stream s, const char* name, const
                   std::vector<DeviceSpan> writes) {
   if (op.items() == 0) return;
   rt.launch(s, kernels::item_kernel(name, op, std::move(reads), std::move(writes)));
+}
+
+/// Enqueue a block op of ops/ (ops/op_launch.h: a CUDA body where the build has the CUDA kernels).
+/// @param rt the runtime. @param s the stream. @param name the kernel's name. @param op the op.
+/// @param reads what it reads. @param writes what it writes.
+template <typename Op>
+void launch_blocks(device::Runtime& rt, device::Stream s, const char* name, const Op& op, std::vector<DeviceSpan> reads,
+                   std::vector<DeviceSpan> writes) {
+  if (op.blocks() == 0) return;
+  rt.launch(s, ops::block_kernel(name, op, std::move(reads), std::move(writes)));
 }
 
 /// Enqueue C[m,n] = op(A) op(B): with `--gemm canonical` each element the canonical chain

@@ -3,10 +3,12 @@
 // predictions out) and its own buffers. The GEMM-based ops (linear layers, attention) are in
 // device_ops_gemm.cc.
 //
-// Each op launches the item ops of kernels/threads/ whose bodies the CPU kernel of the same name
-// loops over (tests/kernels/test_host_launch.cc proves every one bitwise), with the spans of
-// every tensor it reads and writes. Where the CPU kernel makes one pass and a thread could not
-// (a column sum over rows other threads are writing), the op is two launches in stream order.
+// Each op launches either a block op of ops/ (LayerNorm and the cross-entropy forward: a block per
+// row or per tile of columns, the canonical sums formed by the block's threads together) or an
+// item op of kernels/threads/ whose body the CPU kernel of the same name loops over
+// (tests/kernels/test_host_launch.cc and tests/ops prove them bitwise), with the spans of every
+// tensor it reads and writes. Where the CPU kernel makes one pass and a launch could not (column
+// sums over rows other blocks are writing), the op is two launches in stream order.
 #include "model/device_ops.h"
 
 #include <cstring>
@@ -19,11 +21,13 @@
 #include "kernels/threads/elementwise.h"
 #include "kernels/threads/embedding.h"
 #include "kernels/threads/gelu.h"
-#include "kernels/threads/layernorm.h"
 #include "model/device_launch.h"
+#include "ops/cross_entropy_blocks.h"
+#include "ops/layernorm_blocks.h"
 
 namespace zt::model {
 
+using device_launch::launch_blocks;
 using device_launch::launch_items;
 using device_launch::span;
 
@@ -119,8 +123,8 @@ void DeviceOps<T>::embedding_backward(T* dwte, T* dwpe, const T* dx, const kerne
 template <typename T>
 void DeviceOps<T>::layernorm_forward(T* out, float* mean, float* rstd, const T* in, const T* w, const T* b, int64_t N,
                                      int64_t C) {
-  launch_items(rt_, stream_, "layernorm_forward", kernels::LayerNormForwardRows<T>{out, mean, rstd, in, w, b, N, C},
-               {span(in, N * C), span(w, C), span(b, C)}, {span(out, N * C), span(mean, N), span(rstd, N)});
+  launch_blocks(rt_, stream_, "layernorm_forward", ops::LayerNormForwardBlocks<T>{out, mean, rstd, in, w, b, N, C},
+                {span(in, N * C), span(w, C), span(b, C)}, {span(out, N * C), span(mean, N), span(rstd, N)});
 }
 
 template <typename T>
@@ -130,11 +134,11 @@ void DeviceOps<T>::layernorm_backward(T* din, T* dw, T* db, const T* dout, const
   const std::vector<device::DeviceSpan> cached = {span(dout, N * C), span(in, N * C), span(mean, N), span(rstd, N)};
   std::vector<device::DeviceSpan> row_reads = cached;
   row_reads.push_back(span(w, C));
-  launch_items(rt_, stream_, "layernorm_backward_rows",
-               kernels::LayerNormBackwardRows<T>{din, dout, in, mean, rstd, w, N, C}, row_reads, {span(din, N * C)});
-  launch_items(rt_, stream_, "layernorm_param_grad",
-               kernels::LayerNormParamGradColumns<T>{dw, db, dout, in, mean, rstd, N, C}, cached,
-               {span(dw, C), span(db, C)});
+  launch_blocks(rt_, stream_, "layernorm_backward_rows",
+                ops::LayerNormBackwardBlocks<T>{din, dout, in, mean, rstd, w, N, C}, row_reads, {span(din, N * C)});
+  launch_blocks(rt_, stream_, "layernorm_param_grad",
+                ops::LayerNormParamGradTiles<T>{dw, db, dout, in, mean, rstd, N, C}, cached,
+                {span(dw, C), span(db, C)});
 }
 
 template <typename T>
@@ -165,9 +169,9 @@ template <typename T>
 void DeviceOps<T>::cross_entropy_forward(float* loss, float* row_max, float* row_sum, const T* logits,
                                          const kernels::TokenView& targets, int64_t V) {
   const int64_t N = id_count(targets);
-  launch_items(rt_, stream_, "cross_entropy_forward",
-               kernels::CrossEntropyForwardRows<T>{loss, row_max, row_sum, logits, targets, V},
-               {span(logits, N * V), span(targets.data, N)}, {span(loss, N), span(row_max, N), span(row_sum, N)});
+  launch_blocks(rt_, stream_, "cross_entropy_forward",
+                ops::CrossEntropyForwardBlocks<T>{loss, row_max, row_sum, logits, targets, V},
+                {span(logits, N * V), span(targets.data, N)}, {span(loss, N), span(row_max, N), span(row_sum, N)});
 }
 
 template <typename T>

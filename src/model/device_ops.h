@@ -2,8 +2,9 @@
 // enqueued as kernels on one compute stream, so a Gpt<T> whose Workspace, parameters, gradients
 // and checkpoints are device memory runs its unchanged forward and backward there.
 //
-// What runs: the item ops of kernels/threads/ (one thread per element, row or column, the CPU
-// kernels' own ZT_HD bodies), launched through kernels/kernel_launch.h, and the GEMMs and
+// What runs: the block ops of ops/ and the item ops of kernels/threads/ (one thread per element or
+// row, the CPU kernels' own ZT_HD bodies), launched through ops/op_launch.h and
+// kernels/kernel_launch.h, and the GEMMs and
 // triangular products of the linear layers and attention as the GEMM `--gemm` names
 // (model/device_launch.h): the canonical GEMM's one-thread-per-element bodies
 // (gemm/canonical_gemm_kernel.h), or the vendor's GEMM. Each op makes the roundings its CPU kernel
@@ -31,9 +32,9 @@
 // memory, with everything before it enqueued on this stream: the caller's group must take device
 // buffers and order itself after the stream (collective/staged_collective.h does both).
 //
-// Not yet: attention runs head by head (a few launches per head), not as one fused kernel. On the CUDA runtime the
-// GEMMs and the argmax have no CUDA body yet (model/device_launch.h, kernels/threads/argmax.h), so it refuses them by
-// name.
+// LayerNorm, the cross-entropy forward and, with `--gemm canonical`, attention are block ops of ops/ (a block per row,
+// per tile of columns, per (batch, head, position): one attention launch forward and two backward); under `--gemm
+// blas` attention runs head by head through the vendor's GEMM.
 #pragma once
 
 #include <cstddef>

@@ -8,9 +8,12 @@
 //                    epilogue y = round(y_f + b) (kernels/threads/linear.h);
 //   linear backward: dy, W, x widened, dx_f = dy W and dW_f = dy^T x, each rounded once to T;
 //                    db = the canonical column sums of dy (the CPU's row-wise sum, same tree);
-//   attention:       per sequence and head, S = Q K^T, the softmax rows, O = P V through the
-//                    triangular product; backward dP = dO V^T, the dS rows, dV = P^T dO,
-//                    dQ = dS K, dK = dS^T Q; one rounding of O and dqkv per sequence.
+//   attention:       with `--gemm canonical` the block ops of ops/attention_blocks.h, one launch
+//                    forward and two backward over every sequence and head, the same chains and
+//                    trees in shared memory; with `--gemm blas`, per sequence and head, S = Q K^T,
+//                    the softmax rows, O = P V through the triangular product; backward
+//                    dP = dO V^T, the dS rows, dV = P^T dO, dQ = dS K, dK = dS^T Q; one rounding
+//                    of O and dqkv per sequence.
 // For T = float a widening is the identity, so the kernels read the tensors themselves, and a
 // result the CPU copies out of scratch unchanged is written in place; the values are the same.
 // With one block and no FinishBlockSum, the column- and row-parallel ops are linear.h's calls
@@ -23,9 +26,11 @@
 #include "kernels/threads/parallel_linear.h"
 #include "model/device_launch.h"
 #include "model/device_ops.h"
+#include "ops/attention_blocks.h"
 
 namespace zt::model {
 
+using device_launch::launch_blocks;
 using device_launch::launch_gemm;
 using device_launch::launch_items;
 using device_launch::launch_trmm;
@@ -231,6 +236,10 @@ void DeviceOps<T>::attention_forward(T* out, T* P, const T* qkv, int64_t B, int6
                                      float* scratch) {
   const int64_t D = C / H, C3 = 3 * C, TT = Tc * Tc;
   const float scale = kernels::attention_scale(D);
+  if (kernels::gemm_backend() == kernels::GemmBackend::canonical)
+    return launch_blocks(rt_, stream_, "attention_forward",
+                         ops::AttentionForwardBlocks<T>{out, P, qkv, {B, Tc, C, H, scale}}, {span(qkv, B * Tc * C3)},
+                         {span(out, B * Tc * C), span(P, B * H * TT)});
   // the CPU kernel's scratch: out_f [T,C], S [T,T], then (16-bit) qkv_f [T,3C], P_f [T,T]
   float* out_stage = scratch;
   float* S = out_stage + Tc * C;
@@ -261,6 +270,19 @@ void DeviceOps<T>::attention_backward(T* dqkv, const T* dout, const T* qkv, cons
                                       int64_t C, int64_t H, float* scratch) {
   const int64_t D = C / H, C3 = 3 * C, TT = Tc * Tc;
   const float scale = kernels::attention_scale(D);
+  if (kernels::gemm_backend() == kernels::GemmBackend::canonical) {
+    const ops::AttentionShape shape{B, Tc, C, H, scale};
+    float* rsum = scratch;  // B H T floats; the Workspace's scratch holds LayerNorm's 2 N C >= N H
+    const std::vector<device::DeviceSpan> reads = {span(dout, B * Tc * C), span(qkv, B * Tc * C3), span(P, B * H * TT)};
+    std::vector<device::DeviceSpan> key_reads = reads;
+    key_reads.push_back(span(rsum, B * H * Tc));
+    launch_blocks(rt_, stream_, "attention_backward_rows",
+                  ops::AttentionBackwardRowBlocks<T>{dqkv, rsum, dout, qkv, P, shape}, reads,
+                  {span(dqkv, B * Tc * C3), span(rsum, B * H * Tc)});
+    return launch_blocks(rt_, stream_, "attention_backward_keys",
+                         ops::AttentionBackwardKeyBlocks<T>{dqkv, rsum, dout, qkv, P, shape}, key_reads,
+                         {span(dqkv, B * Tc * C3)});
+  }
   // the CPU kernel's scratch: dqkv_f [T,3C], dP [T,T], dS [T,T], then (16-bit) qkv_f [T,3C],
   // dout_f [T,C], P_f [T,T]
   float* dqkv_stage = scratch;

@@ -14,6 +14,7 @@
 #include "fp/bf16.h"
 #include "fp/fp16.h"
 #include "kernels/cuda/kernels_cuda.h"
+#include "ops/cuda/ops_cuda.h"
 #include "optim/cuda/optim_cuda.h"
 #include "support/kernel_cases/attention.h"
 #include "support/kernel_cases/cross_entropy.h"
@@ -60,6 +61,8 @@ struct DeviceEnv {
   void run(const Op& op) const {
     if constexpr (kOptimizerOp<Op>) {
       zt::optim::cuda::launch(op, nullptr);
+    } else if constexpr (zt::test::kBlockOp<Op>) {
+      zt::ops::cuda::launch(op, nullptr);
     } else {
       zt::kernels::cuda::launch(op, nullptr);
     }
@@ -86,6 +89,7 @@ void model_cases(const DeviceEnv& env) {
   zt::test::case_residual<T>(env);
   zt::test::case_cross_entropy<T>(env);
   zt::test::case_attention<T>(env);
+  zt::test::case_attention_blocks<T>(env);
   zt::test::case_embedding<T>(env);
   zt::test::case_linear<T>(env);
 }

@@ -1,6 +1,7 @@
-// Every CUDA kernel of the model's non-GEMM ops and of the optimizer, run on the host: each op's
-// threads (kernels/threads/, optim/optim_threads.h) over the grid the device would use
-// (device/item_grid.h), compared bit for bit with the CPU kernel on order-sensitive inputs. The
+// Every CUDA kernel of the model's non-GEMM ops and of the optimizer, run on the host: each item
+// op's threads (kernels/threads/, optim/optim_threads.h) over the grid the device would use
+// (device/item_grid.h), each block op's phases (ops/, device/block_launch.h), compared bit for bit
+// with the CPU kernel on order-sensitive inputs. The
 // cases are shared with the GPU test (tests/support/kernel_cases/); here they run without a GPU.
 #include <catch2/catch.hpp>
 
@@ -21,8 +22,7 @@
 #include "support/kernel_cases/linear.h"
 #include "support/kernel_cases/optim.h"
 
-TEMPLATE_TEST_CASE("host launch: LayerNorm rows and columns give the CPU kernel's bits", "[ch13]", float, zt::fp16,
-                   zt::bf16) {
+TEMPLATE_TEST_CASE("host launch: LayerNorm blocks give the CPU kernel's bits", "[ch13]", float, zt::fp16, zt::bf16) {
   zt::test::case_layernorm<TestType>(zt::test::HostEnv{});
 }
 
@@ -39,7 +39,7 @@ TEMPLATE_TEST_CASE("host launch: casts to and from 16 bits give the CPU's bits",
   zt::test::case_cast<TestType>(zt::test::HostEnv{});
 }
 
-TEMPLATE_TEST_CASE("host launch: cross-entropy rows and logits give the CPU kernel's bits", "[ch13]", float, zt::fp16,
+TEMPLATE_TEST_CASE("host launch: cross-entropy blocks and logits give the CPU kernel's bits", "[ch13]", float, zt::fp16,
                    zt::bf16) {
   zt::test::case_cross_entropy<TestType>(zt::test::HostEnv{});
 }
@@ -47,6 +47,11 @@ TEMPLATE_TEST_CASE("host launch: cross-entropy rows and logits give the CPU kern
 TEMPLATE_TEST_CASE("host launch: attention softmax rows give the CPU kernel's bits", "[ch13]", float, zt::fp16,
                    zt::bf16) {
   zt::test::case_attention<TestType>(zt::test::HostEnv{});
+}
+
+TEMPLATE_TEST_CASE("host launch: the attention block ops give the CPU kernel's bits", "[ch13]", float, zt::fp16,
+                   zt::bf16) {
+  zt::test::case_attention_blocks<TestType>(zt::test::HostEnv{});
 }
 
 TEMPLATE_TEST_CASE("host launch: embedding elements give the CPU kernel's bits", "[ch13]", float, zt::fp16, zt::bf16) {

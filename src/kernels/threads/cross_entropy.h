@@ -1,7 +1,7 @@
-// kernels/threads/cross_entropy.h — softmax cross-entropy as item ops (device/item_grid.h): one
-// thread per position forward (its row's max, canonical sum of exponentials and loss), one thread
-// per logit backward (from the forward's caches). The bodies are kernels/cross_entropy.h's, with
-// the scalar exp (the CPU kernel's array exp has the same bits).
+// kernels/threads/cross_entropy.h — the softmax cross-entropy backward as an item op
+// (device/item_grid.h): one thread per logit, from the forward's caches, the body
+// kernels/cross_entropy.h's with the scalar exp (the CPU kernel's array exp has the same bits).
+// The forward is a block per position (ops/cross_entropy_blocks.h).
 #pragma once
 
 #include <cstdint>
@@ -11,23 +11,6 @@
 #include "kernels/tokens.h"
 
 namespace zt::kernels {
-
-/// Forward: item n computes position n's loss and caches (kernels::cross_entropy_forward_row).
-template <typename T>
-struct CrossEntropyForwardRows {
-  float* loss = nullptr;      ///< [N] (written)
-  float* row_max = nullptr;   ///< [N] cache (written)
-  float* row_sum = nullptr;   ///< [N] cache (written)
-  const T* logits = nullptr;  ///< [N,V]
-  TokenView targets;          ///< [B,T] ids, N = B T
-  int64_t V = 0;              ///< classes
-  /// @return N, one thread per position.
-  ZT_HD int64_t items() const { return targets.rows * targets.cols; }
-  /// @param n the position.
-  ZT_HD void operator()(int64_t n) const {
-    cross_entropy_forward_row(loss[n], row_max[n], row_sum[n], logits + n * V, targets.flat(n), V);
-  }
-};
 
 /// Backward: item e = n V + j computes dlogits[n, j] (kernels::cross_entropy_backward_element).
 template <typename T>

@@ -1,5 +1,6 @@
 // support/kernel_cases/host_env.h — the host environment of the shared kernel cases (env.h):
-// plain vectors, the item ops run one after another by the host launch layer, Catch2 checks.
+// plain vectors, the item ops run one after another by the host launch layer and the block ops
+// phase by phase (device/block_launch.h), Catch2 checks.
 // The item ops always run serially, on no pool (core/cpu_pool.h), so a test that installs a pool
 // around a case splits only the CPU kernel the case calls and compares it with the serial items.
 #pragma once
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "core/cpu_pool.h"
+#include "device/block_launch.h"
 #include "device/item_grid.h"
 #include "support/kernel_cases/env.h"
 
@@ -20,11 +22,15 @@ struct HostEnv {
   /// The buffer type of the cases' inputs and outputs.
   template <typename T>
   using vec = std::vector<T>;
-  /// Run every item of an op, in index order, with no pool installed. @param op the item op.
+  /// Run an op with no pool installed: every item in index order, or every block's phases.
+  /// @param op the item op or block op (kBlockOp tells them apart).
   template <typename Op>
   void run(const Op& op) const {
     UseCpuPool serial(nullptr);
-    device::run_items_on_host(op);
+    if constexpr (kBlockOp<Op>)
+      device::run_blocks_on_host(op);
+    else
+      device::run_items_on_host(op);
   }
   /// A Catch2 check naming the first differing element. @param same the comparison.
   /// @param what the case and shape.

@@ -1,35 +1,35 @@
-// support/kernel_cases/layernorm.h — LayerNorm's item ops against the CPU kernel, bitwise (see
-// env.h): rows forward and backward, columns for the gain and bias gradients, row and column
-// counts on both sides of the 128-thread block.
+// support/kernel_cases/layernorm.h — LayerNorm's block ops (ops/layernorm_blocks.h) against the
+// CPU kernel, bitwise (see env.h): a block per row forward and backward, tiles of columns for the
+// gain and bias gradients; widths on both sides of the 128-thread block and of the 8-leaf unit,
+// row counts that fill a tile, split it, and leave one column.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "device/item_grid.h"
 #include "kernels/layernorm.h"
-#include "kernels/threads/layernorm.h"
+#include "ops/layernorm_blocks.h"
 #include "support/kernel_cases/env.h"
 
 namespace zt::test {
 
-/// LayerNorm forward (rows) and backward (rows, then columns) in T.
+/// LayerNorm forward (rows) and backward (rows, then tiles of columns) in T.
 /// @param env the environment (env.h).
 template <typename T, typename Env>
 void case_layernorm(const Env& env) {
   using V = typename Env::template vec<T>;
   using F = typename Env::template vec<float>;
   const int s = range_shift<T>();
-  for (const auto& [N, C] : {std::pair<int64_t, int64_t>{131, 77}, {5, 259}, {1, 1}}) {
+  for (const auto& [N, C] : {std::pair<int64_t, int64_t>{131, 77}, {5, 259}, {1, 1}, {70, 1031}, {2049, 3}}) {
     const std::string shape = std::string(type_name<T>()) + " " + std::to_string(N) + "x" + std::to_string(C);
     const auto n = static_cast<std::size_t>(N * C), c = static_cast<std::size_t>(C);
     const V x = sensitive<V>(n, 1, s), w = sensitive<V>(c, 2, s - 4), b = sensitive<V>(c, 3, s - 4);
     V y = sentinel<V>(n), y_op = sentinel<V>(n);
     F mean(N), rstd(N), mean_op(N), rstd_op(N);
     kernels::layernorm_forward(y.data(), mean.data(), rstd.data(), x.data(), w.data(), b.data(), N, C);
-    env.run(kernels::LayerNormForwardRows<T>{y_op.data(), mean_op.data(), rstd_op.data(), x.data(), w.data(), b.data(),
-                                             N, C});
+    env.run(ops::LayerNormForwardBlocks<T>{y_op.data(), mean_op.data(), rstd_op.data(), x.data(), w.data(), b.data(), N,
+                                           C});
     env.check(same_bits(y, y_op) && same_bits(mean, mean_op) && same_bits(rstd, rstd_op),
               label("layernorm forward", shape));
 
@@ -40,9 +40,9 @@ void case_layernorm(const Env& env) {
     kernels::layernorm_backward(dx.data(), dw.data(), db.data(), dy.data(), x.data(), mean.data(), rstd.data(),
                                 w.data(), N, C, scratch.data());
     env.run(
-        kernels::LayerNormBackwardRows<T>{dx_op.data(), dy.data(), x.data(), mean.data(), rstd.data(), w.data(), N, C});
-    env.run(kernels::LayerNormParamGradColumns<T>{dw_op.data(), db_op.data(), dy.data(), x.data(), mean.data(),
-                                                  rstd.data(), N, C});
+        ops::LayerNormBackwardBlocks<T>{dx_op.data(), dy.data(), x.data(), mean.data(), rstd.data(), w.data(), N, C});
+    env.run(ops::LayerNormParamGradTiles<T>{dw_op.data(), db_op.data(), dy.data(), x.data(), mean.data(), rstd.data(),
+                                            N, C});
     env.check(same_bits(dx, dx_op), label("layernorm backward dx", shape));
     env.check(same_bits(dw, dw_op) && same_bits(db, db_op), label("layernorm backward dw db", shape));
   }

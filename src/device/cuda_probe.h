@@ -36,7 +36,8 @@ struct CudaProbe {
 CudaProbe probe_cuda();
 
 /// Fail with one line (zt::Error) unless `device` can run here: cpu always can; cuda needs a
-/// build with CUDA and at least one visible device (every rank uses the first); emulated always
+/// build with CUDA and at least one visible device (train/collective_choice.h gives each rank its
+/// GPU); emulated always
 /// can (it needs no hardware).
 /// @param device the value of --device.
 void require_device(Device device);

@@ -32,10 +32,21 @@ cudaEvent_t as_event(void* e) { return static_cast<cudaEvent_t>(e); }
 
 }  // namespace
 
-CudaRuntime::CudaRuntime() { create_stream("default"); }
+CudaRuntime::CudaRuntime(int device) : gpu_(device) {
+  ZT_CHECK(device >= 0, "cuda device: device index ", device, " (need >= 0)");
+  create_stream("default");
+}
+
+void CudaRuntime::select() const { check_cuda(cudaSetDevice(gpu_), "cudaSetDevice", concat("device ", gpu_)); }
+
+void* CudaRuntime::native_stream(Stream stream) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return stream_at(stream);
+}
 
 CudaRuntime::~CudaRuntime() {
   // Errors are dropped here (a destructor cannot report them); synchronize first to see them.
+  (void)cudaSetDevice(gpu_);
   (void)cudaDeviceSynchronize();
   for (auto& [id, event] : events_) (void)cudaEventDestroy(as_event(event));
   for (auto& w : traced_) {
@@ -56,6 +67,7 @@ void* CudaRuntime::stream_at(Stream stream) const {
 }
 
 std::byte* CudaRuntime::allocate(std::size_t bytes, const std::string& name) {
+  select();
   ZT_CHECK(bytes > 0, "cuda device: allocate 0 bytes for '", name, "' (device allocations have a size)");
   void* p = nullptr;
   check_cuda(cudaMalloc(&p, bytes), "cudaMalloc", concat("'", name, "', ", bytes, " bytes"));
@@ -65,6 +77,7 @@ std::byte* CudaRuntime::allocate(std::size_t bytes, const std::string& name) {
 }
 
 void CudaRuntime::release(std::byte* ptr) {
+  select();
   std::string name;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -78,6 +91,7 @@ void CudaRuntime::release(std::byte* ptr) {
 }
 
 std::byte* CudaRuntime::allocate_pinned(std::size_t bytes, const std::string& name) {
+  select();
   ZT_CHECK(bytes > 0, "cuda device: allocate_pinned 0 bytes for '", name, "'");
   void* p = nullptr;
   check_cuda(cudaMallocHost(&p, bytes), "cudaMallocHost", concat("'", name, "', ", bytes, " bytes"));
@@ -87,6 +101,7 @@ std::byte* CudaRuntime::allocate_pinned(std::size_t bytes, const std::string& na
 }
 
 void CudaRuntime::release_pinned(std::byte* ptr) {
+  select();
   std::string name;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -100,6 +115,7 @@ void CudaRuntime::release_pinned(std::byte* ptr) {
 }
 
 Stream CudaRuntime::create_stream(const std::string& name) {
+  select();
   cudaStream_t s = nullptr;
   check_cuda(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreateWithFlags",
              "stream '" + name + "'");
@@ -111,6 +127,7 @@ Stream CudaRuntime::create_stream(const std::string& name) {
 }
 
 void CudaRuntime::copy_async(void* dst, const void* src, std::size_t bytes, CopyKind kind, Stream stream) {
+  select();
   cudaStream_t s = nullptr;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -126,6 +143,7 @@ void CudaRuntime::copy_async(void* dst, const void* src, std::size_t bytes, Copy
 }
 
 Event CudaRuntime::record(Stream stream) {
+  select();
   std::lock_guard<std::mutex> lock(mutex_);
   cudaStream_t s = as_stream(stream_at(stream));
   cudaEvent_t e = nullptr;
@@ -140,6 +158,7 @@ Event CudaRuntime::record(Stream stream) {
 }
 
 void CudaRuntime::wait(Stream stream, Event event) {
+  select();
   std::lock_guard<std::mutex> lock(mutex_);
   cudaStream_t s = as_stream(stream_at(stream));
   ZT_CHECK(event.id >= 1 && event.id < next_event_, "cuda device: wait for event ", event.id,
@@ -161,6 +180,7 @@ void CudaRuntime::retire_events(int stream) {
 }
 
 void CudaRuntime::synchronize(Stream stream) {
+  select();
   cudaStream_t s = nullptr;
   std::vector<int> before;
   std::string name;
@@ -181,6 +201,7 @@ void CudaRuntime::synchronize(Stream stream) {
 }
 
 void CudaRuntime::synchronize() {
+  select();
   std::size_t streams = 0;
   std::vector<std::size_t> counts;
   {
@@ -200,6 +221,7 @@ void CudaRuntime::synchronize() {
 }
 
 void CudaRuntime::launch(Stream stream, const KernelLaunch& kernel) {
+  select();
   ZT_CHECK(static_cast<bool>(kernel.cuda_body), "cuda device: kernel ", kernel.name,
            " was not compiled for CUDA (its launch has no cuda_body; build it where ZT_WITH_CUDA_KERNELS is defined)");
   cudaStream_t s = nullptr;
@@ -208,6 +230,7 @@ void CudaRuntime::launch(Stream stream, const KernelLaunch& kernel) {
     s = as_stream(stream_at(stream));
   }
   void* start = trace_mark(s);
+  ++launches_;
   kernel.cuda_body(s);
   if (start) end_span(stream, s, start, "kernel '" + kernel.name + "'");
 }

@@ -12,8 +12,9 @@
 // kernel also gets two timing events, turned into spans by take_trace at the end of the run.
 //
 // Compiled only in a build with CUDA (ZT_HAVE_CUDA); the header names no CUDA type, so including
-// it needs no CUDA headers. Not here: the kernels (kernels/cuda/), NCCL (collective/nccl/),
-// choosing a device (the current device of the calling thread is used).
+// it needs no CUDA headers. Every call selects the runtime's device first (cudaSetDevice, per host
+// thread in CUDA), so a rank's transfer threads and a thread rank on its own GPU stay on it. Not
+// here: the kernels (kernels/cuda/, ops/cuda/), NCCL (collective/nccl/).
 #pragma once
 
 #include <array>
@@ -33,8 +34,9 @@ namespace zt::device {
 /// The CUDA runtime behind the Runtime interface (see the file comment).
 class CudaRuntime final : public Runtime {
  public:
-  /// Creates Stream{0} ("default") on the calling thread's current device.
-  CudaRuntime();
+  /// Creates Stream{0} ("default") on a device. @param device its index (cudaSetDevice): every
+  /// call of this runtime selects it first, on whichever host thread makes the call.
+  explicit CudaRuntime(int device = 0);
   /// Waits for the device, then destroys events and streams and frees what is still allocated.
   ~CudaRuntime() override;
   CudaRuntime(const CudaRuntime&) = delete;
@@ -42,6 +44,8 @@ class CudaRuntime final : public Runtime {
 
   /// @return "cuda".
   std::string name() const override { return "cuda"; }
+  /// @param stream a stream of this runtime. @return its cudaStream_t.
+  void* native_stream(Stream stream) const override;
   std::byte* allocate(std::size_t bytes, const std::string& name) override;
   void release(std::byte* ptr) override;
   std::byte* allocate_pinned(std::size_t bytes, const std::string& name) override;
@@ -57,6 +61,8 @@ class CudaRuntime final : public Runtime {
   /// @param stream the stream. @param kernel the launch; its cuda_body must be set.
   void launch(Stream stream, const KernelLaunch& kernel) override;
   CopyStats stats() const override;
+  /// @return the kernels launched so far.
+  int64_t launches() const override { return launches_.load(); }
   bool is_device(const void* ptr) const override;
   /// From now on put two timing events around every copy and kernel (see take_trace).
   void enable_trace() override;
@@ -91,6 +97,9 @@ class CudaRuntime final : public Runtime {
   std::unordered_map<std::byte*, std::string> pinned_;  // live pinned allocations and their names
   std::array<std::atomic<int64_t>, kCopyKinds> copies_{};
   std::array<std::atomic<int64_t>, kCopyKinds> bytes_{};
+  std::atomic<int64_t> launches_{0};
+  int gpu_ = 0;         // the device index every call selects
+  void select() const;  // cudaSetDevice(gpu_) on the calling thread
 };
 
 }  // namespace zt::device

@@ -187,6 +187,7 @@ void EmulatedRuntime::copy_async(void* dst, const void* src, std::size_t bytes, 
 void EmulatedRuntime::launch(Stream stream, const KernelLaunch& kernel) {
   const std::string what = "kernel '" + kernel.name + "'";
   ZT_CHECK(static_cast<bool>(kernel.host_body), "emulated device: ", what, " has no host body to run");
+  ++launches_;
   std::lock_guard<std::mutex> lock(mutex_);
   StreamState& s = stream_at(stream);
   std::vector<TrackedAccess> accesses;

@@ -85,6 +85,8 @@ class EmulatedRuntime final : public Runtime {
   void launch(Stream stream, const KernelLaunch& kernel) override;
   /// @return the copies enqueued so far, by kind.
   CopyStats stats() const override;
+  /// @return the kernels launched so far.
+  int64_t launches() const override { return launches_.load(); }
   /// Each stream's thread times every copy, kernel and wait it runs from now on.
   void enable_trace() override;
   /// @return the spans timed and not taken before.
@@ -120,6 +122,7 @@ class EmulatedRuntime final : public Runtime {
   int next_event_ = 1;
   std::array<std::atomic<int64_t>, kCopyKinds> copies_{};
   std::array<std::atomic<int64_t>, kCopyKinds> bytes_{};
+  std::atomic<int64_t> launches_{0};
   std::atomic<bool> tracing_{false};
   std::mutex trace_mutex_;  // guards trace_ (every stream's thread appends)
   std::vector<DeviceWorkSpan> trace_;

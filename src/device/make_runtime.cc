@@ -11,7 +11,7 @@
 
 namespace zt::device {
 
-std::unique_ptr<Runtime> make_runtime(RuntimeKind kind) {
+std::unique_ptr<Runtime> make_runtime(RuntimeKind kind, int gpu) {
   if (kind == RuntimeKind::emulated) return std::make_unique<EmulatedRuntime>();
   const CudaProbe p = probe_cuda();
   ZT_CHECK(p.compiled,
@@ -20,8 +20,10 @@ std::unique_ptr<Runtime> make_runtime(RuntimeKind kind) {
   ZT_CHECK(p.devices > 0,
            "device runtime cuda: no CUDA device is visible to this process (the CUDA runtime says: ", p.error,
            "); use the emulated device");
+  ZT_CHECK(gpu >= 0 && gpu < p.devices, "device runtime cuda: GPU ", gpu, " asked for, ", p.devices,
+           " visible to this process");
 #if defined(ZT_WITH_CUDA_RUNTIME)
-  return std::make_unique<CudaRuntime>();
+  return std::make_unique<CudaRuntime>(gpu);
 #else
   ZT_FAIL("device runtime cuda: the probe links the CUDA runtime but this library was built without it");
 #endif

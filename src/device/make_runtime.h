@@ -22,8 +22,9 @@ constexpr auto words(RuntimeKind) {
   return std::array{Word{"cuda", RuntimeKind::cuda}, Word{"emulated", RuntimeKind::emulated}};
 }
 
-/// Make a runtime. @param kind which one. @return it; zt::Error (one line) for cuda when this
-/// build has no CUDA or this process sees no device.
-std::unique_ptr<Runtime> make_runtime(RuntimeKind kind);
+/// Make a runtime. @param kind which one. @param gpu for cuda, the device index (a rank's own GPU;
+/// 0 where ranks share the first). @return it; zt::Error (one line) for cuda when this build has
+/// no CUDA or this process sees no such device.
+std::unique_ptr<Runtime> make_runtime(RuntimeKind kind, int gpu = 0);
 
 }  // namespace zt::device

@@ -116,6 +116,7 @@ struct KernelLaunch {
   std::vector<DeviceSpan> writes;        ///< device ranges the kernel writes
   std::function<void()> host_body;       ///< the kernel run on the host (the emulated device)
   std::function<void(void*)> cuda_body;  ///< enqueue on a cudaStream_t (empty without CUDA kernels)
+  double flops = 0;                      ///< the arithmetic it does (a roofline's compute side; 0: not declared)
 };
 
 /// The device as the engine sees it. Every method is called from host code; the work that copies
@@ -171,6 +172,15 @@ class Runtime {
 
   /// @return the copies enqueued so far, by kind.
   virtual CopyStats stats() const = 0;
+  /// @return the kernels launched so far.
+  virtual int64_t launches() const = 0;
+  /// The library's own handle of a stream, for a library that enqueues work of its own on the
+  /// device (NCCL orders its calls after this stream). @param stream a stream of this runtime.
+  /// @return the CUDA runtime's cudaStream_t; null for a runtime without one.
+  virtual void* native_stream(Stream stream) const {
+    (void)stream;
+    return nullptr;
+  }
   /// Record, from now on, when each copy, kernel and wait runs on its stream (`--trace`; off by
   /// default: it costs two clock reads, or two timing events on a GPU, per operation). The
   /// emulated device times its streams' threads; the CUDA runtime times copies and kernels with

@@ -37,6 +37,7 @@ device::KernelLaunch item_kernel(std::string name, const Op& op, std::vector<dev
   k.name = std::move(name);
   k.reads = std::move(reads);
   k.writes = std::move(writes);
+  if constexpr (requires { op.flops(); }) k.flops = op.flops();
   k.host_body = [op] { device::run_items_on_host(op); };
 #if defined(ZT_WITH_CUDA_KERNELS)
   k.cuda_body = [op](void* stream) { zt::kernels::cuda::launch(op, static_cast<cudaStream_t>(stream)); };

@@ -90,6 +90,7 @@ inline void launch_gemm(device::Runtime& rt, device::Stream s, const std::string
   device::KernelLaunch l;
   l.reads = {operand_span(a, m, k), operand_span(b, k, n)};
   l.writes = {matrix_span(c, m, n, ldc)};
+  l.flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
   const gemm::GemmArgs g{a, b, m, n, k, c, ldc};
   if (kernels::gemm_backend() == kernels::GemmBackend::blas) {
     l.name = name + " (blas)";
@@ -127,6 +128,7 @@ inline void launch_trmm(device::Runtime& rt, device::Stream s, const std::string
   device::KernelLaunch l;
   l.reads = {operand_span(a, m, m), operand_span(src, m, n)};
   l.writes = {matrix_span(out, m, n, ldo)};
+  l.flops = static_cast<double>(m) * static_cast<double>(m + 1) * static_cast<double>(n);  // 2 per term, m(m+1)/2 terms
   const gemm::TrmmArgs g{a, src, m, n, out, ldo};
   if (kernels::gemm_backend() == kernels::GemmBackend::blas) {
     l.name = name + " (blas)";

@@ -46,6 +46,12 @@ struct AttentionShape {
   ZT_HD int64_t D() const { return C / H; }
   /// @return B H T, the number of (batch, head, position) rows.
   ZT_HD int64_t rows() const { return B * H * Tc; }
+  /// The multiply-adds of one product over the causal triangle of every (batch, head), as flops:
+  /// 2 D T (T + 1) / 2 per head. @return that count.
+  double triangle_flops() const {
+    return static_cast<double>(B * H) * static_cast<double>(D()) * static_cast<double>(Tc) *
+           static_cast<double>(Tc + 1);
+  }
   /// Offset in a [B,T,width] tensor of (b, position t), column `col`.
   /// @param width the row width (3C for qkv, C for the output). @param b batch. @param t position.
   /// @param col column. @return the element's index.
@@ -71,6 +77,8 @@ struct AttentionForwardBlocks {
   AttentionShape s;        ///< shapes and scale
   /// @return B H T, a block per query row.
   ZT_HD int64_t blocks() const { return s.rows(); }
+  /// @return two triangle products: the scores and the output.
+  double flops() const { return 2 * s.triangle_flops(); }
   /// @return the row's scores, then the reductions' room.
   ZT_HD std::size_t shared_floats() const { return static_cast<std::size_t>(s.Tc) + reduce_floats(); }
   /// @return the larger of the two reductions' shared memory.
@@ -139,6 +147,8 @@ struct AttentionBackwardRowBlocks {
   AttentionShape s;         ///< shapes and scale
   /// @return B H T, a block per query row.
   ZT_HD int64_t blocks() const { return s.rows(); }
+  /// @return two triangle products: dP and dQ.
+  double flops() const { return 2 * s.triangle_flops(); }
   /// @return the row's dp then ds, then the sum's units.
   ZT_HD std::size_t shared_floats() const {
     return static_cast<std::size_t>(s.Tc) + canonical_sum_floats(static_cast<std::size_t>(s.Tc));
@@ -179,6 +189,8 @@ struct AttentionBackwardKeyBlocks {
   AttentionShape s;             ///< shapes and scale
   /// @return B H T, a block per key row.
   ZT_HD int64_t blocks() const { return s.rows(); }
+  /// @return three triangle products: dP again, dV and dK.
+  double flops() const { return 3 * s.triangle_flops(); }
   /// @return the column's p_ij and ds_ij for i >= j.
   ZT_HD std::size_t shared_floats() const { return 2 * static_cast<std::size_t>(s.Tc); }
   /// @param blk the block. @param r its key row.

@@ -32,6 +32,8 @@ struct CrossEntropyForwardBlocks {
   int64_t V = 0;               ///< classes
   /// @return N, a block per position.
   ZT_HD int64_t blocks() const { return targets.rows * targets.cols; }
+  /// @return the arithmetic: 4 flops per logit (compare, subtract, exp counted as one, add).
+  double flops() const { return 4.0 * static_cast<double>(blocks()) * static_cast<double>(V); }
   /// @return the row's canonical-sum units, or the maximum's slots if more.
   ZT_HD std::size_t shared_floats() const {
     const std::size_t sum = canonical_sum_floats(static_cast<std::size_t>(V));

@@ -31,6 +31,8 @@ struct LayerNormForwardBlocks {
   int64_t C = 0;          ///< width
   /// @return N, a block per row.
   ZT_HD int64_t blocks() const { return N; }
+  /// @return the arithmetic: 8 flops per element (two sums, a square, the normalisation).
+  double flops() const { return 8.0 * static_cast<double>(N) * static_cast<double>(C); }
   /// @return the row's canonical-sum units.
   ZT_HD std::size_t shared_floats() const { return canonical_sum_floats(static_cast<std::size_t>(C)); }
   /// @param blk the block. @param i its row.
@@ -71,6 +73,8 @@ struct LayerNormBackwardBlocks {
   int64_t C = 0;                ///< width
   /// @return N, a block per row.
   ZT_HD int64_t blocks() const { return N; }
+  /// @return the arithmetic: 10 flops per element (g, xhat, two sums, the gradient).
+  double flops() const { return 10.0 * static_cast<double>(N) * static_cast<double>(C); }
   /// @return the row's canonical-sum units.
   ZT_HD std::size_t shared_floats() const { return canonical_sum_floats(static_cast<std::size_t>(C)); }
   /// @param blk the block. @param i its row.
@@ -113,6 +117,8 @@ struct LayerNormParamGradTiles {
     const int64_t fit = static_cast<int64_t>(device::kMaxSharedFloats) / per;
     return fit < 1 ? 1 : (fit > 32 ? 32 : fit);
   }
+  /// @return the arithmetic: 6 flops per element (xhat, dy xhat, two sums).
+  double flops() const { return 6.0 * static_cast<double>(N) * static_cast<double>(C); }
   /// @return ceil(C / tile()), a block per tile.
   ZT_HD int64_t blocks() const { return (C + tile() - 1) / tile(); }
   /// @return the tile's canonical-sum units.

@@ -32,6 +32,7 @@ device::KernelLaunch block_kernel(std::string name, const Op& op, std::vector<de
   k.name = std::move(name);
   k.reads = std::move(reads);
   k.writes = std::move(writes);
+  if constexpr (requires { op.flops(); }) k.flops = op.flops();
   k.host_body = [op] { device::run_blocks_on_host(op); };
 #if defined(ZT_WITH_CUDA_KERNELS)
   k.cuda_body = [op](void* stream) { zt::ops::cuda::launch(op, static_cast<cudaStream_t>(stream)); };

@@ -16,10 +16,11 @@ namespace zt::plan {
 bool uses_reference_loop(const train::RunOptions& c) {
   // zero-train's run_mode calls this: one rank at stage 0 with none of the features that live in
   // the ZeRO engine (P_a, M_D, a memory trace, a timeline, a step trace, offload, checkpoints) runs
-  // the reference loop
+  // the reference loop (an explicit --collective nccl asks for a group, so the engine too)
   return !(c.world_size > 1 || c.stage > 0 || c.partition_activations != train::PartitionActivations::off ||
            c.allocator != train::Allocator::general || !c.memory_trace.empty() || !c.trace.empty() ||
-           !c.step_trace.empty() || c.offloads_optimizer() || !c.save_dir.empty() || !c.resume.empty());
+           !c.step_trace.empty() || c.offloads_optimizer() || !c.save_dir.empty() || !c.resume.empty() ||
+           c.collective == train::CollectiveBackend::nccl);
 }
 
 int64_t resolve_vocab(const train::RunOptions& c) {

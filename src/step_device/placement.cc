@@ -14,14 +14,14 @@
 namespace zt::step {
 
 template <typename T>
-Placement<T>::Placement(device::Device where) {
+Placement<T>::Placement(device::Device where, int gpu) {
   if (where == device::Device::cpu) {
     step_ = std::make_unique<step::HostStepOps<T>>();
     loop_ = std::make_unique<step::HostLoopOps<T>>();
     return;
   }
-  runtime_ =
-      device::make_runtime(where == device::Device::cuda ? device::RuntimeKind::cuda : device::RuntimeKind::emulated);
+  runtime_ = device::make_runtime(
+      where == device::Device::cuda ? device::RuntimeKind::cuda : device::RuntimeKind::emulated, gpu);
   stream_ = runtime_->create_stream("compute");
   model_ = std::make_unique<model::DeviceOps<T>>(*runtime_, stream_);
   step_ = std::make_unique<step::DeviceStepOps<T>>(*runtime_, stream_);

@@ -36,7 +36,8 @@ class Placement {
  public:
   /// @param where `--device`: cpu runs on the host; emulated and cuda make a runtime
   /// (device/make_runtime.h; zt::Error in one line where cuda cannot run).
-  explicit Placement(device::Device where);
+  /// @param gpu for cuda, the rank's GPU (train/collective_choice.h's gpu_of_rank).
+  explicit Placement(device::Device where, int gpu = 0);
   ~Placement();
   Placement(const Placement&) = delete;
   Placement& operator=(const Placement&) = delete;

@@ -97,6 +97,7 @@ struct GridOptions {
   std::string pp_split;                ///< blocks per stage, "3,2,2"; empty: the balanced split
   std::optional<int64_t> shard_group;  ///< G, hybrid sharding's shard group (divides N_d); empty: N_d
   CollectiveMode collective_mode = CollectiveMode::deterministic;  ///< deterministic | fast
+  CollectiveBackend collective = CollectiveBackend::automatic;     ///< auto | nccl | gloo
   double timeout_s = 120;     ///< rendezvous and every collective: a peer silent this long has failed
   std::string local_addr;     ///< --local-addr: the address this rank's transport binds ("" = chosen)
   std::string socket_ifname;  ///< --socket-ifname: bind the address of this interface (GLOO_SOCKET_IFNAME)

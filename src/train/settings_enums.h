@@ -52,6 +52,10 @@ enum class Stage1Reduce { reduce_scatter, all_reduce };
 /// backend's own (collective/collective.h's ReduceMode).
 enum class CollectiveMode { deterministic, fast };
 
+/// --collective: the library between ranks (train/collective_choice.h): NCCL where every rank has
+/// a GPU of its own, Gloo otherwise (staged through pinned memory on a device).
+enum class CollectiveBackend { automatic, nccl, gloo };
+
 /// The words of every choice above, one table each, in the order --help lists them.
 inline constexpr std::tuple kChoiceWords{
     std::array{Word{"gpt", ModelFamily::gpt}},
@@ -66,7 +70,9 @@ inline constexpr std::tuple kChoiceWords{
     std::array{Word{"processes", RanksAs::processes}, Word{"threads", RanksAs::threads}},
     std::array{Word{"step", GradSync::step}, Word{"micro-batch", GradSync::micro_batch}},
     std::array{Word{"reduce-scatter", Stage1Reduce::reduce_scatter}, Word{"all-reduce", Stage1Reduce::all_reduce}},
-    std::array{Word{"deterministic", CollectiveMode::deterministic}, Word{"fast", CollectiveMode::fast}}};
+    std::array{Word{"deterministic", CollectiveMode::deterministic}, Word{"fast", CollectiveMode::fast}},
+    std::array{Word{"auto", CollectiveBackend::automatic}, Word{"nccl", CollectiveBackend::nccl},
+               Word{"gloo", CollectiveBackend::gloo}}};
 
 /// The words of one of the choices above (core/words.h finds it by argument-dependent lookup).
 /// @return E's table from kChoiceWords.

@@ -199,6 +199,10 @@ void declare_train_flags(ArgParser& p, TrainConfig& c) {
       .hash_as([&c] { return word_of(c.resolved_grad_sync()); });
   p.add_enum("stage1-reduce", &c.stage1_reduce, "stage 1 gradient reduction variant");
   p.add_enum("collective-mode", &c.collective_mode, "reduction order");
+  p.add_enum("collective", &c.collective,
+             "the library between ranks: auto takes NCCL on device buffers when --device cuda gives every rank a "
+             "GPU of its own in a plain data-parallel world, Gloo otherwise (on a device staged through pinned "
+             "memory); nccl and gloo insist, nccl with one line where it cannot serve");
   p.group("diagnostics");
   p.add_flag("verify", &c.verify, "also run the single-rank reference and compare master weights");  // gathers: hashed
   p.add_string("trace", &c.trace, "write a Chrome-trace timeline (compute, blocked on collectives)").not_hashed();

@@ -88,9 +88,10 @@ class ZeroLoop {
            RunArtifacts* artifacts)
       : c_(c),
         data_(data),
-        place_(c.device),
+        place_(c.device, groups.gpu),
         staged_(place_.runtime(), place_.compute_stream()),
-        coll_(staged_.over(groups.shards ? *groups.shards : groups.dp)),  // on a device: staged
+        // on a device: staged through the host, or NCCL on device buffers beside Gloo on host values
+        coll_(groups.shards ? staged_.over(*groups.shards) : staged_.over(groups.dp, groups.device_dp)),
         hsdp_(groups.shards),  // hybrid sharding: the two levels, and all N_d ranks for the loss
         mp_(groups.mp ? &staged_.over(*groups.mp) : nullptr),
         pp_(groups.pp),  // pipeline stages: activations by send/recv (pipeline/stage_runner.h)

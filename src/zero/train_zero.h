@@ -13,6 +13,7 @@
 
 #include "collective/collective.h"
 #include "collective/hybrid_group.h"
+#include "collective/staged_groups.h"
 #include "collective/stats.h"
 #include "data/dataset.h"
 #include "memory/arena.h"
@@ -85,6 +86,11 @@ struct RankGroups {
   HybridGroup* shards = nullptr;
   /// Its pipeline group (N_p ranks, rank s = stage s; pipeline/stage_runner.h), null when N_p = 1.
   Collective* pp = nullptr;
+  /// On a device, the data-parallel group on device buffers (NCCL), made once the rank's runtime
+  /// and compute stream exist; empty: `dp` staged through pinned memory (collective/staged_groups.h).
+  DeviceGroupMaker device_dp;
+  /// On a device, the rank's GPU (train/collective_choice.h's gpu_of_rank).
+  int gpu = 0;
 };
 
 /// Train on this rank: the engine alone. It measures and predicts nothing; predict::train_zero

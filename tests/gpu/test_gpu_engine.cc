@@ -5,7 +5,9 @@
 // Gloo staging), tensor parallelism N_d 2 × N_m 2, P_a+cpu, and ZeRO-Offload's host tier. The
 // reference loop too (one rank, stage 0). With `--gemm blas` (cuBLAS, whose bits are the GPU's own)
 // two runs of the same job on the GPU must equal each other instead; `--trace` shows the compute
-// stream's kernels, timed by CUDA events. Not a Catch2 program: without a device it prints
+// stream's kernels, timed by CUDA events. `--collective nccl`: one rank through NcclCollective and,
+// with two GPUs, two ranks, each bitwise equal to the job over Gloo on the CPU (with two GPUs the
+// N = 2 rows above run over NCCL too: `--collective auto` takes it). Not a Catch2 program: without a device it prints
 // why and exits 77, which CTest reports as skipped (`make test-gpu` counts a skip as a failure).
 #include <unistd.h>
 
@@ -85,6 +87,21 @@ int main() {
     std::printf("%s: %s\n", row.name.c_str(), same ? "bitwise equal to --device cpu" : "DIFFERS");
   }
   std::printf("the engine on the GPU: %d of %d runs bitwise equal to --device cpu\n", checked - failures, checked);
+  // NCCL in training (train/collective_choice.h): one rank through NcclCollective; with two GPUs,
+  // two ranks over NCCL, each against the same job over Gloo on the CPU
+  std::vector<Row> nccl_rows = {{"--collective nccl, bf16 N=1 stage 2", "--precision bf16 --stage 2 --global-batch 4"}};
+  if (probe.devices >= 2)
+    nccl_rows.push_back(
+        {"--collective nccl, bf16 N=2 stage 2", "--precision bf16 --world-size 2 --stage 2 --global-batch 8"});
+  for (const Row& row : nccl_rows) {
+    std::filesystem::create_directories(dir);
+    const Dumps host = run_on(row, "cpu", dir), gpu = run_on({row.name, row.args + " --collective nccl"}, "cuda", dir);
+    std::filesystem::remove_all(dir);
+    ++checked;
+    const bool same = !host.params.empty() && host.params == gpu.params && host.grads == gpu.grads;
+    if (!same) ++failures;
+    std::printf("%s: %s\n", row.name.c_str(), same ? "bitwise equal to Gloo on --device cpu" : "DIFFERS");
+  }
   // cuBLAS under its reproducibility conditions (gemm/cuda/blas_gemm_cuda.h): the same job twice
   int repeat_failures = 0;
   for (const Row& row : {Row{"--gemm blas, fp32 N=1 stage 0", "--gemm blas --precision fp32 --global-batch 4"},

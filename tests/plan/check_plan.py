@@ -349,6 +349,9 @@ def bad_input():
         ["--world-size", "3"],
         ["--params", "1e9", "--world-size", "6", "--mp-size", "4"],
         ["--json"],
+        ["--gpu", "h200"],
+        ["--gpu", "v100", "--device", "cuda"],
+        ["--gpu", "h200", "--device", "cuda", "--mp-size", "2", "--world-size", "2"],
     ]
     for args in cases:
         r = subprocess.run([ZP, *args], capture_output=True, text=True)

@@ -27,6 +27,7 @@
 #include "plan/paper_scale.h"
 #include "plan/print_step.h"
 #include "plan/rank_prediction.h"
+#include "plan/roofline.h"
 #include "plan/time_estimate.h"
 #include "report/report.h"
 #include "train/train_config.h"
@@ -49,8 +50,10 @@ struct PlanFlags {
   std::optional<int64_t> batch;  // B sequences per rank per step; default --global-batch / N_d
   zt::plan::TrafficModel traffic_model = zt::plan::TrafficModel::exact;
   bool max_model = false;
-  double budget_gb = 80;      // --max-model at paper scale
-  bool layers_given = false;  // --layers on the command line; else at paper scale GPT-3's depth for ψ
+  double budget_gb = 80;             // --max-model at paper scale
+  bool layers_given = false;         // --layers on the command line; else at paper scale GPT-3's depth for ψ
+  std::optional<zt::plan::Gpu> gpu;  // --device cuda: the step on this GPU's roofline
+  double launch_us = 3;              // the cost of one kernel launch
   std::string json;
 };
 
@@ -78,6 +81,11 @@ zt::ArgParser plan_parser(PlanFlags& f) {
              "find the largest model that fits: psi under --budget-gb (with --params), else --layers under "
              "--memory-budget-mb");
   p.add_double("budget-gb", &f.budget_gb, "per-rank budget of --max-model --params, GB", 1e-9, 1e12);
+  p.add_enum("gpu", &f.gpu,
+             "with --device cuda: predict the step on this GPU's roofline (published peaks): each kernel's time, "
+             "the launches, tokens/s and MFU",
+             "off");
+  p.add_double("launch-us", &f.launch_us, "the roofline's cost of one kernel launch, microseconds", 0, 1e6);
   p.add_string("json", &f.json, "also write the plan as JSON to this file (atomically)");
   return p;
 }
@@ -330,6 +338,31 @@ void plan_shape(const TrainConfig& c, const PlanFlags& f, ordered_json& out) {
   }
 }
 
+/// --gpu: the step's kernels on the GPU's roofline (plan/roofline.h), printed and in the JSON.
+void plan_roofline(const TrainConfig& c, const PlanFlags& f, ordered_json& out) {
+  const zt::plan::StepRoofline r = zt::plan::step_roofline(c, zt::plan::resolve_vocab(c), *f.gpu, f.launch_us);
+  std::printf("\n%s", zt::plan::printed_roofline(r, *f.gpu).c_str());
+  ordered_json j;
+  j["gpu"] = zt::word_of(*f.gpu);
+  j["launch_us"] = f.launch_us;
+  j["micro_batches"] = r.micro_batches;
+  j["launches_per_step"] = r.launches;
+  j["step_seconds"] = r.seconds();
+  j["tokens_per_step"] = r.tokens;
+  j["model_flops_per_step"] = r.model_flops;
+  j["bf16_dense_flops"] = zt::plan::peaks_of(*f.gpu).bf16_dense_flops;
+  j["tokens_per_s"] = r.tokens / r.seconds();
+  j["mfu"] = r.model_flops / r.seconds() / zt::plan::peaks_of(*f.gpu).bf16_dense_flops;
+  for (const auto& op : r.ops)
+    j["ops"].push_back({{"op", op.op},
+                        {"launches", op.launches},
+                        {"bytes", op.bytes},
+                        {"flops", op.flops},
+                        {"seconds", op.seconds},
+                        {"bound", op.compute_bound ? "compute" : "memory"}});
+  out["roofline"] = j;
+}
+
 int run(int argc, char** argv) {
   PlanFlags f;
   zt::ArgParser p = plan_parser(f);
@@ -365,7 +398,15 @@ int run(int argc, char** argv) {
     zt::train::resolve_micro_batch(c);
     zt::train::validate(c);
     if (c.print_step) return std::fputs(zt::plan::printed_step(c).c_str(), stdout), 0;  // zero-train's flag
+    if (f.gpu) {  // refused before anything is printed
+      ZT_CHECK(c.device == zt::device::Device::cuda, "--gpu ", zt::word_of(*f.gpu),
+               " plans a GPU's step: it needs --device cuda (given: --device ", zt::word_of(c.device), ")");
+      ZT_CHECK(c.mp_size == 1 && c.pp_size == 1,
+               "--gpu: the roofline covers a data-parallel rank's whole model; "
+               "with --mp-size or --pp-size above 1 it is not built");
+    }
     plan_shape(c, f, out);
+    if (f.gpu) plan_roofline(c, f, out);
   }
   if (!f.json.empty()) zt::write_file_atomic(f.json, out.dump(2) + "\n");
   return 0;

@@ -41,11 +41,15 @@
 #include "plan/rank_prediction.h"
 #include "predict/predicted_run.h"
 #include "reference/single_rank.h"
+#if defined(ZT_WITH_NCCL)
+#include "collective/nccl/nccl_collective.h"
+#endif
 #include "report/compare_runs.h"
 #include "report/report.h"
 #include "report/run_summary.h"
 #include "report/summary_json.h"
 #include "step_device/placement.h"
+#include "train/collective_choice.h"
 #include "train/step_report.h"
 #include "train/step_start.h"
 #include "train/train_config.h"
@@ -189,18 +193,62 @@ zt::GlooOptions rank_options(const TrainConfig& c) {
   return o;
 }
 
+/// A rank's device: its GPU, and its data-parallel group on device buffers where NCCL serves
+/// (train/collective_choice.h; empty: the host group, staged on a device).
+struct RankDevice {
+  int gpu = 0;
+  zt::DeviceGroupMaker group;
+};
+
+/// The rank's device for a job whose ranks meet in `store`. @param c the settings. @param nccl
+/// use_nccl's answer. @param rank the rank. @param local_rank its rank on this machine.
+/// @param store the job's rendezvous store (NCCL exchanges its id through it). @return it.
+RankDevice rank_device(const TrainConfig& c, bool nccl, int rank, int local_rank,
+                       const std::shared_ptr<gloo::rendezvous::Store>& store) {
+  RankDevice d;
+  d.gpu = zt::train::gpu_of_rank(nccl, local_rank);
+  if (!nccl) return d;
+#if defined(ZT_WITH_NCCL)
+  const zt::GlooOptions host = rank_options(c);
+  zt::NcclOptions o;
+  o.rank = rank;
+  o.size = static_cast<int>(c.world_size);
+  o.store = store;
+  o.prefix = "zero-train-nccl";
+  o.mode = host.mode;
+  o.accumulation = host.accumulation;
+  o.timeout = host.timeout;
+  o.local_rank = d.gpu;
+  o.group = "dp";
+  d.group = [o](zt::device::Runtime& rt, zt::device::Stream s) -> std::unique_ptr<zt::Collective> {
+    zt::NcclOptions on_stream = o;
+    on_stream.user_stream = static_cast<cudaStream_t>(rt.native_stream(s));  // calls start after its work
+    return std::make_unique<zt::NcclCollective>(on_stream);
+  };
+#else
+  (void)c, (void)rank, (void)store;
+  ZT_FAIL("--collective nccl: this build has no NCCL");
+#endif
+  return d;
+}
+
 /// One rank's training: on the world as one data-parallel group, or, with --mp-size > 1 or
 /// --shard-group, on its groups of the grid (collective/grid.h: rank = dp · N_m + mp; hybrid
 /// sharding's shard and replica groups inside the data-parallel one).
 /// An error is announced (core/error_report.h) while the groups are still open: their
 /// destructors tell the peers, who then exit, and this rank's message must be out first.
 zt::zero::ZeroRunResult train_on_grid(const TrainConfig& c, const zt::Dataset& data, zt::Collective& world,
-                                      const zt::train::StepCallback& on_step, RunArtifacts* artifacts) {
+                                      const zt::train::StepCallback& on_step, RunArtifacts* artifacts,
+                                      const RankDevice& device) {
   // this rank's pool (--threads), installed on the rank's thread for its whole run: every kernel
   // the rank calls splits its outputs over it (core/cpu_pool.h)
   const zt::RankThreads threads(c.threads);
-  if (c.mp_size == 1 && !c.hybrid_sharding() && c.pp_size == 1)
-    return zt::announcing_errors([&] { return zt::predict::train_zero(c, data, world, on_step, artifacts); });
+  if (c.mp_size == 1 && !c.hybrid_sharding() && c.pp_size == 1) {
+    zt::zero::RankGroups groups{world};
+    groups.device_dp = device.group;
+    groups.gpu = device.gpu;
+    return zt::announcing_errors([&] { return zt::predict::train_zero(c, data, groups, on_step, artifacts); });
+  }
   zt::Grid grid = zt::make_grid(world, zt::GridDims{static_cast<int>(c.mp_size), static_cast<int>(c.pp_size),
                                                     static_cast<int>(c.resolved_shard_group())});
   std::optional<zt::HybridGroup> hybrid;  // --shard-group G < N_d: ZeRO shards over G ranks
@@ -241,7 +289,7 @@ int report_failed_ranks(const Outcomes& outcomes) {
   return status;
 }
 
-int run_thread_ranks(const TrainConfig& c, const zt::Dataset& data) {
+int run_thread_ranks(const TrainConfig& c, const zt::Dataset& data, bool nccl) {
   zt::ThreadGroup group = zt::thread_group(static_cast<int>(c.world_size));
   group.base.mode = rank_options(c).mode;
   group.base.accumulation = rank_options(c).accumulation;
@@ -250,7 +298,7 @@ int run_thread_ranks(const TrainConfig& c, const zt::Dataset& data) {
     zt::GlooCollective coll(group.for_rank(r));
     // rank 0 reports progress and the held-out evaluations, as the single-rank run does
     return train_on_grid(c, data, coll, r == 0 ? progress_printer(c) : zt::train::StepCallback{},
-                         &arts[static_cast<std::size_t>(r)]);
+                         &arts[static_cast<std::size_t>(r)], rank_device(c, nccl, r, r, group.base.store));
   });
   if (const int status = report_failed_ranks(outcomes); status != 0) return status;
   RunResult r = outcomes[0].value->run;
@@ -280,10 +328,13 @@ int run_spawned_processes(const TrainConfig& c, int argc, char** argv) {
 
 /// What a launched rank does once it has joined the job: train, then send its report to rank 0.
 int launched_rank_body(const TrainConfig& c, const zt::Dataset& data, const zt::launch::RankEnv& env,
-                       gloo::rendezvous::Store& store, zt::GlooCollective& coll) {
+                       const std::shared_ptr<gloo::rendezvous::Store>& shared_store, zt::GlooCollective& coll,
+                       bool nccl) {
   RunArtifacts artifacts;
+  gloo::rendezvous::Store& store = *shared_store;
   const zt::zero::ZeroRunResult res =
-      train_on_grid(c, data, coll, env.rank == 0 ? progress_printer(c) : zt::train::StepCallback{}, &artifacts);
+      train_on_grid(c, data, coll, env.rank == 0 ? progress_printer(c) : zt::train::StepCallback{}, &artifacts,
+                    rank_device(c, nccl, env.rank, env.local_rank, shared_store));
   // per-rank memory (and timeline) travel to rank 0 as JSON through the store
   auto put = [&](const std::string& key, const std::string& text) {
     store.set("zero-train/" + key + "/" + std::to_string(env.rank), std::vector<char>(text.begin(), text.end()));
@@ -314,7 +365,7 @@ int launched_rank_body(const TrainConfig& c, const zt::Dataset& data, const zt::
 
 /// One rank of a job of processes. Its errors are announced before its connections close
 /// (core/error_report.h): a launcher that sees the other ranks exit may stop this one next.
-int run_launched_rank(const TrainConfig& c, const zt::Dataset& data, const zt::launch::RankEnv& env) {
+int run_launched_rank(const TrainConfig& c, const zt::Dataset& data, const zt::launch::RankEnv& env, bool nccl) {
   zt::EarlyErrorReport early_report("zero-train");
   zt::GlooOptions o = rank_options(c);
   o.rank = env.rank;
@@ -332,7 +383,7 @@ int run_launched_rank(const TrainConfig& c, const zt::Dataset& data, const zt::l
   const auto store = zt::launch::open_store(env, o.timeout);
   o.store = store;
   zt::GlooCollective coll(o);
-  return zt::announcing_errors([&] { return launched_rank_body(c, data, env, *store, coll); });
+  return zt::announcing_errors([&] { return launched_rank_body(c, data, env, store, coll, nccl); });
 }
 
 /// How many ranks of this job share this machine, for the default --threads: the ranks of this
@@ -344,6 +395,21 @@ int64_t local_ranks(RunMode mode, const TrainConfig& c) {
     for (const char* name : {"LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE"})
       if (const char* v = std::getenv(name); v && std::atoll(v) >= 1) return std::atoll(v);
   return c.world_size;
+}
+
+/// What decides NCCL or Gloo for this rank (train/collective_choice.h). @param c the settings.
+/// @param mode how the ranks run. @return the facts.
+zt::train::CollectiveFacts collective_facts(const TrainConfig& c, RunMode mode) {
+  zt::train::CollectiveFacts f;
+  f.device = c.device;
+  f.world_size = c.world_size;
+  f.local_ranks = local_ranks(mode == RunMode::spawned_processes ? RunMode::thread_ranks : mode, c);
+  f.gpus = c.device == zt::device::Device::cuda ? zt::device::probe_cuda().devices : 0;
+#if defined(ZT_WITH_NCCL)
+  f.nccl_built = true;
+#endif
+  f.plain_data_parallel = c.mp_size == 1 && c.pp_size == 1 && !c.hybrid_sharding();
+  return f;
 }
 
 /// The threads each rank computes with, said once at the start (rank 0).
@@ -375,10 +441,13 @@ int main(int argc, char** argv) {
     zt::train::resolve_micro_batch(c);
     zt::train::validate(c);
     if (c.print_step) return std::fputs(zt::plan::printed_step(c).c_str(), stdout), 0;  // plan/print_step.h
-    zt::device::require_device(c.device);  // one line on every rank, before any rank waits on another
+    const RunMode mode = run_mode(c, decision);
+    // NCCL or Gloo between the ranks, and the device: each refused in one line here, on every rank,
+    // before any rank waits on another
+    const bool nccl = zt::train::use_nccl(c.collective, collective_facts(c, mode));
+    zt::device::require_device(c.device);
     // every place a flag names is created (or refused, in one line) before any rank starts
     for (const zt::OutputPlace& place : c.output_places()) zt::prepare_output_place(place);
-    const RunMode mode = run_mode(c, decision);
     if (mode == RunMode::spawned_processes) return run_spawned_processes(c, argc, argv);
     zt::train::resolve_threads(c, local_ranks(mode, c));
     if (env.rank == 0) announce_threads(c);
@@ -389,9 +458,9 @@ int main(int argc, char** argv) {
       case RunMode::reference:
         return run_reference(c, *data);
       case RunMode::thread_ranks:
-        return run_thread_ranks(c, *data);
+        return run_thread_ranks(c, *data, nccl);
       case RunMode::launched_rank:
-        return run_launched_rank(c, *data, env);
+        return run_launched_rank(c, *data, env, nccl);
       case RunMode::spawned_processes:
         break;  // handled above: the spawner opens no dataset
     }

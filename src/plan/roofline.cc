@@ -1,0 +1,164 @@
+// plan/roofline.cc — a step's kernels on a GPU's roofline (see roofline.h).
+#include "plan/roofline.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <memory>
+
+#include "core/check.h"
+#include "device/recording_runtime.h"
+#include "fp/bf16.h"
+#include "fp/fp16.h"
+#include "kernels/blas.h"
+#include "model/device_ops.h"
+#include "model/gpt.h"
+#include "model/param_provider.h"
+#include "model/workspace.h"
+#include "train/memory_plan.h"
+
+namespace zt::plan {
+
+namespace {
+
+// One micro-batch's forward and backward through the device ops on the recording device: every
+// buffer reserved, nothing computed, each launch recorded.
+template <typename T>
+std::vector<device::LaunchRecord> record_micro_batch(const train::SingleRankShape& shape) {
+  device::RecordingRuntime rt;
+  const device::Stream compute = rt.create_stream("compute");
+  model::DeviceOps<T> ops(rt, compute);
+  const auto B = static_cast<int64_t>(shape.micro_batch);
+  const model::ModelOptions o = train::model_options(shape);
+  model::Gpt<T> gpt(shape.model, B, o);
+  gpt.set_ops(&ops);
+  const auto reserve = [&](std::size_t bytes, const char* what) {
+    return rt.allocate(std::max<std::size_t>(bytes, 1), what);
+  };
+  const std::size_t param_bytes = static_cast<std::size_t>(gpt.manifest().param_count) * sizeof(T);
+  T* params = reinterpret_cast<T*>(reserve(param_bytes, "params"));
+  T* grads = reinterpret_cast<T*>(reserve(param_bytes, "grads"));
+  const model::Precision p = model::precision_of<T>();
+  const std::size_t acts = model::activation_bytes(shape.model, B, p, o),
+                    scratch = model::scratch_bytes(shape.model, B, p, o),
+                    ckpt = model::checkpoint_bytes(shape.model, B, p, o);
+  const model::Workspace ws{reserve(acts, "activations"), acts, reserve(scratch, "scratch"), scratch,
+                            reserve(ckpt, "checkpoints"), ckpt};
+  model::DenseParamProvider<T> provider(gpt.manifest(), params, grads);
+  const std::vector<int32_t> batch(static_cast<std::size_t>(B * (shape.model.context + 1)), 0);
+  const auto in = model::batch_inputs(batch.data(), B, shape.model.context);
+  const auto tg = model::batch_targets(batch.data(), B, shape.model.context);
+  gpt.forward(provider, in, tg, ws);
+  gpt.backward(provider, in, tg, 1.0f, ws);
+  return rt.records();
+}
+
+std::vector<device::LaunchRecord> record_micro_batch(const train::SingleRankShape& shape) {
+  switch (shape.precision) {
+    case model::Precision::fp32:
+      return record_micro_batch<float>(shape);
+    case model::Precision::fp16:
+      return record_micro_batch<fp16>(shape);
+    case model::Precision::bf16:
+      return record_micro_batch<bf16>(shape);
+  }
+  ZT_FAIL("roofline: unknown precision");
+}
+
+}  // namespace
+
+GpuPeaks peaks_of(Gpu gpu) {
+  // NVIDIA's data sheets, SXM parts: HBM bandwidth, FP32 (non-tensor) and dense bf16 tensor rates.
+  switch (gpu) {
+    case Gpu::h100:
+      return {"H100 SXM", 3.35e12, 67e12, 989e12};
+    case Gpu::h200:
+      return {"H200 SXM", 4.8e12, 67e12, 989e12};
+    case Gpu::a100:
+      return {"A100 SXM 80GB", 2.039e12, 19.5e12, 312e12};
+  }
+  ZT_FAIL("roofline: unknown GPU");
+}
+
+StepRoofline step_roofline(const train::RunOptions& c, int64_t vocab, Gpu gpu, double launch_us) {
+  ZT_CHECK(c.mp_size == 1 && c.pp_size == 1,
+           "--gpu: the roofline covers a data-parallel rank's whole model; with "
+           "--mp-size or --pp-size above 1 it is not built");
+  const train::SingleRankShape shape = train::single_rank_shape(c, vocab);
+  const kernels::GemmBackend was = kernels::gemm_backend();
+  kernels::set_gemm_backend(c.gemm);  // the device ops choose attention's kernels by it
+  std::vector<device::LaunchRecord> records;
+  try {
+    records = record_micro_batch(shape);
+  } catch (...) {
+    kernels::set_gemm_backend(was);
+    throw;
+  }
+  kernels::set_gemm_backend(was);
+
+  const GpuPeaks peaks = peaks_of(gpu);
+  StepRoofline r;
+  r.micro_batches = static_cast<int64_t>(shape.micro_batches) / c.dp_size();
+  const auto A = static_cast<double>(r.micro_batches);
+  std::map<std::string, std::size_t> at;
+  for (const device::LaunchRecord& l : records) {
+    auto [it, fresh] = at.emplace(l.name, r.ops.size());
+    if (fresh) r.ops.push_back({l.name});
+    OpRoofline& op = r.ops[it->second];
+    const double memory = l.bytes / peaks.bytes_per_s, compute = l.flops / peaks.fp32_flops;
+    op.launches += r.micro_batches;
+    op.bytes += A * l.bytes;
+    op.flops += A * l.flops;
+    op.seconds += A * std::max(memory, compute);
+  }
+  for (OpRoofline& op : r.ops) {
+    op.compute_bound = op.flops / peaks.fp32_flops > op.bytes / peaks.bytes_per_s;
+    r.launches += op.launches;
+    r.kernel_seconds += op.seconds;
+  }
+  r.launch_seconds = static_cast<double>(r.launches) * launch_us * 1e-6;
+  const model::GptConfig& m = shape.model;
+  r.tokens = A * static_cast<double>(shape.micro_batch) * static_cast<double>(m.context);
+  r.model_flops = (6.0 * static_cast<double>(shape.psi) +
+                   12.0 * static_cast<double>(m.layers * m.width) * static_cast<double>(m.context)) *
+                  r.tokens;
+  return r;
+}
+
+std::string printed_roofline(const StepRoofline& r, Gpu gpu) {
+  const GpuPeaks peaks = peaks_of(gpu);
+  std::string out;
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "roofline on %s: %.2f TB/s, FP32 %.1f TFLOP/s (every kernel here), bf16 dense %.0f TFLOP/s (MFU)\n",
+                peaks.name, peaks.bytes_per_s / 1e12, peaks.fp32_flops / 1e12, peaks.bf16_dense_flops / 1e12);
+  out += line;
+  std::snprintf(line, sizeof line, "  %-36s %9s %12s %12s %10s  %s\n", "op", "launches", "MB", "GFLOP", "ms", "bound");
+  out += line;
+  std::vector<OpRoofline> ops = r.ops;
+  std::stable_sort(ops.begin(), ops.end(),
+                   [](const OpRoofline& a, const OpRoofline& b) { return a.seconds > b.seconds; });
+  for (const OpRoofline& op : ops) {
+    std::snprintf(line, sizeof line, "  %-36s %9lld %12.1f %12.1f %10.3f  %s\n", op.op.c_str(),
+                  static_cast<long long>(op.launches), op.bytes / 1e6, op.flops / 1e9, op.seconds * 1e3,
+                  op.compute_bound ? "compute" : "memory");
+    out += line;
+  }
+  const double t = r.seconds();
+  std::snprintf(line, sizeof line, "  launches per step: %lld (%lld micro-batches), %.3f ms at the launch cost\n",
+                static_cast<long long>(r.launches), static_cast<long long>(r.micro_batches), r.launch_seconds * 1e3);
+  out += line;
+  std::snprintf(line, sizeof line, "  predicted step: %.3f ms (kernels %.3f ms + launches %.3f ms)\n", t * 1e3,
+                r.kernel_seconds * 1e3, r.launch_seconds * 1e3);
+  out += line;
+  std::snprintf(line, sizeof line, "  predicted tokens/s: %.0f per GPU\n", r.tokens / t);
+  out += line;
+  std::snprintf(
+      line, sizeof line,
+      "  predicted MFU: %.1f%% of bf16 dense peak (model flops (6 psi + 12 L C T) x tokens = %.2f TFLOP per step)\n",
+      100.0 * r.model_flops / t / peaks.bf16_dense_flops, r.model_flops / 1e12);
+  out += line;
+  return out;
+}
+
+}  // namespace zt::plan

@@ -1,0 +1,111 @@
+// zero-plan's roofline (plan/roofline.h) against independent counts. The recording device counts
+// exactly the kernels the emulated device runs for the same micro-batch (both GEMM settings, every
+// precision), so the plan's launches per step are the engine's; the linear layers' GEMM flops sum
+// to the closed form 2 N (12 L C^2 + V C) forward; each op's time is its larger wall; tokens/s and
+// MFU follow from the step's time and the model flops (6 psi + 12 L C T) per token.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "device/emulated_runtime.h"
+#include "kernels/blas.h"
+#include "model/device_ops.h"
+#include "model/gpt.h"
+#include "model/param_provider.h"
+#include "model/workspace.h"
+#include "plan/roofline.h"
+#include "train/memory_plan.h"
+
+namespace {
+
+using zt::plan::Gpu;
+
+zt::train::RunOptions small(zt::model::Precision p, zt::kernels::GemmBackend gemm) {
+  zt::train::RunOptions c;
+  c.layers = 2;
+  c.width = 24;
+  c.heads = 3;
+  c.context = 9;
+  c.vocab = 13;
+  c.micro_batch = 2;
+  c.global_batch = 6;
+  c.precision = p;
+  c.gemm = gemm;
+  c.device = zt::device::Device::cuda;
+  return c;
+}
+
+// The kernels one micro-batch's forward and backward launch on the emulated device, which runs them.
+template <typename T>
+int64_t emulated_launches(const zt::train::RunOptions& c) {
+  using namespace zt::model;
+  const zt::train::SingleRankShape shape = zt::train::single_rank_shape(c, c.vocab);
+  zt::device::EmulatedRuntime rt;
+  const zt::device::Stream s = rt.create_stream("compute");
+  DeviceOps<T> ops(rt, s);
+  const auto B = static_cast<int64_t>(shape.micro_batch);
+  const ModelOptions o = zt::train::model_options(shape);
+  Gpt<T> gpt(shape.model, B, o);
+  gpt.set_ops(&ops);
+  const std::size_t pb = static_cast<std::size_t>(gpt.manifest().param_count) * sizeof(T);
+  const Precision p = precision_of<T>();
+  const std::size_t a = activation_bytes(shape.model, B, p, o), sc = scratch_bytes(shape.model, B, p, o);
+  std::byte *params = rt.allocate(pb, "params"), *grads = rt.allocate(pb, "grads");
+  std::byte *acts = rt.allocate(a, "activations"), *scratch = rt.allocate(sc, "scratch");
+  const Workspace ws{acts, a, scratch, sc, nullptr, 0};
+  DenseParamProvider<T> provider(gpt.manifest(), reinterpret_cast<T*>(params), reinterpret_cast<T*>(grads));
+  const std::vector<int32_t> batch(static_cast<std::size_t>(B * (c.context + 1)), 1);
+  const zt::kernels::GemmBackend was = zt::kernels::gemm_backend();
+  zt::kernels::set_gemm_backend(c.gemm);
+  const int64_t before = rt.launches();
+  gpt.forward(provider, batch_inputs(batch.data(), B, c.context), batch_targets(batch.data(), B, c.context), ws);
+  gpt.backward(provider, batch_inputs(batch.data(), B, c.context), batch_targets(batch.data(), B, c.context), 1.0f, ws);
+  rt.synchronize();
+  zt::kernels::set_gemm_backend(was);
+  for (std::byte* b : {params, grads, acts, scratch}) rt.release(b);
+  return rt.launches() - before;
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("roofline: the recording device counts the kernels the emulated device runs", "[ch13]", float,
+                   zt::fp16, zt::bf16) {
+  for (const auto gemm : {zt::kernels::GemmBackend::canonical, zt::kernels::GemmBackend::blas}) {
+    const auto c = small(zt::model::precision_of<TestType>(), gemm);
+    const zt::plan::StepRoofline r = zt::plan::step_roofline(c, c.vocab, Gpu::h200, 3);
+    INFO("--gemm " << zt::word_of(gemm));
+    CHECK(r.micro_batches == 3);
+    CHECK(r.launches == 3 * emulated_launches<TestType>(c));
+  }
+}
+
+TEST_CASE("roofline: GEMM flops, each op's wall, tokens/s and MFU follow from closed forms", "[ch13]") {
+  const auto c = small(zt::model::Precision::bf16, zt::kernels::GemmBackend::canonical);
+  const zt::plan::StepRoofline r = zt::plan::step_roofline(c, c.vocab, Gpu::a100, 5);
+  const double N = 2.0 * 9, C = 24, L = 2, V = 13, A = 3;
+  double forward_gemm = 0;
+  int64_t launches = 0;
+  double kernels = 0;
+  const zt::plan::GpuPeaks g = zt::plan::peaks_of(Gpu::a100);
+  for (const auto& op : r.ops) {
+    if (op.op == "linear_forward x W^T") forward_gemm = op.flops;
+    launches += op.launches;
+    kernels += op.seconds;
+    // an op's time is at least its larger wall (equal when one launch carries all of it)
+    CHECK(op.seconds >= std::max(op.bytes / g.bytes_per_s, op.flops / g.fp32_flops) * (1 - 1e-12));
+  }
+  CHECK(forward_gemm == A * 2 * N * (12 * L * C * C + V * C));
+  CHECK(launches == r.launches);
+  CHECK(kernels == Approx(r.kernel_seconds).epsilon(1e-12));
+  CHECK(r.launch_seconds == Approx(static_cast<double>(r.launches) * 5e-6).epsilon(1e-12));
+  const zt::train::SingleRankShape shape = zt::train::single_rank_shape(c, c.vocab);
+  CHECK(r.tokens == A * N);
+  CHECK(r.model_flops == (6.0 * static_cast<double>(shape.psi) + 12 * L * C * 9) * A * N);
+  // fewer, fatter launches: at 124M's shape attention is three kernels a layer, not a few per head
+  const zt::plan::StepRoofline blas =
+      zt::plan::step_roofline(small(zt::model::Precision::bf16, zt::kernels::GemmBackend::blas), c.vocab, Gpu::a100, 5);
+  CHECK(blas.launches > r.launches);
+}

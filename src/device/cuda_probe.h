@@ -4,7 +4,7 @@
 // Why a probe of its own: `--device cuda` must fail with one clear line, on every rank, when the
 // build has no CUDA (configured on a machine without nvcc) or the machine has no device — before
 // any memory is planned or any rank waits on another. This file only asks; it allocates nothing
-// and selects no device. Not here: device memory (memory/), kernels (kernels/cuda/), NCCL
+// and selects no device. Not here: device memory (memory/), kernels (ops/cuda/), NCCL
 // (collective/nccl/).
 #pragma once
 

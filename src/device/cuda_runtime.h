@@ -14,7 +14,7 @@
 // Compiled only in a build with CUDA (ZT_HAVE_CUDA); the header names no CUDA type, so including
 // it needs no CUDA headers. Every call selects the runtime's device first (cudaSetDevice, per host
 // thread in CUDA), so a rank's transfer threads and a thread rank on its own GPU stay on it. Not
-// here: the kernels (kernels/cuda/, ops/cuda/), NCCL (collective/nccl/).
+// here: the kernels (ops/cuda/), NCCL (collective/nccl/).
 #pragma once
 
 #include <array>

@@ -10,7 +10,7 @@
 // stream/event model (work on one stream runs in order; work on two streams is unordered unless
 // an event orders it; the host waits only at a synchronize).
 //
-// Not here: what a kernel computes (kernels/, run through kernels/kernel_launch.h), which memory
+// Not here: what a kernel computes (ops/, packed by ops/op_launch.h), which memory
 // holds which tensor (memory/), collectives (collective/), choosing a runtime
 // (device/make_runtime.h).
 #pragma once
@@ -109,7 +109,7 @@ struct DeviceWorkSpan {
 
 /// One kernel launch, type-erased: its name (for messages), the device ranges it reads and
 /// writes (what the emulated device checks for missing synchronisation), and its body for each
-/// runtime. kernels/kernel_launch.h builds one from an item op.
+/// runtime. ops/op_launch.h builds one from an op.
 struct KernelLaunch {
   std::string name;                      ///< e.g. "gelu_forward"
   std::vector<DeviceSpan> reads;         ///< device ranges the kernel reads

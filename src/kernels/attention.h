@@ -14,7 +14,8 @@
 // Softmax sums are canonical trees in FP32; exp is kernels/math.h's, a row at a time through
 // kernels/math_array.h (the same bits).
 // The softmax rows (forward and backward) are ZT_HD functions, run by the CUDA kernels
-// (kernels/cuda) one thread per (batch, head, query) row; the GEMMs around them are not here.
+// (ops/attention_items.h, ops/attention_blocks.h) one thread per (batch, head, query) row; the GEMMs around them are
+// not here.
 #pragma once
 
 #include <cmath>

@@ -7,7 +7,7 @@
 // cached so the backward recomputes exactly the forward's probabilities. s is a canonical tree
 // sum; exp and log are kernels/math.h's (exp a chunk at a time through kernels/math_array.h,
 // the same bits). Also the argmax of each row, for accuracy metrics.
-// The per-row and per-logit work is ZT_HD, run by the CUDA kernels (kernels/cuda) with the
+// The per-row and per-logit work is ZT_HD, run by the ops (ops/cross_entropy_*.h) with the
 // scalar exp_f: one GPU thread per position forward, one per logit backward.
 #pragma once
 

@@ -8,7 +8,7 @@
 // dwte; the embedding contribution is added to it in FP32 and the total rounded once more. Rows
 // of tokens absent from the batch keep the head's part unchanged. The backward needs no parameter
 // values, only the token ids. Not here: the head itself (a linear op with W = wte, no bias).
-// The per-element work and the grouping are ZT_HD, run by the CUDA kernels (kernels/cuda): one
+// The per-element work and the grouping are ZT_HD, run by the ops (ops/embedding_items.h): one
 // GPU thread per output element forward, per (t, c) of dwpe and per (v, c) of dwte backward.
 #pragma once
 

@@ -7,7 +7,7 @@
 //   dx_c = r (g_c - mean(g) - xhat_c mean(g xhat))    dw = sum_rows dy xhat    db = sum_rows dy
 // Every sum (over C within a row, over rows for dw and db) is the canonical tree, in FP32.
 // mu and r are cached in FP32 for the backward; xhat is recomputed from them exactly as forward.
-// The per-row and per-column work is ZT_HD: the CUDA kernels (kernels/cuda) run the same functions.
+// The per-row and per-column work is ZT_HD: the block ops (ops/layernorm_blocks.h) make the same sums.
 #pragma once
 
 #include <cmath>
@@ -26,7 +26,7 @@ namespace zt::kernels {
 inline constexpr float kLayerNormEps = 1e-5f;
 
 /// One row of the forward: the canonical mean and variance, the FP32 caches, the normalised row.
-/// The CPU kernel loops over it; a GPU thread runs it for its row (kernels/threads/).
+/// The CPU kernel loops over it; a GPU block makes the same sums for its row (ops/layernorm_blocks.h).
 /// @param y [C] output row (written). @param mean the row's mean (written). @param rstd the row's
 /// 1/sqrt(var + eps) (written). @param x [C] input row. @param w [C] gain. @param b [C] bias.
 /// @param C width.

@@ -7,7 +7,7 @@
 // FP32 GEMMs over the 16-bit dy, W, x, each rounded once; db = sum over rows of dy (canonical
 // tree, FP32) rounded once. For T = float every "rounding" is the identity.
 // The bias epilogue and the bias gradient have ZT_HD element bodies, run by the CUDA kernels
-// (kernels/cuda): one GPU thread per output element, and one per column for db.
+// (ops/linear_items.h): one GPU thread per output element, and one per column for db.
 #pragma once
 
 #include <cstdint>

@@ -28,7 +28,6 @@
 #include "device/runtime.h"
 #include "gemm/canonical_gemm_kernel.h"
 #include "kernels/blas.h"
-#include "kernels/kernel_launch.h"
 #include "ops/op_launch.h"
 #if defined(ZT_WITH_CUDA_KERNELS)
 #include "gemm/cuda/blas_gemm_cuda.h"
@@ -59,24 +58,15 @@ inline DeviceSpan operand_span(const gemm::Operand& x, int64_t rows, int64_t col
   return x.trans ? matrix_span(x.data, cols, rows, x.ld) : matrix_span(x.data, rows, cols, x.ld);
 }
 
-/// Enqueue an item op of kernels/threads/ (kernels/kernel_launch.h: a CUDA body where the build
-/// has the CUDA kernels). @param rt the runtime. @param s the stream. @param name the kernel's
-/// name. @param op the op. @param reads what it reads. @param writes what it writes.
+/// Enqueue an op of ops/, an item op or a block op (ops/op_launch.h: a CUDA body where the build
+/// has the CUDA kernels); nothing for an op without work. @param rt the runtime. @param s the
+/// stream. @param name the kernel's name. @param op the op. @param reads what it reads.
+/// @param writes what it writes.
 template <typename Op>
-void launch_items(device::Runtime& rt, device::Stream s, const char* name, const Op& op, std::vector<DeviceSpan> reads,
-                  std::vector<DeviceSpan> writes) {
-  if (op.items() == 0) return;
-  rt.launch(s, kernels::item_kernel(name, op, std::move(reads), std::move(writes)));
-}
-
-/// Enqueue a block op of ops/ (ops/op_launch.h: a CUDA body where the build has the CUDA kernels).
-/// @param rt the runtime. @param s the stream. @param name the kernel's name. @param op the op.
-/// @param reads what it reads. @param writes what it writes.
-template <typename Op>
-void launch_blocks(device::Runtime& rt, device::Stream s, const char* name, const Op& op, std::vector<DeviceSpan> reads,
-                   std::vector<DeviceSpan> writes) {
-  if (op.blocks() == 0) return;
-  rt.launch(s, ops::block_kernel(name, op, std::move(reads), std::move(writes)));
+void launch_op(device::Runtime& rt, device::Stream s, const char* name, const Op& op, std::vector<DeviceSpan> reads,
+               std::vector<DeviceSpan> writes) {
+  if (ops::empty_op(op)) return;
+  rt.launch(s, ops::op_kernel(name, op, std::move(reads), std::move(writes)));
 }
 
 /// Enqueue C[m,n] = op(A) op(B): with `--gemm canonical` each element the canonical chain

@@ -5,7 +5,7 @@
 //
 // Each op launches either a block op of ops/ (LayerNorm and the cross-entropy forward: a block per
 // row or per tile of columns, the canonical sums formed by the block's threads together) or an
-// item op of kernels/threads/ whose body the CPU kernel of the same name loops over
+// item op of ops/*_items.h whose body the CPU kernel of the same name loops over
 // (tests/kernels/test_host_launch.cc and tests/ops prove them bitwise), with the spans of every
 // tensor it reads and writes. Where the CPU kernel makes one pass and a launch could not (column
 // sums over rows other blocks are writing), the op is two launches in stream order.
@@ -16,19 +16,18 @@
 
 #include "core/check.h"
 #include "kernels/row_sum.h"
-#include "kernels/threads/argmax.h"
-#include "kernels/threads/cross_entropy.h"
-#include "kernels/threads/elementwise.h"
-#include "kernels/threads/embedding.h"
-#include "kernels/threads/gelu.h"
 #include "model/device_launch.h"
+#include "ops/argmax_items.h"
 #include "ops/cross_entropy_blocks.h"
+#include "ops/cross_entropy_items.h"
+#include "ops/elementwise_items.h"
+#include "ops/embedding_items.h"
+#include "ops/gelu_items.h"
 #include "ops/layernorm_blocks.h"
 
 namespace zt::model {
 
-using device_launch::launch_blocks;
-using device_launch::launch_items;
+using device_launch::launch_op;
 using device_launch::span;
 
 namespace {
@@ -55,7 +54,7 @@ void DeviceOps<T>::synchronize() {
 }
 
 // For float both are the identity: widen hands back the tensor itself (the GEMM ops read float
-// tensors in place), narrow is a plain copy (kernels/cuda has no float-to-float cast).
+// tensors in place), narrow is a plain copy (a copy, not a kernel).
 template <typename T>
 const float* DeviceOps<T>::widen(float* stage, const T* src, int64_t n) {
   if constexpr (std::is_same_v<T, float>) {
@@ -63,8 +62,7 @@ const float* DeviceOps<T>::widen(float* stage, const T* src, int64_t n) {
     (void)n;
     return src;
   } else {
-    launch_items(rt_, stream_, "widen", kernels::CastElements<float, T>{stage, src, n}, {span(src, n)},
-                 {span(stage, n)});
+    launch_op(rt_, stream_, "widen", ops::CastElements<float, T>{stage, src, n}, {span(src, n)}, {span(stage, n)});
     return stage;
   }
 }
@@ -74,7 +72,7 @@ void DeviceOps<T>::narrow(T* dst, const float* src, int64_t n) {
   if constexpr (std::is_same_v<T, float>)
     copy(dst, src, static_cast<std::size_t>(n) * sizeof(float));
   else
-    launch_items(rt_, stream_, "narrow", kernels::CastElements<T, float>{dst, src, n}, {span(src, n)}, {span(dst, n)});
+    launch_op(rt_, stream_, "narrow", ops::CastElements<T, float>{dst, src, n}, {span(src, n)}, {span(dst, n)});
 }
 
 template <typename T>
@@ -100,8 +98,8 @@ template <typename T>
 void DeviceOps<T>::embedding_forward(T* out, const kernels::TokenView& tokens, const T* wte, const T* wpe,
                                      int64_t vocab, int64_t C) {
   const int64_t N = id_count(tokens);
-  launch_items(rt_, stream_, "embedding_forward", kernels::EmbeddingForwardElements<T>{out, tokens, wte, wpe, vocab, C},
-               {span(tokens.data, N), span(wte, vocab * C), span(wpe, tokens.cols * C)}, {span(out, N * C)});
+  launch_op(rt_, stream_, "embedding_forward", ops::EmbeddingForwardElements<T>{out, tokens, wte, wpe, vocab, C},
+            {span(tokens.data, N), span(wte, vocab * C), span(wpe, tokens.cols * C)}, {span(out, N * C)});
 }
 
 template <typename T>
@@ -111,20 +109,19 @@ void DeviceOps<T>::embedding_backward(T* dwte, T* dwpe, const T* dx, const kerne
   const int64_t B = tokens.rows, Tc = tokens.cols, N = B * Tc;
   int32_t* start = iscratch;              // [V+1] group boundaries, as the CPU kernel lays them out
   int32_t* order = iscratch + vocab + 1;  // [N] positions grouped by token
-  launch_items(rt_, stream_, "embedding_dwpe", kernels::EmbeddingDwpeElements<T>{dwpe, dx, B, Tc, C}, {span(dx, N * C)},
-               {span(dwpe, Tc * C)});
-  launch_items(rt_, stream_, "embedding_group_positions", kernels::EmbeddingGroupPositions{start, order, tokens, vocab},
-               {span(tokens.data, N)}, {span(start, vocab + 1), span(order, N)});
-  launch_items(rt_, stream_, "embedding_dwte", kernels::EmbeddingDwteElements<T>{dwte, dx, start, order, vocab, C},
-               {span(dx, N * C), span(start, vocab + 1), span(order, N), span(dwte, vocab * C)},
-               {span(dwte, vocab * C)});
+  launch_op(rt_, stream_, "embedding_dwpe", ops::EmbeddingDwpeElements<T>{dwpe, dx, B, Tc, C}, {span(dx, N * C)},
+            {span(dwpe, Tc * C)});
+  launch_op(rt_, stream_, "embedding_group_positions", ops::EmbeddingGroupPositions{start, order, tokens, vocab},
+            {span(tokens.data, N)}, {span(start, vocab + 1), span(order, N)});
+  launch_op(rt_, stream_, "embedding_dwte", ops::EmbeddingDwteElements<T>{dwte, dx, start, order, vocab, C},
+            {span(dx, N * C), span(start, vocab + 1), span(order, N), span(dwte, vocab * C)}, {span(dwte, vocab * C)});
 }
 
 template <typename T>
 void DeviceOps<T>::layernorm_forward(T* out, float* mean, float* rstd, const T* in, const T* w, const T* b, int64_t N,
                                      int64_t C) {
-  launch_blocks(rt_, stream_, "layernorm_forward", ops::LayerNormForwardBlocks<T>{out, mean, rstd, in, w, b, N, C},
-                {span(in, N * C), span(w, C), span(b, C)}, {span(out, N * C), span(mean, N), span(rstd, N)});
+  launch_op(rt_, stream_, "layernorm_forward", ops::LayerNormForwardBlocks<T>{out, mean, rstd, in, w, b, N, C},
+            {span(in, N * C), span(w, C), span(b, C)}, {span(out, N * C), span(mean, N), span(rstd, N)});
 }
 
 template <typename T>
@@ -134,54 +131,52 @@ void DeviceOps<T>::layernorm_backward(T* din, T* dw, T* db, const T* dout, const
   const std::vector<device::DeviceSpan> cached = {span(dout, N * C), span(in, N * C), span(mean, N), span(rstd, N)};
   std::vector<device::DeviceSpan> row_reads = cached;
   row_reads.push_back(span(w, C));
-  launch_blocks(rt_, stream_, "layernorm_backward_rows",
-                ops::LayerNormBackwardBlocks<T>{din, dout, in, mean, rstd, w, N, C}, row_reads, {span(din, N * C)});
-  launch_blocks(rt_, stream_, "layernorm_param_grad",
-                ops::LayerNormParamGradTiles<T>{dw, db, dout, in, mean, rstd, N, C}, cached,
-                {span(dw, C), span(db, C)});
+  launch_op(rt_, stream_, "layernorm_backward_rows",
+            ops::LayerNormBackwardBlocks<T>{din, dout, in, mean, rstd, w, N, C}, row_reads, {span(din, N * C)});
+  launch_op(rt_, stream_, "layernorm_param_grad", ops::LayerNormParamGradTiles<T>{dw, db, dout, in, mean, rstd, N, C},
+            cached, {span(dw, C), span(db, C)});
 }
 
 template <typename T>
 void DeviceOps<T>::gelu_forward(T* y, const T* x, int64_t n) {
-  launch_items(rt_, stream_, "gelu_forward", kernels::GeluForwardElements<T>{y, x, n}, {span(x, n)}, {span(y, n)});
+  launch_op(rt_, stream_, "gelu_forward", ops::GeluForwardElements<T>{y, x, n}, {span(x, n)}, {span(y, n)});
 }
 
 template <typename T>
 void DeviceOps<T>::gelu_backward(T* dx, const T* dy, const T* x, int64_t n) {
-  launch_items(rt_, stream_, "gelu_backward", kernels::GeluBackwardElements<T>{dx, dy, x, n}, {span(dy, n), span(x, n)},
-               {span(dx, n)});
+  launch_op(rt_, stream_, "gelu_backward", ops::GeluBackwardElements<T>{dx, dy, x, n}, {span(dy, n), span(x, n)},
+            {span(dx, n)});
 }
 
 template <typename T>
 void DeviceOps<T>::residual_forward(T* out, const T* a, const T* b, int64_t n) {
-  launch_items(rt_, stream_, "residual_forward", kernels::ResidualForwardElements<T>{out, a, b, n},
-               {span(a, n), span(b, n)}, {span(out, n)});
+  launch_op(rt_, stream_, "residual_forward", ops::ResidualForwardElements<T>{out, a, b, n}, {span(a, n), span(b, n)},
+            {span(out, n)});
 }
 
 template <typename T>
 void DeviceOps<T>::residual_grad_join(T* skip, const T* branch, int64_t n) {
   // the join is the residual add with the skip path as both an input and the output
-  launch_items(rt_, stream_, "residual_grad_join", kernels::ResidualForwardElements<T>{skip, skip, branch, n},
-               {span(skip, n), span(branch, n)}, {span(skip, n)});
+  launch_op(rt_, stream_, "residual_grad_join", ops::ResidualForwardElements<T>{skip, skip, branch, n},
+            {span(skip, n), span(branch, n)}, {span(skip, n)});
 }
 
 template <typename T>
 void DeviceOps<T>::cross_entropy_forward(float* loss, float* row_max, float* row_sum, const T* logits,
                                          const kernels::TokenView& targets, int64_t V) {
   const int64_t N = id_count(targets);
-  launch_blocks(rt_, stream_, "cross_entropy_forward",
-                ops::CrossEntropyForwardBlocks<T>{loss, row_max, row_sum, logits, targets, V},
-                {span(logits, N * V), span(targets.data, N)}, {span(loss, N), span(row_max, N), span(row_sum, N)});
+  launch_op(rt_, stream_, "cross_entropy_forward",
+            ops::CrossEntropyForwardBlocks<T>{loss, row_max, row_sum, logits, targets, V},
+            {span(logits, N * V), span(targets.data, N)}, {span(loss, N), span(row_max, N), span(row_sum, N)});
 }
 
 template <typename T>
 void DeviceOps<T>::cross_entropy_backward(T* dlogits, const T* logits, const float* row_max, const float* row_sum,
                                           const kernels::TokenView& targets, int64_t V, float grad_scale) {
   const int64_t N = id_count(targets);
-  launch_items(rt_, stream_, "cross_entropy_backward",
-               kernels::CrossEntropyBackwardElements<T>{dlogits, logits, row_max, row_sum, targets, V, grad_scale},
-               {span(logits, N * V), span(row_max, N), span(row_sum, N), span(targets.data, N)},
-               {span(dlogits, N * V)});
+  launch_op(rt_, stream_, "cross_entropy_backward",
+            ops::CrossEntropyBackwardElements<T>{dlogits, logits, row_max, row_sum, targets, V, grad_scale},
+            {span(logits, N * V), span(row_max, N), span(row_sum, N), span(targets.data, N)}, {span(dlogits, N * V)});
 }
 
 template <typename T>
@@ -190,8 +185,7 @@ void DeviceOps<T>::argmax_rows(int32_t* out, const T* logits, int64_t N, int64_t
   const std::size_t bytes = static_cast<std::size_t>(N) * sizeof(int32_t);
   auto* ids = reinterpret_cast<int32_t*>(argmax_.at_least(rt_, bytes, "predicted ids"));
   auto* staged = argmax_pinned_.at_least(rt_, bytes, "predicted ids");
-  launch_items(rt_, stream_, "argmax_rows", kernels::ArgmaxRows<T>{ids, logits, N, V}, {span(logits, N * V)},
-               {span(ids, N)});
+  launch_op(rt_, stream_, "argmax_rows", ops::ArgmaxRows<T>{ids, logits, N, V}, {span(logits, N * V)}, {span(ids, N)});
   rt_.copy_async(staged, ids, bytes, device::CopyKind::device_to_host, stream_);
   synchronize();
   std::memcpy(out, staged, bytes);

@@ -2,9 +2,8 @@
 // enqueued as kernels on one compute stream, so a Gpt<T> whose Workspace, parameters, gradients
 // and checkpoints are device memory runs its unchanged forward and backward there.
 //
-// What runs: the block ops of ops/ and the item ops of kernels/threads/ (one thread per element or
-// row, the CPU kernels' own ZT_HD bodies), launched through ops/op_launch.h and
-// kernels/kernel_launch.h, and the GEMMs and
+// What runs: the block ops of ops/ and the item ops of ops/*_items.h (one thread per element or
+// row, the CPU kernels' own ZT_HD bodies), launched through ops/op_launch.h, and the GEMMs and
 // triangular products of the linear layers and attention as the GEMM `--gemm` names
 // (model/device_launch.h): the canonical GEMM's one-thread-per-element bodies
 // (gemm/canonical_gemm_kernel.h), or the vendor's GEMM. Each op makes the roundings its CPU kernel
@@ -28,7 +27,7 @@
 //
 // Tensor parallelism: the split Linears with J blocks held here run block by block as on the host
 // (kernels/parallel_linear.h), their gathers, scatters and the sum over blocks as item ops
-// (kernels/threads/parallel_linear.h). A FinishBlockSum receives the FP32 partial sum in device
+// (ops/parallel_linear_items.h). A FinishBlockSum receives the FP32 partial sum in device
 // memory, with everything before it enqueued on this stream: the caller's group must take device
 // buffers and order itself after the stream (collective/staged_collective.h does both).
 //

@@ -5,7 +5,7 @@
 // Each reproduces its CPU kernel's sequence of roundings with the `--gemm canonical` GEMM, in the
 // same FP32 scratch at the same offsets (so it needs exactly the floats the Workspace sizes):
 //   linear forward:  x, W widened to FP32 (16-bit T only; exact), y_f = x W^T, then the bias
-//                    epilogue y = round(y_f + b) (kernels/threads/linear.h);
+//                    epilogue y = round(y_f + b) (ops/linear_items.h);
 //   linear backward: dy, W, x widened, dx_f = dy W and dW_f = dy^T x, each rounded once to T;
 //                    db = the canonical column sums of dy (the CPU's row-wise sum, same tree);
 //   attention:       with `--gemm canonical` the block ops of ops/attention_blocks.h, one launch
@@ -21,18 +21,17 @@
 #include <type_traits>
 
 #include "kernels/attention.h"
-#include "kernels/threads/attention.h"
-#include "kernels/threads/linear.h"
-#include "kernels/threads/parallel_linear.h"
 #include "model/device_launch.h"
 #include "model/device_ops.h"
 #include "ops/attention_blocks.h"
+#include "ops/attention_items.h"
+#include "ops/linear_items.h"
+#include "ops/parallel_linear_items.h"
 
 namespace zt::model {
 
-using device_launch::launch_blocks;
 using device_launch::launch_gemm;
-using device_launch::launch_items;
+using device_launch::launch_op;
 using device_launch::launch_trmm;
 using device_launch::span;
 using gemm::Operand;
@@ -69,8 +68,7 @@ void DeviceOps<T>::linear_forward(T* y, const T* x, const T* W, const T* b, int6
               out);
   std::vector<device::DeviceSpan> reads = {span(y_f, N * out)};
   if (b) reads.push_back(span(b, out));
-  launch_items(rt_, stream_, "linear_bias", kernels::LinearBiasElements<T>{y, y_f, b, N, out}, reads,
-               {span(y, N * out)});
+  launch_op(rt_, stream_, "linear_bias", ops::LinearBiasElements<T>{y, y_f, b, N, out}, reads, {span(y, N * out)});
 }
 
 template <typename T>
@@ -97,8 +95,8 @@ void DeviceOps<T>::linear_backward(T* dx, T* dW, T* db, const T* dy, const T* x,
     narrow(dW, dW_f, out * in);
   }
   if (db)
-    launch_items(rt_, stream_, "linear_bias_grad", kernels::LinearBiasGradColumns<T>{db, dy, N, out},
-                 {span(dy, N * out)}, {span(db, out)});
+    launch_op(rt_, stream_, "linear_bias_grad", ops::LinearBiasGradColumns<T>{db, dy, N, out}, {span(dy, N * out)},
+              {span(db, out)});
 }
 
 template <typename T>
@@ -118,8 +116,8 @@ void DeviceOps<T>::column_parallel_forward(T* y, const T* x, const std::vector<k
                 in, y_f, ob);
     std::vector<device::DeviceSpan> reads = {span(y_f, N * ob)};
     if (blocks[j].b) reads.push_back(span(blocks[j].b, ob));
-    launch_items(rt_, stream_, "column_parallel_scatter",
-                 kernels::BlockColumnsNarrow<T>{y, y_f, blocks[j].b, N, G, J, j, outb}, reads, {span(y, N * J * ob)});
+    launch_op(rt_, stream_, "column_parallel_scatter",
+              ops::BlockColumnsNarrow<T>{y, y_f, blocks[j].b, N, G, J, j, outb}, reads, {span(y, N * J * ob)});
   }
 }
 
@@ -143,8 +141,8 @@ void DeviceOps<T>::column_parallel_backward(T* dx, const std::vector<kernels::Li
     if (J == 1) partials = reinterpret_cast<float*>(dx);
   const float* x_f = widen(x_stage, x, N * in);
   for (int64_t j = 0; j < J; ++j) {
-    launch_items(rt_, stream_, "column_parallel_gather dy_j", kernels::BlockColumnsWiden<T>{dy_f, dy, N, G, J, j, outb},
-                 {span(dy, N * J * ob)}, {span(dy_f, N * ob)});
+    launch_op(rt_, stream_, "column_parallel_gather dy_j", ops::BlockColumnsWiden<T>{dy_f, dy, N, G, J, j, outb},
+              {span(dy, N * J * ob)}, {span(dy_f, N * ob)});
     const float* W_f = widen(W_stage, blocks[j].W, ob * in);
     float* dW_f = out_f(grads[j].dW, dW_stage);
     launch_gemm(rt_, stream_, "column_parallel_backward dy_j W_j", Operand{dy_f, ob, false}, Operand{W_f, in, false}, N,
@@ -153,8 +151,8 @@ void DeviceOps<T>::column_parallel_backward(T* dx, const std::vector<kernels::Li
                 in, N, dW_f, in);
     if constexpr (kNarrow<T>) narrow(grads[j].dW, dW_f, ob * in);
     if (grads[j].db)
-      launch_items(rt_, stream_, "column_parallel_bias_grad", kernels::BiasGradColumnsF<T>{grads[j].db, dy_f, N, ob},
-                   {span(dy_f, N * ob)}, {span(grads[j].db, ob)});
+      launch_op(rt_, stream_, "column_parallel_bias_grad", ops::BiasGradColumnsF<T>{grads[j].db, dy_f, N, ob},
+                {span(dy_f, N * ob)}, {span(grads[j].db, ob)});
   }
   sum_blocks(partials, N * in, J);
   if (finish_sum) finish_sum(partials, static_cast<std::size_t>(N * in));  // on this stream's order (the group stages)
@@ -175,8 +173,8 @@ void DeviceOps<T>::row_parallel_forward(T* y, const T* x, const std::vector<kern
   for (int64_t j = 0; j < J; ++j) {
     const float* x_f = x_stage;
     if (J > 1)
-      launch_items(rt_, stream_, "row_parallel_gather x_j", kernels::BlockColumnsWiden<T>{x_stage, x, N, 1, J, j, inb},
-                   {span(x, N * J * inb)}, {span(x_stage, N * inb)});
+      launch_op(rt_, stream_, "row_parallel_gather x_j", ops::BlockColumnsWiden<T>{x_stage, x, N, 1, J, j, inb},
+                {span(x, N * J * inb)}, {span(x_stage, N * inb)});
     else
       x_f = widen(x_stage, x, N * inb);
     const float* W_f = widen(W_stage, blocks[j].W, out * inb);
@@ -187,8 +185,8 @@ void DeviceOps<T>::row_parallel_forward(T* y, const T* x, const std::vector<kern
   if (finish_sum) finish_sum(partials, static_cast<std::size_t>(N * out));
   std::vector<device::DeviceSpan> reads = {span(partials, N * out)};
   if (b) reads.push_back(span(b, out));
-  launch_items(rt_, stream_, "row_parallel_bias", kernels::LinearBiasElements<T>{y, partials, b, N, out}, reads,
-               {span(y, N * out)});
+  launch_op(rt_, stream_, "row_parallel_bias", ops::LinearBiasElements<T>{y, partials, b, N, out}, reads,
+            {span(y, N * out)});
 }
 
 template <typename T>
@@ -207,28 +205,28 @@ void DeviceOps<T>::row_parallel_backward(T* dx, const std::vector<kernels::Linea
   const float* dy_f = widen(dy_stage, dy, N * out);
   for (int64_t j = 0; j < J; ++j) {
     const float* W_f = widen(W_stage, blocks[j].W, out * inb);
-    launch_items(rt_, stream_, "row_parallel_gather x_j", kernels::BlockColumnsWiden<T>{x_stage, x, N, 1, J, j, inb},
-                 {span(x, N * J * inb)}, {span(x_stage, N * inb)});
+    launch_op(rt_, stream_, "row_parallel_gather x_j", ops::BlockColumnsWiden<T>{x_stage, x, N, 1, J, j, inb},
+              {span(x, N * J * inb)}, {span(x_stage, N * inb)});
     float* dW_f = out_f(grads[j].dW, dW_stage);
     launch_gemm(rt_, stream_, "row_parallel_backward dy W_j", Operand{dy_f, out, false}, Operand{W_f, inb, false}, N,
                 inb, out, dx_stage, inb);
     launch_gemm(rt_, stream_, "row_parallel_backward dy^T x_j", Operand{dy_f, out, true}, Operand{x_stage, inb, false},
                 out, inb, N, dW_f, inb);
-    launch_items(rt_, stream_, "row_parallel_scatter dx_j",
-                 kernels::BlockColumnsNarrow<T>{dx, dx_stage, nullptr, N, 1, J, j, inb}, {span(dx_stage, N * inb)},
-                 {span(dx, N * J * inb)});
+    launch_op(rt_, stream_, "row_parallel_scatter dx_j",
+              ops::BlockColumnsNarrow<T>{dx, dx_stage, nullptr, N, 1, J, j, inb}, {span(dx_stage, N * inb)},
+              {span(dx, N * J * inb)});
     if constexpr (kNarrow<T>) narrow(grads[j].dW, dW_f, out * inb);
   }
   if (db)
-    launch_items(rt_, stream_, "row_parallel_bias_grad", kernels::LinearBiasGradColumns<T>{db, dy, N, out},
-                 {span(dy, N * out)}, {span(db, out)});
+    launch_op(rt_, stream_, "row_parallel_bias_grad", ops::LinearBiasGradColumns<T>{db, dy, N, out},
+              {span(dy, N * out)}, {span(db, out)});
 }
 
 template <typename T>
 void DeviceOps<T>::sum_blocks(float* partials, int64_t n, int64_t J) {
   if (J > 1)
-    launch_items(rt_, stream_, "block_sum", kernels::BlockSumElements{partials, n, J}, {span(partials, J * n)},
-                 {span(partials, n)});
+    launch_op(rt_, stream_, "block_sum", ops::BlockSumElements{partials, n, J}, {span(partials, J * n)},
+              {span(partials, n)});
 }
 
 template <typename T>
@@ -237,9 +235,9 @@ void DeviceOps<T>::attention_forward(T* out, T* P, const T* qkv, int64_t B, int6
   const int64_t D = C / H, C3 = 3 * C, TT = Tc * Tc;
   const float scale = kernels::attention_scale(D);
   if (kernels::gemm_backend() == kernels::GemmBackend::canonical)
-    return launch_blocks(rt_, stream_, "attention_forward",
-                         ops::AttentionForwardBlocks<T>{out, P, qkv, {B, Tc, C, H, scale}}, {span(qkv, B * Tc * C3)},
-                         {span(out, B * Tc * C), span(P, B * H * TT)});
+    return launch_op(rt_, stream_, "attention_forward",
+                     ops::AttentionForwardBlocks<T>{out, P, qkv, {B, Tc, C, H, scale}}, {span(qkv, B * Tc * C3)},
+                     {span(out, B * Tc * C), span(P, B * H * TT)});
   // the CPU kernel's scratch: out_f [T,C], S [T,T], then (16-bit) qkv_f [T,3C], P_f [T,T]
   float* out_stage = scratch;
   float* S = out_stage + Tc * C;
@@ -256,8 +254,8 @@ void DeviceOps<T>::attention_forward(T* out, T* P, const T* qkv, int64_t B, int6
       const float* v = qkv_f + 2 * C + h * D;
       T* Pbh = P + (b * H + h) * TT;
       launch_gemm(rt_, stream_, "attention Q K^T", Operand{q, C3, false}, Operand{k, C3, true}, Tc, Tc, D, S, Tc);
-      launch_items(rt_, stream_, "attention_softmax", kernels::AttentionSoftmaxRows<T>{Pbh, S, 1, Tc, scale},
-                   {span(S, TT)}, {span(Pbh, TT), span(S, TT)});
+      launch_op(rt_, stream_, "attention_softmax", ops::AttentionSoftmaxRows<T>{Pbh, S, 1, Tc, scale}, {span(S, TT)},
+                {span(Pbh, TT), span(S, TT)});
       const float* P_f = widen(P_stage, Pbh, TT);
       launch_trmm(rt_, stream_, "attention P V", Operand{P_f, Tc, false}, Operand{v, C3, false}, Tc, D, o_f + h * D, C);
     }
@@ -276,12 +274,12 @@ void DeviceOps<T>::attention_backward(T* dqkv, const T* dout, const T* qkv, cons
     const std::vector<device::DeviceSpan> reads = {span(dout, B * Tc * C), span(qkv, B * Tc * C3), span(P, B * H * TT)};
     std::vector<device::DeviceSpan> key_reads = reads;
     key_reads.push_back(span(rsum, B * H * Tc));
-    launch_blocks(rt_, stream_, "attention_backward_rows",
-                  ops::AttentionBackwardRowBlocks<T>{dqkv, rsum, dout, qkv, P, shape}, reads,
-                  {span(dqkv, B * Tc * C3), span(rsum, B * H * Tc)});
-    return launch_blocks(rt_, stream_, "attention_backward_keys",
-                         ops::AttentionBackwardKeyBlocks<T>{dqkv, rsum, dout, qkv, P, shape}, key_reads,
-                         {span(dqkv, B * Tc * C3)});
+    launch_op(rt_, stream_, "attention_backward_rows",
+              ops::AttentionBackwardRowBlocks<T>{dqkv, rsum, dout, qkv, P, shape}, reads,
+              {span(dqkv, B * Tc * C3), span(rsum, B * H * Tc)});
+    return launch_op(rt_, stream_, "attention_backward_keys",
+                     ops::AttentionBackwardKeyBlocks<T>{dqkv, rsum, dout, qkv, P, shape}, key_reads,
+                     {span(dqkv, B * Tc * C3)});
   }
   // the CPU kernel's scratch: dqkv_f [T,3C], dP [T,T], dS [T,T], then (16-bit) qkv_f [T,3C],
   // dout_f [T,C], P_f [T,T]
@@ -305,8 +303,8 @@ void DeviceOps<T>::attention_backward(T* dqkv, const T* dout, const T* qkv, cons
       launch_gemm(rt_, stream_, "attention dO V^T", Operand{dout_f + h * D, C, false}, Operand{qkv_f + v, C3, true}, Tc,
                   Tc, D, dP, Tc);
       // dS rows from P itself (the CPU reads P_f, the same values widened)
-      launch_items(rt_, stream_, "attention_dscores", kernels::AttentionDscoresRows<T>{dS, Pbh, dP, 1, Tc, scale},
-                   {span(Pbh, TT), span(dP, TT)}, {span(dS, TT)});
+      launch_op(rt_, stream_, "attention_dscores", ops::AttentionDscoresRows<T>{dS, Pbh, dP, 1, Tc, scale},
+                {span(Pbh, TT), span(dP, TT)}, {span(dS, TT)});
       launch_trmm(rt_, stream_, "attention dV = P^T dO", Operand{P_f, Tc, true}, Operand{dout_f + h * D, C, false}, Tc,
                   D, d_f + v, C3);
       launch_trmm(rt_, stream_, "attention dQ = dS K", Operand{dS, Tc, false}, Operand{qkv_f + k, C3, false}, Tc, D,

@@ -1,7 +1,7 @@
 // model/model_ops.h — every operation the GPT performs on its tensors, as one interface, so that
 // the same forward and backward run wherever the tensors are: on the host (model/host_ops.h: the
 // CPU kernels of kernels/, called exactly as before) or on a device runtime (model/device_ops.h:
-// the item ops of kernels/threads/ and the canonical GEMM's body, launched on a stream).
+// the ops of ops/ and the canonical GEMM's body, launched on a stream).
 //
 // The rule this interface enforces: the model never dereferences a pointer to an activation, a
 // parameter, a gradient or the scratch. It only computes addresses (offsets into the Workspace,
@@ -20,7 +20,7 @@
 // the Workspace already sizes for the CPU kernels. No zero fill: the model overwrites everything
 // it reads, and memsets nothing.
 //
-// Not here: how an op computes (kernels/, kernels/threads/), allocation (the caller's Workspace and
+// Not here: how an op computes (kernels/, ops/), allocation (the caller's Workspace and
 // ParamProvider), collectives (a FinishBlockSum is the caller's), which runtime (the caller's).
 #pragma once
 

@@ -4,7 +4,7 @@
 // to walk all V = 50,304 logits of GPT-2's vocabulary alone. The values are the CPU kernel's, bit
 // for bit: the row maximum is logits_row_max's scan (which starts from the first logit, so a NaN
 // there is the answer), the leaves exp_f(l_j - m), the loss cross_entropy_loss_from.
-// Not here: the backward, one thread per logit already (kernels/threads/cross_entropy.h).
+// Not here: the backward, one thread per logit already (ops/cross_entropy_items.h).
 #pragma once
 
 #include <cstddef>

@@ -1,11 +1,17 @@
-// ops/op_launch.h — a block op (device/block_launch.h) packed as a KernelLaunch for any Runtime:
-// its host body runs every block's phases on the host (run_blocks_on_host), its CUDA body enqueues
-// the same op on a stream (ops/cuda/ops_cuda.h), a block of kBlockThreads threads per op block.
+// ops/op_launch.h — any op of the project packed as a KernelLaunch for any Runtime: an item op
+// (device/item_grid.h: one thread per item) or a block op (device/block_launch.h: a block's phases
+// between barriers). Its host body runs the op's every thread or block on the host; its CUDA body
+// enqueues the same op on a stream (ops/cuda/ops_cuda.h), over the same grid.
 //
-// As for item ops (kernels/kernel_launch.h), the caller names the device ranges the op reads and
-// writes, which the emulated device's race checker needs and a type-erased launch cannot see.
-// The CUDA body exists only where ZT_WITH_CUDA_KERNELS is defined (a target that links
-// zt_ops_cuda, whose launcher is instantiated for every op registered in ops/cuda/ops_cuda.cu).
+// Why the caller names the spans: a KernelLaunch is type-erased, so the runtime cannot see which
+// of an op's pointers it reads and which it writes; the emulated device needs exactly that to find
+// missing synchronisation, and the caller, who built the op, knows it. An op that declares flops()
+// hands them on (the roofline's compute side, plan/roofline.h).
+//
+// The CUDA body exists only where ZT_WITH_CUDA_KERNELS is defined (a target linked with the CUDA
+// libraries whose .cu files register each op: ops/cuda/ops_cuda.cu for the model's ops,
+// step_device/cuda/step_cuda.cu for the optimizer step's); an op registered nowhere does not link
+// there. Elsewhere it is left empty and the CUDA runtime refuses the kernel by name.
 #pragma once
 
 #include <string>
@@ -13,6 +19,7 @@
 #include <vector>
 
 #include "device/block_launch.h"
+#include "device/item_grid.h"
 #include "device/runtime.h"
 
 #if defined(ZT_WITH_CUDA_KERNELS)
@@ -21,23 +28,42 @@
 
 namespace zt::ops {
 
-/// Pack a block op as a kernel launch.
+/// Whether an op is a block op (it has blocks()) rather than an item op (items()).
+template <typename Op>
+constexpr bool kBlockOp = requires(const Op& op) {
+  op.blocks();
+};
+
+/// Pack an op as a kernel launch.
 /// @param name the kernel's name, for messages. @param op the op (copied; its pointers into
 /// device memory). @param reads the device ranges the op reads. @param writes the device ranges
 /// it writes. @return the launch.
 template <typename Op>
-device::KernelLaunch block_kernel(std::string name, const Op& op, std::vector<device::DeviceSpan> reads,
-                                  std::vector<device::DeviceSpan> writes) {
+device::KernelLaunch op_kernel(std::string name, const Op& op, std::vector<device::DeviceSpan> reads,
+                               std::vector<device::DeviceSpan> writes) {
   device::KernelLaunch k;
   k.name = std::move(name);
   k.reads = std::move(reads);
   k.writes = std::move(writes);
   if constexpr (requires { op.flops(); }) k.flops = op.flops();
-  k.host_body = [op] { device::run_blocks_on_host(op); };
+  if constexpr (kBlockOp<Op>)
+    k.host_body = [op] { device::run_blocks_on_host(op); };
+  else
+    k.host_body = [op] { device::run_items_on_host(op); };
 #if defined(ZT_WITH_CUDA_KERNELS)
   k.cuda_body = [op](void* stream) { zt::ops::cuda::launch(op, static_cast<cudaStream_t>(stream)); };
 #endif
   return k;
+}
+
+/// Whether an op has no work (0 items or 0 blocks): such an op is not launched. @param op the op.
+/// @return true when empty.
+template <typename Op>
+bool empty_op(const Op& op) {
+  if constexpr (kBlockOp<Op>)
+    return op.blocks() == 0;
+  else
+    return op.items() == 0;
 }
 
 }  // namespace zt::ops

@@ -2,7 +2,7 @@
 // thread per element: Adam/AdamW, SGD with momentum, and the loss scaler's unscale + overflow
 // check. The bodies are the ZT_HD element functions the CPU loops call (adam.h, sgd.h,
 // loss_scaler.h), so a shard updated on a GPU has the CPU's bits. Their CUDA launcher is in
-// optim/cuda/, beside the optimizer rather than in kernels/cuda: the module map keeps each
+// optim/cuda/, beside the optimizer rather than in ops/cuda: the module map keeps each
 // module's GPU twin in its own folder, and the optimizer knows nothing of the model's kernels.
 #pragma once
 

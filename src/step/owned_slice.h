@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/cpu_pool.h"
+#include "fp/hd.h"
 #include "optim/grad_norm.h"
 #include "optim/loss_scaler.h"
 #include "step/element_optimizer.h"
@@ -32,8 +33,9 @@ template <typename T>
 struct GradSpan {
   const float* fp32 = nullptr;  ///< FP32 storage, or null
   const T* compute = nullptr;   ///< compute-type storage when fp32 is null
-  /// @param k element index. @return the value widened to FP32 (exact).
-  float operator[](std::size_t k) const { return fp32 ? fp32[k] : static_cast<float>(compute[k]); }
+  /// @param k element index. @return the value widened to FP32 (exact). ZT_HD: the host's loops
+  /// and the device's item ops (step_device/step_threads.h) read a gradient through it alike.
+  ZT_HD float operator[](std::size_t k) const { return fp32 ? fp32[k] : static_cast<float>(compute[k]); }
   /// @param k elements to skip. @return the span starting k elements later.
   GradSpan after(std::size_t k) const { return fp32 ? GradSpan{fp32 + k, nullptr} : GradSpan{nullptr, compute + k}; }
 };

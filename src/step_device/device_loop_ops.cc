@@ -9,9 +9,9 @@
 
 #include "core/check.h"
 #include "device/item_grid.h"
-#include "kernels/threads/elementwise.h"
+#include "ops/elementwise_items.h"
+#include "ops/op_launch.h"
 #include "step_device/loop_threads.h"
-#include "step_device/step_launch.h"
 
 namespace zt::step {
 
@@ -70,28 +70,28 @@ template <typename T>
 void DeviceLoopOps<T>::zero(void* dst, std::size_t bytes) {
   if (bytes == 0) return;
   auto* d = static_cast<uint8_t*>(dst);
-  rt_.launch(stream_, launch_of("loop_zero", ZeroItems{d, static_cast<int64_t>(bytes)}, {}, {span_of(d, bytes)}));
+  rt_.launch(stream_, ops::op_kernel("loop_zero", ZeroItems{d, static_cast<int64_t>(bytes)}, {}, {span_of(d, bytes)}));
 }
 
 template <typename T>
 void DeviceLoopOps<T>::narrow(T* dst, const float* src, std::size_t n) {
   if (n == 0) return;
-  rt_.launch(stream_, launch_of("loop_narrow", kernels::CastElements<T, float>{dst, src, static_cast<int64_t>(n)},
-                                {span_of(src, n)}, {span_of(dst, n)}));
+  rt_.launch(stream_, ops::op_kernel("loop_narrow", ops::CastElements<T, float>{dst, src, static_cast<int64_t>(n)},
+                                     {span_of(src, n)}, {span_of(dst, n)}));
 }
 
 template <typename T>
 void DeviceLoopOps<T>::widen(float* dst, const T* src, std::size_t n) {
   if (n == 0) return;
-  rt_.launch(stream_, launch_of("loop_widen", kernels::CastElements<float, T>{dst, src, static_cast<int64_t>(n)},
-                                {span_of(src, n)}, {span_of(dst, n)}));
+  rt_.launch(stream_, ops::op_kernel("loop_widen", ops::CastElements<float, T>{dst, src, static_cast<int64_t>(n)},
+                                     {span_of(src, n)}, {span_of(dst, n)}));
 }
 
 template <typename T>
 void DeviceLoopOps<T>::add(float* left, const float* right, std::size_t n) {
   if (n == 0) return;
-  rt_.launch(stream_, launch_of("loop_accumulate", AddItems{left, right, static_cast<int64_t>(n)},
-                                {span_of(left, n), span_of(right, n)}, {span_of(left, n)}));
+  rt_.launch(stream_, ops::op_kernel("loop_accumulate", AddItems{left, right, static_cast<int64_t>(n)},
+                                     {span_of(left, n), span_of(right, n)}, {span_of(left, n)}));
 }
 
 template <typename T>
@@ -100,7 +100,7 @@ int64_t DeviceLoopOps<T>::count_zeros(const T* g, std::size_t n) {
   ZeroCountItems<T> op{g, static_cast<int64_t>(n), nullptr};
   const auto groups = static_cast<std::size_t>(op.items());
   op.counts = count_room(groups);
-  rt_.launch(stream_, launch_of("loop_zero_count", op, {span_of(g, n)}, {span_of(op.counts, groups)}));
+  rt_.launch(stream_, ops::op_kernel("loop_zero_count", op, {span_of(g, n)}, {span_of(op.counts, groups)}));
   return read_counts(op.counts, groups);
 }
 
@@ -114,7 +114,8 @@ int64_t DeviceLoopOps<T>::count_same_bits(const T* a, const T* b, std::size_t n)
     SameBitsItems<T> op{a, b, static_cast<int64_t>(n), nullptr};
     const auto groups = static_cast<std::size_t>(op.items());
     op.counts = count_room(groups);
-    rt_.launch(stream_, launch_of("loop_same_bits", op, {span_of(a, n), span_of(b, n)}, {span_of(op.counts, groups)}));
+    rt_.launch(stream_,
+               ops::op_kernel("loop_same_bits", op, {span_of(a, n), span_of(b, n)}, {span_of(op.counts, groups)}));
     return read_counts(op.counts, groups);
   }
 }

@@ -9,7 +9,7 @@
 
 #include "core/check.h"
 #include "device/item_grid.h"
-#include "step_device/step_launch.h"
+#include "ops/op_launch.h"
 #include "step_device/step_threads.h"
 
 namespace zt::step {
@@ -24,11 +24,6 @@ using device::span_of;
 template <typename T>
 DeviceSpan grad_bytes(const GradSpan<T>& g, std::size_t count) {
   return g.fp32 ? span_of(g.fp32, count) : span_of(g.compute, count);
-}
-
-template <typename T>
-GradReader<T> reader(const GradSpan<T>& g) {
-  return {g.fp32, g.compute};
 }
 
 }  // namespace
@@ -53,8 +48,8 @@ bool DeviceStepOps<T>::any_nonfinite(GradSpan<T> g, std::size_t count) {
   auto* flag = reinterpret_cast<uint32_t*>(flag_.ptr);
   auto* pinned = reinterpret_cast<uint32_t*>(flag_back_.ptr);
   rt_.copy_async(flag, &pinned[0], sizeof(uint32_t), CopyKind::host_to_device, stream_);
-  const NonfiniteFlagItems<T> op{reader(g), static_cast<int64_t>(count), flag};
-  rt_.launch(stream_, launch_of("step_nonfinite_flag", op, {grad_bytes(g, count)}, {span_of(flag, 1)}));
+  const NonfiniteFlagItems<T> op{g, static_cast<int64_t>(count), flag};
+  rt_.launch(stream_, ops::op_kernel("step_nonfinite_flag", op, {grad_bytes(g, count)}, {span_of(flag, 1)}));
   rt_.copy_async(&pinned[1], flag, sizeof(uint32_t), CopyKind::device_to_host, stream_);
   rt_.synchronize(stream_);
   return pinned[1] != 0;
@@ -68,8 +63,8 @@ void DeviceStepOps<T>::append_norm_block_sums(GradSpan<T> g, std::size_t real, s
   auto* out = reinterpret_cast<float*>(sums_.at_least(rt_, blocks * sizeof(float), "step norm block sums"));
   auto* back =
       reinterpret_cast<float*>(sums_back_.at_least(rt_, blocks * sizeof(float), "step norm block sums (read-back)"));
-  const NormBlockItems<T> op{reader(g), static_cast<int64_t>(real), static_cast<int64_t>(block), inv_scale, out};
-  rt_.launch(stream_, launch_of("step_norm_block_sums", op, {grad_bytes(g, real)}, {span_of(out, blocks)}));
+  const NormBlockItems<T> op{g, static_cast<int64_t>(real), static_cast<int64_t>(block), inv_scale, out};
+  rt_.launch(stream_, ops::op_kernel("step_norm_block_sums", op, {grad_bytes(g, real)}, {span_of(out, blocks)}));
   rt_.copy_async(back, out, blocks * sizeof(float), CopyKind::device_to_host, stream_);
   rt_.synchronize(stream_);
   sums.insert(sums.end(), back, back + blocks);
@@ -84,7 +79,7 @@ std::size_t DeviceStepOps<T>::apply_update(const OwnedSlice<T>& s, float inv_sca
   UpdateItems<T> op;
   op.params = s.params;
   op.master = s.master;
-  op.g = reader(s.grad);
+  op.g = s.grad;
   op.n = static_cast<int64_t>(n);
   op.state_index = s.state_index;
   op.inv_scale = inv_scale;
@@ -104,7 +99,7 @@ std::size_t DeviceStepOps<T>::apply_update(const OwnedSlice<T>& s, float inv_sca
     op.kept = reinterpret_cast<uint8_t*>(kept_.at_least(rt_, n, "step kept flags"));
     writes.push_back(span_of(op.kept, n));
   }
-  rt_.launch(stream_, launch_of("step_update", op, std::move(reads), std::move(writes)));
+  rt_.launch(stream_, ops::op_kernel("step_update", op, std::move(reads), std::move(writes)));
   if constexpr (wide) {
     return 0;
   } else {
@@ -113,8 +108,8 @@ std::size_t DeviceStepOps<T>::apply_update(const OwnedSlice<T>& s, float inv_sca
     auto* counts = reinterpret_cast<uint32_t*>(count_.at_least(rt_, groups * sizeof(uint32_t), "step kept counts"));
     auto* back = reinterpret_cast<uint32_t*>(
         count_back_.at_least(rt_, groups * sizeof(uint32_t), "step kept counts (read-back)"));
-    rt_.launch(stream_, launch_of("step_kept_count", KeptCountItems{op.kept, op.n, counts}, {span_of(op.kept, n)},
-                                  {span_of(counts, groups)}));
+    rt_.launch(stream_, ops::op_kernel("step_kept_count", KeptCountItems{op.kept, op.n, counts}, {span_of(op.kept, n)},
+                                       {span_of(counts, groups)}));
     rt_.copy_async(back, counts, groups * sizeof(uint32_t), CopyKind::device_to_host, stream_);
     rt_.synchronize(stream_);
     std::size_t unchanged = 0;

@@ -20,32 +20,23 @@
 #include "optim/grad_norm.h"
 #include "optim/loss_scaler.h"
 #include "step/element_optimizer.h"
+#include "step/owned_slice.h"
 #include "step_device/loop_threads.h"
 
 namespace zt::step {
-
-/// A gradient read as FP32 on a host or a device: FP32 storage, or the compute type T when fp32 is
-/// null (the ZT_HD twin of GradSpan's reader, over the same two pointers).
-template <typename T>
-struct GradReader {
-  const float* fp32 = nullptr;  ///< FP32 storage, or null
-  const T* compute = nullptr;   ///< compute-type storage when fp32 is null
-  /// @param k element index. @return the value widened to FP32 (exact).
-  ZT_HD float operator[](int64_t k) const { return fp32 ? fp32[k] : static_cast<float>(compute[k]); }
-};
 
 /// Overflow check: item i sets *flag to 1 when gradient i is inf or NaN (nonfinite_bits). The
 /// caller zeroes *flag first; afterwards it is 1 exactly when any_nonfinite is true.
 template <typename T>
 struct NonfiniteFlagItems {
-  GradReader<T> g;           ///< the gradient
+  GradSpan<T> g;             ///< the gradient
   int64_t n = 0;             ///< elements
   uint32_t* flag = nullptr;  ///< one integer, set to 1 on a non-finite value, never cleared
   /// @return n, one thread per element.
   ZT_HD int64_t items() const { return n; }
   /// @param i the element.
   ZT_HD void operator()(int64_t i) const {
-    if (nonfinite_bits(g[i])) *flag = 1;
+    if (nonfinite_bits(g[static_cast<std::size_t>(i)])) *flag = 1;
   }
 };
 
@@ -53,7 +44,7 @@ struct NonfiniteFlagItems {
 /// of `block` elements from the span's first, the last one partial) to sums[b].
 template <typename T>
 struct NormBlockItems {
-  GradReader<T> g;        ///< the gradient, from a block boundary of its unit
+  GradSpan<T> g;          ///< the gradient, from a block boundary of its unit
   int64_t real = 0;       ///< non-padding elements
   int64_t block = 0;      ///< b
   float inv_scale = 1;    ///< 1/S
@@ -64,10 +55,10 @@ struct NormBlockItems {
   ZT_HD void operator()(int64_t b) const {
     const int64_t first = b * block;
     const int64_t count = real - first < block ? real - first : block;
-    const GradReader<T> x = g;
+    const GradSpan<T> x = g;
     const float inv = inv_scale;
     sums[b] = kernels::canonical_sum_f(static_cast<std::size_t>(count), [x, inv, first](std::size_t k) {
-      const float u = unscale_element(x[first + static_cast<int64_t>(k)], inv);
+      const float u = unscale_element(x[static_cast<std::size_t>(first) + k], inv);
       return u * u;
     });
   }
@@ -80,7 +71,7 @@ template <typename T>
 struct UpdateItems {
   T* params = nullptr;          ///< [n] compute copy (for fp32: the master itself)
   float* master = nullptr;      ///< [n] FP32 master, or null
-  GradReader<T> g;              ///< [n] the summed, still scaled gradient
+  GradSpan<T> g;                ///< [n] the summed, still scaled gradient
   int64_t n = 0;                ///< elements
   std::size_t state_index = 0;  ///< element 0's index in the state arrays
   float inv_scale = 1;          ///< 1/S
@@ -92,7 +83,7 @@ struct UpdateItems {
   ZT_HD int64_t items() const { return n; }
   /// @param i the element.
   ZT_HD void operator()(int64_t i) const {
-    float grad = unscale_element(g[i], inv_scale);
+    float grad = unscale_element(g[static_cast<std::size_t>(i)], inv_scale);
     if (clipped) grad = clip_element(grad, coefficient);
     const std::size_t at = state_index + static_cast<std::size_t>(i);
     if constexpr (std::is_same_v<T, float>) {

@@ -28,8 +28,8 @@
 #include "device/cuda_probe.h"
 #include "device/emulated_runtime.h"
 #include "device/make_runtime.h"
-#include "kernels/kernel_launch.h"
-#include "kernels/threads/gelu.h"
+#include "ops/gelu_items.h"
+#include "ops/op_launch.h"
 
 using zt::device::CopyKind;
 using zt::device::CopyStats;
@@ -62,8 +62,8 @@ struct AffineItems {
   ZT_HD void operator()(int64_t i) const { out[i] = 2 * in[i] + 1; }
 };
 
-// The test's own op as a kernel launch. Built by hand, not by item_kernel: an op without a CUDA
-// launcher of kernels/cuda would not link in a build with the CUDA kernels.
+// The test's own op as a kernel launch. Built by hand, not by op_kernel: an op without a CUDA
+// launcher of ops/cuda would not link in a build with the CUDA kernels.
 KernelLaunch affine_kernel(int32_t* out, const int32_t* in, int64_t n) {
   KernelLaunch k;
   k.name = "affine";
@@ -185,8 +185,8 @@ std::vector<float> gelu_on(zt::device::Runtime& rt, const std::vector<float>& x)
   const Stream upload = rt.create_stream("upload"), compute = rt.create_stream("compute");
   rt.copy_async(x_dev, staging, bytes, kH2D, upload);
   rt.wait(compute, rt.record(upload));
-  rt.launch(compute, zt::kernels::item_kernel("gelu_forward", zt::kernels::GeluForwardElements<float>{y_dev, x_dev, n},
-                                              {span_of(x_dev, x.size())}, {span_of(y_dev, x.size())}));
+  rt.launch(compute, zt::ops::op_kernel("gelu_forward", zt::ops::GeluForwardElements<float>{y_dev, x_dev, n},
+                                        {span_of(x_dev, x.size())}, {span_of(y_dev, x.size())}));
   rt.copy_async(staging, y_dev, bytes, kD2H, compute);
   rt.synchronize(compute);
   std::vector<float> y(staging, staging + x.size());
@@ -200,7 +200,7 @@ TEST_CASE("emulated device: a kernel gives the bits of the same op run on host m
   const int64_t n = 1000;  // not a multiple of the block: the edge block's idle threads run too
   std::vector<float> x(static_cast<std::size_t>(n)), y_host(x.size());
   for (int64_t i = 0; i < n; ++i) x[static_cast<std::size_t>(i)] = -6.0f + 12.0f * static_cast<float>(i) / 999.0f;
-  zt::device::run_items_on_host(zt::kernels::GeluForwardElements<float>{y_host.data(), x.data(), n});
+  zt::device::run_items_on_host(zt::ops::GeluForwardElements<float>{y_host.data(), x.data(), n});
 
   EmulatedRuntime rt;
   const std::vector<float> y = gelu_on(rt, x);

@@ -1,4 +1,4 @@
-// On a GPU: every CUDA kernel of the model's non-GEMM ops (kernels/cuda) and of the optimizer
+// On a GPU: every CUDA kernel of the model's non-GEMM ops (ops/cuda) and of the optimizer
 // (optim/cuda) against the CPU kernels, bit for bit, on order-sensitive inputs — the very cases
 // the host test runs through the host launch layer (tests/support/kernel_cases/), here with
 // buffers in CUDA managed memory, which the CPU kernel and the device both address. Without a
@@ -13,7 +13,6 @@
 
 #include "fp/bf16.h"
 #include "fp/fp16.h"
-#include "kernels/cuda/kernels_cuda.h"
 #include "ops/cuda/ops_cuda.h"
 #include "optim/cuda/optim_cuda.h"
 #include "support/kernel_cases/attention.h"
@@ -61,10 +60,8 @@ struct DeviceEnv {
   void run(const Op& op) const {
     if constexpr (kOptimizerOp<Op>) {
       zt::optim::cuda::launch(op, nullptr);
-    } else if constexpr (zt::test::kBlockOp<Op>) {
-      zt::ops::cuda::launch(op, nullptr);
     } else {
-      zt::kernels::cuda::launch(op, nullptr);
+      zt::ops::cuda::launch(op, nullptr);
     }
     const cudaError_t err = cudaDeviceSynchronize();
     if (err != cudaSuccess) {

@@ -1,5 +1,5 @@
 // Every CUDA kernel of the model's non-GEMM ops and of the optimizer, run on the host: each item
-// op's threads (kernels/threads/, optim/optim_threads.h) over the grid the device would use
+// op's threads (ops/*_items.h, optim/optim_threads.h) over the grid the device would use
 // (device/item_grid.h), each block op's phases (ops/, device/block_launch.h), compared bit for bit
 // with the CPU kernel on order-sensitive inputs. The
 // cases are shared with the GPU test (tests/support/kernel_cases/); here they run without a GPU.

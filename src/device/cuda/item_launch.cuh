@@ -1,6 +1,6 @@
 // device/cuda/item_launch.cuh — launching an item op (device/item_grid.h) on a CUDA device: one
 // kernel template for every op, its grid from item_grid(), so the device runs exactly the threads
-// the host tests run. Included by the .cu files of kernels/cuda and optim/cuda; CUDA only.
+// the host tests run. Included by ops/cuda/launch.cuh and optim/cuda; CUDA only.
 // Not here: memory management or synchronisation (callers own their streams and buffers).
 #pragma once
 

@@ -13,8 +13,8 @@
 
 #include "kernels/attention.h"
 #include "kernels/blas.h"
-#include "kernels/threads/attention.h"
 #include "ops/attention_blocks.h"
+#include "ops/attention_items.h"
 #include "support/kernel_cases/env.h"
 
 namespace zt::test {
@@ -43,7 +43,7 @@ void case_attention(const Env& env) {
       kernels::gemm_f32(false, true, Tc, Tc, D, q, C3, q + C, C3, S.data() + (b * H + h) * TT, Tc);
     }
   V P_op = sentinel<V>(P.size());
-  env.run(kernels::AttentionSoftmaxRows<T>{P_op.data(), S.data(), B * H, Tc, scale});
+  env.run(ops::AttentionSoftmaxRows<T>{P_op.data(), S.data(), B * H, Tc, scale});
   env.check(same_bits(P, P_op), label("attention softmax forward", shape));
 
   // fp16 stops at 65504: its output gradients take range_shift's 2^-8 as well, or some are inf
@@ -60,7 +60,7 @@ void case_attention(const Env& env) {
     for (int64_t h = 0; h < H; ++h)
       kernels::gemm_f32(false, true, Tc, Tc, D, dout_f.data() + b * Tc * C + h * D, C,
                         qkv_f.data() + b * Tc * C3 + 2 * C + h * D, C3, dP.data() + (b * H + h) * TT, Tc);
-  env.run(kernels::AttentionDscoresRows<T>{dS.data(), P.data(), dP.data(), B * H, Tc, scale});
+  env.run(ops::AttentionDscoresRows<T>{dS.data(), P.data(), dP.data(), B * H, Tc, scale});
   // the CPU kernel's products after dS: dV = P^T dO, dQ = dS K, dK = dS^T Q, then one rounding
   V dqkv_op(qkv.size());
   std::vector<float> acc(static_cast<std::size_t>(Tc * C3)), Pf(static_cast<std::size_t>(TT));

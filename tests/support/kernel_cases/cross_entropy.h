@@ -1,6 +1,6 @@
 // support/kernel_cases/cross_entropy.h — cross-entropy against the CPU kernel, bitwise (see env.h):
 // a block per position forward (ops/cross_entropy_blocks.h), one thread per logit backward
-// (kernels/threads/cross_entropy.h); V below and above the CPU's 256-logit exp chunk and the
+// (ops/cross_entropy_items.h); V below and above the CPU's 256-logit exp chunk and the
 // block's 128 threads, logits spread over 2^-38 .. 2^3 so that the sums of exponentials depend on
 // their order; a row whose maximum is tied between +0 and -0, and rows with NaN logits first and
 // later, so the block's maximum is held to the scan's answer.
@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "kernels/cross_entropy.h"
-#include "kernels/threads/cross_entropy.h"
 #include "kernels/tokens.h"
 #include "ops/cross_entropy_blocks.h"
+#include "ops/cross_entropy_items.h"
 #include "support/kernel_cases/env.h"
 
 namespace zt::test {
@@ -91,8 +91,8 @@ void case_cross_entropy(const Env& env) {
     const float grad_scale = 1.0f / static_cast<float>(N);
     V d = sentinel<V>(logits.size()), d_op = sentinel<V>(logits.size());
     kernels::cross_entropy_backward(d.data(), logits.data(), rmax.data(), rsum.data(), targets, classes, grad_scale);
-    env.run(kernels::CrossEntropyBackwardElements<T>{d_op.data(), logits.data(), rmax.data(), rsum.data(), targets,
-                                                     classes, grad_scale});
+    env.run(ops::CrossEntropyBackwardElements<T>{d_op.data(), logits.data(), rmax.data(), rsum.data(), targets, classes,
+                                                 grad_scale});
     env.check(same_bits(d, d_op), label("cross-entropy backward", shape));
   }
   // a target outside [0, V) is an error on the CPU; on the device it gives a NaN loss, not a read

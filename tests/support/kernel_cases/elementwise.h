@@ -11,8 +11,8 @@
 #include "kernels/cast.h"
 #include "kernels/gelu.h"
 #include "kernels/residual.h"
-#include "kernels/threads/elementwise.h"
-#include "kernels/threads/gelu.h"
+#include "ops/elementwise_items.h"
+#include "ops/gelu_items.h"
 #include "support/kernel_cases/env.h"
 
 namespace zt::test {
@@ -28,10 +28,10 @@ void case_gelu(const Env& env) {
     const V x = sensitive<V>(count, 5, -16), dy = sensitive<V>(count, 6, range_shift<T>());
     V y = sentinel<V>(count), y_op = sentinel<V>(count), dx = sentinel<V>(count), dx_op = sentinel<V>(count);
     kernels::gelu_forward(y.data(), x.data(), n);
-    env.run(kernels::GeluForwardElements<T>{y_op.data(), x.data(), n});
+    env.run(ops::GeluForwardElements<T>{y_op.data(), x.data(), n});
     env.check(same_bits(y, y_op), label("gelu forward", shape));
     kernels::gelu_backward(dx.data(), dy.data(), x.data(), n);
-    env.run(kernels::GeluBackwardElements<T>{dx_op.data(), dy.data(), x.data(), n});
+    env.run(ops::GeluBackwardElements<T>{dx_op.data(), dy.data(), x.data(), n});
     env.check(same_bits(dx, dx_op), label("gelu backward", shape));
   }
 }
@@ -45,11 +45,11 @@ void case_residual(const Env& env) {
   const V a = sensitive<V>(count, 7, range_shift<T>()), b = sensitive<V>(count, 8, range_shift<T>());
   V out = sentinel<V>(count), out_op = sentinel<V>(count);
   kernels::residual_forward(out.data(), a.data(), b.data(), n);
-  env.run(kernels::ResidualForwardElements<T>{out_op.data(), a.data(), b.data(), n});
+  env.run(ops::ResidualForwardElements<T>{out_op.data(), a.data(), b.data(), n});
   env.check(same_bits(out, out_op), label("residual forward", type_name<T>()));
   V skip = a, skip_op = a;
   kernels::residual_grad_join(skip.data(), b.data(), n);
-  env.run(kernels::ResidualForwardElements<T>{skip_op.data(), skip_op.data(), b.data(), n});  // DeviceOps' join
+  env.run(ops::ResidualForwardElements<T>{skip_op.data(), skip_op.data(), b.data(), n});  // DeviceOps' join
   env.check(same_bits(skip, skip_op), label("residual grad join", type_name<T>()));
 }
 
@@ -68,12 +68,12 @@ void case_cast(const Env& env) {
   const auto n = static_cast<int64_t>(src.size());
   V narrow = sentinel<V>(src.size()), narrow_op = sentinel<V>(src.size());
   kernels::narrow(narrow.data(), src.data(), src.size());
-  env.run(kernels::CastElements<T, float>{narrow_op.data(), src.data(), n});
+  env.run(ops::CastElements<T, float>{narrow_op.data(), src.data(), n});
   env.check(same_bits(narrow, narrow_op), label("cast fp32 ->", type_name<T>()));
   F wide(src.size()), wide_op(src.size(), -7.0f);
   const float* w = kernels::widen(narrow.data(), src.size(), wide.data());
   if (w != wide.data()) std::memcpy(wide.data(), w, src.size() * sizeof(float));
-  env.run(kernels::CastElements<float, T>{wide_op.data(), narrow.data(), n});
+  env.run(ops::CastElements<float, T>{wide_op.data(), narrow.data(), n});
   env.check(same_bits(wide, wide_op), label("cast -> fp32 from", type_name<T>()));
 }
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "kernels/embedding.h"
-#include "kernels/threads/embedding.h"
+#include "ops/embedding_items.h"
 #include "support/kernel_cases/cross_entropy.h"
 #include "support/kernel_cases/env.h"
 
@@ -30,7 +30,7 @@ void case_embedding(const Env& env) {
           wpe = sensitive<V>(static_cast<std::size_t>((Tc + 2) * C), 17, s);
   V out = sentinel<V>(static_cast<std::size_t>(N * C)), out_op = sentinel<V>(out.size());
   kernels::embedding_forward(out.data(), tokens, wte.data(), wpe.data(), vocab, C);
-  env.run(kernels::EmbeddingForwardElements<T>{out_op.data(), tokens, wte.data(), wpe.data(), vocab, C});
+  env.run(ops::EmbeddingForwardElements<T>{out_op.data(), tokens, wte.data(), wpe.data(), vocab, C});
   env.check(same_bits(out, out_op), label("embedding forward", type_name<T>()));
 
   const V dx = sensitive<V>(out.size(), 18, s);
@@ -40,9 +40,9 @@ void case_embedding(const Env& env) {
   I iscratch(static_cast<std::size_t>(kernels::embedding_backward_scratch_ints(B, Tc, vocab)));
   kernels::embedding_backward(dwte.data(), dwpe.data(), dx.data(), tokens, vocab, C, scratch.data(), iscratch.data());
   I start(static_cast<std::size_t>(vocab + 1)), order(static_cast<std::size_t>(N));
-  env.run(kernels::EmbeddingDwpeElements<T>{dwpe_op.data(), dx.data(), B, Tc, C});
-  env.run(kernels::EmbeddingGroupPositions{start.data(), order.data(), tokens, vocab});
-  env.run(kernels::EmbeddingDwteElements<T>{dwte_op.data(), dx.data(), start.data(), order.data(), vocab, C});
+  env.run(ops::EmbeddingDwpeElements<T>{dwpe_op.data(), dx.data(), B, Tc, C});
+  env.run(ops::EmbeddingGroupPositions{start.data(), order.data(), tokens, vocab});
+  env.run(ops::EmbeddingDwteElements<T>{dwte_op.data(), dx.data(), start.data(), order.data(), vocab, C});
   env.check(same_bits(dwpe, dwpe_op), label("embedding backward dwpe", type_name<T>()));
   env.check(same_bits(dwte, dwte_op), label("embedding backward dwte", type_name<T>()));
 }

@@ -21,16 +21,12 @@
 #include <type_traits>
 
 #include "kernels/cast.h"
+#include "ops/op_launch.h"
 #include "support/order_sensitive.h"
 
 namespace zt::test {
 
-/// Whether an op is a block op (device/block_launch.h: it has blocks()) rather than an item op
-/// (device/item_grid.h: items()); an environment's run() launches each its own way.
-template <typename Op>
-constexpr bool kBlockOp = requires(const Op& op) {
-  op.blocks();
-};
+using ops::kBlockOp;  // an item op or a block op: each environment launches it its own way
 
 /// n order-sensitive values scaled by 2^shift (exact) and rounded to T; every one finite.
 /// @param n how many. @param seed the stream. @param shift the power of two to scale by.

@@ -9,7 +9,7 @@
 
 #include "kernels/blas.h"
 #include "kernels/linear.h"
-#include "kernels/threads/linear.h"
+#include "ops/linear_items.h"
 #include "support/kernel_cases/env.h"
 
 namespace zt::test {
@@ -34,7 +34,7 @@ void case_linear(const Env& env) {
     const T* bp = bias ? b.data() : nullptr;
     V y = sentinel<V>(acc.size()), y_op = sentinel<V>(acc.size());
     kernels::linear_forward(y.data(), x.data(), W.data(), bp, N, in, out, scratch.data());
-    env.run(kernels::LinearBiasElements<T>{y_op.data(), acc.data(), bp, N, out});
+    env.run(ops::LinearBiasElements<T>{y_op.data(), acc.data(), bp, N, out});
     env.check(same_bits(y, y_op),
               label(bias ? "linear bias epilogue" : "linear epilogue without bias", type_name<T>()));
   }
@@ -42,7 +42,7 @@ void case_linear(const Env& env) {
   V dx(x.size()), dW(W.size()), db = sentinel<V>(b.size()), db_op = sentinel<V>(b.size());
   F bscratch(static_cast<std::size_t>(kernels::linear_backward_scratch_floats(N, in, out, kNarrow)));
   kernels::linear_backward(dx.data(), dW.data(), db.data(), dy.data(), x.data(), W.data(), N, in, out, bscratch.data());
-  env.run(kernels::LinearBiasGradColumns<T>{db_op.data(), dy.data(), N, out});
+  env.run(ops::LinearBiasGradColumns<T>{db_op.data(), dy.data(), N, out});
   env.check(same_bits(db, db_op), label("linear bias gradient", type_name<T>()));
 }
 

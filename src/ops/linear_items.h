@@ -1,4 +1,4 @@
-// kernels/threads/linear.h — the bias parts of the linear layer as item ops (device/item_grid.h):
+// ops/linear_items.h — the bias parts of the linear layer as item ops (device/item_grid.h):
 // the forward's epilogue (FP32 GEMM result + bias, rounded once), one thread per output element,
 // and the bias gradient, one thread per column summing the rows in the canonical order. The
 // bodies are kernels/linear.h's; the GEMMs themselves are gemm/'s.
@@ -9,7 +9,10 @@
 #include "fp/hd.h"
 #include "kernels/linear.h"
 
-namespace zt::kernels {
+namespace zt::ops {
+
+using kernels::linear_bias_element;
+using kernels::linear_bias_grad_column;
 
 /// Forward epilogue: item e = i out + j computes y[i, j] (kernels::linear_bias_element).
 template <typename T>
@@ -38,4 +41,4 @@ struct LinearBiasGradColumns {
   ZT_HD void operator()(int64_t j) const { linear_bias_grad_column(db, dy, N, out, j); }
 };
 
-}  // namespace zt::kernels
+}  // namespace zt::ops

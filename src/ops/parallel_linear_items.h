@@ -1,4 +1,4 @@
-// kernels/threads/parallel_linear.h — the parts of tensor parallelism's split Linears
+// ops/parallel_linear_items.h — the parts of tensor parallelism's split Linears
 // (kernels/parallel_linear.h) that are not GEMMs, as item ops (device/item_grid.h): moving block j's
 // columns out of and into the block-interleaved layout, the canonical sum over the J blocks'
 // partial sums, and the bias gradient of an FP32 copy. One thread per element or column; each body
@@ -18,7 +18,12 @@
 #include "kernels/linear.h"
 #include "kernels/row_sum.h"
 
-namespace zt::kernels {
+namespace zt::ops {
+
+using kernels::canonical_sum_f;
+using kernels::from_f;
+using kernels::linear_bias_element;
+using kernels::to_f;
 
 /// Where element e of block j's contiguous [N, G·outb] copy lies in the interleaved [N, G·J·outb]
 /// layout: row i = e / (G·outb), column c = g·outb + k there goes to (g·J + j)·outb + k.
@@ -99,4 +104,4 @@ struct BiasGradColumnsF {
   }
 };
 
-}  // namespace zt::kernels
+}  // namespace zt::ops

@@ -1,4 +1,4 @@
-// kernels/threads/cross_entropy.h — the softmax cross-entropy backward as an item op
+// ops/cross_entropy_items.h — the softmax cross-entropy backward as an item op
 // (device/item_grid.h): one thread per logit, from the forward's caches, the body
 // kernels/cross_entropy.h's with the scalar exp (the CPU kernel's array exp has the same bits).
 // The forward is a block per position (ops/cross_entropy_blocks.h).
@@ -10,7 +10,10 @@
 #include "kernels/cross_entropy.h"
 #include "kernels/tokens.h"
 
-namespace zt::kernels {
+namespace zt::ops {
+
+using kernels::cross_entropy_backward_element;
+using kernels::TokenView;
 
 /// Backward: item e = n V + j computes dlogits[n, j] (kernels::cross_entropy_backward_element).
 template <typename T>
@@ -31,4 +34,4 @@ struct CrossEntropyBackwardElements {
   }
 };
 
-}  // namespace zt::kernels
+}  // namespace zt::ops

@@ -1,4 +1,4 @@
-// kernels/threads/embedding.h — the token + position embedding as item ops (device/item_grid.h).
+// ops/embedding_items.h — the token + position embedding as item ops (device/item_grid.h).
 //
 // Forward: one thread per output element. Backward: one thread per element of the position
 // table's gradient (a sum over the batch), a single thread that groups the positions by token
@@ -14,7 +14,12 @@
 #include "kernels/embedding.h"
 #include "kernels/tokens.h"
 
-namespace zt::kernels {
+namespace zt::ops {
+
+using kernels::embedding_dwpe_element;
+using kernels::embedding_dwte_element;
+using kernels::embedding_forward_element;
+using kernels::TokenView;
 
 /// Forward: item e = n C + c computes out[n, c] (kernels::embedding_forward_element).
 template <typename T>
@@ -76,4 +81,4 @@ struct EmbeddingDwteElements {
   ZT_HD void operator()(int64_t e) const { embedding_dwte_element(dwte, dx, start, order, C, e / C, e % C); }
 };
 
-}  // namespace zt::kernels
+}  // namespace zt::ops

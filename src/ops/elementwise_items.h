@@ -1,4 +1,4 @@
-// kernels/threads/elementwise.h — the element-wise ops without arithmetic of their own as item
+// ops/elementwise_items.h — the element-wise ops without arithmetic of their own as item
 // ops (device/item_grid.h), one thread per element: the residual add (kernels/residual.h; the
 // backward join is the add with out = a = skip), and casts between float and the 16-bit formats
 // (kernels/cast.h).
@@ -10,7 +10,11 @@
 #include "kernels/cast.h"
 #include "kernels/residual.h"
 
-namespace zt::kernels {
+namespace zt::ops {
+
+using kernels::add_rounded;
+using kernels::from_f;
+using kernels::to_f;
 
 /// Residual forward: item i computes out[i] = a[i] + b[i] (out may alias a or b).
 template <typename T>
@@ -38,4 +42,4 @@ struct CastElements {
   ZT_HD void operator()(int64_t i) const { dst[i] = from_f<To>(to_f(src[i])); }
 };
 
-}  // namespace zt::kernels
+}  // namespace zt::ops

@@ -1,4 +1,4 @@
-// kernels/threads/attention.h — the non-GEMM part of attention as item ops (device/item_grid.h):
+// ops/attention_items.h — the non-GEMM part of attention as item ops (device/item_grid.h):
 // the causal softmax of each (batch, head, query) row forward, and its backward (dS from P and
 // dP) — one thread per row, running kernels/attention.h's ZT_HD row functions with the scalar exp.
 //
@@ -13,7 +13,10 @@
 #include "fp/hd.h"
 #include "kernels/attention.h"
 
-namespace zt::kernels {
+namespace zt::ops {
+
+using kernels::attention_dscores_row;
+using kernels::attention_softmax_row;
 
 /// Forward softmax: item r turns row r of raw scores into row r of P
 /// (kernels::attention_softmax_row; the scores are overwritten with exponentials).
@@ -46,4 +49,4 @@ struct AttentionDscoresRows {
   ZT_HD void operator()(int64_t r) const { attention_dscores_row(dS + r * Tc, P + r * Tc, dP + r * Tc, r % Tc, scale); }
 };
 
-}  // namespace zt::kernels
+}  // namespace zt::ops

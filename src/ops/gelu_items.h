@@ -1,4 +1,4 @@
-// kernels/threads/gelu.h — GELU as item ops (device/item_grid.h): one thread per element, running
+// ops/gelu_items.h — GELU as item ops (device/item_grid.h): one thread per element, running
 // kernels/gelu.h's element functions with the scalar tanh (the CPU kernel's array tanh has the
 // same bits). y may be x, dx may be dy: each thread reads its element before writing it.
 #pragma once
@@ -8,7 +8,10 @@
 #include "fp/hd.h"
 #include "kernels/gelu.h"
 
-namespace zt::kernels {
+namespace zt::ops {
+
+using kernels::gelu_backward_element;
+using kernels::gelu_forward_element;
 
 /// Forward: item i computes y[i] = gelu(x[i]).
 template <typename T>
@@ -35,4 +38,4 @@ struct GeluBackwardElements {
   ZT_HD void operator()(int64_t i) const { gelu_backward_element(dx[i], dy[i], x[i]); }
 };
 
-}  // namespace zt::kernels
+}  // namespace zt::ops

@@ -1,4 +1,4 @@
-// kernels/threads/argmax.h — the argmax of each row of logits as an item op (device/item_grid.h),
+// ops/argmax_items.h — the argmax of each row of logits as an item op (device/item_grid.h),
 // one thread per row: the predictions of a model whose logits are in device memory.
 //
 // The row's scan is kernels::argmax_rows's, comparison for comparison: left to right, a later
@@ -11,7 +11,9 @@
 #include "fp/hd.h"
 #include "kernels/cast.h"
 
-namespace zt::kernels {
+namespace zt::ops {
+
+using kernels::to_f;
 
 /// Item n writes the index of row n's largest logit.
 template <typename T>
@@ -31,4 +33,4 @@ struct ArgmaxRows {
   }
 };
 
-}  // namespace zt::kernels
+}  // namespace zt::ops

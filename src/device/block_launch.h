@@ -67,23 +67,31 @@ class HostBlock {
   int64_t phases_ = 0;
 };
 
-/// Run a block op's every block on the host, one after another (blocks are independent: a GPU runs
-/// them in any order). Shared memory starts as NaN bytes, so a read of a slot no phase wrote shows.
-/// @param op the op, its pointers into host memory. @return the phases the last block ran.
+/// Run blocks [first, last) of a block op on the host, one after another (blocks are independent: a
+/// GPU runs them in any order). Shared memory starts as NaN bytes, so a read of a slot no phase
+/// wrote shows. @param op the op, its pointers into host memory. @param first the first block.
+/// @param last one past the last. @return the phases the last block ran.
 template <typename Op>
-int64_t run_blocks_on_host(const Op& op) {
+int64_t run_blocks_on_host(const Op& op, int64_t first, int64_t last) {
   const std::size_t floats = op.shared_floats();
   ZT_CHECK(floats <= kMaxSharedFloats, "block op: ", floats, " floats of shared memory (at most ", kMaxSharedFloats,
            ")");
   std::vector<float> shared(floats > 0 ? floats : 1);
   int64_t phases = 0;
-  for (int64_t b = 0; b < op.blocks(); ++b) {
+  for (int64_t b = first; b < last; ++b) {
     for (float& f : shared) f = bit_cast_hd<float>(0x7fc0deadu);
     HostBlock blk(shared.data());
     op(blk, b);
     phases = blk.phases();
   }
   return phases;
+}
+
+/// Run a block op's every block on the host (run_blocks_on_host over [0, blocks())).
+/// @param op the op, its pointers into host memory. @return the phases the last block ran.
+template <typename Op>
+int64_t run_blocks_on_host(const Op& op) {
+  return run_blocks_on_host(op, 0, op.blocks());
 }
 
 }  // namespace zt::device

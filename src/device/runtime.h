@@ -111,10 +111,13 @@ struct DeviceWorkSpan {
 /// writes (what the emulated device checks for missing synchronisation), and its body for each
 /// runtime. ops/op_launch.h builds one from an op.
 struct KernelLaunch {
-  std::string name;                      ///< e.g. "gelu_forward"
-  std::vector<DeviceSpan> reads;         ///< device ranges the kernel reads
-  std::vector<DeviceSpan> writes;        ///< device ranges the kernel writes
-  std::function<void()> host_body;       ///< the kernel run on the host (the emulated device)
+  std::string name;                 ///< e.g. "gelu_forward"
+  std::vector<DeviceSpan> reads;    ///< device ranges the kernel reads
+  std::vector<DeviceSpan> writes;   ///< device ranges the kernel writes
+  std::function<void()> host_body;  ///< the kernel run on the host thread by thread (the emulated device)
+  /// The kernel on the host runtime (device/host_runtime.h): its items or blocks split over the
+  /// calling thread's CPU pool, or the CPU's own fast form (a GEMM); empty: host_body.
+  std::function<void()> pool_body;
   std::function<void(void*)> cuda_body;  ///< enqueue on a cudaStream_t (empty without CUDA kernels)
   double flops = 0;                      ///< the arithmetic it does (a roofline's compute side; 0: not declared)
 };
@@ -174,6 +177,8 @@ class Runtime {
   virtual CopyStats stats() const = 0;
   /// @return the kernels launched so far.
   virtual int64_t launches() const = 0;
+  /// @return whether this runtime's memory is the host's (host code may then touch it).
+  virtual bool host_memory() const { return false; }
   /// The library's own handle of a stream, for a library that enqueues work of its own on the
   /// device (NCCL orders its calls after this stream). @param stream a stream of this runtime.
   /// @return the CUDA runtime's cudaStream_t; null for a runtime without one.

@@ -82,6 +82,10 @@ inline void launch_gemm(device::Runtime& rt, device::Stream s, const std::string
   l.writes = {matrix_span(c, m, n, ldc)};
   l.flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
   const gemm::GemmArgs g{a, b, m, n, k, c, ldc};
+  const kernels::GemmBackend backend = kernels::gemm_backend();
+  l.pool_body = [g, backend] {  // the host runtime: the CPU's GEMM of the same backend (the same bits)
+    kernels::gemm_f32_on(backend, g.a.trans, g.b.trans, g.m, g.n, g.k, g.a.data, g.a.ld, g.b.data, g.b.ld, g.c, g.ldc);
+  };
   if (kernels::gemm_backend() == kernels::GemmBackend::blas) {
     l.name = name + " (blas)";
     l.host_body = [g] {
@@ -120,6 +124,12 @@ inline void launch_trmm(device::Runtime& rt, device::Stream s, const std::string
   l.writes = {matrix_span(out, m, n, ldo)};
   l.flops = static_cast<double>(m) * static_cast<double>(m + 1) * static_cast<double>(n);  // 2 per term, m(m+1)/2 terms
   const gemm::TrmmArgs g{a, src, m, n, out, ldo};
+  const kernels::GemmBackend backend = kernels::gemm_backend();
+  l.pool_body = [g, backend] {  // the host runtime: the CPU's two steps, src copied to out, then in place
+    for (int64_t i = 0; i < g.m; ++i)
+      for (int64_t j = 0; j < g.n; ++j) g.out[i * g.ldo + j] = g.src.data[i * g.src.ld + j];
+    kernels::trmm_lower_left_f32_on(backend, g.a.trans, g.m, g.n, g.a.data, g.a.ld, g.out, g.ldo);
+  };
   if (kernels::gemm_backend() == kernels::GemmBackend::blas) {
     l.name = name + " (blas)";
     l.host_body = [g] {

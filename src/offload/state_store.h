@@ -28,9 +28,9 @@
 #include "optim/grad_norm.h"
 #include "step/categories.h"
 #include "step/element_optimizer.h"
-#include "step/loop_ops.h"
 #include "step/owned_slice.h"
-#include "step/step_ops.h"
+#include "step_device/loop_ops.h"
+#include "step_device/step_ops.h"
 
 namespace zt::offload {
 

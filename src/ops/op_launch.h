@@ -3,6 +3,10 @@
 // between barriers). Its host body runs the op's every thread or block on the host; its CUDA body
 // enqueues the same op on a stream (ops/cuda/ops_cuda.h), over the same grid.
 //
+// On the host runtime (device/host_runtime.h) the launch's pool_body runs instead: the items or
+// blocks themselves, split over the calling rank's CPU pool (independent by contract, so the split
+// changes no bit).
+//
 // Why the caller names the spans: a KernelLaunch is type-erased, so the runtime cannot see which
 // of an op's pointers it reads and which it writes; the emulated device needs exactly that to find
 // missing synchronisation, and the caller, who built the op, knows it. An op that declares flops()
@@ -18,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/cpu_pool.h"
 #include "device/block_launch.h"
 #include "device/item_grid.h"
 #include "device/runtime.h"
@@ -27,6 +32,10 @@
 #endif
 
 namespace zt::ops {
+
+/// The fewest items of an item op a thread of the host runtime's pool takes: items range from an
+/// element (a few flops) to a row of thousands, so a small grain that still amortises a wake-up.
+inline constexpr int64_t kPoolItemGrain = 1024;
 
 /// Whether an op is a block op (it has blocks()) rather than an item op (items()).
 template <typename Op>
@@ -46,10 +55,19 @@ device::KernelLaunch op_kernel(std::string name, const Op& op, std::vector<devic
   k.reads = std::move(reads);
   k.writes = std::move(writes);
   if constexpr (requires { op.flops(); }) k.flops = op.flops();
-  if constexpr (kBlockOp<Op>)
+  if constexpr (kBlockOp<Op>) {
     k.host_body = [op] { device::run_blocks_on_host(op); };
-  else
+    k.pool_body = [op] {
+      parallel_for(op.blocks(), 1, [&](int64_t lo, int64_t hi) { device::run_blocks_on_host(op, lo, hi); });
+    };
+  } else {
     k.host_body = [op] { device::run_items_on_host(op); };
+    k.pool_body = [op] {  // no grid on the host runtime: the items themselves, split over the pool
+      parallel_for(op.items(), kPoolItemGrain, [&](int64_t lo, int64_t hi) {
+        for (int64_t i = lo; i < hi; ++i) op(i);
+      });
+    };
+  }
 #if defined(ZT_WITH_CUDA_KERNELS)
   k.cuda_body = [op](void* stream) { zt::ops::cuda::launch(op, static_cast<cudaStream_t>(stream)); };
 #endif

@@ -28,7 +28,7 @@ class CanonicalGradAccumulator {
   using Allocate = std::function<Buffer(std::size_t n)>;
 
   /// One merge's addition, left[i] = left[i] + right[i] for i < n: wherever the buffers live (a
-  /// device's buffers are added by a kernel, step/loop_ops.h). Empty: a host loop.
+  /// device's buffers are added by a kernel, step_device/loop_ops.h). Empty: a host loop.
   using Add = std::function<void(float* left, const float* right, std::size_t n)>;
 
   /// @param count elements per gradient. @param allocate the caller's allocator.

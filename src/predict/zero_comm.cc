@@ -153,7 +153,7 @@ device::CopyStats predict_device_copies_per_step(const ZeroPlan& p) {
     for (std::size_t u = 0; u < l.units.size(); ++u)
       if (p.params_in_file(u)) st.staged(l.units[u].shard * t, l.units[u].shard * t);
   }
-  // per unit, protocol steps 4-6 (step_device/device_step_ops.h): the overflow flag zeroed and
+  // per unit, protocol steps 4-6 (step_device/step_ops.h): the overflow flag zeroed and
   // read back, the norm's block sums read back, and with 16-bit parameters updated on the device
   // (not in ZeRO-Offload's host tier) the counts of kept values
   for (std::size_t u = 0; u < l.units.size(); ++u) {

@@ -1,9 +1,9 @@
-// step_device/loop_threads.h — the loop's own element work (step/loop_ops.h) as item ops
+// step_device/loop_threads.h — the loop's own element work (loop_ops.h) as item ops
 // (device/item_grid.h): zeroing, the accumulator's merge, and the two integer counts of chapter
 // 2's diagnostics (widening and narrowing are the model's casts, ops/elementwise_items.h).
-// Each thread evaluates the expression HostLoopOps' loop evaluates for its element, so the bits
+// Each thread evaluates the expression a plain host loop evaluates for its element, so the bits
 // are the host's; the counts are per group of kLoopCountGroup elements, integers that the host
-// adds in any order exactly. Nothing here allocates, copies or synchronises (device_loop_ops.h
+// adds in any order exactly. Nothing here allocates, copies or synchronises (loop_ops.h
 // does); items never cooperate.
 #pragma once
 

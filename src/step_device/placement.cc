@@ -4,28 +4,31 @@
 #include <cstdlib>
 
 #include "core/check.h"
+#include "device/host_runtime.h"
 #include "device/make_runtime.h"
 #include "fp/bf16.h"
 #include "fp/fp16.h"
 #include "model/device_ops.h"
-#include "step_device/device_loop_ops.h"
-#include "step_device/device_step_ops.h"
+#include "step_device/loop_ops.h"
+#include "step_device/step_ops.h"
 
 namespace zt::step {
 
 template <typename T>
 Placement<T>::Placement(device::Device where, int gpu) {
-  if (where == device::Device::cpu) {
-    step_ = std::make_unique<step::HostStepOps<T>>();
-    loop_ = std::make_unique<step::HostLoopOps<T>>();
+  if (where == device::Device::cpu) {  // the step's and the loop's ops run at once on the rank's pool
+    host_ = std::make_unique<device::HostRuntime>();
+    stream_ = host_->create_stream("compute");
+    step_ = std::make_unique<step::StepOps<T>>(*host_, stream_);
+    loop_ = std::make_unique<step::LoopOps<T>>(*host_, stream_);
     return;
   }
   runtime_ = device::make_runtime(
       where == device::Device::cuda ? device::RuntimeKind::cuda : device::RuntimeKind::emulated, gpu);
   stream_ = runtime_->create_stream("compute");
   model_ = std::make_unique<model::DeviceOps<T>>(*runtime_, stream_);
-  step_ = std::make_unique<step::DeviceStepOps<T>>(*runtime_, stream_);
-  loop_ = std::make_unique<step::DeviceLoopOps<T>>(*runtime_, stream_);
+  step_ = std::make_unique<step::StepOps<T>>(*runtime_, stream_);
+  loop_ = std::make_unique<step::LoopOps<T>>(*runtime_, stream_);
 }
 
 template <typename T>

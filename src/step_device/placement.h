@@ -7,12 +7,12 @@
 // runtime's device memory, under the same ledger categories), the host-side slab for what the
 // loop itself fills and reads (token ids, predictions: pinned on a device), and the three op
 // sets the loop calls instead of touching memory: the model's (model/model_ops.h), the optimizer
-// step's (step/step_ops.h) and the loop's own (step/loop_ops.h). (The groups the ZeRO engine
-// reduces over are staged around the host's collectives by collective/staged_groups.h.)
-// The loop's step code is the same for both; only this object's answers differ. On a device
-// every op is enqueued on one compute stream, so the loop's order is the stream's order. Every
-// setting runs on either. Not here: the memory plan; the tiers' own streams (offload/transfer_thread.h,
-// offload/param_file_tier.h), which take the runtime and the compute stream from here.
+// step's (step_ops.h) and the loop's own (loop_ops.h). On the host the last two run on the host
+// runtime (device/host_runtime.h): the device's item ops, at once, over the rank's CPU pool. (The groups the ZeRO
+// engine reduces over are staged around the host's collectives by collective/staged_groups.h.) The loop's step code is
+// the same for both; only this object's answers differ. On a device every op is enqueued on one compute stream, so the
+// loop's order is the stream's order. Every setting runs on either. Not here: the memory plan; the tiers' own streams
+// (offload/transfer_thread.h, offload/param_file_tier.h), which take the runtime and the compute stream from here.
 #pragma once
 
 #include <cstddef>
@@ -25,8 +25,8 @@
 #include "device/runtime.h"
 #include "memory/arena.h"
 #include "model/model_ops.h"
-#include "step/loop_ops.h"
-#include "step/step_ops.h"
+#include "step_device/loop_ops.h"
+#include "step_device/step_ops.h"
 
 namespace zt::step {
 
@@ -69,6 +69,7 @@ class Placement {
 
  private:
   std::unique_ptr<device::Runtime> runtime_;  // declared first: the ops below use it until they go
+  std::unique_ptr<device::Runtime> host_;     // on the host: the runtime the step's and loop's ops run on
   device::Stream stream_;                     // the compute stream
   std::unique_ptr<model::ModelOps<T>> model_;
   std::unique_ptr<step::StepOps<T>> step_;

@@ -7,7 +7,7 @@
 // sum is canonical_sum_f (kernels/row_sum.h), the canonical tree that block_sum_of_squares
 // evaluates with canonical_reduce (tests/kernels checks the two trees bit for bit); the overflow
 // answer is an integer flag that every writer sets to 1 (never a float maximum or a race on a
-// float). Nothing here allocates, copies or synchronises (device_step_ops.h does); items never
+// float). Nothing here allocates, copies or synchronises (step_ops.h does); items never
 // cooperate. The CUDA launcher of these ops is step_device/cuda/ (built only with CUDA).
 #pragma once
 

@@ -12,10 +12,10 @@ namespace zt::train {
 
 /// Per micro-batch: the token ids staged in four times (inputs and targets, in forward and again
 /// in backward: model/device_ops.h), the per-token losses read back, and with 16-bit compute the
-/// per-group counts of zero gradients (chapter 2's underflow count: step/loop_ops.h). Per unit
+/// per-group counts of zero gradients (chapter 2's underflow count: step_device/loop_ops.h). Per unit
 /// u of ψ_u parameters: the overflow flag zeroed up and read down, its ⌈ψ_u / b⌉ norm block sums
 /// read down, and with 16-bit parameters the per-group counts of values the update kept
-/// (step_device/device_step_ops.h). Nothing else crosses: the parameters, gradients, master and
+/// (step_device/step_ops.h). Nothing else crosses: the parameters, gradients, master and
 /// moments never leave the device during a step.
 /// @param shape the run (its host_side is set on a device). @return copies and bytes by kind
 /// (all zero for a host run).

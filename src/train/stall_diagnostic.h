@@ -4,7 +4,7 @@
 // Without an FP32 master an update much smaller than a parameter's spacing rounds back to the same
 // 16-bit value; this counts how often that happens to the compute copy. It keeps one 16-bit
 // snapshot (ledger category `diagnostics`) taken at the start of the window, and compares bit
-// patterns — no tolerance — through the loop's ops (step/loop_ops.h), so the snapshot and the
+// patterns — no tolerance — through the loop's ops (step_device/loop_ops.h), so the snapshot and the
 // comparison stay where the parameters are. For FP32 compute it holds nothing and reports nothing.
 #pragma once
 
@@ -14,7 +14,7 @@
 
 #include "memory/arena.h"
 #include "memory/buffer.h"
-#include "step/loop_ops.h"
+#include "step_device/loop_ops.h"
 #include "train/memory_plan.h"
 #include "train/run_result.h"
 

@@ -16,9 +16,9 @@
 #include "memory/buffer.h"
 #include "offload/state_store.h"
 #include "step/categories.h"
-#include "step/loop_ops.h"
 #include "step/owned_slice.h"
-#include "step/step_ops.h"
+#include "step_device/loop_ops.h"
+#include "step_device/step_ops.h"
 
 namespace zt::zero {
 

@@ -25,7 +25,7 @@
 #include "offload/state_store.h"
 #include "offload/transfer_thread.h"
 #include "step/categories.h"
-#include "step/loop_ops.h"
+#include "step_device/loop_ops.h"
 #include "step_device/placement.h"
 #include "train/run_options.h"
 #include "zero/arena_states.h"

@@ -12,7 +12,7 @@
 // l-1 back while block l is recomputed and differentiated (prefetch), so the accelerator tier holds
 // two slice-sized staging buffers, nothing more. Every transfer goes through the TransferThread and is
 // counted. With N_m = 1 the slice is the whole checkpoint: P_a is plain checkpointing, P_a+cpu
-// still offloads. The slices' own copies and zero padding are the loop's ops (step/loop_ops.h),
+// still offloads. The slices' own copies and zero padding are the loop's ops (step_device/loop_ops.h),
 // so on a device the accelerator tier is device memory, the host tier pinned memory, the
 // TransferThread a copy stream and the all-gather a staged group: the same code.
 // It owns its slices and staging buffers; it neither computes nor decides when to checkpoint.
@@ -28,7 +28,7 @@
 #include "memory/buffer.h"
 #include "model/checkpoint_keeper.h"
 #include "offload/transfer_thread.h"
-#include "step/loop_ops.h"
+#include "step_device/loop_ops.h"
 
 namespace zt::zero_r {
 

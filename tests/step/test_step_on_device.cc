@@ -1,6 +1,7 @@
-// Protocol steps 4-6 on the emulated device give the host's bits (step/step_ops.h,
-// step_device/device_step_ops.h): the same slices, gradients and optimizer states go through
-// HostStepOps on host memory and through DeviceStepOps on device memory, and the parameters, the
+// Protocol steps 4-6 (step_device/step_ops.h) give the host loops' bits: the same slices,
+// gradients and optimizer states go through step/owned_slice.h's loops on host memory (the
+// independent reference), through StepOps on the host runtime (device/host_runtime.h: the CPU
+// path's) and through StepOps on the emulated device's memory, and the parameters, the
 // masters, the optimizer states, the norm block sums, the non-finite answers and the counts of
 // 16-bit values that kept their bits are compared bit for bit — for float, fp16 and bf16, Adam
 // (AdamW) and SGD (Nesterov), with and without master weights, clipped and not, FP32 and
@@ -19,22 +20,22 @@
 
 #include "core/check.h"
 #include "device/emulated_runtime.h"
+#include "device/host_runtime.h"
 #include "fp/bf16.h"
 #include "fp/fp16.h"
 #include "fp/random_bits.h"
-#include "step/step_ops.h"
-#include "step_device/device_step_ops.h"
+#include "step/owned_slice.h"
+#include "step_device/step_ops.h"
 
 using zt::bf16;
 using zt::fp16;
 using zt::device::CopyKind;
 using zt::device::EmulatedRuntime;
 using zt::device::Stream;
-using zt::step::DeviceStepOps;
 using zt::step::ElementOptimizer;
 using zt::step::GradSpan;
-using zt::step::HostStepOps;
 using zt::step::OwnedSlice;
+using zt::step::StepOps;
 
 namespace {
 
@@ -164,9 +165,9 @@ struct Answers {
 
 // The steps as a loop runs them, through the seam: the non-finite check, the block sums of the
 // slice cut in two units (the second starting at a block boundary), two updates.
-template <typename T>
-Answers run_steps(zt::step::StepOps<T>& ops, Data<T>& d, const Case& c, T* params, float* master, const float* g32,
-                  const T* g16, float* state, std::size_t block) {
+template <typename T, typename Ops>
+Answers run_steps(Ops& ops, Data<T>& d, const Case& c, T* params, float* master, const float* g32, const T* g16,
+                  float* state, std::size_t block) {
   const std::size_t n = c.count, m = n + kStatePad;
   const GradSpan<T> g{g32, g32 ? nullptr : g16};
   const float inv_scale = 1.0f / kScale;
@@ -215,15 +216,35 @@ void download(EmulatedRuntime& rt, U* dev, std::vector<U>& v, Stream stream) {
   rt.release(reinterpret_cast<std::byte*>(dev));
 }
 
-// One case on the host and on the device; compares every answer and every byte.
+// The host loops of step/owned_slice.h, called as StepOps is: the reference.
 template <typename T>
-void check_case(EmulatedRuntime& rt, Stream stream, DeviceStepOps<T>& device_ops, const Case& c, uint64_t seed,
-                std::size_t block, std::size_t& unchanged_total, std::size_t& updated_total) {
+struct HostLoops {
+  bool any_nonfinite(GradSpan<T> g, std::size_t count) { return zt::step::any_nonfinite(g, count); }
+  void append_norm_block_sums(GradSpan<T> g, std::size_t real, std::size_t block, float inv_scale,
+                              std::vector<float>& sums) {
+    zt::step::append_norm_block_sums(g, real, block, inv_scale, sums);
+  }
+  std::size_t apply_update(const OwnedSlice<T>& s, float inv_scale, const zt::ClipDecision& clip,
+                           const ElementOptimizer& opt) {
+    return zt::step::apply_update(s, inv_scale, clip, opt);
+  }
+};
+
+// One case through the host loops, StepOps on the host runtime and StepOps on the device;
+// compares every answer and every byte.
+template <typename T>
+void check_case(EmulatedRuntime& rt, Stream stream, StepOps<T>& device_ops, StepOps<T>& runtime_ops, const Case& c,
+                uint64_t seed, std::size_t block, std::size_t& unchanged_total, std::size_t& updated_total) {
   INFO(c.name() << " block " << block);
   Data<T> host = make_data<T>(c, c.adam, seed);
-  Data<T> dev = host;
+  Data<T> dev = host, on_runtime = host;
 
-  HostStepOps<T> host_ops;
+  HostLoops<T> host_ops;
+  const Answers r =
+      run_steps<T>(runtime_ops, on_runtime, c, on_runtime.params.data(),
+                   on_runtime.master.empty() ? nullptr : on_runtime.master.data(),
+                   on_runtime.grad32.empty() ? nullptr : on_runtime.grad32.data(),
+                   on_runtime.grad16.empty() ? nullptr : on_runtime.grad16.data(), on_runtime.state.data(), block);
   const Answers h =
       run_steps<T>(host_ops, host, c, host.params.data(), host.master.empty() ? nullptr : host.master.data(),
                    host.grad32.empty() ? nullptr : host.grad32.data(),
@@ -245,6 +266,12 @@ void check_case(EmulatedRuntime& rt, Stream stream, DeviceStepOps<T>& device_ops
 
   CHECK(h.nonfinite == (c.special != 0));
   CHECK(d.nonfinite == h.nonfinite);
+  CHECK(r.nonfinite == h.nonfinite);  // the host runtime: the CPU path's StepOps
+  CHECK(first_difference(r.sums, h.sums) == -1);
+  CHECK(r.unchanged == h.unchanged);
+  CHECK(first_difference(on_runtime.params, host.params) == -1);
+  CHECK(first_difference(on_runtime.master, host.master) == -1);
+  CHECK(first_difference(on_runtime.state, host.state) == -1);
   CHECK(h.sums.size() == zt::norm_block_count(c.count > 2 * block ? 2 * block : 0, block) +
                              zt::norm_block_count(c.count - (c.count > 2 * block ? 2 * block : 0), block));
   CHECK(first_difference(d.sums, h.sums) == -1);
@@ -265,7 +292,9 @@ template <typename T>
 void check_matrix(const std::vector<std::size_t>& counts, std::size_t block) {
   EmulatedRuntime rt;
   const Stream stream = rt.create_stream("step");
-  DeviceStepOps<T> device_ops(rt, stream);
+  StepOps<T> device_ops(rt, stream);
+  zt::device::HostRuntime host_rt;
+  StepOps<T> runtime_ops(host_rt, host_rt.create_stream("step"));
   constexpr bool wide = std::is_same_v<T, float>;
   std::size_t unchanged = 0, updated = 0;
   uint64_t seed = 1;
@@ -283,7 +312,7 @@ void check_matrix(const std::vector<std::size_t>& counts, std::size_t block) {
               c.fp32_grad = fp32_grad;
               c.special = special;
               c.count = count;
-              check_case<T>(rt, stream, device_ops, c, seed++, block, unchanged, updated);
+              check_case<T>(rt, stream, device_ops, runtime_ops, c, seed++, block, unchanged, updated);
             }
       }
   rt.synchronize();
@@ -297,7 +326,8 @@ void check_matrix(const std::vector<std::size_t>& counts, std::size_t block) {
 
 }  // namespace
 
-TEMPLATE_TEST_CASE("step ops: the emulated device gives the host's bits for steps 4-6", "[ch13]", float, fp16, bf16) {
+TEMPLATE_TEST_CASE("step ops: the host runtime and the emulated device give the host loops' bits for steps 4-6",
+                   "[ch13]", float, fp16, bf16) {
   // counts: one element; 1000 and 4099 (no multiple of the 128-thread block, of the norm block or
   // of the 1024-flag count group); norm blocks of 64 (several per slice) and 256 (the default)
   check_matrix<TestType>({1, 1000, 4099}, 64);
@@ -318,7 +348,7 @@ TEST_CASE("step ops: the device's block sums are block_sum_of_squares of the uns
 
   EmulatedRuntime rt;
   const Stream stream = rt.create_stream("step");
-  DeviceStepOps<float> ops(rt, stream);
+  StepOps<float> ops(rt, stream);
   float* dev = upload(rt, g, stream, "grad");
   std::vector<float> sums{-1.0f};  // appended to, never replaced
   ops.append_norm_block_sums(GradSpan<float>{dev, nullptr}, n, block, 1.0f / kScale, sums);
@@ -332,7 +362,7 @@ TEST_CASE("step ops: the device's block sums are block_sum_of_squares of the uns
 TEST_CASE("step ops: a gradient written on another stream without an event is refused", "[ch13]") {
   EmulatedRuntime rt;
   const Stream copy = rt.create_stream("h2d"), step = rt.create_stream("step");
-  DeviceStepOps<fp16> ops(rt, step);
+  StepOps<fp16> ops(rt, step);
   const std::size_t n = 300;
   std::vector<float> g(n, 1.0f);
   auto* dev = reinterpret_cast<float*>(rt.allocate(n * sizeof(float), "grad"));

@@ -1,6 +1,6 @@
-// step_device/device_step_ops.cc — the device StepOps: launches, scratch and read-backs (see the
+// step_device/step_ops.cc — the device StepOps: launches, scratch and read-backs (see the
 // header); the per-thread arithmetic is step_threads.h's.
-#include "step_device/device_step_ops.h"
+#include "step_device/step_ops.h"
 
 #include <algorithm>
 #include <cstring>
@@ -29,7 +29,7 @@ DeviceSpan grad_bytes(const GradSpan<T>& g, std::size_t count) {
 }  // namespace
 
 template <typename T>
-DeviceStepOps<T>::DeviceStepOps(device::Runtime& runtime, device::Stream stream) : rt_(runtime), stream_(stream) {
+StepOps<T>::StepOps(device::Runtime& runtime, device::Stream stream) : rt_(runtime), stream_(stream) {
   flag_.at_least(rt_, 2 * sizeof(uint32_t), "step nonfinite flag");
   flag_back_.at_least(rt_, 2 * sizeof(uint32_t), "step nonfinite flag (read-back)");
   auto* pinned = reinterpret_cast<uint32_t*>(flag_back_.ptr);
@@ -38,12 +38,12 @@ DeviceStepOps<T>::DeviceStepOps(device::Runtime& runtime, device::Stream stream)
 }
 
 template <typename T>
-DeviceStepOps<T>::~DeviceStepOps() {
+StepOps<T>::~StepOps() {
   for (device::Room* r : {&flag_, &flag_back_, &sums_, &sums_back_, &kept_, &count_, &count_back_}) r->release(rt_);
 }
 
 template <typename T>
-bool DeviceStepOps<T>::any_nonfinite(GradSpan<T> g, std::size_t count) {
+bool StepOps<T>::any_nonfinite(GradSpan<T> g, std::size_t count) {
   if (count == 0) return false;
   auto* flag = reinterpret_cast<uint32_t*>(flag_.ptr);
   auto* pinned = reinterpret_cast<uint32_t*>(flag_back_.ptr);
@@ -56,8 +56,8 @@ bool DeviceStepOps<T>::any_nonfinite(GradSpan<T> g, std::size_t count) {
 }
 
 template <typename T>
-void DeviceStepOps<T>::append_norm_block_sums(GradSpan<T> g, std::size_t real, std::size_t block, float inv_scale,
-                                              std::vector<float>& sums) {
+void StepOps<T>::append_norm_block_sums(GradSpan<T> g, std::size_t real, std::size_t block, float inv_scale,
+                                        std::vector<float>& sums) {
   if (real == 0) return;
   const std::size_t blocks = norm_block_count(real, block);  // checks that b is a power of two
   auto* out = reinterpret_cast<float*>(sums_.at_least(rt_, blocks * sizeof(float), "step norm block sums"));
@@ -71,8 +71,8 @@ void DeviceStepOps<T>::append_norm_block_sums(GradSpan<T> g, std::size_t real, s
 }
 
 template <typename T>
-std::size_t DeviceStepOps<T>::apply_update(const OwnedSlice<T>& s, float inv_scale, const ClipDecision& clip,
-                                           const ElementOptimizer& opt) {
+std::size_t StepOps<T>::apply_update(const OwnedSlice<T>& s, float inv_scale, const ClipDecision& clip,
+                                     const ElementOptimizer& opt) {
   if (s.count == 0) return 0;
   constexpr bool wide = std::is_same_v<T, float>;
   const std::size_t n = s.count;
@@ -118,8 +118,8 @@ std::size_t DeviceStepOps<T>::apply_update(const OwnedSlice<T>& s, float inv_sca
   }
 }
 
-template class DeviceStepOps<float>;
-template class DeviceStepOps<fp16>;
-template class DeviceStepOps<bf16>;
+template class StepOps<float>;
+template class StepOps<fp16>;
+template class StepOps<bf16>;
 
 }  // namespace zt::step

@@ -138,8 +138,7 @@ void CudaRuntime::copy_async(void* dst, const void* src, std::size_t bytes, Copy
   check_cuda(cudaMemcpyAsync(dst, src, bytes, memcpy_kind(kind), s), "cudaMemcpyAsync",
              concat(word_of(kind), ", ", bytes, " bytes"));
   if (start) end_span(stream, s, start, "copy " + word_of(kind));
-  copies_[static_cast<std::size_t>(kind)].fetch_add(1);
-  bytes_[static_cast<std::size_t>(kind)].fetch_add(static_cast<int64_t>(bytes));
+  copies_.add(kind, bytes);
 }
 
 Event CudaRuntime::record(Stream stream) {
@@ -295,15 +294,6 @@ bool CudaRuntime::is_device(const void* ptr) const {
     return false;
   }
   return a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged;
-}
-
-CopyStats CudaRuntime::stats() const {
-  CopyStats s;
-  for (std::size_t k = 0; k < kCopyKinds; ++k) {
-    s.copies[k] = copies_[k].load();
-    s.bytes[k] = bytes_[k].load();
-  }
-  return s;
 }
 
 }  // namespace zt::device

@@ -60,7 +60,7 @@ class CudaRuntime final : public Runtime {
   void synchronize() override;
   /// @param stream the stream. @param kernel the launch; its cuda_body must be set.
   void launch(Stream stream, const KernelLaunch& kernel) override;
-  CopyStats stats() const override;
+  CopyStats stats() const override { return copies_.stats(); }
   /// @return the kernels launched so far.
   int64_t launches() const override { return launches_.load(); }
   bool is_device(const void* ptr) const override;
@@ -95,8 +95,7 @@ class CudaRuntime final : public Runtime {
   int next_event_ = 1;
   std::unordered_map<std::byte*, std::string> device_;  // live device allocations and their names
   std::unordered_map<std::byte*, std::string> pinned_;  // live pinned allocations and their names
-  std::array<std::atomic<int64_t>, kCopyKinds> copies_{};
-  std::array<std::atomic<int64_t>, kCopyKinds> bytes_{};
+  CopyCounter copies_;
   std::atomic<int64_t> launches_{0};
   int gpu_ = 0;         // the device index every call selects
   void select() const;  // cudaSetDevice(gpu_) on the calling thread

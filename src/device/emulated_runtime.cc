@@ -170,8 +170,7 @@ void EmulatedRuntime::copy_async(void* dst, const void* src, std::size_t bytes, 
              ": source bytes [", accesses[0].begin, ", ", accesses[0].end, ") and destination bytes [",
              accesses[1].begin, ", ", accesses[1].end, ") of one buffer overlap");
   const uint64_t seq = clock_.enqueue(s.index, OpName{what, "copy"}, accesses);
-  copies_[static_cast<std::size_t>(kind)].fetch_add(1);
-  bytes_[static_cast<std::size_t>(kind)].fetch_add(static_cast<int64_t>(bytes));
+  copies_.add(kind, bytes);
   std::vector<ProtectedMemory::Range> ranges;  // the device sides: all this copy may touch there
   if (src_on_device) ranges.push_back({src, bytes});
   if (dst_on_device) ranges.push_back({dst, bytes});
@@ -296,15 +295,6 @@ std::vector<DeviceWorkSpan> EmulatedRuntime::take_trace() {
 }
 
 bool EmulatedRuntime::is_device(const void* ptr) const { return memory_.find(ptr).has_value(); }
-
-CopyStats EmulatedRuntime::stats() const {
-  CopyStats s;
-  for (std::size_t k = 0; k < kCopyKinds; ++k) {
-    s.copies[k] = copies_[k].load();
-    s.bytes[k] = bytes_[k].load();
-  }
-  return s;
-}
 
 std::size_t EmulatedRuntime::tracked_accesses() const {
   std::lock_guard<std::mutex> lock(mutex_);

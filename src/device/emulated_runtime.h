@@ -84,7 +84,7 @@ class EmulatedRuntime final : public Runtime {
   /// ignored. @param stream the stream. @param kernel the launch.
   void launch(Stream stream, const KernelLaunch& kernel) override;
   /// @return the copies enqueued so far, by kind.
-  CopyStats stats() const override;
+  CopyStats stats() const override { return copies_.stats(); }
   /// @return the kernels launched so far.
   int64_t launches() const override { return launches_.load(); }
   /// Each stream's thread times every copy, kernel and wait it runs from now on.
@@ -120,8 +120,7 @@ class EmulatedRuntime final : public Runtime {
   std::unordered_map<std::byte*, std::size_t> pinned_;  // host staging allocations and their sizes
   std::unordered_map<int, EventEntry> events_;          // recorded, not yet retired by a synchronize
   int next_event_ = 1;
-  std::array<std::atomic<int64_t>, kCopyKinds> copies_{};
-  std::array<std::atomic<int64_t>, kCopyKinds> bytes_{};
+  CopyCounter copies_;
   std::atomic<int64_t> launches_{0};
   std::atomic<bool> tracing_{false};
   std::mutex trace_mutex_;  // guards trace_ (every stream's thread appends)

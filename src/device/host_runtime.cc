@@ -33,9 +33,7 @@ void HostRuntime::release(std::byte* ptr) {
 Stream HostRuntime::create_stream(const std::string&) { return Stream{streams_++}; }
 
 void HostRuntime::copy_async(void* dst, const void* src, std::size_t bytes, CopyKind kind, Stream) {
-  const auto k = static_cast<std::size_t>(kind);
-  ++copies_[k];
-  bytes_[k] += static_cast<int64_t>(bytes);
+  copies_.add(kind, bytes);
   if (bytes > 0) std::memmove(dst, src, bytes);
 }
 
@@ -45,15 +43,6 @@ void HostRuntime::launch(Stream, const KernelLaunch& kernel) {
     kernel.pool_body();
   else
     kernel.host_body();
-}
-
-CopyStats HostRuntime::stats() const {
-  CopyStats s;
-  for (std::size_t k = 0; k < kCopyKinds; ++k) {
-    s.copies[k] = copies_[k].load();
-    s.bytes[k] = bytes_[k].load();
-  }
-  return s;
 }
 
 }  // namespace zt::device

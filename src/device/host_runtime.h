@@ -59,7 +59,7 @@ class HostRuntime final : public Runtime {
   /// host_body. @param stream unused. @param kernel the launch.
   void launch(Stream stream, const KernelLaunch& kernel) override;
   /// @return the copies made so far, by kind.
-  CopyStats stats() const override;
+  CopyStats stats() const override { return copies_.stats(); }
   /// @return the kernels run so far.
   int64_t launches() const override { return launches_.load(); }
   /// @param ptr any address. @return false: host memory is never device memory.
@@ -73,7 +73,7 @@ class HostRuntime final : public Runtime {
  private:
   mutable std::mutex mutex_;
   std::map<std::byte*, std::size_t> live_;  // allocations, for release and the destructor
-  std::array<std::atomic<int64_t>, kCopyKinds> copies_{}, bytes_{};
+  CopyCounter copies_;
   std::atomic<int64_t> launches_{0};
   std::atomic<int> streams_{1};
 };

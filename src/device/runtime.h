@@ -16,6 +16,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -84,6 +85,26 @@ struct CopyStats {
   }
   /// @param other another count. @return whether every count is equal.
   bool operator==(const CopyStats& other) const = default;
+};
+
+/// The copies a runtime has enqueued, counted from several threads at once; stats() is a snapshot.
+struct CopyCounter {
+  std::array<std::atomic<int64_t>, kCopyKinds> copies{};  ///< copies, indexed by CopyKind
+  std::array<std::atomic<int64_t>, kCopyKinds> bytes{};   ///< their bytes, indexed by CopyKind
+  /// Count one copy. @param kind its kind. @param n its bytes.
+  void add(CopyKind kind, std::size_t n) {
+    copies[static_cast<std::size_t>(kind)].fetch_add(1);
+    bytes[static_cast<std::size_t>(kind)].fetch_add(static_cast<int64_t>(n));
+  }
+  /// @return the counts so far.
+  CopyStats stats() const {
+    CopyStats s;
+    for (std::size_t k = 0; k < kCopyKinds; ++k) {
+      s.copies[k] = copies[k].load();
+      s.bytes[k] = bytes[k].load();
+    }
+    return s;
+  }
 };
 
 /// A range of device memory that an operation reads or writes.

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <type_traits>
 
 #include "core/check.h"
 #include "device/recording_runtime.h"
@@ -15,11 +16,48 @@
 #include "model/gpt.h"
 #include "model/param_provider.h"
 #include "model/workspace.h"
+#include "step_device/step_ops.h"
 #include "train/memory_plan.h"
 
 namespace zt::plan {
 
 namespace {
+
+// The optimizer step's kernels over a rank's owned elements (step_device/step_ops.h: the
+// non-finite check, the norm's block sums, the update and refresh), on the recording device.
+template <typename T>
+std::vector<device::LaunchRecord> record_update(const train::RunOptions& c, std::size_t owned) {
+  device::RecordingRuntime rt;
+  const device::Stream compute = rt.create_stream("compute");
+  step::StepOps<T> ops(rt, compute);
+  const auto reserve = [&](std::size_t bytes, const char* what) {
+    return rt.allocate(std::max<std::size_t>(bytes, 1), what);
+  };
+  auto* params = reinterpret_cast<T*>(reserve(owned * sizeof(T), "params"));
+  auto* grad = reinterpret_cast<float*>(reserve(owned * sizeof(float), "grads"));
+  constexpr bool kFp32 = std::is_same_v<T, float>;
+  float* master = kFp32 || c.no_master_weights ? nullptr : reinterpret_cast<float*>(reserve(owned * 4, "master"));
+  auto* state = reinterpret_cast<float*>(reserve(2 * owned * 4, "optimizer"));
+  const step::GradSpan<T> g{grad, nullptr};
+  std::vector<float> sums;
+  ops.any_nonfinite(g, owned);
+  ops.append_norm_block_sums(g, owned, static_cast<std::size_t>(c.norm_block), 1.0f, sums);
+  const step::ElementOptimizer opt = step::element_optimizer(train::optimizer_settings(c), 1e-3, 1, state, owned);
+  ops.apply_update({params, master, 0, g, owned}, 1.0f, ClipDecision{}, opt);
+  return rt.records();
+}
+
+std::vector<device::LaunchRecord> record_update(const train::RunOptions& c, std::size_t owned) {
+  switch (c.precision) {
+    case model::Precision::fp32:
+      return record_update<float>(c, owned);
+    case model::Precision::fp16:
+      return record_update<fp16>(c, owned);
+    case model::Precision::bf16:
+      return record_update<bf16>(c, owned);
+  }
+  ZT_FAIL("roofline: unknown precision");
+}
 
 // One micro-batch's forward and backward through the device ops on the recording device: every
 // buffer reserved, nothing computed, each launch recorded.
@@ -99,18 +137,26 @@ StepRoofline step_roofline(const train::RunOptions& c, int64_t vocab, Gpu gpu, d
   const GpuPeaks peaks = peaks_of(gpu);
   StepRoofline r;
   r.micro_batches = static_cast<int64_t>(shape.micro_batches) / c.dp_size();
-  const auto A = static_cast<double>(r.micro_batches);
   std::map<std::string, std::size_t> at;
-  for (const device::LaunchRecord& l : records) {
-    auto [it, fresh] = at.emplace(l.name, r.ops.size());
-    if (fresh) r.ops.push_back({l.name});
-    OpRoofline& op = r.ops[it->second];
-    const double memory = l.bytes / peaks.bytes_per_s, compute = l.flops / peaks.fp32_flops;
-    op.launches += r.micro_batches;
-    op.bytes += A * l.bytes;
-    op.flops += A * l.flops;
-    op.seconds += A * std::max(memory, compute);
-  }
+  const auto add = [&](const std::vector<device::LaunchRecord>& launches, int64_t times) {
+    const auto k = static_cast<double>(times);
+    for (const device::LaunchRecord& l : launches) {
+      auto [it, fresh] = at.emplace(l.name, r.ops.size());
+      if (fresh) r.ops.push_back({l.name});
+      OpRoofline& op = r.ops[it->second];
+      const double memory = l.bytes / peaks.bytes_per_s, compute = l.flops / peaks.fp32_flops;
+      op.launches += times;
+      op.bytes += k * l.bytes;
+      op.flops += k * l.flops;
+      op.seconds += k * std::max(memory, compute);
+    }
+  };
+  add(records, r.micro_batches);
+  // the update of the elements this rank owns: every element at stage 0 (each rank updates the
+  // whole replica), its 1/N_d shard at stages 1-3
+  const std::size_t owned = c.stage == 0 ? shape.psi : (shape.psi + c.dp_size() - 1) / c.dp_size();
+  add(record_update(c, owned), 1);
+  const auto A = static_cast<double>(r.micro_batches);
   for (OpRoofline& op : r.ops) {
     op.compute_bound = op.flops / peaks.fp32_flops > op.bytes / peaks.bytes_per_s;
     r.launches += op.launches;

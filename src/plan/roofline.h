@@ -6,16 +6,19 @@
 // memory, above it by compute. The kernels come from the code itself: one micro-batch's forward
 // and backward run through the model's device ops (model/device_ops.h) on the recording device
 // (device/recording_runtime.h), which keeps each launch's name, the bytes its spans name and the
-// flops it declares. The step is that, times the rank's micro-batches, plus a fixed cost per
-// launch (--launch-us): thousands of small launches are a wall of their own.
+// flops it declares. The step is that, times the rank's micro-batches, then the optimizer step's
+// kernels over the elements the rank owns (step_device/step_ops.h: every element at stage 0, a
+// 1/N_d shard above), plus a fixed cost per launch (--launch-us): thousands of small launches are
+// a wall of their own.
 //
 // From the step's time follow tokens per second and MFU, model flops utilisation (PaLM, Chowdhery
 // et al. 2022): the flops the model needs, 6 ψ + 12 L C T per token (the GEMMs forward and
 // backward, then attention's two products per layer), over the time, as a fraction of the GPU's
 // dense bf16 tensor-core peak: the figure GPU training is quoted in.
 //
-// What it leaves out, and says so: the optimizer's update and the reduction of gradients between
-// ranks (chapter 7's alpha-beta estimate prices those), overlap between kernels, caches (each
+// What it leaves out, and says so: the reduction of gradients between ranks and the loop's own
+// widenings and accumulator adds (chapter 7's alpha-beta estimate prices the reduction), overlap
+// between kernels, caches (each
 // span is counted once per launch, a GEMM's operands re-read from L2 are free here), and the
 // CPU's side of each launch. It is a prediction to measure against, not a simulator.
 #pragma once

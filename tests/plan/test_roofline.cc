@@ -1,8 +1,8 @@
 // zero-plan's roofline (plan/roofline.h) against independent counts. The recording device counts
-// exactly the kernels the emulated device runs for the same micro-batch (both GEMM settings, every
-// precision), so the plan's launches per step are the engine's; the linear layers' GEMM flops sum
-// to the closed form 2 N (12 L C^2 + V C) forward; each op's time is its larger wall; tokens/s and
-// MFU follow from the step's time and the model flops (6 psi + 12 L C T) per token.
+// exactly the kernels the emulated device runs for the same micro-batches and the optimizer step
+// (both GEMM settings, every precision), so the plan's launches per step are the engine's; the linear layers' GEMM
+// flops sum to the closed form 2 N (12 L C^2 + V C) forward; each op's time is its larger wall; tokens/s and MFU follow
+// from the step's time and the model flops (6 psi + 12 L C T) per token.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -17,6 +17,7 @@
 #include "model/param_provider.h"
 #include "model/workspace.h"
 #include "plan/roofline.h"
+#include "step_device/step_ops.h"
 #include "train/memory_plan.h"
 
 namespace {
@@ -69,6 +70,31 @@ int64_t emulated_launches(const zt::train::RunOptions& c) {
   return rt.launches() - before;
 }
 
+// The kernels of the optimizer step over psi elements on the emulated device, which runs them.
+template <typename T>
+int64_t emulated_update_launches(const zt::train::RunOptions& c) {
+  const zt::train::SingleRankShape shape = zt::train::single_rank_shape(c, c.vocab);
+  const std::size_t n = shape.psi;
+  zt::device::EmulatedRuntime rt;
+  const zt::device::Stream s = rt.create_stream("compute");
+  zt::step::StepOps<T> ops(rt, s);
+  std::byte *params = rt.allocate(n * sizeof(T), "params"), *grad = rt.allocate(n * 4, "grads");
+  std::byte *master = rt.allocate(n * 4, "master"), *state = rt.allocate(2 * n * 4, "optimizer");
+  const zt::step::GradSpan<T> g{reinterpret_cast<float*>(grad), nullptr};
+  std::vector<float> sums;
+  const int64_t before = rt.launches();
+  ops.any_nonfinite(g, n);
+  ops.append_norm_block_sums(g, n, static_cast<std::size_t>(c.norm_block), 1.0f, sums);
+  const auto opt =
+      zt::step::element_optimizer(zt::train::optimizer_settings(c), 1e-3, 1, reinterpret_cast<float*>(state), n);
+  ops.apply_update(
+      {reinterpret_cast<T*>(params), std::is_same_v<T, float> ? nullptr : reinterpret_cast<float*>(master), 0, g, n},
+      1.0f, zt::ClipDecision{}, opt);
+  rt.synchronize();
+  for (std::byte* b : {params, grad, master, state}) rt.release(b);
+  return rt.launches() - before;
+}
+
 }  // namespace
 
 TEMPLATE_TEST_CASE("roofline: the recording device counts the kernels the emulated device runs", "[ch13]", float,
@@ -78,7 +104,7 @@ TEMPLATE_TEST_CASE("roofline: the recording device counts the kernels the emulat
     const zt::plan::StepRoofline r = zt::plan::step_roofline(c, c.vocab, Gpu::h200, 3);
     INFO("--gemm " << zt::word_of(gemm));
     CHECK(r.micro_batches == 3);
-    CHECK(r.launches == 3 * emulated_launches<TestType>(c));
+    CHECK(r.launches == 3 * emulated_launches<TestType>(c) + emulated_update_launches<TestType>(c));
   }
 }
 

@@ -49,9 +49,9 @@ class HostRuntime final : public Runtime {
   void copy_async(void* dst, const void* src, std::size_t bytes, CopyKind kind, Stream stream) override;
   /// @param stream unused. @return an event, reached already.
   Event record(Stream stream) override { return Event{stream.id}; }
-  /// Nothing to wait for. @param stream unused. @param event unused.
+  /// Nothing to wait for: the work before the event has run.
   void wait(Stream, Event) override {}
-  /// Nothing to wait for. @param stream unused.
+  /// Nothing to wait for: the stream's work has run.
   void synchronize(Stream) override {}
   /// Nothing to wait for.
   void synchronize() override {}

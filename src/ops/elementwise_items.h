@@ -4,8 +4,11 @@
 // (kernels/cast.h).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
+#include "fp/bulk_convert.h"
 #include "fp/hd.h"
 #include "kernels/cast.h"
 #include "kernels/residual.h"
@@ -40,6 +43,18 @@ struct CastElements {
   ZT_HD int64_t items() const { return n; }
   /// @param i the element.
   ZT_HD void operator()(int64_t i) const { dst[i] = from_f<To>(to_f(src[i])); }
+  /// Elements [lo, hi) as the host runtime runs them: fp16 through the CPU's array conversions
+  /// (fp/bulk_convert.h: F16C where present, the scalar conversion's bits), others item by item.
+  /// Host only. @param lo the first element. @param hi one past the last.
+  void host_range(int64_t lo, int64_t hi) const {
+    const auto count = static_cast<std::size_t>(hi - lo);
+    if constexpr (std::is_same_v<To, float> && std::is_same_v<From, fp16>)
+      widen_fp16(src + lo, dst + lo, count);
+    else if constexpr (std::is_same_v<To, fp16> && std::is_same_v<From, float>)
+      narrow_fp16(src + lo, dst + lo, count);
+    else
+      for (int64_t i = lo; i < hi; ++i) (*this)(i);
+  }
 };
 
 }  // namespace zt::ops

@@ -5,7 +5,9 @@
 //
 // On the host runtime (device/host_runtime.h) the launch's pool_body runs instead: the items or
 // blocks themselves, split over the calling rank's CPU pool (independent by contract, so the split
-// changes no bit).
+// changes no bit); an item op with a host_range(lo, hi) member runs its ranges through it (the
+// CPU's array form of the same items, e.g. F16C conversions: tests/kernels/test_host_launch.cc
+// holds it to the items' bits).
 //
 // Why the caller names the spans: a KernelLaunch is type-erased, so the runtime cannot see which
 // of an op's pointers it reads and which it writes; the emulated device needs exactly that to find
@@ -64,7 +66,10 @@ device::KernelLaunch op_kernel(std::string name, const Op& op, std::vector<devic
     k.host_body = [op] { device::run_items_on_host(op); };
     k.pool_body = [op] {  // no grid on the host runtime: the items themselves, split over the pool
       parallel_for(op.items(), kPoolItemGrain, [&](int64_t lo, int64_t hi) {
-        for (int64_t i = lo; i < hi; ++i) op(i);
+        if constexpr (requires { op.host_range(lo, hi); })
+          op.host_range(lo, hi);  // the op's own host form of a range (the CPU's array code, same bits)
+        else
+          for (int64_t i = lo; i < hi; ++i) op(i);
       });
     };
   }

@@ -5,6 +5,8 @@
 // cases are shared with the GPU test (tests/support/kernel_cases/); here they run without a GPU.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -13,6 +15,7 @@
 #include "fp/bf16.h"
 #include "fp/fp16.h"
 #include "kernels/row_sum.h"
+#include "ops/elementwise_items.h"
 #include "support/kernel_cases/attention.h"
 #include "support/kernel_cases/cross_entropy.h"
 #include "support/kernel_cases/elementwise.h"
@@ -105,4 +108,32 @@ TEST_CASE("host launch: the item grid covers every item once, idle threads at th
   }
   CHECK_THROWS(zt::device::item_grid(0));
   CHECK_THROWS(zt::device::item_grid(zt::device::kMaxItems));
+}
+
+TEMPLATE_TEST_CASE("host launch: a cast's host range (the CPU's array form) gives its items' bits", "[ch13]", zt::fp16,
+                   zt::bf16) {
+  // what the host runtime runs (ops/op_launch.h): host_range over pieces of the array, against the
+  // items one by one; values over the whole range of the format, both signs, halfway cases
+  const std::size_t n = 4099;
+  std::vector<float> f(n);
+  uint32_t s = 12345u;
+  for (auto& x : f) {
+    s = s * 1664525u + 1013904223u;
+    x = std::ldexp(static_cast<float>(static_cast<int32_t>(s >> 8) - (1 << 23)) * 0x1p-23f,
+                   static_cast<int>(s % 40) - 24);
+  }
+  std::vector<TestType> by_items(n), by_range(n);
+  const zt::ops::CastElements<TestType, float> narrow_items{by_items.data(), f.data(), static_cast<int64_t>(n)};
+  const zt::ops::CastElements<TestType, float> narrow_range{by_range.data(), f.data(), static_cast<int64_t>(n)};
+  for (int64_t i = 0; i < static_cast<int64_t>(n); ++i) narrow_items(i);
+  for (int64_t lo = 0; lo < static_cast<int64_t>(n); lo += 1000)
+    narrow_range.host_range(lo, std::min<int64_t>(lo + 1000, n));
+  CHECK(zt::test::same_bits(by_items, by_range));
+  std::vector<float> back_items(n), back_range(n);
+  const zt::ops::CastElements<float, TestType> widen_items{back_items.data(), by_items.data(), static_cast<int64_t>(n)};
+  const zt::ops::CastElements<float, TestType> widen_range{back_range.data(), by_items.data(), static_cast<int64_t>(n)};
+  for (int64_t i = 0; i < static_cast<int64_t>(n); ++i) widen_items(i);
+  for (int64_t lo = 0; lo < static_cast<int64_t>(n); lo += 999)
+    widen_range.host_range(lo, std::min<int64_t>(lo + 999, n));
+  CHECK(zt::test::same_bits(back_items, back_range));
 }

@@ -23,6 +23,11 @@ namespace zt::plan {
 
 namespace {
 
+// Reserve recording-device memory for a buffer (at least one byte: an empty buffer still has an address).
+std::byte* reserve(device::RecordingRuntime& rt, std::size_t bytes, const char* what) {
+  return rt.allocate(std::max<std::size_t>(bytes, 1), what);
+}
+
 // The optimizer step's kernels over a rank's owned elements (step_device/step_ops.h: the
 // non-finite check, the norm's block sums, the update and refresh), on the recording device.
 template <typename T>
@@ -30,14 +35,11 @@ std::vector<device::LaunchRecord> record_update(const train::RunOptions& c, std:
   device::RecordingRuntime rt;
   const device::Stream compute = rt.create_stream("compute");
   step::StepOps<T> ops(rt, compute);
-  const auto reserve = [&](std::size_t bytes, const char* what) {
-    return rt.allocate(std::max<std::size_t>(bytes, 1), what);
-  };
-  auto* params = reinterpret_cast<T*>(reserve(owned * sizeof(T), "params"));
-  auto* grad = reinterpret_cast<float*>(reserve(owned * sizeof(float), "grads"));
+  auto* params = reinterpret_cast<T*>(reserve(rt, owned * sizeof(T), "params"));
+  auto* grad = reinterpret_cast<float*>(reserve(rt, owned * sizeof(float), "grads"));
   constexpr bool kFp32 = std::is_same_v<T, float>;
-  float* master = kFp32 || c.no_master_weights ? nullptr : reinterpret_cast<float*>(reserve(owned * 4, "master"));
-  auto* state = reinterpret_cast<float*>(reserve(2 * owned * 4, "optimizer"));
+  float* master = kFp32 || c.no_master_weights ? nullptr : reinterpret_cast<float*>(reserve(rt, owned * 4, "master"));
+  auto* state = reinterpret_cast<float*>(reserve(rt, 2 * owned * 4, "optimizer"));
   const step::GradSpan<T> g{grad, nullptr};
   std::vector<float> sums;
   ops.any_nonfinite(g, owned);
@@ -45,18 +47,6 @@ std::vector<device::LaunchRecord> record_update(const train::RunOptions& c, std:
   const step::ElementOptimizer opt = step::element_optimizer(train::optimizer_settings(c), 1e-3, 1, state, owned);
   ops.apply_update({params, master, 0, g, owned}, 1.0f, ClipDecision{}, opt);
   return rt.records();
-}
-
-std::vector<device::LaunchRecord> record_update(const train::RunOptions& c, std::size_t owned) {
-  switch (c.precision) {
-    case model::Precision::fp32:
-      return record_update<float>(c, owned);
-    case model::Precision::fp16:
-      return record_update<fp16>(c, owned);
-    case model::Precision::bf16:
-      return record_update<bf16>(c, owned);
-  }
-  ZT_FAIL("roofline: unknown precision");
 }
 
 // One micro-batch's forward and backward through the device ops on the recording device: every
@@ -70,18 +60,15 @@ std::vector<device::LaunchRecord> record_micro_batch(const train::SingleRankShap
   const model::ModelOptions o = train::model_options(shape);
   model::Gpt<T> gpt(shape.model, B, o);
   gpt.set_ops(&ops);
-  const auto reserve = [&](std::size_t bytes, const char* what) {
-    return rt.allocate(std::max<std::size_t>(bytes, 1), what);
-  };
   const std::size_t param_bytes = static_cast<std::size_t>(gpt.manifest().param_count) * sizeof(T);
-  T* params = reinterpret_cast<T*>(reserve(param_bytes, "params"));
-  T* grads = reinterpret_cast<T*>(reserve(param_bytes, "grads"));
+  T* params = reinterpret_cast<T*>(reserve(rt, param_bytes, "params"));
+  T* grads = reinterpret_cast<T*>(reserve(rt, param_bytes, "grads"));
   const model::Precision p = model::precision_of<T>();
   const std::size_t acts = model::activation_bytes(shape.model, B, p, o),
                     scratch = model::scratch_bytes(shape.model, B, p, o),
                     ckpt = model::checkpoint_bytes(shape.model, B, p, o);
-  const model::Workspace ws{reserve(acts, "activations"), acts, reserve(scratch, "scratch"), scratch,
-                            reserve(ckpt, "checkpoints"), ckpt};
+  const model::Workspace ws{reserve(rt, acts, "activations"), acts, reserve(rt, scratch, "scratch"), scratch,
+                            reserve(rt, ckpt, "checkpoints"), ckpt};
   model::DenseParamProvider<T> provider(gpt.manifest(), params, grads);
   const std::vector<int32_t> batch(static_cast<std::size_t>(B * (shape.model.context + 1)), 0);
   const auto in = model::batch_inputs(batch.data(), B, shape.model.context);
@@ -91,14 +78,20 @@ std::vector<device::LaunchRecord> record_micro_batch(const train::SingleRankShap
   return rt.records();
 }
 
-std::vector<device::LaunchRecord> record_micro_batch(const train::SingleRankShape& shape) {
+// A step's kernels on the recording device: one micro-batch's, and the update's.
+struct StepRecords {
+  std::vector<device::LaunchRecord> micro_batch, update;
+};
+
+// The step in the run's compute type. @param owned the elements the rank updates.
+StepRecords record_step(const train::RunOptions& c, const train::SingleRankShape& shape, std::size_t owned) {
   switch (shape.precision) {
     case model::Precision::fp32:
-      return record_micro_batch<float>(shape);
+      return {record_micro_batch<float>(shape), record_update<float>(c, owned)};
     case model::Precision::fp16:
-      return record_micro_batch<fp16>(shape);
+      return {record_micro_batch<fp16>(shape), record_update<fp16>(c, owned)};
     case model::Precision::bf16:
-      return record_micro_batch<bf16>(shape);
+      return {record_micro_batch<bf16>(shape), record_update<bf16>(c, owned)};
   }
   ZT_FAIL("roofline: unknown precision");
 }
@@ -123,11 +116,14 @@ StepRoofline step_roofline(const train::RunOptions& c, int64_t vocab, Gpu gpu, d
            "--gpu: the roofline covers a data-parallel rank's whole model; with "
            "--mp-size or --pp-size above 1 it is not built");
   const train::SingleRankShape shape = train::single_rank_shape(c, vocab);
+  // the update of the elements this rank owns: every element at stage 0 (each rank updates the
+  // whole replica), its 1/N_d shard at stages 1-3
+  const std::size_t owned = c.stage == 0 ? shape.psi : (shape.psi + c.dp_size() - 1) / c.dp_size();
   const kernels::GemmBackend was = kernels::gemm_backend();
   kernels::set_gemm_backend(c.gemm);  // the device ops choose attention's kernels by it
-  std::vector<device::LaunchRecord> records;
+  StepRecords records;
   try {
-    records = record_micro_batch(shape);
+    records = record_step(c, shape, owned);
   } catch (...) {
     kernels::set_gemm_backend(was);
     throw;
@@ -151,11 +147,8 @@ StepRoofline step_roofline(const train::RunOptions& c, int64_t vocab, Gpu gpu, d
       op.seconds += k * std::max(memory, compute);
     }
   };
-  add(records, r.micro_batches);
-  // the update of the elements this rank owns: every element at stage 0 (each rank updates the
-  // whole replica), its 1/N_d shard at stages 1-3
-  const std::size_t owned = c.stage == 0 ? shape.psi : (shape.psi + c.dp_size() - 1) / c.dp_size();
-  add(record_update(c, owned), 1);
+  add(records.micro_batch, r.micro_batches);
+  add(records.update, 1);
   const auto A = static_cast<double>(r.micro_batches);
   for (OpRoofline& op : r.ops) {
     op.compute_bound = op.flops / peaks.fp32_flops > op.bytes / peaks.bytes_per_s;

@@ -8,7 +8,7 @@ if command -v nvcc >/dev/null 2>&1 || [[ -x /usr/local/cuda/bin/nvcc ]]; then
     echo "check_gpu_build: nvcc is present but the GPU targets were not configured" >&2; exit 1
   fi
   # every GPU library and program the tree defines, by name: one that stops building is a failure
-  cuda_libs="lib/libzt_fp_cuda.a lib/libzt_gemm_cuda.a lib/libzt_kernels_cuda.a lib/libzt_optim_cuda.a lib/libzt_step_device_cuda.a lib/libzt_collective_nccl.a"
+  cuda_libs="lib/libzt_fp_cuda.a lib/libzt_gemm_cuda.a lib/libzt_ops_cuda.a lib/libzt_optim_cuda.a lib/libzt_step_device_cuda.a lib/libzt_collective_nccl.a"
   for f in $cuda_libs bin/test_gpu_fp bin/test_gpu_gemm bin/test_gpu_kernels bin/test_gpu_nccl bin/test_gpu_engine bin/bench-gpu-gemm; do
     [[ -e "$build/$f" ]] || { echo "check_gpu_build: nvcc is present but $f was not built" >&2; exit 1; }
   done

@@ -2,7 +2,7 @@
 // enqueue on it: every kernel with its name, the bytes its spans name and the arithmetic it
 // declares, and every copy. A plan's device (zero-plan --device cuda: the roofline of a step).
 //
-// Why a runtime and not a list: the model's device ops (model/device_ops.h) are the one place
+// Why a runtime and not a list: the model's ops (model/model_ops.h) are the one place
 // that decides which kernels a forward and a backward launch, over which bytes; running them on
 // this runtime reads that decision instead of restating it, so the plan's launch count is the
 // emulated device's (tests/device) and changes with the code.

@@ -76,29 +76,19 @@ void layernorm_forward(T* out, float* mean, float* rstd, const T* in, const T* w
   }
 }
 
-/// Floats of scratch layernorm_backward needs. @param N rows. @param C width. @return the count.
-inline int64_t layernorm_backward_scratch_floats(int64_t N, int64_t C) { return 2 * N * C; }
-
-/// One row of the backward's input gradient, from the row's cached mean and rstd. The CPU kernel
-/// also collects the row's dw and db leaves (dy xhat and dy) in the same pass; a GPU thread passes
-/// null for them and the column pass (layernorm_param_grad_column) recomputes the same leaves.
+/// One row of the backward's input gradient, from the row's cached mean and rstd (the CPU kernel
+/// loops over it; a GPU block makes the same sums for its row, ops/layernorm_blocks.h).
 /// @param dx [C] input gradient row (written). @param dy [C] output gradient row. @param x [C] the
 /// forward input row. @param mu and @param r the row's forward caches. @param w [C] the gain.
-/// @param C width. @param dy_xhat [C] dy xhat leaves (written) or null. @param dy_f [C] dy
-/// widened (written) or null.
+/// @param C width.
 template <typename T>
-ZT_HD void layernorm_backward_row(T* dx, const T* dy, const T* x, float mu, float r, const T* w, int64_t C,
-                                  float* dy_xhat, float* dy_f) {
+ZT_HD void layernorm_backward_row(T* dx, const T* dy, const T* x, float mu, float r, const T* w, int64_t C) {
   const auto n = static_cast<std::size_t>(C);
   const auto xhat = [&](std::size_t c) { return (to_f(x[c]) - mu) * r; };
   const auto g = [&](std::size_t c) { return to_f(dy[c]) * to_f(w[c]); };
   const float mean_g = canonical_sum_f(n, g) / C;
   const float mean_gx = canonical_sum_f(n, [&](std::size_t c) { return g(c) * xhat(c); }) / C;
-  for (std::size_t c = 0; c < n; ++c) {
-    dx[c] = from_f<T>(r * (g(c) - mean_g - xhat(c) * mean_gx));
-    if (dy_xhat) dy_xhat[c] = to_f(dy[c]) * xhat(c);
-    if (dy_f) dy_f[c] = to_f(dy[c]);
-  }
+  for (std::size_t c = 0; c < n; ++c) dx[c] = from_f<T>(r * (g(c) - mean_g - xhat(c) * mean_gx));
 }
 
 /// One column of the parameter gradients: dw[c] = sum_rows dy xhat, db[c] = sum_rows dy, each the
@@ -118,19 +108,16 @@ ZT_HD void layernorm_param_grad_column(T* dw, T* db, const T* dout, const T* in,
   db[c] = from_f<T>(canonical_sum_f(rows, [&](std::size_t i) { return to_f(dout[static_cast<int64_t>(i) * C + c]); }));
 }
 
-/// Gradients of LayerNorm.
-/// @param din [N,C] gradient of the input (written). @param dw [C] (written). @param db [C]
-/// (written). @param dout [N,C] gradient of the output. @param in [N,C] the forward input.
-/// @param mean [N] and @param rstd [N] the forward caches. @param w [C] the gain.
-/// @param N rows. @param C width. @param scratch layernorm_backward_scratch_floats() floats.
+/// The input gradient of LayerNorm, a row at a time (rows are independent: the rank's threads take
+/// contiguous blocks of them). The block op ops::LayerNormBackwardBlocks runs this as its host form.
+/// @param din [N,C] (written). @param dout [N,C]. @param in [N,C] the forward input. @param mean
+/// [N] and @param rstd [N] the forward caches. @param w [C] the gain. @param N rows. @param C width.
 template <typename T>
-void layernorm_backward(T* din, T* dw, T* db, const T* dout, const T* in, const float* mean, const float* rstd,
-                        const T* w, int64_t N, int64_t C, float* scratch) {
-  float* dy_xhat = scratch;                 // [N,C] rows for dw
-  float* dy_rows = scratch + N * C;         // [N,C] rows for db
+void layernorm_backward_input(T* din, const T* dout, const T* in, const float* mean, const float* rstd, const T* w,
+                              int64_t N, int64_t C) {
   if constexpr (std::is_same_v<T, fp16>) {  // rows widened with F16C, as in the forward: the same bits
     const auto n = static_cast<std::size_t>(C);
-    parallel_for(N, row_grain(C), [&](int64_t lo, int64_t hi) {  // rows are independent
+    parallel_for(N, row_grain(C), [&](int64_t lo, int64_t hi) {
       std::vector<float> f(4 * n);
       float *wf = f.data(), *xf = wf + n, *dyf = xf + n, *dxf = dyf + n;
       widen_fp16(w, wf, n);
@@ -138,22 +125,59 @@ void layernorm_backward(T* din, T* dw, T* db, const T* dout, const T* in, const 
         widen_fp16(in + i * C, xf, n);
         widen_fp16(dout + i * C, dyf, n);
         layernorm_backward_row(dxf, static_cast<const float*>(dyf), static_cast<const float*>(xf), mean[i], rstd[i],
-                               static_cast<const float*>(wf), C, dy_xhat + i * C, dy_rows + i * C);
+                               static_cast<const float*>(wf), C);
         narrow_fp16(dxf, din + i * C, n);
       }
     });
   } else {
     parallel_for(N, row_grain(C), [&](int64_t lo, int64_t hi) {
       for (int64_t i = lo; i < hi; ++i)
-        layernorm_backward_row(din + i * C, dout + i * C, in + i * C, mean[i], rstd[i], w, C, dy_xhat + i * C,
-                               dy_rows + i * C);
+        layernorm_backward_row(din + i * C, dout + i * C, in + i * C, mean[i], rstd[i], w, C);
     });
   }
-  // The column sums a whole row at a time (vectorisable), same tree as layernorm_param_grad_column;
-  // threads split the columns, each column's tree untouched (canonical_columns_sum_inplace).
+}
+
+/// Floats of scratch layernorm_backward_params needs. @param N rows. @param C width.
+/// @return the count.
+inline int64_t layernorm_backward_scratch_floats(int64_t N, int64_t C) { return 2 * N * C; }
+
+/// The parameter gradients of LayerNorm: the leaves dy xhat and dy laid out a row at a time
+/// (xhat recomputed as the forward did), then the column sums a whole row at a time
+/// (vectorisable), the same tree per column as layernorm_param_grad_column; threads split the
+/// rows, then the columns, each column's tree untouched (canonical_columns_sum_inplace). The tiled
+/// block op ops::LayerNormParamGradTiles runs this as its host form.
+/// @param dw [C] (written). @param db [C] (written). @param dout [N,C]. @param in [N,C].
+/// @param mean [N] and @param rstd [N] the forward caches. @param N rows. @param C width.
+/// @param scratch layernorm_backward_scratch_floats() floats.
+template <typename T>
+void layernorm_backward_params(T* dw, T* db, const T* dout, const T* in, const float* mean, const float* rstd,
+                               int64_t N, int64_t C, float* scratch) {
+  float* dy_xhat = scratch;          // [N,C] rows for dw
+  float* dy_rows = scratch + N * C;  // [N,C] rows for db
   const auto n = static_cast<std::size_t>(C);
+  parallel_for(N, row_grain(C), [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) {
+      widen_into(dy_rows + i * C, dout + i * C, C);  // exact: F16C for fp16, a copy for float
+      widen_into(dy_xhat + i * C, in + i * C, C);
+      float* leaf = dy_xhat + i * C;
+      const float* dy = dy_rows + i * C;
+      for (std::size_t c = 0; c < n; ++c) leaf[c] = dy[c] * ((leaf[c] - mean[i]) * rstd[i]);
+    }
+  });
   narrow(dw, canonical_columns_sum_inplace(dy_xhat, C, N), n);
   narrow(db, canonical_columns_sum_inplace(dy_rows, C, N), n);
+}
+
+/// Gradients of LayerNorm: the input gradient, then the parameter gradients.
+/// @param din [N,C] gradient of the input (written). @param dw [C] (written). @param db [C]
+/// (written). @param dout [N,C] gradient of the output. @param in [N,C] the forward input.
+/// @param mean [N] and @param rstd [N] the forward caches. @param w [C] the gain.
+/// @param N rows. @param C width. @param scratch layernorm_backward_scratch_floats() floats.
+template <typename T>
+void layernorm_backward(T* din, T* dw, T* db, const T* dout, const T* in, const float* mean, const float* rstd,
+                        const T* w, int64_t N, int64_t C, float* scratch) {
+  layernorm_backward_input(din, dout, in, mean, rstd, w, N, C);
+  layernorm_backward_params(dw, db, dout, in, mean, rstd, N, C, scratch);
 }
 
 }  // namespace zt::kernels

@@ -33,8 +33,8 @@
 //
 // Where it computes: every operation on activations, parameters, gradients and scratch goes
 // through a ModelOps (model/model_ops.h), and the model itself only computes addresses. By default
-// that is the host's CPU kernels (model/host_ops.h); set_ops() gives another, e.g. a device
-// runtime's (model/device_ops.h), and then the Workspace, the ParamProvider's pointers and the
+// those are the ops on the host runtime (host_model_ops(): host memory, the rank's CPU pool);
+// set_ops() gives a device runtime's, and then the Workspace, the ParamProvider's pointers and the
 // checkpoints are device memory while the same forward and backward run unchanged.
 #pragma once
 
@@ -142,10 +142,10 @@ class Gpt {
   const float* token_losses(const Workspace& ws) const;
 
   /// Run every later operation through `ops` (kept by pointer; it must outlive every forward,
-  /// backward and predictions() call); null returns to the host's CPU kernels, the default.
+  /// backward and predictions() call); null returns to the host runtime's, the default.
   /// @param ops the ops, or null.
   void set_ops(ModelOps<T>* ops) { ops_ = ops; }
-  /// The ops every operation goes through. @return set_ops()'s, else the shared HostOps.
+  /// The ops every operation goes through. @return set_ops()'s, else host_model_ops().
   ModelOps<T>& ops() const;
 
   /// The configuration. @return it.
@@ -177,7 +177,7 @@ class Gpt {
   ModelOptions opts_;
   ModelParallelSum mp_sum_;                // empty when every block is here
   CheckpointKeeper<T>* keeper_ = nullptr;  // external checkpoints (options().external_checkpoints)
-  ModelOps<T>* ops_ = nullptr;             // null: host_ops<T>() (a pointer, so a Gpt stays copyable)
+  ModelOps<T>* ops_ = nullptr;             // null: host_model_ops<T>() (a pointer: a Gpt stays copyable)
   Manifest manifest_;
   int64_t J_;              // tensor-parallel blocks held here
   int64_t first_, end_;    // the blocks run here, [first_, end_) (model/pipe_stage.h)

@@ -5,7 +5,6 @@
 
 #include "core/check.h"
 #include "model/gpt.h"
-#include "model/host_ops.h"
 
 namespace zt::model {
 
@@ -45,7 +44,7 @@ void Gpt<T>::check(const kernels::TokenView& inputs, const kernels::TokenView& t
 
 template <typename T>
 ModelOps<T>& Gpt<T>::ops() const {
-  return ops_ ? *ops_ : host_ops<T>();
+  return ops_ ? *ops_ : host_model_ops<T>();
 }
 
 template <typename T>

@@ -32,6 +32,9 @@ struct CrossEntropyForwardBlocks {
   int64_t V = 0;               ///< classes
   /// @return N, a block per position.
   ZT_HD int64_t blocks() const { return targets.rows * targets.cols; }
+  /// The host form: the CPU kernel, a row at a time (its exp a chunk at a time, the same bits).
+  /// Host only.
+  void host() const { kernels::cross_entropy_forward(loss, row_max, row_sum, logits, targets, V); }
   /// @return the arithmetic: 4 flops per logit (compare, subtract, exp counted as one, add).
   double flops() const { return 4.0 * static_cast<double>(blocks()) * static_cast<double>(V); }
   /// @return the row's canonical-sum units, or the maximum's slots if more.

@@ -27,6 +27,8 @@ struct CrossEntropyBackwardElements {
   float grad_scale = 0;            ///< the seed gradient of every position's loss
   /// @return N V, one thread per logit.
   ZT_HD int64_t items() const { return targets.rows * targets.cols * V; }
+  /// The host form: the CPU kernel, a row at a time (the same bits). Host only.
+  void host() const { kernels::cross_entropy_backward(dlogits, logits, row_max, row_sum, targets, V, grad_scale); }
   /// @param e the logit's flat index.
   ZT_HD void operator()(int64_t e) const {
     const int64_t n = e / V, j = e % V;

@@ -23,6 +23,8 @@ struct GeluForwardElements {
   ZT_HD int64_t items() const { return n; }
   /// @param i the element.
   ZT_HD void operator()(int64_t i) const { gelu_forward_element(y[i], x[i]); }
+  /// The host form: the CPU kernel (its tanh a chunk at a time, the same bits). Host only.
+  void host() const { kernels::gelu_forward(y, x, n); }
 };
 
 /// Backward: item i computes dx[i] = dy[i] gelu'(x[i]).
@@ -36,6 +38,8 @@ struct GeluBackwardElements {
   ZT_HD int64_t items() const { return n; }
   /// @param i the element.
   ZT_HD void operator()(int64_t i) const { gelu_backward_element(dx[i], dy[i], x[i]); }
+  /// The host form: the CPU kernel (its tanh a chunk at a time, the same bits). Host only.
+  void host() const { kernels::gelu_backward(dx, dy, x, n); }
 };
 
 }  // namespace zt::ops

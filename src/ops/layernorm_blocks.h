@@ -31,6 +31,8 @@ struct LayerNormForwardBlocks {
   int64_t C = 0;          ///< width
   /// @return N, a block per row.
   ZT_HD int64_t blocks() const { return N; }
+  /// The host form: the CPU kernel, a row at a time (the same sums). Host only.
+  void host() const { kernels::layernorm_forward(out, mean, rstd, in, w, b, N, C); }
   /// @return the arithmetic: 8 flops per element (two sums, a square, the normalisation).
   double flops() const { return 8.0 * static_cast<double>(N) * static_cast<double>(C); }
   /// @return the row's canonical-sum units.
@@ -73,6 +75,8 @@ struct LayerNormBackwardBlocks {
   int64_t C = 0;                ///< width
   /// @return N, a block per row.
   ZT_HD int64_t blocks() const { return N; }
+  /// The host form: the CPU kernel, a row at a time (the same sums). Host only.
+  void host() const { kernels::layernorm_backward_input(din, dout, in, mean, rstd, w, N, C); }
   /// @return the arithmetic: 10 flops per element (g, xhat, two sums, the gradient).
   double flops() const { return 10.0 * static_cast<double>(N) * static_cast<double>(C); }
   /// @return the row's canonical-sum units.
@@ -103,14 +107,18 @@ struct LayerNormBackwardBlocks {
 /// block_canonical_sums). W is 32 where the trees fit, fewer for very many rows.
 template <typename T>
 struct LayerNormParamGradTiles {
-  T* dw = nullptr;              ///< [C] (written)
-  T* db = nullptr;              ///< [C] (written)
-  const T* dout = nullptr;      ///< [N,C]
-  const T* in = nullptr;        ///< [N,C] the forward input
-  const float* mean = nullptr;  ///< [N] forward cache
-  const float* rstd = nullptr;  ///< [N] forward cache
-  int64_t N = 0;                ///< rows
-  int64_t C = 0;                ///< width
+  T* dw = nullptr;                ///< [C] (written)
+  T* db = nullptr;                ///< [C] (written)
+  const T* dout = nullptr;        ///< [N,C]
+  const T* in = nullptr;          ///< [N,C] the forward input
+  const float* mean = nullptr;    ///< [N] forward cache
+  const float* rstd = nullptr;    ///< [N] forward cache
+  int64_t N = 0;                  ///< rows
+  int64_t C = 0;                  ///< width
+  float* host_scratch = nullptr;  ///< the host form's 2 N C floats (the leaves, a row at a time); unused by blocks
+  /// The host form: the CPU kernel, the leaves a row at a time then the column sums a row at a
+  /// time (the same tree per column). Host only.
+  void host() const { kernels::layernorm_backward_params(dw, db, dout, in, mean, rstd, N, C, host_scratch); }
   /// @return the columns of one tile: as many column trees as fit in shared memory, 1 .. 32.
   ZT_HD int64_t tile() const {
     const auto per = static_cast<int64_t>(canonical_sum_floats(static_cast<std::size_t>(N)));

@@ -7,7 +7,9 @@
 // blocks themselves, split over the calling rank's CPU pool (independent by contract, so the split
 // changes no bit); an item op with a host_range(lo, hi) member runs its ranges through it (the
 // CPU's array form of the same items, e.g. F16C conversions: tests/kernels/test_host_launch.cc
-// holds it to the items' bits).
+// holds it to the items' bits), and an op with a host() member runs that instead: the CPU kernel
+// that computes the whole launch with the same bits (a row at a time with vectorised inner loops,
+// where a block op's phases would run its threads one by one), splitting itself over the pool.
 //
 // Why the caller names the spans: a KernelLaunch is type-erased, so the runtime cannot see which
 // of an op's pointers it reads and which it writes; the emulated device needs exactly that to find
@@ -73,6 +75,7 @@ device::KernelLaunch op_kernel(std::string name, const Op& op, std::vector<devic
       });
     };
   }
+  if constexpr (requires { op.host(); }) k.pool_body = [op] { op.host(); };  // the op's CPU form
 #if defined(ZT_WITH_CUDA_KERNELS)
   k.cuda_body = [op](void* stream) { zt::ops::cuda::launch(op, static_cast<cudaStream_t>(stream)); };
 #endif

@@ -12,8 +12,8 @@
 #include "fp/bf16.h"
 #include "fp/fp16.h"
 #include "kernels/blas.h"
-#include "model/device_ops.h"
 #include "model/gpt.h"
+#include "model/model_ops.h"
 #include "model/param_provider.h"
 #include "model/workspace.h"
 #include "step_device/step_ops.h"
@@ -55,7 +55,7 @@ template <typename T>
 std::vector<device::LaunchRecord> record_micro_batch(const train::SingleRankShape& shape) {
   device::RecordingRuntime rt;
   const device::Stream compute = rt.create_stream("compute");
-  model::DeviceOps<T> ops(rt, compute);
+  model::ModelOps<T> ops(rt, compute);
   const auto B = static_cast<int64_t>(shape.micro_batch);
   const model::ModelOptions o = train::model_options(shape);
   model::Gpt<T> gpt(shape.model, B, o);

@@ -4,7 +4,7 @@
 // flops takes at least max(B / bandwidth, F / peak rate) on a machine, whichever wall it hits
 // first; a kernel whose F / B (its arithmetic intensity) is below peak / bandwidth is bound by
 // memory, above it by compute. The kernels come from the code itself: one micro-batch's forward
-// and backward run through the model's device ops (model/device_ops.h) on the recording device
+// and backward run through the model's ops (model/model_ops.h) on the recording device
 // (device/recording_runtime.h), which keeps each launch's name, the bytes its spans name and the
 // flops it declares. The step is that, times the rank's micro-batches, then the optimizer step's
 // kernels over the elements the rank owns (step_device/step_ops.h: every element at stage 0, a

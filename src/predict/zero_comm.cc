@@ -107,7 +107,7 @@ device::CopyStats predict_device_copies_per_step(const ZeroPlan& p) {
   Staging st{{}, l.rank};
   if (l.world_size > 1) for_each_dp_call(p, st);
   // per micro-batch: the token ids staged in by forward and again by backward (two grids each),
-  // the per-token losses read back (model/device_ops.h)
+  // the per-token losses read back (model/model_ops.h)
   const std::size_t ids = p.shape.micro_batch * p.shape.context * sizeof(int32_t);
   for (std::size_t j = 0; j < p.micro_batches_per_rank; ++j) {
     for (int k = 0; k < 4; ++k) st.copy(device::CopyKind::host_to_device, ids);

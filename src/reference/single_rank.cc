@@ -60,7 +60,7 @@ class SingleRankLoop {
              c.context);
     kernels::set_blas_threads(static_cast<int>(c.blas_threads));
     kernels::set_gemm_backend(c.gemm);
-    gpt_.set_ops(place_.model_ops());  // null: the host's CPU kernels
+    gpt_.set_ops(place_.model_ops());
     allocate();
     initialise();
   }

@@ -13,7 +13,7 @@
 // They are the loop's start-up, its dumps and chapter 2's diagnostics, never the step's hot path.
 // Everything else is enqueued and returns at once. Every launch names the device bytes it reads
 // and writes, for the emulated device's race checker.
-// Not here: the model's ops (model/device_ops.h), the optimizer step's (step_ops.h), the loop's
+// Not here: the model's ops (model/model_ops.h), the optimizer step's (step_ops.h), the loop's
 // allocation (its arena over the runtime's slab).
 #pragma once
 

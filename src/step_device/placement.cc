@@ -8,7 +8,7 @@
 #include "device/make_runtime.h"
 #include "fp/bf16.h"
 #include "fp/fp16.h"
-#include "model/device_ops.h"
+#include "model/model_ops.h"
 #include "step_device/loop_ops.h"
 #include "step_device/step_ops.h"
 
@@ -16,9 +16,10 @@ namespace zt::step {
 
 template <typename T>
 Placement<T>::Placement(device::Device where, int gpu) {
-  if (where == device::Device::cpu) {  // the step's and the loop's ops run at once on the rank's pool
+  if (where == device::Device::cpu) {  // every op runs at once on the rank's pool
     host_ = std::make_unique<device::HostRuntime>();
     stream_ = host_->create_stream("compute");
+    model_ = std::make_unique<model::ModelOps<T>>(*host_, stream_);
     step_ = std::make_unique<step::StepOps<T>>(*host_, stream_);
     loop_ = std::make_unique<step::LoopOps<T>>(*host_, stream_);
     return;
@@ -26,7 +27,7 @@ Placement<T>::Placement(device::Device where, int gpu) {
   runtime_ = device::make_runtime(
       where == device::Device::cuda ? device::RuntimeKind::cuda : device::RuntimeKind::emulated, gpu);
   stream_ = runtime_->create_stream("compute");
-  model_ = std::make_unique<model::DeviceOps<T>>(*runtime_, stream_);
+  model_ = std::make_unique<model::ModelOps<T>>(*runtime_, stream_);
   step_ = std::make_unique<step::StepOps<T>>(*runtime_, stream_);
   loop_ = std::make_unique<step::LoopOps<T>>(*runtime_, stream_);
 }

@@ -7,8 +7,8 @@
 // runtime's device memory, under the same ledger categories), the host-side slab for what the
 // loop itself fills and reads (token ids, predictions: pinned on a device), and the three op
 // sets the loop calls instead of touching memory: the model's (model/model_ops.h), the optimizer
-// step's (step_ops.h) and the loop's own (loop_ops.h). On the host the last two run on the host
-// runtime (device/host_runtime.h): the device's item ops, at once, over the rank's CPU pool. (The groups the ZeRO
+// step's (step_ops.h) and the loop's own (loop_ops.h). On the host all three run on the host
+// runtime (device/host_runtime.h): the device's ops, at once, over the rank's CPU pool. (The groups the ZeRO
 // engine reduces over are staged around the host's collectives by collective/staged_groups.h.) The loop's step code is
 // the same for both; only this object's answers differ. On a device every op is enqueued on one compute stream, so the
 // loop's order is the stream's order. Every setting runs on either. Not here: the memory plan; the tiers' own streams
@@ -52,7 +52,7 @@ class Placement {
   /// @param bytes its size. @param name what it holds. @return it, with its release.
   ArenaSlab host_slab(std::size_t bytes, const std::string& name);
 
-  /// @return the model's ops here, or null for the host's (a Gpt's default).
+  /// @return the model's ops here.
   model::ModelOps<T>* model_ops() { return model_.get(); }
   /// @return protocol steps 4-6 here.
   step::StepOps<T>& step_ops() { return *step_; }
@@ -69,7 +69,7 @@ class Placement {
 
  private:
   std::unique_ptr<device::Runtime> runtime_;  // declared first: the ops below use it until they go
-  std::unique_ptr<device::Runtime> host_;     // on the host: the runtime the step's and loop's ops run on
+  std::unique_ptr<device::Runtime> host_;     // on the host: the runtime every op runs on
   device::Stream stream_;                     // the compute stream
   std::unique_ptr<model::ModelOps<T>> model_;
   std::unique_ptr<step::StepOps<T>> step_;

@@ -11,7 +11,7 @@
 namespace zt::train {
 
 /// Per micro-batch: the token ids staged in four times (inputs and targets, in forward and again
-/// in backward: model/device_ops.h), the per-token losses read back, and with 16-bit compute the
+/// in backward: model/model_ops.h), the per-token losses read back, and with 16-bit compute the
 /// per-group counts of zero gradients (chapter 2's underflow count: step_device/loop_ops.h). Per unit
 /// u of ψ_u parameters: the overflow flag zeroed up and read down, its ⌈ψ_u / b⌉ norm block sums
 /// read down, and with 16-bit parameters the per-group counts of values the update kept

@@ -110,7 +110,7 @@ class ZeroLoop {
              c.context);
     kernels::set_blas_threads(static_cast<int>(c.blas_threads));
     kernels::set_gemm_backend(c.gemm);
-    gpt_.set_ops(place_.model_ops());  // null: the host's CPU kernels
+    gpt_.set_ops(place_.model_ops());
     if (!c.memory_trace.empty()) arena_.enable_trace();
     if (!c.trace.empty() && place_.on_device()) place_.runtime()->enable_trace();
     if (c.allocator == train::Allocator::zero) set_aside_md_regions(md);

@@ -88,7 +88,7 @@ struct RankGroups {
   Collective* pp = nullptr;
   /// On a device, the data-parallel group on device buffers (NCCL), made once the rank's runtime
   /// and compute stream exist; empty: `dp` staged through pinned memory (collective/staged_groups.h).
-  DeviceGroupMaker device_dp;
+  DeviceGroupMaker device_dp = {};
   /// On a device, the rank's GPU (train/collective_choice.h's gpu_of_rank).
   int gpu = 0;
 };

@@ -1,7 +1,9 @@
 // Every CUDA kernel of the model's non-GEMM ops and of the optimizer, run on the host: each item
 // op's threads (ops/*_items.h, optim/optim_threads.h) over the grid the device would use
 // (device/item_grid.h), each block op's phases (ops/, device/block_launch.h), compared bit for bit
-// with the CPU kernel on order-sensitive inputs. The
+// with the CPU kernel on order-sensitive inputs; then every op again as the host runtime runs it
+// (device/host_runtime.h: an op's host() form where it has one, else its items or blocks split over
+// a pool). The
 // cases are shared with the GPU test (tests/support/kernel_cases/); here they run without a GPU.
 #include <catch2/catch.hpp>
 
@@ -9,6 +11,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "device/item_grid.h"
@@ -68,6 +71,22 @@ TEMPLATE_TEST_CASE("host launch: linear bias epilogue and gradient give the CPU 
 
 TEST_CASE("host launch: Adam, SGD and the unscale check give the CPU loops' bits", "[ch13]") {
   zt::test::case_optim(zt::test::HostEnv{});
+}
+
+TEMPLATE_TEST_CASE(
+    "host runtime: every op as the host runtime runs it (host forms, host ranges, pooled items and "
+    "blocks) gives the CPU kernel's bits",
+    "[ch13]", float, zt::fp16, zt::bf16) {
+  const zt::test::HostRuntimeEnv env;
+  zt::test::case_layernorm<TestType>(env);
+  zt::test::case_gelu<TestType>(env);
+  zt::test::case_residual<TestType>(env);
+  if constexpr (!std::is_same_v<TestType, float>) zt::test::case_cast<TestType>(env);
+  zt::test::case_cross_entropy<TestType>(env);
+  zt::test::case_attention<TestType>(env);
+  zt::test::case_attention_blocks<TestType>(env);
+  zt::test::case_embedding<TestType>(env);
+  zt::test::case_linear<TestType>(env);
 }
 
 TEST_CASE("host launch: the inputs are order-sensitive (the tests can fail)", "[ch13]") {

@@ -1,8 +1,8 @@
-// The model's ops behind a seam (model/model_ops.h): one Gpt<T> forward and backward run on the
-// host's CPU kernels (HostOps, the default) and on the emulated device (DeviceOps over an
-// EmulatedRuntime: device memory the host cannot touch, a thread per stream, the race checker)
-// give the same loss sum, per-token losses, predictions and every gradient element, bit for bit,
-// for fp32, fp16 and bf16, with and without activation checkpointing, on a small shape and on odd
+// The model's ops on two runtimes (model/model_ops.h): one Gpt<T> forward and backward run on the
+// host runtime (the default: host memory, each op at once, the CPU kernels where an op has a host
+// form) and on the emulated device (the same ModelOps over an EmulatedRuntime: device memory the host cannot touch, a
+// thread per stream, the race checker) give the same loss sum, per-token losses, predictions and every gradient
+// element, bit for bit, for fp32, fp16 and bf16, with and without activation checkpointing, on a small shape and on odd
 // ones, and with the split Linears of tensor parallelism in 2 and 4 blocks. Parameters, gradients, the Workspace and
 // the checkpoints are device allocations (filled with NaN bytes, so a read of anything the device did not write shows),
 // and the model reaches them only through its ops: a host dereference would kill the process. Two micro-batches run
@@ -17,10 +17,10 @@
 
 #include "core/check.h"
 #include "device/emulated_runtime.h"
+#include "fp/hd.h"
 #include "kernels/blas.h"
-#include "model/device_ops.h"
 #include "model/gpt_harness.h"
-#include "model/host_ops.h"
+#include "model/model_ops.h"
 
 using zt::device::CopyKind;
 using zt::device::EmulatedRuntime;
@@ -90,7 +90,7 @@ std::vector<Step<T>> run_on_device(const GptConfig& cfg, int64_t B, const ModelO
   using namespace zt::model;
   EmulatedRuntime rt;
   const zt::device::Stream compute = rt.create_stream("compute");
-  DeviceOps<T> ops(rt, compute);
+  ModelOps<T> ops(rt, compute);
   Gpt<T> model(cfg, B, o);
   model.set_ops(&ops);
   const Precision p = precision_of<T>();
@@ -200,7 +200,7 @@ TEST_CASE("model on the emulated device: its kernels name what they read, so a m
   const int64_t B = 2;
   EmulatedRuntime rt;
   const zt::device::Stream upload = rt.create_stream("upload"), compute = rt.create_stream("compute");
-  DeviceOps<float> ops(rt, compute);
+  ModelOps<float> ops(rt, compute);
   Gpt<float> model(cfg, B);
   model.set_ops(&ops);
   const auto count = static_cast<std::size_t>(model.manifest().param_count);
@@ -240,17 +240,64 @@ TEMPLATE_TEST_CASE(
   }
 }
 
-TEST_CASE("model ops: the default is the host's kernels, and set_ops(nullptr) returns to them", "[ch13]") {
+TEST_CASE("model ops: the default is the host runtime's, and set_ops(nullptr) returns to them", "[ch13]") {
   using namespace zt::model;
   Harness<float> h(kSmall, 2, gpt_init(kSmall, 7));
-  CHECK(&h.model.ops() == &host_ops<float>());
+  CHECK(&h.model.ops() == &host_model_ops<float>());
   const auto batch = random_batch(2, kSmall.context, kSmall.vocab, 5);
   const float before = h.forward(batch);
   EmulatedRuntime rt;
-  DeviceOps<float> ops(rt, zt::device::Stream{0});
+  ModelOps<float> ops(rt, zt::device::Stream{0});
   h.model.set_ops(&ops);
   CHECK(&h.model.ops() == &ops);
   h.model.set_ops(nullptr);
-  CHECK(&h.model.ops() == &host_ops<float>());
+  CHECK(&h.model.ops() == &host_model_ops<float>());
   CHECK(bits(h.forward(batch)) == bits(before));
+}
+
+namespace {
+
+// An op the project does not have, written as a new one would be: a struct with items() and a
+// ZT_HD body, registered nowhere (a GPU build would add one line to ops/cuda/ops_cuda.cu).
+struct AxpyElements {
+  float* y = nullptr;
+  const float* x = nullptr;
+  float a = 0;
+  int64_t n = 0;
+  ZT_HD int64_t items() const { return n; }
+  ZT_HD void operator()(int64_t i) const { y[i] = a * x[i] + y[i]; }
+};
+
+}  // namespace
+
+TEST_CASE("model ops: a new op is its struct and a launch() call, and runs on the host runtime and the device",
+          "[ch13]") {
+  using namespace zt::model;
+  const int64_t n = 3001;
+  std::vector<float> x(static_cast<std::size_t>(n)), y(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    x[i] = 0.37f * static_cast<float>(i) - 11.0f;
+    y[i] = 1.0f / static_cast<float>(i + 1);
+  }
+  std::vector<float> expected(y.size());
+  for (std::size_t i = 0; i < y.size(); ++i) expected[i] = 1.5f * x[i] + y[i];  // no FMA contraction in this build
+  // the host runtime, the default: host memory, the items split over the calling thread's pool
+  std::vector<float> on_host = y;
+  ModelOps<float>& host = host_model_ops<float>();
+  host.launch("axpy", AxpyElements{on_host.data(), x.data(), 1.5f, n}, {}, {});
+  CHECK(first_difference(on_host, expected) == -1);
+  // the emulated device: device memory, the race checker sees the spans the launch names
+  EmulatedRuntime rt;
+  const zt::device::Stream s = rt.create_stream("compute");
+  ModelOps<float> device(rt, s);
+  DeviceBuffer dx(rt, x.size() * sizeof(float), "x"), dy(rt, y.size() * sizeof(float), "y");
+  rt.copy_async(dx.ptr, x.data(), dx.bytes, CopyKind::host_to_device, s);
+  rt.copy_async(dy.ptr, y.data(), dy.bytes, CopyKind::host_to_device, s);
+  device.launch("axpy", AxpyElements{dy.as<float>(), dx.as<float>(), 1.5f, n},
+                {zt::device::span_of(dx.as<float>(), x.size()), zt::device::span_of(dy.as<float>(), y.size())},
+                {zt::device::span_of(dy.as<float>(), y.size())});
+  std::vector<float> on_device(y.size());
+  rt.copy_async(on_device.data(), dy.ptr, dy.bytes, CopyKind::device_to_host, s);
+  rt.synchronize(s);
+  CHECK(first_difference(on_device, expected) == -1);
 }

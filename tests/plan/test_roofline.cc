@@ -12,8 +12,8 @@
 
 #include "device/emulated_runtime.h"
 #include "kernels/blas.h"
-#include "model/device_ops.h"
 #include "model/gpt.h"
+#include "model/model_ops.h"
 #include "model/param_provider.h"
 #include "model/workspace.h"
 #include "plan/roofline.h"
@@ -46,7 +46,7 @@ int64_t emulated_launches(const zt::train::RunOptions& c) {
   const zt::train::SingleRankShape shape = zt::train::single_rank_shape(c, c.vocab);
   zt::device::EmulatedRuntime rt;
   const zt::device::Stream s = rt.create_stream("compute");
-  DeviceOps<T> ops(rt, s);
+  ModelOps<T> ops(rt, s);
   const auto B = static_cast<int64_t>(shape.micro_batch);
   const ModelOptions o = zt::train::model_options(shape);
   Gpt<T> gpt(shape.model, B, o);

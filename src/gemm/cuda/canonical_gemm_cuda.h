@@ -8,7 +8,7 @@
 // its bits depend on the GPU, the cuBLAS version and its heuristics, so it is never compared bitwise.
 // Host-pointer entry points copy in and out (tests and benchmarks); the stream entry points take
 // device memory and return at once (the training engine's GEMMs on --device cuda:
-// model/device_launch.h).
+// model/launch.h).
 #pragma once
 
 #include <cstdint>

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/check.h"
 #include "kernels/cross_entropy.h"
 #include "kernels/tokens.h"
 #include "ops/cross_entropy_blocks.h"
@@ -95,14 +96,25 @@ void case_cross_entropy(const Env& env) {
                                                  grad_scale});
     env.check(same_bits(d, d_op), label("cross-entropy backward", shape));
   }
-  // a target outside [0, V) is an error on the CPU; on the device it gives a NaN loss, not a read
-  // out of bounds
+  // a target outside [0, V) is an error on the CPU (and so on the host runtime, whose host form is
+  // the CPU kernel); on a device it gives a NaN loss, not a read out of bounds
   const kernels::TokenView bad = token_grid(ids, 1, 2, 5, 11);
   ids[2] = 5;
   const V logits = sensitive<V>(10, 12, -16);
   F loss(2, -7.0f), rmax(2), rsum(2);
-  env.run(ops::CrossEntropyForwardBlocks<T>{loss.data(), rmax.data(), rsum.data(), logits.data(), bad, 5});
-  env.check(std::isnan(loss[1]) && !std::isnan(loss[0]), label("cross-entropy bad target is NaN", type_name<T>()));
+  const ops::CrossEntropyForwardBlocks<T> bad_op{loss.data(), rmax.data(), rsum.data(), logits.data(), bad, 5};
+  if constexpr (requires { Env::kHostForms; }) {
+    bool refused = false;
+    try {
+      env.run(bad_op);
+    } catch (const Error& e) {
+      refused = std::string(e.what()).find("target 5 at position 1 is outside [0,5)") != std::string::npos;
+    }
+    env.check(refused, label("cross-entropy bad target is the CPU's error", type_name<T>()));
+  } else {
+    env.run(bad_op);
+    env.check(std::isnan(loss[1]) && !std::isnan(loss[0]), label("cross-entropy bad target is NaN", type_name<T>()));
+  }
   case_cross_entropy_edges<T>(env);
 }
 

@@ -49,7 +49,7 @@ void case_residual(const Env& env) {
   env.check(same_bits(out, out_op), label("residual forward", type_name<T>()));
   V skip = a, skip_op = a;
   kernels::residual_grad_join(skip.data(), b.data(), n);
-  env.run(ops::ResidualForwardElements<T>{skip_op.data(), skip_op.data(), b.data(), n});  // DeviceOps' join
+  env.run(ops::ResidualForwardElements<T>{skip_op.data(), skip_op.data(), b.data(), n});  // ModelOps' join
   env.check(same_bits(skip, skip_op), label("residual grad join", type_name<T>()));
 }
 

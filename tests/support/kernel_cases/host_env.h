@@ -3,6 +3,7 @@
 // phase by phase (device/block_launch.h), Catch2 checks.
 // The item ops always run serially, on no pool (core/cpu_pool.h), so a test that installs a pool
 // around a case splits only the CPU kernel the case calls and compares it with the serial items.
+// HostRuntimeEnv runs each op as the host runtime does instead (its host form where it has one).
 #pragma once
 
 #include <catch2/catch.hpp>
@@ -13,6 +14,7 @@
 #include "core/cpu_pool.h"
 #include "device/block_launch.h"
 #include "device/item_grid.h"
+#include "ops/op_launch.h"
 #include "support/kernel_cases/env.h"
 
 namespace zt::test {
@@ -37,6 +39,22 @@ struct HostEnv {
   void check(bool same, const std::string& what) const {
     INFO(what << (same ? "" : ": first difference at " + last_difference()));
     CHECK(same);
+  }
+};
+
+/// The host runtime's environment: each op run as device/host_runtime.h runs it, the launch's
+/// pool_body (ops/op_launch.h: the op's host() form, its host ranges, or its items or blocks split
+/// over the pool), on a pool of three threads. So every host form is held to the CPU kernel's bits
+/// by the same cases as the items and blocks.
+struct HostRuntimeEnv : HostEnv {
+  /// Present: the host forms run, so a case expects the CPU kernels' errors where they have them.
+  static constexpr bool kHostForms = true;
+  /// Run an op as the host runtime does. @param op the item op or block op.
+  template <typename Op>
+  void run(const Op& op) const {
+    CpuPool pool(3);
+    UseCpuPool use(&pool);
+    ops::op_kernel("kernel case", op, {}, {}).pool_body();
   }
 };
 

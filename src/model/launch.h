@@ -1,6 +1,7 @@
-// model/device_launch.h — the launch helpers shared by DeviceOps' two source files
-// (device_ops.cc, device_ops_gemm.cc): the device ranges an op touches, an item op as a kernel on
-// a stream, and the canonical GEMM and triangular product as kernels. Private to model/device_ops*.
+// model/launch.h — the launch helpers shared by ModelOps' two source files (model_ops.cc,
+// model_ops_gemm.cc): the ranges an op touches, an op of ops/ as a kernel on a stream, a CPU
+// kernel as the host runtime's launch, and the canonical GEMM and triangular product as kernels.
+// Private to model/model_ops*.
 //
 // The spans are what the emulated device's race checker sees (device/emulated_runtime.h), so each
 // names every byte its kernel reads or writes: a whole tensor for an element or row op, the
@@ -34,7 +35,7 @@
 #include "gemm/cuda/canonical_gemm_cuda.h"
 #endif
 
-namespace zt::model::device_launch {
+namespace zt::model::launch {
 
 using device::DeviceSpan;
 
@@ -67,6 +68,23 @@ void launch_op(device::Runtime& rt, device::Stream s, const char* name, const Op
                std::vector<DeviceSpan> writes) {
   if (ops::empty_op(op)) return;
   rt.launch(s, ops::op_kernel(name, op, std::move(reads), std::move(writes)));
+}
+
+/// Run a CPU kernel as one launch of the host runtime (device/host_runtime.h): for an op whose
+/// CPU form is another algorithm than its device form with the same bits (attention: per head
+/// through the CPU's blocked GEMM, where the block ops fuse it). Host runtime only: there is no
+/// device body. @param rt the runtime (its memory the host's). @param s the stream. @param name
+/// the kernel's name. @param reads what it reads. @param writes what it writes. @param cpu the
+/// kernel's call.
+template <typename Fn>
+void launch_host(device::Runtime& rt, device::Stream s, const char* name, std::vector<DeviceSpan> reads,
+                 std::vector<DeviceSpan> writes, Fn cpu) {
+  device::KernelLaunch l;
+  l.name = name;
+  l.reads = std::move(reads);
+  l.writes = std::move(writes);
+  l.pool_body = std::move(cpu);
+  rt.launch(s, l);
 }
 
 /// Enqueue C[m,n] = op(A) op(B): with `--gemm canonical` each element the canonical chain
@@ -153,4 +171,4 @@ inline void launch_trmm(device::Runtime& rt, device::Stream s, const std::string
   rt.launch(s, l);
 }
 
-}  // namespace zt::model::device_launch
+}  // namespace zt::model::launch

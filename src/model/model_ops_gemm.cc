@@ -1,4 +1,4 @@
-// model/device_ops_gemm.cc — DeviceOps' ops built on GEMMs: the linear layers (the tied head, and
+// model/model_ops_gemm.cc — ModelOps' ops built on GEMMs: the linear layers (the tied head, and
 // the split Linears of a block with one block here) and attention, as the canonical GEMM's
 // per-element kernels plus the item ops around them.
 //
@@ -13,7 +13,9 @@
 //                    trees in shared memory; with `--gemm blas`, per sequence and head, S = Q K^T,
 //                    the softmax rows, O = P V through the triangular product; backward
 //                    dP = dO V^T, the dS rows, dV = P^T dO, dQ = dS K, dK = dS^T Q; one rounding
-//                    of O and dqkv per sequence.
+//                    of O and dqkv per sequence; on the host runtime, whichever the GEMM, one
+//                    launch of the CPU kernel (kernels/attention.h), which makes those very steps
+//                    with the CPU's blocked GEMM.
 // For T = float a widening is the identity, so the kernels read the tensors themselves, and a
 // result the CPU copies out of scratch unchanged is written in place; the values are the same.
 // With one block and no FinishBlockSum, the column- and row-parallel ops are linear.h's calls
@@ -21,8 +23,8 @@
 #include <type_traits>
 
 #include "kernels/attention.h"
-#include "model/device_launch.h"
-#include "model/device_ops.h"
+#include "model/launch.h"
+#include "model/model_ops.h"
 #include "ops/attention_blocks.h"
 #include "ops/attention_items.h"
 #include "ops/linear_items.h"
@@ -30,11 +32,11 @@
 
 namespace zt::model {
 
-using device_launch::launch_gemm;
-using device_launch::launch_op;
-using device_launch::launch_trmm;
-using device_launch::span;
 using gemm::Operand;
+using launch::launch_gemm;
+using launch::launch_op;
+using launch::launch_trmm;
+using launch::span;
 
 namespace {
 
@@ -56,8 +58,8 @@ float* out_f(T* p, float* stage) {
 }  // namespace
 
 template <typename T>
-void DeviceOps<T>::linear_forward(T* y, const T* x, const T* W, const T* b, int64_t N, int64_t in, int64_t out,
-                                  float* scratch) {
+void ModelOps<T>::linear_forward(T* y, const T* x, const T* W, const T* b, int64_t N, int64_t in, int64_t out,
+                                 float* scratch) {
   // the CPU kernel's scratch: y_f [N,out], then (16-bit) x_f [N,in], W_f [out,in]
   float* y_f = scratch;
   float* x_stage = scratch + N * out;
@@ -72,8 +74,8 @@ void DeviceOps<T>::linear_forward(T* y, const T* x, const T* W, const T* b, int6
 }
 
 template <typename T>
-void DeviceOps<T>::linear_backward(T* dx, T* dW, T* db, const T* dy, const T* x, const T* W, int64_t N, int64_t in,
-                                   int64_t out, float* scratch) {
+void ModelOps<T>::linear_backward(T* dx, T* dW, T* db, const T* dy, const T* x, const T* W, int64_t N, int64_t in,
+                                  int64_t out, float* scratch) {
   // the CPU kernel's scratch: dy_f [N,out], then (16-bit) W_f [out,in], x_f [N,in], dx_f [N,in],
   // dW_f [out,in]
   float* dy_stage = scratch;
@@ -95,13 +97,13 @@ void DeviceOps<T>::linear_backward(T* dx, T* dW, T* db, const T* dy, const T* x,
     narrow(dW, dW_f, out * in);
   }
   if (db)
-    launch_op(rt_, stream_, "linear_bias_grad", ops::LinearBiasGradColumns<T>{db, dy, N, out}, {span(dy, N * out)},
-              {span(db, out)});
+    launch_op(rt_, stream_, "linear_bias_grad", ops::LinearBiasGradColumns<T>{db, dy, N, out, dy_stage},
+              {span(dy, N * out)}, {span(db, out)});
 }
 
 template <typename T>
-void DeviceOps<T>::column_parallel_forward(T* y, const T* x, const std::vector<kernels::LinearBlock<T>>& blocks,
-                                           int64_t N, int64_t in, int64_t G, int64_t outb, float* scratch) {
+void ModelOps<T>::column_parallel_forward(T* y, const T* x, const std::vector<kernels::LinearBlock<T>>& blocks,
+                                          int64_t N, int64_t in, int64_t G, int64_t outb, float* scratch) {
   const auto J = static_cast<int64_t>(blocks.size());
   const int64_t ob = G * outb;
   if (J == 1) return linear_forward(y, x, blocks[0].W, blocks[0].b, N, in, ob, scratch);
@@ -122,10 +124,10 @@ void DeviceOps<T>::column_parallel_forward(T* y, const T* x, const std::vector<k
 }
 
 template <typename T>
-void DeviceOps<T>::column_parallel_backward(T* dx, const std::vector<kernels::LinearBlockGrad<T>>& grads, const T* dy,
-                                            const T* x, const std::vector<kernels::LinearBlock<T>>& blocks, int64_t N,
-                                            int64_t in, int64_t G, int64_t outb,
-                                            const kernels::FinishBlockSum& finish_sum, float* scratch) {
+void ModelOps<T>::column_parallel_backward(T* dx, const std::vector<kernels::LinearBlockGrad<T>>& grads, const T* dy,
+                                           const T* x, const std::vector<kernels::LinearBlock<T>>& blocks, int64_t N,
+                                           int64_t in, int64_t G, int64_t outb,
+                                           const kernels::FinishBlockSum& finish_sum, float* scratch) {
   const auto J = static_cast<int64_t>(blocks.size());
   const int64_t ob = G * outb;
   if (J == 1 && !finish_sum)
@@ -160,9 +162,9 @@ void DeviceOps<T>::column_parallel_backward(T* dx, const std::vector<kernels::Li
 }
 
 template <typename T>
-void DeviceOps<T>::row_parallel_forward(T* y, const T* x, const std::vector<kernels::LinearBlock<T>>& blocks,
-                                        const T* b, int64_t N, int64_t inb, int64_t out,
-                                        const kernels::FinishBlockSum& finish_sum, float* scratch) {
+void ModelOps<T>::row_parallel_forward(T* y, const T* x, const std::vector<kernels::LinearBlock<T>>& blocks, const T* b,
+                                       int64_t N, int64_t inb, int64_t out, const kernels::FinishBlockSum& finish_sum,
+                                       float* scratch) {
   const auto J = static_cast<int64_t>(blocks.size());
   if (J == 1 && !finish_sum) return linear_forward(y, x, blocks[0].W, b, N, inb, out, scratch);
   // the CPU kernel's scratch: the J partial outputs [N,out] each, then x_j [N,inb] (16-bit or
@@ -190,9 +192,9 @@ void DeviceOps<T>::row_parallel_forward(T* y, const T* x, const std::vector<kern
 }
 
 template <typename T>
-void DeviceOps<T>::row_parallel_backward(T* dx, const std::vector<kernels::LinearBlockGrad<T>>& grads, T* db,
-                                         const T* dy, const T* x, const std::vector<kernels::LinearBlock<T>>& blocks,
-                                         int64_t N, int64_t inb, int64_t out, float* scratch) {
+void ModelOps<T>::row_parallel_backward(T* dx, const std::vector<kernels::LinearBlockGrad<T>>& grads, T* db,
+                                        const T* dy, const T* x, const std::vector<kernels::LinearBlock<T>>& blocks,
+                                        int64_t N, int64_t inb, int64_t out, float* scratch) {
   const auto J = static_cast<int64_t>(blocks.size());
   if (J == 1) return linear_backward(dx, grads[0].dW, db, dy, x, blocks[0].W, N, inb, out, scratch);
   // the CPU kernel's scratch: dy_f [N,out], then (16-bit) W_j [out,inb], then x_j and dx_j
@@ -218,22 +220,26 @@ void DeviceOps<T>::row_parallel_backward(T* dx, const std::vector<kernels::Linea
     if constexpr (kNarrow<T>) narrow(grads[j].dW, dW_f, out * inb);
   }
   if (db)
-    launch_op(rt_, stream_, "row_parallel_bias_grad", ops::LinearBiasGradColumns<T>{db, dy, N, out},
+    launch_op(rt_, stream_, "row_parallel_bias_grad", ops::LinearBiasGradColumns<T>{db, dy, N, out, dy_stage},
               {span(dy, N * out)}, {span(db, out)});
 }
 
 template <typename T>
-void DeviceOps<T>::sum_blocks(float* partials, int64_t n, int64_t J) {
+void ModelOps<T>::sum_blocks(float* partials, int64_t n, int64_t J) {
   if (J > 1)
     launch_op(rt_, stream_, "block_sum", ops::BlockSumElements{partials, n, J}, {span(partials, J * n)},
               {span(partials, n)});
 }
 
 template <typename T>
-void DeviceOps<T>::attention_forward(T* out, T* P, const T* qkv, int64_t B, int64_t Tc, int64_t C, int64_t H,
-                                     float* scratch) {
+void ModelOps<T>::attention_forward(T* out, T* P, const T* qkv, int64_t B, int64_t Tc, int64_t C, int64_t H,
+                                    float* scratch) {
   const int64_t D = C / H, C3 = 3 * C, TT = Tc * Tc;
   const float scale = kernels::attention_scale(D);
+  if (rt_.host_memory())
+    return launch::launch_host(rt_, stream_, "attention_forward (cpu)", {span(qkv, B * Tc * C3)},
+                               {span(out, B * Tc * C), span(P, B * H * TT)},
+                               [=] { kernels::attention_forward(out, P, qkv, B, Tc, C, H, scratch); });
   if (kernels::gemm_backend() == kernels::GemmBackend::canonical)
     return launch_op(rt_, stream_, "attention_forward",
                      ops::AttentionForwardBlocks<T>{out, P, qkv, {B, Tc, C, H, scale}}, {span(qkv, B * Tc * C3)},
@@ -264,10 +270,14 @@ void DeviceOps<T>::attention_forward(T* out, T* P, const T* qkv, int64_t B, int6
 }
 
 template <typename T>
-void DeviceOps<T>::attention_backward(T* dqkv, const T* dout, const T* qkv, const T* P, int64_t B, int64_t Tc,
-                                      int64_t C, int64_t H, float* scratch) {
+void ModelOps<T>::attention_backward(T* dqkv, const T* dout, const T* qkv, const T* P, int64_t B, int64_t Tc, int64_t C,
+                                     int64_t H, float* scratch) {
   const int64_t D = C / H, C3 = 3 * C, TT = Tc * Tc;
   const float scale = kernels::attention_scale(D);
+  if (rt_.host_memory())
+    return launch::launch_host(
+        rt_, stream_, "attention_backward (cpu)", {span(dout, B * Tc * C), span(qkv, B * Tc * C3), span(P, B * H * TT)},
+        {span(dqkv, B * Tc * C3)}, [=] { kernels::attention_backward(dqkv, dout, qkv, P, B, Tc, C, H, scratch); });
   if (kernels::gemm_backend() == kernels::GemmBackend::canonical) {
     const ops::AttentionShape shape{B, Tc, C, H, scale};
     float* rsum = scratch;  // B H T floats; the Workspace's scratch holds LayerNorm's 2 N C >= N H
@@ -316,31 +326,30 @@ void DeviceOps<T>::attention_backward(T* dqkv, const T* dout, const T* qkv, cons
   }
 }
 
-// DeviceOps<T> is explicitly instantiated in device_ops.cc; the members defined here are
+// ModelOps<T> is explicitly instantiated in model_ops.cc; the members defined here are
 // instantiated here, one by one.
-#define ZT_DEVICE_OPS_GEMM_INSTANCE(T)                                                                                 \
-  template void DeviceOps<T>::linear_forward(T*, const T*, const T*, const T*, int64_t, int64_t, int64_t, float*);     \
-  template void DeviceOps<T>::linear_backward(T*, T*, T*, const T*, const T*, const T*, int64_t, int64_t, int64_t,     \
-                                              float*);                                                                 \
-  template void DeviceOps<T>::column_parallel_forward(T*, const T*, const std::vector<kernels::LinearBlock<T>>&,       \
-                                                      int64_t, int64_t, int64_t, int64_t, float*);                     \
-  template void DeviceOps<T>::column_parallel_backward(T*, const std::vector<kernels::LinearBlockGrad<T>>&, const T*,  \
-                                                       const T*, const std::vector<kernels::LinearBlock<T>>&, int64_t, \
-                                                       int64_t, int64_t, int64_t, const kernels::FinishBlockSum&,      \
-                                                       float*);                                                        \
-  template void DeviceOps<T>::row_parallel_forward(T*, const T*, const std::vector<kernels::LinearBlock<T>>&,          \
-                                                   const T*, int64_t, int64_t, int64_t,                                \
-                                                   const kernels::FinishBlockSum&, float*);                            \
-  template void DeviceOps<T>::row_parallel_backward(T*, const std::vector<kernels::LinearBlockGrad<T>>&, T*, const T*, \
-                                                    const T*, const std::vector<kernels::LinearBlock<T>>&, int64_t,    \
-                                                    int64_t, int64_t, float*);                                         \
-  template void DeviceOps<T>::attention_forward(T*, T*, const T*, int64_t, int64_t, int64_t, int64_t, float*);         \
-  template void DeviceOps<T>::attention_backward(T*, const T*, const T*, const T*, int64_t, int64_t, int64_t, int64_t, \
-                                                 float*);                                                              \
-  template void DeviceOps<T>::sum_blocks(float*, int64_t, int64_t);
-ZT_DEVICE_OPS_GEMM_INSTANCE(float)
-ZT_DEVICE_OPS_GEMM_INSTANCE(fp16)
-ZT_DEVICE_OPS_GEMM_INSTANCE(bf16)
-#undef ZT_DEVICE_OPS_GEMM_INSTANCE
+#define ZT_MODEL_OPS_GEMM_INSTANCE(T)                                                                                  \
+  template void ModelOps<T>::linear_forward(T*, const T*, const T*, const T*, int64_t, int64_t, int64_t, float*);      \
+  template void ModelOps<T>::linear_backward(T*, T*, T*, const T*, const T*, const T*, int64_t, int64_t, int64_t,      \
+                                             float*);                                                                  \
+  template void ModelOps<T>::column_parallel_forward(T*, const T*, const std::vector<kernels::LinearBlock<T>>&,        \
+                                                     int64_t, int64_t, int64_t, int64_t, float*);                      \
+  template void ModelOps<T>::column_parallel_backward(T*, const std::vector<kernels::LinearBlockGrad<T>>&, const T*,   \
+                                                      const T*, const std::vector<kernels::LinearBlock<T>>&, int64_t,  \
+                                                      int64_t, int64_t, int64_t, const kernels::FinishBlockSum&,       \
+                                                      float*);                                                         \
+  template void ModelOps<T>::row_parallel_forward(T*, const T*, const std::vector<kernels::LinearBlock<T>>&, const T*, \
+                                                  int64_t, int64_t, int64_t, const kernels::FinishBlockSum&, float*);  \
+  template void ModelOps<T>::row_parallel_backward(T*, const std::vector<kernels::LinearBlockGrad<T>>&, T*, const T*,  \
+                                                   const T*, const std::vector<kernels::LinearBlock<T>>&, int64_t,     \
+                                                   int64_t, int64_t, float*);                                          \
+  template void ModelOps<T>::attention_forward(T*, T*, const T*, int64_t, int64_t, int64_t, int64_t, float*);          \
+  template void ModelOps<T>::attention_backward(T*, const T*, const T*, const T*, int64_t, int64_t, int64_t, int64_t,  \
+                                                float*);                                                               \
+  template void ModelOps<T>::sum_blocks(float*, int64_t, int64_t);
+ZT_MODEL_OPS_GEMM_INSTANCE(float)
+ZT_MODEL_OPS_GEMM_INSTANCE(fp16)
+ZT_MODEL_OPS_GEMM_INSTANCE(bf16)
+#undef ZT_MODEL_OPS_GEMM_INSTANCE
 
 }  // namespace zt::model

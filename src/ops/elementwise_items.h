@@ -30,6 +30,8 @@ struct ResidualForwardElements {
   ZT_HD int64_t items() const { return n; }
   /// @param i the element.
   ZT_HD void operator()(int64_t i) const { out[i] = add_rounded(a[i], b[i]); }
+  /// The host form: the CPU kernel (fp16 a chunk at a time through F16C, the same bits). Host only.
+  void host() const { kernels::residual_forward(out, a, b, n); }
 };
 
 /// Cast: item i computes dst[i] = src[i] widened to float and rounded once to To (kernels::to_f,
@@ -43,17 +45,13 @@ struct CastElements {
   ZT_HD int64_t items() const { return n; }
   /// @param i the element.
   ZT_HD void operator()(int64_t i) const { dst[i] = from_f<To>(to_f(src[i])); }
-  /// Elements [lo, hi) as the host runtime runs them: fp16 through the CPU's array conversions
-  /// (fp/bulk_convert.h: F16C where present, the scalar conversion's bits), others item by item.
-  /// Host only. @param lo the first element. @param hi one past the last.
-  void host_range(int64_t lo, int64_t hi) const {
-    const auto count = static_cast<std::size_t>(hi - lo);
-    if constexpr (std::is_same_v<To, float> && std::is_same_v<From, fp16>)
-      widen_fp16(src + lo, dst + lo, count);
-    else if constexpr (std::is_same_v<To, fp16> && std::is_same_v<From, float>)
-      narrow_fp16(src + lo, dst + lo, count);
+  /// The host form: the CPU's array conversions (kernels/cast.h: fp16 through F16C where present,
+  /// the scalar conversion's bits), split over the pool by the element-wise grain. Host only.
+  void host() const {
+    if constexpr (std::is_same_v<To, float>)
+      kernels::widen_into(dst, src, n);
     else
-      for (int64_t i = lo; i < hi; ++i) (*this)(i);
+      kernels::narrow(dst, src, static_cast<std::size_t>(n));  // From is float: a cast has a float side
   }
 };
 

@@ -34,6 +34,8 @@ struct EmbeddingForwardElements {
   ZT_HD int64_t items() const { return tokens.rows * tokens.cols * C; }
   /// @param e the element's flat index.
   ZT_HD void operator()(int64_t e) const { embedding_forward_element(out, tokens, wte, wpe, vocab, C, e / C, e % C); }
+  /// The host form: the CPU kernel, a row at a time (the same sums). Host only.
+  void host() const { kernels::embedding_forward(out, tokens, wte, wpe, vocab, C); }
 };
 
 /// Backward, position table: item e = t C + c computes dwpe[t, c] (kernels::embedding_dwpe_element).

@@ -32,11 +32,13 @@ struct LinearBiasElements {
   /// for fp16), as kernels::bias_narrow_rows does; the same value per element. Host only.
   void host() const {
     parallel_for(N, kernels::row_grain(out), [&](int64_t lo, int64_t hi) {
-      std::vector<float> row(b ? static_cast<std::size_t>(out) : 0);
+      const auto width = static_cast<std::size_t>(b ? out : 0);
+      std::vector<float> bias(width), row(width);
+      if (b) kernels::widen_into(bias.data(), b, out);  // once per thread's rows (exact)
       for (int64_t i = lo; i < hi; ++i) {
         const float* a = acc + i * out;
         if (b) {
-          for (int64_t j = 0; j < out; ++j) row[static_cast<std::size_t>(j)] = a[j] + kernels::to_f(b[j]);
+          for (std::size_t j = 0; j < width; ++j) row[j] = a[j] + bias[j];
           a = row.data();
         }
         kernels::narrow(y + i * out, a, static_cast<std::size_t>(out));

@@ -5,11 +5,11 @@
 //
 // On the host runtime (device/host_runtime.h) the launch's pool_body runs instead: the items or
 // blocks themselves, split over the calling rank's CPU pool (independent by contract, so the split
-// changes no bit); an item op with a host_range(lo, hi) member runs its ranges through it (the
-// CPU's array form of the same items, e.g. F16C conversions: tests/kernels/test_host_launch.cc
-// holds it to the items' bits), and an op with a host() member runs that instead: the CPU kernel
-// that computes the whole launch with the same bits (a row at a time with vectorised inner loops,
-// where a block op's phases would run its threads one by one), splitting itself over the pool.
+// changes no bit); an op with a host() member runs that instead: the CPU kernel that computes the
+// whole launch with the same bits (a row at a time with vectorised inner loops, F16C conversions,
+// where a block op's phases would run its threads one by one), splitting itself over the pool
+// (tests/kernels/test_host_launch.cc holds every op, as the host runtime runs it, to the CPU
+// kernel's bits).
 //
 // Why the caller names the spans: a KernelLaunch is type-erased, so the runtime cannot see which
 // of an op's pointers it reads and which it writes; the emulated device needs exactly that to find
@@ -68,10 +68,7 @@ device::KernelLaunch op_kernel(std::string name, const Op& op, std::vector<devic
     k.host_body = [op] { device::run_items_on_host(op); };
     k.pool_body = [op] {  // no grid on the host runtime: the items themselves, split over the pool
       parallel_for(op.items(), kPoolItemGrain, [&](int64_t lo, int64_t hi) {
-        if constexpr (requires { op.host_range(lo, hi); })
-          op.host_range(lo, hi);  // the op's own host form of a range (the CPU's array code, same bits)
-        else
-          for (int64_t i = lo; i < hi; ++i) op(i);
+        for (int64_t i = lo; i < hi; ++i) op(i);
       });
     };
   }

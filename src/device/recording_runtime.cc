@@ -61,7 +61,7 @@ void RecordingRuntime::launch(Stream, const KernelLaunch& kernel) {
   double bytes = 0;
   for (const DeviceSpan& s : kernel.reads) bytes += static_cast<double>(s.bytes);
   for (const DeviceSpan& s : kernel.writes) bytes += static_cast<double>(s.bytes);
-  records_.push_back({kernel.name, bytes, kernel.flops});
+  records_.push_back({kernel.name, bytes, kernel.flops, kernel.tensor_cores});
 }
 
 bool RecordingRuntime::is_device(const void* ptr) const {

@@ -26,9 +26,10 @@ namespace zt::device {
 
 /// One kernel as the recording runtime saw it.
 struct LaunchRecord {
-  std::string name;  ///< the launch's name
-  double bytes = 0;  ///< the bytes of its read and written spans (what it moves at least once)
-  double flops = 0;  ///< the arithmetic it declares (KernelLaunch::flops)
+  std::string name;           ///< the launch's name
+  double bytes = 0;           ///< the bytes of its read and written spans (what it moves at least once)
+  double flops = 0;           ///< the arithmetic it declares (KernelLaunch::flops)
+  bool tensor_cores = false;  ///< on the tensor cores (KernelLaunch::tensor_cores)
 };
 
 /// The recording device (see the file comment). One host thread at a time.

@@ -141,6 +141,7 @@ struct KernelLaunch {
   std::function<void()> pool_body;
   std::function<void(void*)> cuda_body;  ///< enqueue on a cudaStream_t (empty without CUDA kernels)
   double flops = 0;                      ///< the arithmetic it does (a roofline's compute side; 0: not declared)
+  bool tensor_cores = false;             ///< its flops are 16-bit products on a GPU's tensor cores (the dense rate)
 };
 
 /// The device as the engine sees it. Every method is called from host code; the work that copies

@@ -21,14 +21,18 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "device/host_launch.h"
 #include "device/item_grid.h"
 #include "device/runtime.h"
+#include "fp/bf16.h"
 #include "gemm/canonical_gemm_kernel.h"
+#include "gemm/half_gemm.h"
 #include "kernels/blas.h"
+#include "kernels/cast.h"
 #include "ops/op_launch.h"
 #if defined(ZT_WITH_CUDA_KERNELS)
 #include "gemm/cuda/blas_gemm_cuda.h"
@@ -49,7 +53,8 @@ DeviceSpan span(const U* p, int64_t n) {
 /// The bytes a row-major [rows, cols] matrix with row stride ld covers.
 /// @param p its first element. @param rows rows. @param cols columns. @param ld row stride.
 /// @return the span (empty for an empty matrix).
-inline DeviceSpan matrix_span(const float* p, int64_t rows, int64_t cols, int64_t ld) {
+template <typename U>
+DeviceSpan matrix_span(const U* p, int64_t rows, int64_t cols, int64_t ld) {
   return rows == 0 || cols == 0 ? DeviceSpan{p, 0} : span(p, (rows - 1) * ld + cols);
 }
 
@@ -122,6 +127,53 @@ inline void launch_gemm(device::Runtime& rt, device::Stream s, const std::string
   };
 #if defined(ZT_WITH_CUDA_KERNELS)
   l.cuda_body = [g](void* stream) { gemm::cuda::canonical_gemm_async(g, stream); };
+#endif
+  rt.launch(s, l);
+}
+
+/// Enqueue C[m,n] = op(A) op(B) in FP32 with A and B 16-bit (T = fp16 or bf16), for `--gemm blas`
+/// on a device (gemm/half_gemm.h): on a GPU cuBLAS on the tensor cores; on the emulated device both
+/// operands widened (exactly) and the host's OpenBLAS call on the widenings, the very call the CPU
+/// kernel makes after its own widenings, so the host's bits. No widening kernels are launched.
+/// @param rt the runtime. @param s the stream. @param name the kernel's name. @param a op(A) [m,k],
+/// stored with row stride lda, transposed when ta. @param lda its stride. @param ta transposed.
+/// @param b op(B) [k,n]. @param ldb its stride. @param tb transposed. @param m rows. @param n
+/// columns. @param k the summed dimension. @param c the FP32 result. @param ldc its row stride.
+template <typename T>
+void launch_half_gemm(device::Runtime& rt, device::Stream s, const std::string& name, const T* a, int64_t lda, bool ta,
+                      const T* b, int64_t ldb, bool tb, int64_t m, int64_t n, int64_t k, float* c, int64_t ldc) {
+  if (m == 0 || n == 0) return;
+  device::KernelLaunch l;
+  l.name = name + " (blas, 16-bit operands)";
+  l.reads = {ta ? matrix_span(a, k, m, lda) : matrix_span(a, m, k, lda),
+             tb ? matrix_span(b, n, k, ldb) : matrix_span(b, k, n, ldb)};
+  l.writes = {matrix_span(c, m, n, ldc)};
+  l.flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  l.tensor_cores = true;
+  const gemm::HalfGemmArgs g{{a, lda, ta},
+                             {b, ldb, tb},
+                             m,
+                             n,
+                             k,
+                             c,
+                             ldc,
+                             std::is_same_v<T, bf16> ? gemm::HalfType::bf16 : gemm::HalfType::fp16};
+  l.host_body = [g] {
+    // the stored extent of each operand, widened with its stride kept: the CPU's sgemm call
+    const auto widened = [](const gemm::HalfOperand& x, int64_t rows, int64_t cols) {
+      const int64_t count = rows == 0 || cols == 0 ? 0 : (rows - 1) * x.ld + cols;
+      std::vector<float> f(static_cast<std::size_t>(count));
+      const T* v = static_cast<const T*>(x.data);
+      for (int64_t i = 0; i < count; ++i) f[static_cast<std::size_t>(i)] = kernels::to_f(v[i]);
+      return f;
+    };
+    const std::vector<float> af = g.a.trans ? widened(g.a, g.k, g.m) : widened(g.a, g.m, g.k);
+    const std::vector<float> bf = g.b.trans ? widened(g.b, g.n, g.k) : widened(g.b, g.k, g.n);
+    kernels::gemm_f32_on(kernels::GemmBackend::blas, g.a.trans, g.b.trans, g.m, g.n, g.k, af.data(), g.a.ld, bf.data(),
+                         g.b.ld, g.c, g.ldc);
+  };
+#if defined(ZT_WITH_CUDA_KERNELS)
+  l.cuda_body = [g](void* stream) { gemm::cuda::blas_half_gemm_async(g, stream); };
 #endif
   rt.launch(s, l);
 }

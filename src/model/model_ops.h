@@ -22,7 +22,9 @@
 // sized for the CPU kernels); no zero fill: the model overwrites everything it reads.
 // So with the canonical GEMM (`--gemm canonical`, the default) every bit is the same on every
 // runtime; with `--gemm blas` the host's and the emulated device's GEMM is OpenBLAS (the host's
-// bits on the same CPU), a GPU's is cuBLAS (its own bits).
+// bits on the same CPU), a GPU's is cuBLAS (its own bits): for a 16-bit T on a device the linear
+// layers hand it the 16-bit tensors themselves (the tensor cores, no widening kernels;
+// gemm/half_gemm.h), which the emulated device widens exactly and gives to OpenBLAS.
 //
 // Token ids on a device: tokens() copies a [B,T] view into a device buffer these ops own (one
 // for the inputs, one for the targets), through pinned staging they own too. Not the Workspace's:

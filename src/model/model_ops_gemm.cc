@@ -18,6 +18,9 @@
 //                    with the CPU's blocked GEMM.
 // For T = float a widening is the identity, so the kernels read the tensors themselves, and a
 // result the CPU copies out of scratch unchanged is written in place; the values are the same.
+// With `--gemm blas`, a 16-bit T and a device, the linear layers' GEMMs take the 16-bit tensors
+// themselves (launch_half_gemm: the GPU's tensor cores; the same products, exact in FP32), so the
+// widenings of x, W and dy are not launched; the results are the same FP32 scratch as before.
 // With one block and no FinishBlockSum, the column- and row-parallel ops are linear.h's calls
 // (kernels/parallel_linear.h says so), and that is what runs here.
 #include <type_traits>
@@ -34,6 +37,7 @@ namespace zt::model {
 
 using gemm::Operand;
 using launch::launch_gemm;
+using launch::launch_half_gemm;
 using launch::launch_op;
 using launch::launch_trmm;
 using launch::span;
@@ -57,6 +61,14 @@ float* out_f(T* p, float* stage) {
 
 }  // namespace
 
+// Whether the linear layers' GEMMs take the 16-bit tensors themselves (launch_half_gemm): with
+// `--gemm blas`, a 16-bit compute type and a device (the GPU's tensor cores; on the emulated
+// device the host's call on exact widenings). On the host runtime the CPU kernel's own steps run.
+template <typename T>
+bool half_gemms(const device::Runtime& rt) {
+  return kNarrow<T> && kernels::gemm_backend() == kernels::GemmBackend::blas && !rt.host_memory();
+}
+
 template <typename T>
 void ModelOps<T>::linear_forward(T* y, const T* x, const T* W, const T* b, int64_t N, int64_t in, int64_t out,
                                  float* scratch) {
@@ -64,10 +76,14 @@ void ModelOps<T>::linear_forward(T* y, const T* x, const T* W, const T* b, int64
   float* y_f = scratch;
   float* x_stage = scratch + N * out;
   float* W_stage = x_stage + N * in;
-  const float* x_f = widen(x_stage, x, N * in);
-  const float* W_f = widen(W_stage, W, out * in);
-  launch_gemm(rt_, stream_, "linear_forward x W^T", Operand{x_f, in, false}, Operand{W_f, in, true}, N, out, in, y_f,
-              out);
+  if (half_gemms<T>(rt_)) {
+    launch_half_gemm(rt_, stream_, "linear_forward x W^T", x, in, false, W, in, true, N, out, in, y_f, out);
+  } else {
+    const float* x_f = widen(x_stage, x, N * in);
+    const float* W_f = widen(W_stage, W, out * in);
+    launch_gemm(rt_, stream_, "linear_forward x W^T", Operand{x_f, in, false}, Operand{W_f, in, true}, N, out, in, y_f,
+                out);
+  }
   std::vector<device::DeviceSpan> reads = {span(y_f, N * out)};
   if (b) reads.push_back(span(b, out));
   launch_op(rt_, stream_, "linear_bias", ops::LinearBiasElements<T>{y, y_f, b, N, out}, reads, {span(y, N * out)});
@@ -83,15 +99,20 @@ void ModelOps<T>::linear_backward(T* dx, T* dW, T* db, const T* dy, const T* x, 
   float* x_stage = W_stage + out * in;
   float* dx_stage = x_stage + N * in;
   float* dW_stage = dx_stage + N * in;
-  const float* dy_f = widen(dy_stage, dy, N * out);
-  const float* W_f = widen(W_stage, W, out * in);
-  const float* x_f = widen(x_stage, x, N * in);
   float* dx_f = out_f(dx, dx_stage);
   float* dW_f = out_f(dW, dW_stage);
-  launch_gemm(rt_, stream_, "linear_backward dy W", Operand{dy_f, out, false}, Operand{W_f, in, false}, N, in, out,
-              dx_f, in);
-  launch_gemm(rt_, stream_, "linear_backward dy^T x", Operand{dy_f, out, true}, Operand{x_f, in, false}, out, in, N,
-              dW_f, in);
+  if (half_gemms<T>(rt_)) {  // dx = dy W and dW = dy^T x from the 16-bit tensors themselves
+    launch_half_gemm(rt_, stream_, "linear_backward dy W", dy, out, false, W, in, false, N, in, out, dx_f, in);
+    launch_half_gemm(rt_, stream_, "linear_backward dy^T x", dy, out, true, x, in, false, out, in, N, dW_f, in);
+  } else {
+    const float* dy_f = widen(dy_stage, dy, N * out);
+    const float* W_f = widen(W_stage, W, out * in);
+    const float* x_f = widen(x_stage, x, N * in);
+    launch_gemm(rt_, stream_, "linear_backward dy W", Operand{dy_f, out, false}, Operand{W_f, in, false}, N, in, out,
+                dx_f, in);
+    launch_gemm(rt_, stream_, "linear_backward dy^T x", Operand{dy_f, out, true}, Operand{x_f, in, false}, out, in, N,
+                dW_f, in);
+  }
   if constexpr (kNarrow<T>) {
     narrow(dx, dx_f, N * in);
     narrow(dW, dW_f, out * in);

@@ -134,13 +134,16 @@ StepRoofline step_roofline(const train::RunOptions& c, int64_t vocab, Gpu gpu, d
   StepRoofline r;
   r.micro_batches = static_cast<int64_t>(shape.micro_batches) / c.dp_size();
   std::map<std::string, std::size_t> at;
+  // FP32 on the CUDA cores, or the dense 16-bit rate for a tensor-core GEMM (bf16 and fp16 alike)
+  const auto peak_of = [&](bool tensor_cores) { return tensor_cores ? peaks.bf16_dense_flops : peaks.fp32_flops; };
   const auto add = [&](const std::vector<device::LaunchRecord>& launches, int64_t times) {
     const auto k = static_cast<double>(times);
     for (const device::LaunchRecord& l : launches) {
       auto [it, fresh] = at.emplace(l.name, r.ops.size());
       if (fresh) r.ops.push_back({l.name});
       OpRoofline& op = r.ops[it->second];
-      const double memory = l.bytes / peaks.bytes_per_s, compute = l.flops / peaks.fp32_flops;
+      op.tensor_cores = l.tensor_cores;  // one name, one kind of kernel
+      const double memory = l.bytes / peaks.bytes_per_s, compute = l.flops / peak_of(l.tensor_cores);
       op.launches += times;
       op.bytes += k * l.bytes;
       op.flops += k * l.flops;
@@ -151,7 +154,7 @@ StepRoofline step_roofline(const train::RunOptions& c, int64_t vocab, Gpu gpu, d
   add(records.update, 1);
   const auto A = static_cast<double>(r.micro_batches);
   for (OpRoofline& op : r.ops) {
-    op.compute_bound = op.flops / peaks.fp32_flops > op.bytes / peaks.bytes_per_s;
+    op.compute_bound = op.flops / peak_of(op.tensor_cores) > op.bytes / peaks.bytes_per_s;
     r.launches += op.launches;
     r.kernel_seconds += op.seconds;
   }
@@ -169,7 +172,8 @@ std::string printed_roofline(const StepRoofline& r, Gpu gpu) {
   std::string out;
   char line[256];
   std::snprintf(line, sizeof line,
-                "roofline on %s: %.2f TB/s, FP32 %.1f TFLOP/s (every kernel here), bf16 dense %.0f TFLOP/s (MFU)\n",
+                "roofline on %s: %.2f TB/s, FP32 %.1f TFLOP/s (CUDA cores), bf16 dense %.0f TFLOP/s (tensor cores, "
+                "MFU)\n",
                 peaks.name, peaks.bytes_per_s / 1e12, peaks.fp32_flops / 1e12, peaks.bf16_dense_flops / 1e12);
   out += line;
   std::snprintf(line, sizeof line, "  %-36s %9s %12s %12s %10s  %s\n", "op", "launches", "MB", "GFLOP", "ms", "bound");
@@ -180,7 +184,7 @@ std::string printed_roofline(const StepRoofline& r, Gpu gpu) {
   for (const OpRoofline& op : ops) {
     std::snprintf(line, sizeof line, "  %-36s %9lld %12.1f %12.1f %10.3f  %s\n", op.op.c_str(),
                   static_cast<long long>(op.launches), op.bytes / 1e6, op.flops / 1e9, op.seconds * 1e3,
-                  op.compute_bound ? "compute" : "memory");
+                  op.compute_bound ? (op.tensor_cores ? "compute (tensor cores)" : "compute") : "memory");
     out += line;
   }
   const double t = r.seconds();

@@ -44,7 +44,7 @@ constexpr auto words(Gpu) {
 struct GpuPeaks {
   const char* name;         ///< e.g. "H200 SXM"
   double bytes_per_s;       ///< HBM bandwidth
-  double fp32_flops;        ///< FP32 on the CUDA cores (no tensor cores): what every kernel here runs
+  double fp32_flops;        ///< FP32 on the CUDA cores: every kernel but the tensor-core GEMMs
   double bf16_dense_flops;  ///< bf16 on the tensor cores, dense: MFU's denominator
 };
 
@@ -57,8 +57,9 @@ struct OpRoofline {
   int64_t launches = 0;        ///< per step
   double bytes = 0;            ///< moved per step (the spans of every launch)
   double flops = 0;            ///< per step (0: the kernel declares none and is timed by its bytes)
-  double seconds = 0;          ///< max(bytes / bandwidth, flops / FP32 peak), summed over its launches
+  double seconds = 0;          ///< max(bytes / bandwidth, flops / its peak), summed over its launches
   bool compute_bound = false;  ///< the flops wall is the higher one
+  bool tensor_cores = false;   ///< its peak is the dense 16-bit tensor-core rate, not FP32's
 };
 
 /// A rank's step on a GPU's roofline.

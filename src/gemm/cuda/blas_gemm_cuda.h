@@ -9,10 +9,13 @@
 // workspace), bound to the launch's stream before each call, and the arithmetic is pinned to
 // FP32 without tensor-core shortcuts (CUBLAS_COMPUTE_32F_PEDANTIC: no TF32, no reduced-precision
 // reductions), so an environment variable such as NVIDIA_TF32_OVERRIDE cannot change the bits.
+// With 16-bit compute types the model hands the 16-bit tensors themselves to blas_half_gemm_async:
+// the tensor cores, FP32 accumulation, on a second handle per thread in the default math mode.
 // Not here: the canonical kernels; the host BLAS; anything that runs without a CUDA device.
 #pragma once
 
 #include "gemm/canonical_gemm_kernel.h"
+#include "gemm/half_gemm.h"
 
 namespace zt::gemm::cuda {
 
@@ -20,6 +23,13 @@ namespace zt::gemm::cuda {
 /// every pointer device memory; returns at once. @param g the operands and result (row-major,
 /// as the canonical kernels take them). @param stream the cudaStream_t to enqueue on.
 void blas_gemm_async(const GemmArgs& g, void* stream);
+
+/// Enqueue C = op(A) op(B) with 16-bit operands on the tensor cores (cublasGemmEx, bf16 or fp16
+/// in, FP32 out, FP32 accumulation: CUBLAS_COMPUTE_32F on a handle in the default math mode) under
+/// cuBLAS's default algorithm, which uses no atomics: the same bits run after run on one GPU model
+/// and toolkit, not the CPU's (gemm/half_gemm.h). @param g the operands and result (row-major).
+/// @param stream the cudaStream_t to enqueue on.
+void blas_half_gemm_async(const HalfGemmArgs& g, void* stream);
 
 /// Enqueue out = op(A) src with A lower triangular (A^T upper when g.a.trans), with cuBLAS's
 /// out-of-place triangular product (cublasStrmm), device memory; returns at once.

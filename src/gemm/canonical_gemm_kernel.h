@@ -35,26 +35,6 @@ ZT_HD void canonical_gemm_thread(const device::ThreadIndex& t, const GemmArgs& g
   if (i < g.m && j < g.n) g.c[i * g.ldc + j] = canonical_dot(g.a, g.b, i, j, 0, g.k);
 }
 
-/// One triangular launch: out[M,N] = op(A) src, A [M,M] lower triangular (upper never read).
-struct TrmmArgs {
-  Operand a;             ///< A (trans: A^T, upper triangular)
-  Operand src;           ///< the right-hand matrix [M,N] (not transposed)
-  int64_t m = 0;         ///< rows, and A's order
-  int64_t n = 0;         ///< columns
-  float* out = nullptr;  ///< the result (must not alias src)
-  int64_t ldo = 0;       ///< its row stride
-};
-
-/// Thread (x = column, y = row): the chain over the triangle's k, k in [0, i] for A and [i, M) for
-/// A^T, increasing — the CPU's trmm_canonical_f32.
-/// @param t the thread's index. @param g the launch.
-ZT_HD void canonical_trmm_thread(const device::ThreadIndex& t, const TrmmArgs& g) {
-  const int64_t i = t.global_y(), j = t.global_x();
-  if (i >= g.m || j >= g.n) return;
-  const int64_t lo = g.a.trans ? i : 0, hi = g.a.trans ? g.m : i + 1;
-  g.out[i * g.ldo + j] = canonical_dot(g.a, g.src, i, j, lo, hi);
-}
-
 /// The grid of the one-thread-per-element kernels for an [M,N] output.
 /// @param m rows. @param n columns. @return blocks in x (columns) and y (rows).
 inline device::Dim3 element_grid(int64_t m, int64_t n) {

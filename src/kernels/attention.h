@@ -12,10 +12,10 @@
 // exact zeros above the diagonal) and dqkv. Products with the triangular P and dS use a triangular
 // multiply, so masked entries never enter a sum (an inf in a future v cannot leak into the past).
 // Softmax sums are canonical trees in FP32; exp is kernels/math.h's, a row at a time through
-// kernels/math_array.h (the same bits).
-// The softmax rows (forward and backward) are ZT_HD functions, run by the CUDA kernels
-// (ops/attention_items.h, ops/attention_blocks.h) one thread per (batch, head, query) row; the GEMMs around them are
-// not here.
+// kernels/math_array.h (the same bits). The products are the canonical GEMM's whatever `--gemm`
+// says (kAttentionGemm below), so the device's fused block ops give the same bits.
+// On a device the block ops of ops/attention_blocks.h compute the same rows, a block per (batch,
+// head, query), with the same chains and trees.
 #pragma once
 
 #include <cmath>
@@ -33,6 +33,13 @@
 #include "kernels/row_sum.h"
 
 namespace zt::kernels {
+
+/// Attention's products are always the canonical chains (gemm/canonical_dot.h), whatever `--gemm`
+/// says: they are per-head products that a device fuses into the block ops of
+/// ops/attention_blocks.h (scores in shared memory, no per-head launches), which form the same
+/// chains; so attention's bits are the same on every CPU and GPU, and `--gemm` chooses the linear
+/// layers' GEMMs, where the flops are.
+inline constexpr GemmBackend kAttentionGemm = GemmBackend::canonical;
 
 /// 1/sqrt(D), the scores' scale, rounded as every attention kernel uses it (float sqrt of float D,
 /// then a float division). @param D the head width. @return the scale.
@@ -61,21 +68,9 @@ ZT_HD void attention_normalise_row(T* P, const float* s, int64_t i, int64_t Tc) 
   for (int64_t j = i + 1; j < Tc; ++j) P[j] = from_f<T>(0.0f);
 }
 
-/// The whole softmax of query row i with the scalar exp (the GPU thread's body; the CPU kernel
-/// runs the same three steps with the array exp between them, the same bits).
-/// @param P [Tc] the row of probabilities (written). @param s [>= i+1] raw scores q_i . k_j
-/// (overwritten with exponentials). @param i the query position. @param Tc context.
-/// @param scale 1/sqrt(D).
-template <typename T>
-ZT_HD void attention_softmax_row(T* P, float* s, int64_t i, int64_t Tc, float scale) {
-  attention_shift_scores(s, i, scale);
-  for (int64_t j = 0; j <= i; ++j) s[j] = exp_f(s[j]);
-  attention_normalise_row(P, s, i, Tc);
-}
-
 /// The softmax backward of query row i: ds_j = p_j (dp_j - sum_k p_k dp_k) scale for j <= i (the
-/// sum a canonical tree; entries above the diagonal are not written, never read). Shared by the
-/// CPU kernel and the GPU thread. @param ds [>= i+1] (written). @param p [>= i+1] the row's
+/// sum a canonical tree; entries above the diagonal are not written, never read).
+/// @param ds [>= i+1] (written). @param p [>= i+1] the row's
 /// probabilities (float or T: widened exactly). @param dp [>= i+1] dO V^T's row.
 /// @param i the query position. @param scale 1/sqrt(D).
 template <typename PT>
@@ -135,7 +130,7 @@ void attention_forward(T* out, T* P, const T* qkv, int64_t B, int64_t Tc, int64_
       const float* q = qkv_f + h * D;
       const float* k = qkv_f + C + h * D;
       const float* v = qkv_f + 2 * C + h * D;
-      gemm_f32(false, true, Tc, Tc, D, q, C3, k, C3, S, Tc);
+      gemm_f32_on(kAttentionGemm, false, true, Tc, Tc, D, q, C3, k, C3, S, Tc);
       T* Pbh = P + (b * H + h) * Tc * Tc;
       for (int64_t i = 0; i < Tc; ++i) {
         float* s = S + i * Tc;
@@ -145,7 +140,7 @@ void attention_forward(T* out, T* P, const T* qkv, int64_t B, int64_t Tc, int64_
       }
       const float* P_f = widen(static_cast<const T*>(Pbh), static_cast<std::size_t>(Tc * Tc), P_stage);
       for (int64_t i = 0; i < Tc; ++i) std::memcpy(out_f + i * C + h * D, v + i * C3, D * sizeof(float));
-      trmm_lower_left_f32(false, Tc, D, P_f, Tc, out_f + h * D, C);
+      trmm_lower_left_f32_on(kAttentionGemm, false, Tc, D, P_f, Tc, out_f + h * D, C);
     }
     narrow(out + b * Tc * C, out_f, static_cast<std::size_t>(Tc * C));
   };
@@ -174,16 +169,16 @@ void attention_backward(T* dqkv, const T* dout, const T* qkv, const T* P, int64_
     for (int64_t h = 0; h < H; ++h) {
       const int64_t q = h * D, k = C + h * D, v = 2 * C + h * D;
       const float* P_f = widen(P + (b * H + h) * Tc * Tc, static_cast<std::size_t>(Tc * Tc), P_stage);
-      gemm_f32(false, true, Tc, Tc, D, dout_f + h * D, C, qkv_f + v, C3, dP, Tc);
+      gemm_f32_on(kAttentionGemm, false, true, Tc, Tc, D, dout_f + h * D, C, qkv_f + v, C3, dP, Tc);
       for (int64_t i = 0; i < Tc; ++i) attention_dscores_row(dS + i * Tc, P_f + i * Tc, dP + i * Tc, i, scale);
       for (int64_t i = 0; i < Tc; ++i) {
         std::memcpy(dqkv_f + i * C3 + v, dout_f + i * C + h * D, D * sizeof(float));
         std::memcpy(dqkv_f + i * C3 + q, qkv_f + i * C3 + k, D * sizeof(float));
         std::memcpy(dqkv_f + i * C3 + k, qkv_f + i * C3 + q, D * sizeof(float));
       }
-      trmm_lower_left_f32(true, Tc, D, P_f, Tc, dqkv_f + v, C3);  // dV = P^T dO
-      trmm_lower_left_f32(false, Tc, D, dS, Tc, dqkv_f + q, C3);  // dQ = dS K
-      trmm_lower_left_f32(true, Tc, D, dS, Tc, dqkv_f + k, C3);   // dK = dS^T Q
+      trmm_lower_left_f32_on(kAttentionGemm, true, Tc, D, P_f, Tc, dqkv_f + v, C3);  // dV = P^T dO
+      trmm_lower_left_f32_on(kAttentionGemm, false, Tc, D, dS, Tc, dqkv_f + q, C3);  // dQ = dS K
+      trmm_lower_left_f32_on(kAttentionGemm, true, Tc, D, dS, Tc, dqkv_f + k, C3);   // dK = dS^T Q
     }
     narrow(dqkv + b * Tc * C3, dqkv_f, static_cast<std::size_t>(Tc * C3));
   };

@@ -15,10 +15,11 @@
 // By default both calls go to the project's own canonical GEMM instead (gemm/, `--gemm
 // canonical`), whose bits do not depend on the CPU at all, so every number the chapters quote is
 // reproducible on any x86-64 machine; `--gemm blas` asks for OpenBLAS. set_gemm_backend() is the
-// switch, process-wide. The canonical GEMM splits C over the calling rank's threads (`--threads`,
-// core/cpu_pool.h) without changing a bit; the thread pinning below applies to OpenBLAS alone,
-// whose bits may depend on its thread count, so `--blas-threads` stays a flag of its own.
-// Not here: 16-bit GEMMs (callers widen 16-bit inputs to float, exact, then round the output).
+// switch, process-wide; it routes the linear layers' GEMMs, while attention names the canonical
+// GEMM itself (kernels/attention.h: the device fuses those products into block ops). The canonical GEMM splits C over
+// the calling rank's threads (`--threads`, core/cpu_pool.h) without changing a bit; the thread pinning below applies to
+// OpenBLAS alone, whose bits may depend on its thread count, so `--blas-threads` stays a flag of its own. Not here:
+// 16-bit GEMMs (callers widen 16-bit inputs to float, exact, then round the output).
 #pragma once
 
 #include <array>

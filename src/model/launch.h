@@ -178,49 +178,4 @@ void launch_half_gemm(device::Runtime& rt, device::Stream s, const std::string& 
   rt.launch(s, l);
 }
 
-/// Enqueue out[m,n] = op(A) src with A [m,m] lower triangular (A^T upper when a.trans): with
-/// `--gemm canonical` each element the chain over the triangle's k (gemm::canonical_trmm_thread),
-/// the CPU's in-place trmm_canonical_f32 written to a separate output; with `--gemm blas` the
-/// vendor's triangular product (on the emulated device the CPU's own two steps: src copied to out,
-/// then OpenBLAS in place there, at out's row stride as on the CPU).
-/// @param rt the runtime. @param s the stream. @param name the kernel's name. @param a the
-/// triangle. @param src [m,n]. @param m order. @param n columns. @param out the result (must not
-/// overlap src). @param ldo its row stride.
-inline void launch_trmm(device::Runtime& rt, device::Stream s, const std::string& name, const gemm::Operand& a,
-                        const gemm::Operand& src, int64_t m, int64_t n, float* out, int64_t ldo) {
-  if (m == 0 || n == 0) return;
-  device::KernelLaunch l;
-  l.reads = {operand_span(a, m, m), operand_span(src, m, n)};
-  l.writes = {matrix_span(out, m, n, ldo)};
-  l.flops = static_cast<double>(m) * static_cast<double>(m + 1) * static_cast<double>(n);  // 2 per term, m(m+1)/2 terms
-  const gemm::TrmmArgs g{a, src, m, n, out, ldo};
-  const kernels::GemmBackend backend = kernels::gemm_backend();
-  l.pool_body = [g, backend] {  // the host runtime: the CPU's two steps, src copied to out, then in place
-    for (int64_t i = 0; i < g.m; ++i)
-      for (int64_t j = 0; j < g.n; ++j) g.out[i * g.ldo + j] = g.src.data[i * g.src.ld + j];
-    kernels::trmm_lower_left_f32_on(backend, g.a.trans, g.m, g.n, g.a.data, g.a.ld, g.out, g.ldo);
-  };
-  if (kernels::gemm_backend() == kernels::GemmBackend::blas) {
-    l.name = name + " (blas)";
-    l.host_body = [g] {
-      for (int64_t i = 0; i < g.m; ++i)
-        for (int64_t j = 0; j < g.n; ++j) g.out[i * g.ldo + j] = g.src.data[i * g.src.ld + j];
-      kernels::trmm_lower_left_f32_on(kernels::GemmBackend::blas, g.a.trans, g.m, g.n, g.a.data, g.a.ld, g.out, g.ldo);
-    };
-#if defined(ZT_WITH_CUDA_KERNELS)
-    l.cuda_body = [g](void* stream) { gemm::cuda::blas_trmm_async(g, stream); };
-#endif
-    return rt.launch(s, l);
-  }
-  l.name = name;
-  l.host_body = [g] {
-    device::launch_on_host(gemm::element_grid(g.m, g.n), {gemm::kElementBlock, gemm::kElementBlock, 1},
-                           [&](const device::ThreadIndex& t) { gemm::canonical_trmm_thread(t, g); });
-  };
-#if defined(ZT_WITH_CUDA_KERNELS)
-  l.cuda_body = [g](void* stream) { gemm::cuda::canonical_trmm_async(g, stream); };
-#endif
-  rt.launch(s, l);
-}
-
 }  // namespace zt::model::launch

@@ -8,14 +8,11 @@
 //                    epilogue y = round(y_f + b) (ops/linear_items.h);
 //   linear backward: dy, W, x widened, dx_f = dy W and dW_f = dy^T x, each rounded once to T;
 //                    db = the canonical column sums of dy (the CPU's row-wise sum, same tree);
-//   attention:       with `--gemm canonical` the block ops of ops/attention_blocks.h, one launch
-//                    forward and two backward over every sequence and head, the same chains and
-//                    trees in shared memory; with `--gemm blas`, per sequence and head, S = Q K^T,
-//                    the softmax rows, O = P V through the triangular product; backward
-//                    dP = dO V^T, the dS rows, dV = P^T dO, dQ = dS K, dK = dS^T Q; one rounding
-//                    of O and dqkv per sequence; on the host runtime, whichever the GEMM, one
-//                    launch of the CPU kernel (kernels/attention.h), which makes those very steps
-//                    with the CPU's blocked GEMM.
+//   attention:       whatever `--gemm` says, the canonical chains (kernels/attention.h): on a
+//                    device the block ops of ops/attention_blocks.h, one launch forward and two
+//                    backward over every sequence and head, scores in shared memory; on the host
+//                    runtime one launch of the CPU kernel, per head through the CPU's canonical
+//                    GEMM, the same chains and trees.
 // For T = float a widening is the identity, so the kernels read the tensors themselves, and a
 // result the CPU copies out of scratch unchanged is written in place; the values are the same.
 // With `--gemm blas`, a 16-bit T and a device, the linear layers' GEMMs take the 16-bit tensors
@@ -29,7 +26,6 @@
 #include "model/launch.h"
 #include "model/model_ops.h"
 #include "ops/attention_blocks.h"
-#include "ops/attention_items.h"
 #include "ops/linear_items.h"
 #include "ops/parallel_linear_items.h"
 
@@ -39,7 +35,6 @@ using gemm::Operand;
 using launch::launch_gemm;
 using launch::launch_half_gemm;
 using launch::launch_op;
-using launch::launch_trmm;
 using launch::span;
 
 namespace {
@@ -255,96 +250,33 @@ void ModelOps<T>::sum_blocks(float* partials, int64_t n, int64_t J) {
 template <typename T>
 void ModelOps<T>::attention_forward(T* out, T* P, const T* qkv, int64_t B, int64_t Tc, int64_t C, int64_t H,
                                     float* scratch) {
-  const int64_t D = C / H, C3 = 3 * C, TT = Tc * Tc;
-  const float scale = kernels::attention_scale(D);
+  const int64_t TT = Tc * Tc, C3 = 3 * C;
   if (rt_.host_memory())
     return launch::launch_host(rt_, stream_, "attention_forward (cpu)", {span(qkv, B * Tc * C3)},
                                {span(out, B * Tc * C), span(P, B * H * TT)},
                                [=] { kernels::attention_forward(out, P, qkv, B, Tc, C, H, scratch); });
-  if (kernels::gemm_backend() == kernels::GemmBackend::canonical)
-    return launch_op(rt_, stream_, "attention_forward",
-                     ops::AttentionForwardBlocks<T>{out, P, qkv, {B, Tc, C, H, scale}}, {span(qkv, B * Tc * C3)},
-                     {span(out, B * Tc * C), span(P, B * H * TT)});
-  // the CPU kernel's scratch: out_f [T,C], S [T,T], then (16-bit) qkv_f [T,3C], P_f [T,T]
-  float* out_stage = scratch;
-  float* S = out_stage + Tc * C;
-  float* qkv_stage = S + TT;
-  float* P_stage = qkv_stage + Tc * C3;
-  for (int64_t b = 0; b < B; ++b) {
-    const T* qkv_b = qkv + b * Tc * C3;
-    T* out_b = out + b * Tc * C;
-    const float* qkv_f = widen(qkv_stage, qkv_b, Tc * C3);
-    float* o_f = out_f(out_b, out_stage);
-    for (int64_t h = 0; h < H; ++h) {
-      const float* q = qkv_f + h * D;
-      const float* k = qkv_f + C + h * D;
-      const float* v = qkv_f + 2 * C + h * D;
-      T* Pbh = P + (b * H + h) * TT;
-      launch_gemm(rt_, stream_, "attention Q K^T", Operand{q, C3, false}, Operand{k, C3, true}, Tc, Tc, D, S, Tc);
-      launch_op(rt_, stream_, "attention_softmax", ops::AttentionSoftmaxRows<T>{Pbh, S, 1, Tc, scale}, {span(S, TT)},
-                {span(Pbh, TT), span(S, TT)});
-      const float* P_f = widen(P_stage, Pbh, TT);
-      launch_trmm(rt_, stream_, "attention P V", Operand{P_f, Tc, false}, Operand{v, C3, false}, Tc, D, o_f + h * D, C);
-    }
-    if constexpr (kNarrow<T>) narrow(out_b, out_stage, Tc * C);
-  }
+  const float scale = kernels::attention_scale(C / H);
+  launch_op(rt_, stream_, "attention_forward", ops::AttentionForwardBlocks<T>{out, P, qkv, {B, Tc, C, H, scale}},
+            {span(qkv, B * Tc * C3)}, {span(out, B * Tc * C), span(P, B * H * TT)});
 }
 
 template <typename T>
 void ModelOps<T>::attention_backward(T* dqkv, const T* dout, const T* qkv, const T* P, int64_t B, int64_t Tc, int64_t C,
                                      int64_t H, float* scratch) {
-  const int64_t D = C / H, C3 = 3 * C, TT = Tc * Tc;
-  const float scale = kernels::attention_scale(D);
+  const int64_t TT = Tc * Tc, C3 = 3 * C;
+  const std::vector<device::DeviceSpan> reads = {span(dout, B * Tc * C), span(qkv, B * Tc * C3), span(P, B * H * TT)};
   if (rt_.host_memory())
-    return launch::launch_host(
-        rt_, stream_, "attention_backward (cpu)", {span(dout, B * Tc * C), span(qkv, B * Tc * C3), span(P, B * H * TT)},
-        {span(dqkv, B * Tc * C3)}, [=] { kernels::attention_backward(dqkv, dout, qkv, P, B, Tc, C, H, scratch); });
-  if (kernels::gemm_backend() == kernels::GemmBackend::canonical) {
-    const ops::AttentionShape shape{B, Tc, C, H, scale};
-    float* rsum = scratch;  // B H T floats; the Workspace's scratch holds LayerNorm's 2 N C >= N H
-    const std::vector<device::DeviceSpan> reads = {span(dout, B * Tc * C), span(qkv, B * Tc * C3), span(P, B * H * TT)};
-    std::vector<device::DeviceSpan> key_reads = reads;
-    key_reads.push_back(span(rsum, B * H * Tc));
-    launch_op(rt_, stream_, "attention_backward_rows",
-              ops::AttentionBackwardRowBlocks<T>{dqkv, rsum, dout, qkv, P, shape}, reads,
-              {span(dqkv, B * Tc * C3), span(rsum, B * H * Tc)});
-    return launch_op(rt_, stream_, "attention_backward_keys",
-                     ops::AttentionBackwardKeyBlocks<T>{dqkv, rsum, dout, qkv, P, shape}, key_reads,
-                     {span(dqkv, B * Tc * C3)});
-  }
-  // the CPU kernel's scratch: dqkv_f [T,3C], dP [T,T], dS [T,T], then (16-bit) qkv_f [T,3C],
-  // dout_f [T,C], P_f [T,T]
-  float* dqkv_stage = scratch;
-  float* dP = dqkv_stage + Tc * C3;
-  float* dS = dP + TT;
-  float* qkv_stage = dS + TT;
-  float* dout_stage = qkv_stage + Tc * C3;
-  float* P_stage = dout_stage + Tc * C;
-  for (int64_t b = 0; b < B; ++b) {
-    const T* qkv_b = qkv + b * Tc * C3;
-    const T* dout_b = dout + b * Tc * C;
-    T* dqkv_b = dqkv + b * Tc * C3;
-    const float* qkv_f = widen(qkv_stage, qkv_b, Tc * C3);
-    const float* dout_f = widen(dout_stage, dout_b, Tc * C);
-    float* d_f = out_f(dqkv_b, dqkv_stage);
-    for (int64_t h = 0; h < H; ++h) {
-      const int64_t q = h * D, k = C + h * D, v = 2 * C + h * D;
-      const T* Pbh = P + (b * H + h) * TT;
-      const float* P_f = widen(P_stage, Pbh, TT);
-      launch_gemm(rt_, stream_, "attention dO V^T", Operand{dout_f + h * D, C, false}, Operand{qkv_f + v, C3, true}, Tc,
-                  Tc, D, dP, Tc);
-      // dS rows from P itself (the CPU reads P_f, the same values widened)
-      launch_op(rt_, stream_, "attention_dscores", ops::AttentionDscoresRows<T>{dS, Pbh, dP, 1, Tc, scale},
-                {span(Pbh, TT), span(dP, TT)}, {span(dS, TT)});
-      launch_trmm(rt_, stream_, "attention dV = P^T dO", Operand{P_f, Tc, true}, Operand{dout_f + h * D, C, false}, Tc,
-                  D, d_f + v, C3);
-      launch_trmm(rt_, stream_, "attention dQ = dS K", Operand{dS, Tc, false}, Operand{qkv_f + k, C3, false}, Tc, D,
-                  d_f + q, C3);
-      launch_trmm(rt_, stream_, "attention dK = dS^T Q", Operand{dS, Tc, true}, Operand{qkv_f + q, C3, false}, Tc, D,
-                  d_f + k, C3);
-    }
-    if constexpr (kNarrow<T>) narrow(dqkv_b, dqkv_stage, Tc * C3);
-  }
+    return launch::launch_host(rt_, stream_, "attention_backward (cpu)", reads, {span(dqkv, B * Tc * C3)},
+                               [=] { kernels::attention_backward(dqkv, dout, qkv, P, B, Tc, C, H, scratch); });
+  const ops::AttentionShape shape{B, Tc, C, H, kernels::attention_scale(C / H)};
+  float* rsum = scratch;  // B H T floats; the Workspace's scratch holds LayerNorm's 2 N C >= N H
+  std::vector<device::DeviceSpan> key_reads = reads;
+  key_reads.push_back(span(rsum, B * H * Tc));
+  launch_op(rt_, stream_, "attention_backward_rows",
+            ops::AttentionBackwardRowBlocks<T>{dqkv, rsum, dout, qkv, P, shape}, reads,
+            {span(dqkv, B * Tc * C3), span(rsum, B * H * Tc)});
+  launch_op(rt_, stream_, "attention_backward_keys",
+            ops::AttentionBackwardKeyBlocks<T>{dqkv, rsum, dout, qkv, P, shape}, key_reads, {span(dqkv, B * Tc * C3)});
 }
 
 // ModelOps<T> is explicitly instantiated in model_ops.cc; the members defined here are

@@ -176,13 +176,13 @@ std::string printed_roofline(const StepRoofline& r, Gpu gpu) {
                 "MFU)\n",
                 peaks.name, peaks.bytes_per_s / 1e12, peaks.fp32_flops / 1e12, peaks.bf16_dense_flops / 1e12);
   out += line;
-  std::snprintf(line, sizeof line, "  %-36s %9s %12s %12s %10s  %s\n", "op", "launches", "MB", "GFLOP", "ms", "bound");
+  std::snprintf(line, sizeof line, "  %-46s %9s %12s %12s %10s  %s\n", "op", "launches", "MB", "GFLOP", "ms", "bound");
   out += line;
   std::vector<OpRoofline> ops = r.ops;
   std::stable_sort(ops.begin(), ops.end(),
                    [](const OpRoofline& a, const OpRoofline& b) { return a.seconds > b.seconds; });
   for (const OpRoofline& op : ops) {
-    std::snprintf(line, sizeof line, "  %-36s %9lld %12.1f %12.1f %10.3f  %s\n", op.op.c_str(),
+    std::snprintf(line, sizeof line, "  %-46s %9lld %12.1f %12.1f %10.3f  %s\n", op.op.c_str(),
                   static_cast<long long>(op.launches), op.bytes / 1e6, op.flops / 1e9, op.seconds * 1e3,
                   op.compute_bound ? (op.tensor_cores ? "compute (tensor cores)" : "compute") : "memory");
     out += line;

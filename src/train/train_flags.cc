@@ -94,9 +94,9 @@ void declare_train_flags(ArgParser& p, TrainConfig& c) {
   // --threads (whose default follows the machine)
   p.add_int("blas-threads", &c.blas_threads, "OpenBLAS threads per rank (--gemm blas)", 1, 256);
   p.add_enum("gemm", &c.gemm,
-             "GEMM: the canonical GEMM (the same bits on every CPU and GPU) or the vendor's: OpenBLAS (a little "
-             "faster; bits depend on the CPU model's kernel), on a GPU cuBLAS, 16-bit operands on the tensor cores "
-             "(the GPU's own bits, repeatable)");
+             "the linear layers' GEMM: the canonical GEMM (the same bits on every CPU and GPU) or the vendor's: "
+             "OpenBLAS (a little faster; bits depend on the CPU model's kernel), on a GPU cuBLAS, 16-bit operands "
+             "on the tensor cores (the GPU's own bits, repeatable); attention is canonical in either");
   p.add_enum("device", &c.device, "where the engine runs");
   p.group("data");
   p.add_string("data", &c.data, "train byte-level on this text file instead of the embedded set");

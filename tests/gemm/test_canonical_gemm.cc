@@ -105,7 +105,7 @@ TEST_CASE("canonical GEMM: the inputs are order-sensitive (the test can fail)", 
   CHECK(differ > m * n / 4);
 }
 
-TEST_CASE("canonical triangular multiply: every CPU path and the GPU body give the definition's bits", "[ch13]") {
+TEST_CASE("canonical triangular multiply: every CPU path gives the definition's bits", "[ch13]") {
   const Isa before = canonical_isa();
   for (const auto& [m, n] : {std::pair<int64_t, int64_t>{1, 1}, {5, 3}, {64, 32}, {37, 19}, {70, 64}, {33, 150}})
     for (bool trans : {false, true}) DYNAMIC_SECTION(m << "x" << n << (trans ? " A^T" : "")) {
@@ -126,11 +126,6 @@ TEST_CASE("canonical triangular multiply: every CPU path and the GPU body give t
           trmm_canonical_f32(trans, m, n, a.data(), lda, got.data(), ldb);
           CHECK(same_bits(got, want));
         }
-        std::vector<float> gpu = b;
-        const TrmmArgs g{{a.data(), lda, trans}, {b.data(), ldb, false}, m, n, gpu.data(), ldb};
-        device::launch_on_host(element_grid(m, n), {kElementBlock, kElementBlock, 1},
-                               [&](const device::ThreadIndex& ti) { canonical_trmm_thread(ti, g); });
-        CHECK(same_bits(gpu, want));
       }
   set_canonical_isa(before);
 }

@@ -1,5 +1,5 @@
 // On a GPU: the canonical GEMM's two CUDA kernels (one thread per element; shared-memory tiles)
-// and its triangular multiply give the CPU's canonical bits, for every transpose, edge tiles,
+// give the CPU's canonical bits, for every transpose, edge tiles,
 // padded strides and K across many tiles, on order-sensitive inputs; cuBLAS is run beside them and
 // its largest difference from the canonical result reported (not asserted: its order is its own).
 // Then `--gemm blas`'s 16-bit GEMM on the tensor cores (gemm/half_gemm.h), bf16 and fp16: each
@@ -131,22 +131,6 @@ int main() {
           std::printf("FAIL %lldx%lldx%lld%s%s %s: bits differ from the CPU's canonical GEMM\n", m, n, k,
                       ta ? " A^T" : "", tb ? " B^T" : "", name);
         }
-      }
-    }
-  for (long long m : {1LL, 37LL, 64LL, 256LL})
-    for (bool trans : {false, true}) {
-      const long long n = 19;
-      auto a = order_sensitive(std::size_t(m * m), 3);
-      for (long long i = 0; i < m; ++i)
-        for (long long j = i + 1; j < m; ++j) a[i * m + j] = std::nanf("");  // never read
-      const auto b = order_sensitive(std::size_t(m * n), 4);
-      std::vector<float> cpu = b, gpu(b.size());
-      zt::gemm::trmm_canonical_f32(trans, m, n, a.data(), m, cpu.data(), n);
-      zt::gemm::cuda::trmm_f32_host(trans, m, n, a.data(), b.data(), gpu.data());
-      ++checked;
-      if (std::memcmp(gpu.data(), cpu.data(), cpu.size() * sizeof(float)) != 0) {
-        ++failures;
-        std::printf("FAIL trmm %lldx%lld%s: bits differ from the CPU's\n", m, n, trans ? " A^T" : "");
       }
     }
   std::printf("canonical GEMM on the GPU: %d of %d products bitwise equal to the CPU (path %s)\n", checked - failures,

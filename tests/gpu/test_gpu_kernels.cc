@@ -85,7 +85,6 @@ void model_cases(const DeviceEnv& env) {
   zt::test::case_gelu<T>(env);
   zt::test::case_residual<T>(env);
   zt::test::case_cross_entropy<T>(env);
-  zt::test::case_attention<T>(env);
   zt::test::case_attention_blocks<T>(env);
   zt::test::case_embedding<T>(env);
   zt::test::case_linear<T>(env);

@@ -68,7 +68,7 @@ TEMPLATE_TEST_CASE("threads: cross-entropy split over a rank's threads keeps its
 
 TEMPLATE_TEST_CASE("threads: attention split over a rank's threads keeps its bits", "[ch2]", float, zt::fp16,
                    zt::bf16) {
-  on_every_pool([] { zt::test::case_attention<TestType>(zt::test::HostEnv{}); });
+  on_every_pool([] { zt::test::case_attention_blocks<TestType>(zt::test::HostEnv{}); });
 }
 
 TEMPLATE_TEST_CASE("threads: embedding split over a rank's threads keeps its bits", "[ch2]", float, zt::fp16,

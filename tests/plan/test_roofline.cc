@@ -130,8 +130,18 @@ TEST_CASE("roofline: GEMM flops, each op's wall, tokens/s and MFU follow from cl
   const zt::train::SingleRankShape shape = zt::train::single_rank_shape(c, c.vocab);
   CHECK(r.tokens == A * N);
   CHECK(r.model_flops == (6.0 * static_cast<double>(shape.psi) + 12 * L * C * 9) * A * N);
-  // fewer, fatter launches: at 124M's shape attention is three kernels a layer, not a few per head
+  // with --gemm blas the linear layers' GEMMs take the 16-bit tensors themselves: no widenings (two
+  // a linear forward, three a backward, over the 4 L + 1 linears of A micro-batches), and their
+  // flops priced at the dense 16-bit rate
   const zt::plan::StepRoofline blas =
       zt::plan::step_roofline(small(zt::model::Precision::bf16, zt::kernels::GemmBackend::blas), c.vocab, Gpu::a100, 5);
-  CHECK(blas.launches > r.launches);
+  CHECK(blas.launches == r.launches - static_cast<int64_t>(A * (2 + 3) * (4 * L + 1)));
+  int tensor_ops = 0;
+  for (const auto& op : blas.ops) {
+    CHECK(op.tensor_cores == (op.op.find("16-bit operands") != std::string::npos));
+    if (!op.tensor_cores) continue;
+    ++tensor_ops;
+    CHECK(op.seconds >= std::max(op.bytes / g.bytes_per_s, op.flops / g.bf16_dense_flops) * (1 - 1e-12));
+  }
+  CHECK(tensor_ops == 3);  // x W^T, dy W, dy^T x
 }

@@ -67,16 +67,4 @@ void blas_half_gemm_async(const HalfGemmArgs& g, void* stream) {
         "GemmEx (16-bit operands)");
 }
 
-// Row-major out[m,n] = op(A) src is, column-major, out^T = src^T op(A)^T: the triangle on the
-// right. A row-major lower triangle read column-major is an upper one, and op(A)^T keeps the flag:
-// op(A) = A gives (A)^T = that upper matrix as stored (no transpose), op(A) = A^T gives it transposed.
-void blas_trmm_async(const TrmmArgs& g, void* stream) {
-  if (g.m == 0 || g.n == 0) return;
-  const float one = 1.0f;
-  check(cublas().strmm(handle_on(stream), CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER,
-                       g.a.trans ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, int(g.n), int(g.m), &one, g.a.data,
-                       int(g.a.ld), g.src.data, int(g.src.ld), g.out, int(g.ldo)),
-        "Strmm");
-}
-
 }  // namespace zt::gemm::cuda

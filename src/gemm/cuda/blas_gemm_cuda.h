@@ -31,9 +31,4 @@ void blas_gemm_async(const GemmArgs& g, void* stream);
 /// @param stream the cudaStream_t to enqueue on.
 void blas_half_gemm_async(const HalfGemmArgs& g, void* stream);
 
-/// Enqueue out = op(A) src with A lower triangular (A^T upper when g.a.trans), with cuBLAS's
-/// out-of-place triangular product (cublasStrmm), device memory; returns at once.
-/// @param g the operands and result. @param stream the cudaStream_t to enqueue on.
-void blas_trmm_async(const TrmmArgs& g, void* stream);
-
 }  // namespace zt::gemm::cuda

@@ -23,7 +23,6 @@ __device__ device::ThreadIndex here() {
 }
 
 __global__ void element_gemm(GemmArgs g) { canonical_gemm_thread(here(), g); }
-__global__ void element_trmm(TrmmArgs g) { canonical_trmm_thread(here(), g); }
 
 // 64 x 64 outputs per block, k staged 16 at a time through shared memory, 16 x 16 threads with
 // 4 x 4 outputs each (rows ty + 16 r, columns tx + 16 s). Each output's accumulator runs over k in
@@ -119,17 +118,6 @@ void gemm_f32_host(DeviceGemm kind, bool trans_a, bool trans_b, int64_t m, int64
   check(cudaMemcpy(c, dc.p, nc * sizeof(float), cudaMemcpyDeviceToHost), "copy C back");
 }
 
-void trmm_f32_host(bool trans, int64_t m, int64_t n, const float* a, const float* b, float* out) {
-  DeviceBuffer da(std::size_t(m * m)), db(std::size_t(m * n)), dout(std::size_t(m * n));
-  check(cudaMemcpy(da.p, a, std::size_t(m * m) * sizeof(float), cudaMemcpyHostToDevice), "copy A");
-  check(cudaMemcpy(db.p, b, std::size_t(m * n) * sizeof(float), cudaMemcpyHostToDevice), "copy B");
-  const device::Dim3 grid = element_grid(m, n);
-  element_trmm<<<dim3(grid.x, grid.y), dim3(kElementBlock, kElementBlock)>>>(
-      TrmmArgs{{da.p, m, trans}, {db.p, n, false}, m, n, dout.p, n});
-  check(cudaGetLastError(), "trmm launch");
-  check(cudaMemcpy(out, dout.p, std::size_t(m * n) * sizeof(float), cudaMemcpyDeviceToHost), "copy out");
-}
-
 // The engine's GEMM on a GPU is the tiled kernel: each output's chain is the element kernel's, so
 // the bits are the same (checked against `element` and the CPU on a device), about ten times faster.
 void canonical_gemm_async(const GemmArgs& g, void* stream) {
@@ -137,13 +125,6 @@ void canonical_gemm_async(const GemmArgs& g, void* stream) {
   tiled_gemm<<<dim3(unsigned((g.n + kTile - 1) / kTile), unsigned((g.m + kTile - 1) / kTile)), dim3(kThreads, kThreads),
                0, static_cast<cudaStream_t>(stream)>>>(g);
   check(cudaGetLastError(), "canonical GEMM launch");
-}
-
-void canonical_trmm_async(const TrmmArgs& g, void* stream) {
-  if (g.m == 0 || g.n == 0) return;
-  const device::Dim3 grid = element_grid(g.m, g.n);
-  element_trmm<<<dim3(grid.x, grid.y), dim3(kElementBlock, kElementBlock), 0, static_cast<cudaStream_t>(stream)>>>(g);
-  check(cudaGetLastError(), "canonical triangular product launch");
 }
 
 double time_gemm_ms(DeviceGemm kind, int64_t m, int64_t n, int64_t k, int reps) {

@@ -32,20 +32,10 @@ enum class DeviceGemm {
 void gemm_f32_host(DeviceGemm kind, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a,
                    int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc);
 
-/// out = op(A) B (A lower triangular [M,M], B [M,N], contiguous) on the device with the canonical
-/// element kernel, host memory in and out.
-/// @param trans use A^T. @param m order of A, rows of B. @param n columns of B.
-/// @param a A ([M,M], contiguous). @param b B. @param out the result [M,N].
-void trmm_f32_host(bool trans, int64_t m, int64_t n, const float* a, const float* b, float* out);
-
 /// Enqueue C = op(A) op(B) with the tiled kernel (each output the element kernel's chain, which the
 /// emulated device runs: the same bits), every pointer in device memory; returns at once.
 /// @param g the operands and result. @param stream the cudaStream_t to enqueue on.
 void canonical_gemm_async(const GemmArgs& g, void* stream);
-
-/// Enqueue out = op(A) src with A lower triangular, the element kernel, device memory; returns at
-/// once. @param g the operands and result. @param stream the cudaStream_t to enqueue on.
-void canonical_trmm_async(const TrmmArgs& g, void* stream);
 
 /// Milliseconds per GEMM of one kind on device-resident random operands (C = A B^T, the model's
 /// forward shape), the mean of `reps` launches after two warm-ups, timed with CUDA events.

@@ -40,7 +40,6 @@ CublasApi load() {
   resolve(lib, "cublasSetMathMode", api.set_math_mode);
   resolve(lib, "cublasGemmEx", api.gemm_ex);
   resolve(lib, "cublasSgemm_v2", api.sgemm);
-  resolve(lib, "cublasStrmm_v2", api.strmm);
   return api;
 }
 

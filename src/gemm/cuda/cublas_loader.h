@@ -28,7 +28,6 @@ struct CublasApi {
   decltype(&cublasSetMathMode) set_math_mode = nullptr;  ///< cublasSetMathMode
   GemmExFn gemm_ex = nullptr;                 ///< cublasGemmEx (the exported form with a cublasComputeType_t)
   decltype(&cublasSgemm_v2) sgemm = nullptr;  ///< cublasSgemm
-  decltype(&cublasStrmm_v2) strmm = nullptr;  ///< cublasStrmm
 };
 
 /// The library's file name, e.g. "libcublas.so.13". @return it.

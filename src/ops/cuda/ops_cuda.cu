@@ -3,7 +3,6 @@
 // line here; an op launched but registered nowhere does not link.
 #include "ops/argmax_items.h"
 #include "ops/attention_blocks.h"
-#include "ops/attention_items.h"
 #include "ops/cross_entropy_blocks.h"
 #include "ops/cross_entropy_items.h"
 #include "ops/cuda/launch.cuh"
@@ -24,8 +23,6 @@ ZT_REGISTER_OP_FOR_COMPUTE_TYPES(zt::ops::AttentionBackwardRowBlocks)
 ZT_REGISTER_OP_FOR_COMPUTE_TYPES(zt::ops::AttentionBackwardKeyBlocks)
 
 // item ops: one thread per element, row or column
-ZT_REGISTER_OP_FOR_COMPUTE_TYPES(zt::ops::AttentionSoftmaxRows)
-ZT_REGISTER_OP_FOR_COMPUTE_TYPES(zt::ops::AttentionDscoresRows)
 ZT_REGISTER_OP_FOR_COMPUTE_TYPES(zt::ops::CrossEntropyBackwardElements)
 ZT_REGISTER_OP_FOR_COMPUTE_TYPES(zt::ops::ArgmaxRows)
 ZT_REGISTER_OP_FOR_COMPUTE_TYPES(zt::ops::ResidualForwardElements)

@@ -1,6 +1,7 @@
 // model/launch.h — the launch helpers shared by ModelOps' two source files (model_ops.cc,
 // model_ops_gemm.cc): the ranges an op touches, an op of ops/ as a kernel on a stream, a CPU
-// kernel as the host runtime's launch, and the canonical GEMM and triangular product as kernels.
+// kernel as the host runtime's launch, and the linear layers' GEMMs as kernels (FP32 operands, or
+// 16-bit ones for the vendor's tensor cores).
 // Private to model/model_ops*.
 //
 // The spans are what the emulated device's race checker sees (device/emulated_runtime.h), so each
@@ -12,7 +13,7 @@
 // enumerates the grid a GPU would run (device/host_launch.h), so every element is the canonical
 // chain, bitwise the CPU's `--gemm canonical`, and in a build with the CUDA kernels the CUDA body is
 // the tiled kernel of gemm/cuda/canonical_gemm_cuda.h on the launch's stream (each output the same
-// chain; the triangular product keeps the per-element body).
+// chain).
 // blas: the vendor's library inside the kernel; on the emulated device OpenBLAS on the opened
 // device memory, the very call the CPU makes (bitwise the CPU's `--gemm blas` on the same CPU), on
 // a GPU cuBLAS (gemm/cuda/blas_gemm_cuda.h: the GPU's own bits, repeatable, never the CPU's).
@@ -163,8 +164,7 @@ void launch_half_gemm(device::Runtime& rt, device::Stream s, const std::string& 
     const auto widened = [](const gemm::HalfOperand& x, int64_t rows, int64_t cols) {
       const int64_t count = rows == 0 || cols == 0 ? 0 : (rows - 1) * x.ld + cols;
       std::vector<float> f(static_cast<std::size_t>(count));
-      const T* v = static_cast<const T*>(x.data);
-      for (int64_t i = 0; i < count; ++i) f[static_cast<std::size_t>(i)] = kernels::to_f(v[i]);
+      kernels::widen_into(f.data(), static_cast<const T*>(x.data), count);
       return f;
     };
     const std::vector<float> af = g.a.trans ? widened(g.a, g.k, g.m) : widened(g.a, g.m, g.k);

@@ -14,8 +14,8 @@
 //
 // What runs: the block ops of ops/ and the item ops of ops/*_items.h, launched through
 // ops/op_launch.h (on the host runtime an op's host form where it has one: the CPU kernel of
-// kernels/ with the same bits), and the GEMMs and triangular products of the linear layers and
-// attention as the GEMM `--gemm` names (model/launch.h). Each op makes the roundings its CPU kernel
+// kernels/ with the same bits), and the linear layers' GEMMs as the GEMM `--gemm` names
+// (model/launch.h). Each op makes the roundings its CPU kernel
 // makes, in the same order: 16-bit inputs widened exactly into the same FP32 scratch, the FP32
 // GEMM, bias added in FP32, one rounding to T. The signatures are the CPU kernels' (kernels/*.h),
 // with the same argument meanings and the same scratch (the Workspace's FP32 and int32 staging,
@@ -40,11 +40,11 @@
 // (ops/parallel_linear_items.h). A FinishBlockSum receives the FP32 partial sum in the ops'
 // memory, with everything before it enqueued on this stream.
 //
-// LayerNorm, the cross-entropy forward and, with `--gemm canonical`, attention are block ops (a
-// block per row, per tile of columns, per (batch, head, position)); under `--gemm blas` attention
-// runs head by head through the vendor's GEMM. On the host runtime attention is one launch of the
-// CPU kernel (kernels/attention.h: per head through the CPU's blocked GEMM of the same backend),
-// the same bits as either device form; its block ops would run their threads one by one there.
+// LayerNorm, the cross-entropy forward and attention (under either `--gemm`: its products are
+// always the canonical chains) are block ops (a block per row, per tile of columns, per (batch,
+// head, position)). On the host runtime attention is one launch of the CPU kernel
+// (kernels/attention.h: per head through the CPU's canonical GEMM), the same bits as the block
+// ops, which would run their threads one by one there.
 //
 // Not here: how an op computes (ops/, kernels/), allocation (the caller's Workspace and
 // ParamProvider), collectives (a FinishBlockSum is the caller's), which runtime (the caller's).

@@ -20,7 +20,7 @@
 //     i >= j of ds_ij Q_i[d], the CPU's transposed triangular products.
 // The r_i live in the caller's FP32 scratch (B H T floats: the Workspace's scratch is at least
 // LayerNorm's 2 N C floats, which is more).
-// Not here: `--gemm blas`, whose products are the vendor's GEMM per (batch, head) (model/).
+// They run under either `--gemm` setting: `--gemm blas` chooses the linear layers' GEMMs only.
 #pragma once
 
 #include <cmath>
